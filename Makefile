@@ -1,0 +1,43 @@
+# nsys-diag — every target sets up what it needs itself (a local virtualenv in .venv).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help venv demo test samples dist-check bench fuzz clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev,browser]'
+	@touch $(STAMP)
+
+venv: $(STAMP) ## Create .venv with nsys-diag (editable) and the dev tools
+
+demo: $(STAMP) ## Analyze the embedded sample trace; writes build/demo/worked_example.html
+	@mkdir -p build/demo
+	$(VENV)/bin/nsys-diag analyze sample_traces/worked_example.sqlite \
+	    -o build/demo/worked_example.html --json build/demo/worked_example.json
+	@echo "open build/demo/worked_example.html"
+
+test: $(STAMP) ## Run the test suite (skips ../shared tests cleanly when absent)
+	$(PY) -m pytest -q
+
+samples: $(STAMP) ## Regenerate sample_traces/ from nsys_diag/synth.py
+	$(PY) -m nsys_diag.synth --write-samples sample_traces
+
+dist-check: $(STAMP) ## Build the wheel, install it in a fresh venv, check templates ship, run it
+	bash scripts/dist_check.sh
+
+bench: $(STAMP) ## Benchmark analyze vs the Arrow floor, naive pandas and nsys-ai (not in make test)
+	$(PY) bench/run_bench.py
+
+fuzz: $(STAMP) ## Time-bounded fuzzing of every loader (FUZZ_SECONDS=300); crashes saved as regressions
+	$(PY) tests/fuzz/run_fuzz.py --seconds $${FUZZ_SECONDS:-300}
+
+clean: ## Remove build outputs and the venv
+	rm -rf build dist $(VENV) .pytest_cache

@@ -1,0 +1,200 @@
+"""The `nsys-diag` command line: a thin click layer.
+
+Only this module imports click. Heavy modules (pandas, pyarrow, jinja2) are imported inside the
+command bodies so `nsys-diag --help` stays fast. Each command: parse → library call → render.
+Typed errors (``NsysDiagError``) become one line on stderr and their exit code; anything else is a
+bug (exit 1, traceback only with ``--debug``).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nsys_diag import __version__
+from nsys_diag.model.errors import EXIT_INTERNAL, NsysDiagError
+
+
+class _Group(click.Group):
+    """Maps library errors to messages + exit codes in one place."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except NsysDiagError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"nsys-diag: error: {exc.one_line()}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            click.echo("nsys-diag: interrupted", err=True)
+            ctx.exit(130)
+        except Exception as exc:  # a bug: say so, briefly
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(
+                f"nsys-diag: internal error: {type(exc).__name__}: {exc}\n"
+                "This is a bug in nsys-diag; rerun with --debug for the traceback and report it.",
+                err=True,
+            )
+            ctx.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="nsys-diag")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Tell why a GPU job runs the way it does, from Nsight Systems / Nsight Compute exports.
+
+    \b
+    Exit codes: 0 ok · 1 internal error · 2 usage · 3 unreadable input ·
+                4 batch skipped inputs · 5 compare found a regression · 6 nsys not installed
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def _emit(text: str, dest: str | None) -> None:
+    """Write ``text`` to a file, or stdout for '-'."""
+    if dest is None:
+        return
+    if dest == "-":
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        Path(dest).write_text(text, encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------ inspect
+@main.command()
+@click.argument("trace")
+@click.option("--json", "json_out", metavar="FILE|-", help="Write the description as JSON.")
+@click.option("--include-host-info", is_flag=True, help="Show host, user, paths and command line.")
+def inspect(trace: str, json_out: str | None, include_host_info: bool) -> None:
+    """Describe an export: format, version, tables, GPUs, NVTX, what can be analysed."""
+    from nsys_diag.loaders import load_trace
+    from nsys_diag.report.inspect import build_inspect_view, inspect_to_json, render_inspect_text
+
+    view = build_inspect_view(load_trace(trace), include_host_info=include_host_info)
+    text = render_inspect_text(view)
+    if json_out == "-":
+        click.echo(text, err=True)
+    else:
+        click.echo(text)
+    _emit(inspect_to_json(view), json_out)
+
+
+# ------------------------------------------------------------------------------------ analyze
+def _analyze_options(f):
+    opts = [
+        click.option("--json", "json_out", metavar="FILE|-", help="Write the analysis JSON."),
+        click.option("--md", "md_out", metavar="FILE|-", help="Write a Markdown summary (PR comment)."),
+        click.option("-o", "--output", "html_out", metavar="REPORT.html",
+                     help="HTML report path (default: <trace>.nsys-diag.html beside the trace)."),
+        click.option("--no-html", is_flag=True, help="Do not write the HTML report."),
+        click.option("--ncu", "ncu_path", metavar="CSV", help="Nsight Compute CSV to join (roofline)."),
+        click.option("--batch-size", type=click.IntRange(min=1), help="Samples per step."),
+        click.option("--phase-map", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="TOML mapping canonical phases to NVTX name patterns."),
+        click.option("--step-range", metavar="NAME", help="NVTX range name that marks one step."),
+        click.option("--device", type=int, help="Only this CUDA device id."),
+        click.option("--window", metavar="START:END",
+                     help="Analysed window on the session timeline (ns, or seconds with 's')."),
+        click.option("--steps", "steps_sel", metavar="FIRST:LAST", help="Step indices to analyse."),
+        click.option("--thresholds", "thresholds_path", type=click.Path(dir_okay=False),
+                     metavar="FILE", help="TOML overriding thresholds (see README)."),
+        click.option("--include-host-info", is_flag=True,
+                     help="Include host, user, paths and command line in outputs."),
+        click.option("--max-rows", type=click.IntRange(min=1), default=200, show_default=True,
+                     help="Rows in the kernel tables."),
+        click.option("--max-memory", metavar="SIZE", help="Refuse inputs needing more (e.g. 4G)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+@main.command()
+@click.argument("trace")
+@_analyze_options
+def analyze(trace: str, **kw) -> None:
+    """Diagnose one trace: verdict, step/phase breakdown, GPU gaps, Tensor Cores, transfers."""
+    from nsys_diag.pipeline import analyze_command
+
+    for line in analyze_command(trace, **kw):
+        click.echo(line, err=kw.get("json_out") == "-" or kw.get("md_out") == "-")
+
+
+# -------------------------------------------------------------------------------------- batch
+@main.command()
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Parallel processes (default: CPU count).")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786.")
+@click.option("--dask", "use_dask", is_flag=True, help="Run on a local Dask cluster.")
+@click.option("-o", "--output", "outdir", metavar="OUTDIR", default="nsys-diag-batch",
+              show_default=True, help="Where reports and the index go.")
+@click.option("--no-cache", is_flag=True, help="Re-analyse every trace.")
+@click.option("--json", "json_out", metavar="FILE|-", help="Also write the index JSON here.")
+@click.option("--md", "md_out", metavar="FILE|-", help="Also write the index Markdown here.")
+def batch(dirs, jobs, scheduler, use_dask, outdir, no_cache, json_out, md_out) -> None:
+    """Analyse every trace under DIRS; one report each plus an index. Exit 4 if any was skipped."""
+    from nsys_diag.batch import batch_command
+
+    code = batch_command(list(dirs), jobs=jobs, scheduler=scheduler, use_dask=use_dask,
+                         outdir=outdir, use_cache=not no_cache, json_out=json_out, md_out=md_out,
+                         echo=lambda s: click.echo(s, err=True))
+    sys.exit(code)
+
+
+# ------------------------------------------------------------------------------------ compare
+@main.command()
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option("--fail-on-regression", type=click.FloatRange(min=0), metavar="PCT",
+              help="Exit 5 when the candidate is slower by more than PCT % with confidence.")
+@click.option("-o", "--output", "html_out", metavar="OUT.html", help="HTML comparison report.")
+@click.option("--json", "json_out", metavar="FILE|-", help="Write the comparison JSON.")
+@click.option("--md", "md_out", metavar="FILE|-", help="Write a Markdown comparison.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+def compare(baseline, candidate, fail_on_regression, html_out, json_out, md_out, seed) -> None:
+    """Compare BASELINE and CANDIDATE (each a trace or a directory of runs)."""
+    from nsys_diag.batch import compare_command
+
+    code = compare_command(baseline, candidate, fail_on_regression=fail_on_regression,
+                           html_out=html_out, json_out=json_out, md_out=md_out, seed=seed,
+                           echo=lambda s: click.echo(s, err=json_out == "-" or md_out == "-"))
+    sys.exit(code)
+
+
+# ------------------------------------------------------------------------------------ profile
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-o", "--output", "output", default="nsys-diag-profile", show_default=True,
+              help="Report base name (without extension).")
+@click.option("--gpu-metrics", "gpu_metrics", metavar="DEVICES",
+              help="Sample GPU metrics on these devices (e.g. 'all' or '0').")
+@click.option("--capture-range", type=click.Choice(["none", "cudaProfilerApi", "nvtx"]),
+              default="none", show_default=True, help="Capture only part of the run.")
+@click.option("--nvtx-capture", metavar="RANGE@DOMAIN", help="Range that starts capture (nvtx).")
+@click.option("--delay", type=float, help="Seconds to wait before capturing.")
+@click.option("--duration", type=float, help="Seconds to capture.")
+@click.option("--cuda-memory-usage", is_flag=True, help="Track GPU memory allocations.")
+@click.option("--dry-run", is_flag=True, help="Print the commands, run nothing.")
+@click.option("--no-analyze", is_flag=True, help="Only capture and export.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def profile(command, **kw) -> None:
+    """Capture the right nsys trace of COMMAND, export SQLite, then analyze it.
+
+    Usage: nsys-diag profile [OPTIONS] -- python train.py --epochs 1
+    """
+    from nsys_diag.profile import profile_command
+
+    code = profile_command(list(command), echo=click.echo, **kw)
+    sys.exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,4 @@
+"""Model layer: column contracts, the TraceBundle, typed errors and thresholds.
+
+Imports nothing from the other layers.
+"""

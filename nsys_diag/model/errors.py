@@ -1,0 +1,72 @@
+"""Typed errors. The CLI maps each to a one-line message and an exit code.
+
+Exit codes (public contract, see README "Exit codes"):
+    0 ok · 1 internal error · 2 usage · 3 unreadable/unusable input ·
+    4 batch finished with skipped inputs · 5 compare found a regression ·
+    6 `profile`: nsys not installed (command printed instead)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+EXIT_PARTIAL_BATCH = 4
+EXIT_REGRESSION = 5
+EXIT_NSYS_MISSING = 6
+
+
+class NsysDiagError(Exception):
+    """Base of every error the tool raises on purpose."""
+
+    exit_code = EXIT_INTERNAL
+
+    def one_line(self) -> str:
+        return str(self)
+
+
+class InputError(NsysDiagError):
+    """An input path cannot be read or understood. Exit code 3.
+
+    Message form: ``cannot read PATH: REASON`` + optional ``hint: …``.
+    """
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, path: str | Path, reason: str, hint: str | None = None):
+        self.path = str(path)
+        self.reason = reason
+        self.hint = hint
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        msg = f"cannot read {self.path}: {self.reason}"
+        if self.hint:
+            msg += f" (hint: {self.hint})"
+        return msg
+
+
+class UnrecognizedFormatError(InputError):
+    """Neither an nsys SQLite export nor an ncu CSV."""
+
+
+class SchemaError(InputError):
+    """A SQLite file that is not an nsys export, or an unknown schema variant."""
+
+
+class ResourceLimitError(InputError):
+    """The input would exceed a user-set limit such as ``--max-memory``."""
+
+
+class UsageError(NsysDiagError):
+    """Bad option values detected after parsing (exit code 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class NsysNotFoundError(NsysDiagError):
+    """`nsys` is needed (profile / .nsys-rep conversion) but not on PATH. Exit code 6."""
+
+    exit_code = EXIT_NSYS_MISSING

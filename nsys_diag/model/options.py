@@ -1,0 +1,30 @@
+"""User options that shape an analysis (CLI flags map 1:1 onto these fields)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    step_range: str | None = None
+    """--step-range NAME: NVTX range text (exact or regex) that marks one training step."""
+    phase_map: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    """--phase-map FILE (TOML): canonical phase -> name patterns (regex, case-insensitive),
+    tried before the built-in patterns."""
+    batch_size: int | None = None
+    """--batch-size N: samples per step, for loader-vs-model throughput."""
+    device: int | None = None
+    """--device N: restrict GPU analyses to one CUDA device id."""
+    window_ns: tuple[int, int] | None = None
+    """--window START:END, already converted to session-timeline ns."""
+    steps: tuple[int, int] | None = None
+    """--steps FIRST:LAST: step indices (0-based, inclusive) to analyse."""
+    ncu_path: str | None = None
+    """--ncu CSV: Nsight Compute CSV joined to the timeline."""
+    include_host_info: bool = False
+    """--include-host-info: show host/user/path/command line in outputs (privacy: off)."""
+    max_rows: int = 200
+    """Top-N cap for per-kernel tables in reports (JSON keeps the same cap; 'showing N of M')."""
+    max_memory_bytes: int | None = None
+    """--max-memory SIZE: refuse (exit 3, clear message) when a trace would need more."""
+    extra: dict = field(default_factory=dict)

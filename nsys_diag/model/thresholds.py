@@ -1,0 +1,98 @@
+"""Every number a rule uses, in one documented place.
+
+Each field states its default, its unit and where the default comes from (a published precedent
+from ``ANCHORS.md`` §B or a measurement). Thresholds are never tuned to make our own generated
+traces pass. Users may override any field with ``--thresholds FILE.toml`` (flat ``name = value``).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    # ---- steps ------------------------------------------------------------------------------
+    warmup_steps: int = 1
+    """Leading steps always treated as warm-up (first iteration pays compilation/cudnn autotune,
+    allocator growth). Further leading steps are also warm-up while > ``outlier_factor`` × median."""
+    outlier_mad_k: float = 3.5
+    """A step is an outlier when |t - median| / (1.4826·MAD) > k (Iglewicz & Hoaglin modified
+    z-score, 3.5 is their recommended cut-off)."""
+    outlier_factor: float = 1.5
+    """...and also at least this many times the median (guards against MAD≈0 on clean synthetic
+    or very regular runs flagging 1% jitter)."""
+    incomplete_step_kernel_frac: float = 0.8
+    """Last step is incomplete when it holds < 80% of the median step's kernels (TB plugin guard)."""
+
+    # ---- gaps -------------------------------------------------------------------------------
+    min_gap_ns: int = 1_000
+    """Idle intervals shorter than 1 µs are ignored (below kernel launch granularity)."""
+    launch_gap_max_ns: int = 50_000
+    """A gap ≤ 50 µs while the CPU is issuing launches is 'launch' overhead (HTA: launch API
+    5–20 µs typical, runtime outlier 50 µs)."""
+    small_kernel_ns: int = 10_000
+    """Kernels shorter than 10 µs are 'small' (nsys-ai small-kernel rule)."""
+
+    # ---- verdict ------------------------------------------------------------------------------
+    input_bound_data_share: float = 0.05
+    """Data phase > 5% of step time flags the loader (PyTorch TB plugin DataLoader rule)."""
+    input_bound_verdict_share: float = 0.25
+    """input_bound is the verdict when waiting-on-input explains ≥ 25% of step time and is the
+    largest idle cause."""
+    low_utilization: float = 0.5
+    """Compute utilization < 50% means the GPU mostly waits (TB plugin GPU utilization rule)."""
+    high_utilization: float = 0.8
+    """≥ 80% compute busy counts as compute-saturated (ncu SOL 'bound' level, applied to time)."""
+    tensor_core_share_ok: float = 0.5
+    """< 50% of GEMM/conv time on Tensor Cores means mixed precision is not reaching them."""
+    non_tc_gemm_share_flag: float = 0.2
+    """GEMM/conv kernels without Tensor Cores over 20% of kernel time → compute_bound_no_tensor_cores."""
+    memory_bound_dram_util: float = 0.6
+    """DRAM bandwidth ≥ 60% of peak (GPU metrics) with SM/tensor activity low → memory bound
+    (ncu: SOL < 60% is 'latency', ≥ 80% 'bound'; between counts as significant)."""
+    elementwise_share_memory_bound: float = 0.5
+    """Without counters, ≥ 50% of kernel time in elementwise/reduction kernels suggests memory
+    bound (name heuristic, low confidence)."""
+    overhead_share: float = 0.10
+    """Overhead phases (logging/checkpoint/eval) or host syncs > 10% of step → overhead_bound
+    (TB plugin 10% communication/overhead precedent)."""
+    launch_bound_small_kernel_frac: float = 0.5
+    """≥ 50% of kernels shorter than ``small_kernel_ns`` and launch gaps dominant → launch bound."""
+    communication_share: float = 0.10
+    """Exposed communication > 10% of step → communication_bound (TB plugin)."""
+    memory_headroom_frac: float = 0.5
+    """Peak allocation < 50% of device memory: 'headroom, raise batch size'."""
+    memory_near_full_frac: float = 0.9
+    """Peak allocation > 90% of device memory: 'near full'."""
+
+    # ---- roofline (ncu) -------------------------------------------------------------------------
+    sol_bound_pct: float = 80.0
+    """ncu: a unit at ≥ 80% of peak is the bound."""
+    sol_latency_pct: float = 60.0
+    """ncu: all units < 60% of peak → latency bound."""
+    sol_imbalance_pts: float = 10.0
+    """ncu: compute vs memory SOL within 10 points → balanced."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def with_overrides(self, **kw) -> Thresholds:
+        known = {f.name for f in fields(self)}
+        unknown = set(kw) - known
+        if unknown:
+            raise ValueError(f"unknown thresholds: {sorted(unknown)}")
+        return replace(self, **kw)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Thresholds:
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        return cls().with_overrides(**data)
+
+
+DEFAULT_THRESHOLDS = Thresholds()

@@ -1,0 +1,4 @@
+"""Report layer: view-model (JSON-able dict) → HTML (Jinja) / JSON / Markdown / terminal.
+
+Never imports loaders or click.
+"""
