@@ -30,4 +30,8 @@ def sniff_format(path: str | Path) -> Format:
         return Format.NSYS_SQLITE
     if not head:
         raise UnrecognizedFormatError(p, "empty file", "export with `nsys export --type sqlite REPORT.nsys-rep`")
+    from nsys_diag.loaders.ncu_csv import looks_like_ncu_csv  # owned by the ncu loader work
+
+    if looks_like_ncu_csv(head):
+        return Format.NCU_CSV
     raise UnrecognizedFormatError(p, "not an nsys SQLite export nor an ncu CSV")
