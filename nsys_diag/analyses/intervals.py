@@ -72,22 +72,42 @@ def intersect(a_starts, a_ends, b_starts, b_ends) -> tuple[np.ndarray, np.ndarra
     """Intersection of two interval sets (each is unioned first) → disjoint sorted intervals."""
     as_, ae = merge_intervals(a_starts, a_ends)
     bs, be = merge_intervals(b_starts, b_ends)
+    return intersect_merged(as_, ae, bs, be)
+
+
+def intersect_merged(as_, ae, bs, be) -> tuple[np.ndarray, np.ndarray]:
+    """Intersection of two **already merged** sets (sorted, disjoint, e.g. ``merge_intervals``
+    output) in O((n + m) log m) without re-sorting: each A interval meets the contiguous run of B
+    intervals that overlap it, found with two binary searches."""
+    as_, ae, bs, be = _as_i64(as_), _as_i64(ae), _as_i64(bs), _as_i64(be)
     if as_.size == 0 or bs.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    # sweep over all boundaries: coverage count of A and B
-    pts = np.concatenate((as_, ae, bs, be))
-    da = np.concatenate((np.ones(as_.size), -np.ones(ae.size), np.zeros(bs.size * 2))).astype(np.int64)
-    db = np.concatenate((np.zeros(as_.size * 2), np.ones(bs.size), -np.ones(be.size))).astype(np.int64)
-    order = np.argsort(pts, kind="stable")
-    pts, da, db = pts[order], da[order], db[order]
-    # aggregate equal points so that touching boundaries do not create zero-length artefacts
-    uniq, first = np.unique(pts, return_index=True)
-    ca = np.cumsum(np.add.reduceat(da, first))
-    cb = np.cumsum(np.add.reduceat(db, first))
-    both = (ca > 0) & (cb > 0)
-    seg_s = uniq[:-1][both[:-1]]
-    seg_e = uniq[1:][both[:-1]]
-    return merge_intervals(seg_s, seg_e)
+    lo = np.searchsorted(be, as_, side="right")  # first B ending after A starts
+    hi = np.searchsorted(bs, ae, side="left")  # first B starting at/after A ends
+    cnt = np.maximum(hi - lo, 0)
+    total = int(cnt.sum())
+    if total == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    ai = np.repeat(np.arange(as_.size), cnt)
+    offset = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    bi = np.repeat(lo, cnt) + offset
+    s = np.maximum(as_[ai], bs[bi])
+    e = np.minimum(ae[ai], be[bi])
+    keep = e > s
+    return s[keep], e[keep]
+
+
+def subtract_merged(as_, ae, bs, be) -> tuple[np.ndarray, np.ndarray]:
+    """Parts of A not covered by B, both **already merged** (see ``intersect_merged``)."""
+    as_, ae, bs, be = _as_i64(as_), _as_i64(ae), _as_i64(bs), _as_i64(be)
+    if as_.size == 0 or bs.size == 0:
+        return as_.copy(), ae.copy()
+    lo = min(int(as_[0]), int(bs[0])) - 1
+    hi = max(int(ae[-1]), int(be[-1])) + 1
+    comp_s = np.concatenate(([lo], be))
+    comp_e = np.concatenate((bs, [hi]))
+    keep = comp_e > comp_s
+    return intersect_merged(as_, ae, comp_s[keep], comp_e[keep])
 
 
 def intersect_length(a_starts, a_ends, b_starts, b_ends) -> int:
@@ -99,11 +119,8 @@ def intersect_length(a_starts, a_ends, b_starts, b_ends) -> int:
 def subtract(a_starts, a_ends, b_starts, b_ends) -> tuple[np.ndarray, np.ndarray]:
     """Parts of union(A) not covered by union(B)."""
     as_, ae = merge_intervals(a_starts, a_ends)
-    if as_.size == 0:
-        return as_, ae
-    lo, hi = int(as_[0]), int(ae[-1])
-    gs, ge = find_gaps(b_starts, b_ends, lo, hi)
-    return intersect(as_, ae, gs, ge)
+    bs, be = merge_intervals(b_starts, b_ends)
+    return subtract_merged(as_, ae, bs, be)
 
 
 def covered_length_per_window(starts, ends, win_starts, win_ends) -> np.ndarray:

@@ -18,6 +18,10 @@ def load_trace(path: str | Path, *, ncu: str | Path | None = None) -> TraceBundl
         from nsys_diag.loaders.nsys_sqlite import load_nsys_sqlite
 
         bundle = load_nsys_sqlite(path)
+    elif fmt is Format.NSYS_REP:
+        from nsys_diag.loaders.nsys_rep import load_nsys_rep
+
+        bundle = load_nsys_rep(path)
     elif fmt is Format.NCU_CSV:
         from nsys_diag.loaders.ncu_csv import load_ncu_csv
 

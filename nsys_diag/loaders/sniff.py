@@ -1,4 +1,8 @@
-"""Format detection by content. Owned by the loader work (issue: Foundation)."""
+"""Format detection by content (the extension only names reports that are not SQLite).
+
+Every failure is an ``InputError`` (exit code 3) with the path, the reason and a hint:
+missing path, directory, unreadable file, empty file, garbage, raw ``.qdstrm`` streams.
+"""
 from __future__ import annotations
 
 import enum
@@ -7,31 +11,62 @@ from pathlib import Path
 from nsys_diag.model.errors import InputError, UnrecognizedFormatError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+REP_SUFFIXES = (".nsys-rep", ".qdrep")
+"""Nsight Systems report files (not SQLite): convert with ``nsys export --type sqlite``."""
+
+EXPORT_HINT = "nsys export --type sqlite --output report.sqlite report.nsys-rep"
+NCU_HINT = "ncu --csv --page raw … > metrics.csv"
 
 
 class Format(enum.Enum):
     NSYS_SQLITE = "nsys-sqlite"
     NCU_CSV = "ncu-csv"
+    NSYS_REP = "nsys-rep"
+
+
+def is_report_file(path: str | Path) -> bool:
+    """True for ``*.nsys-rep`` / ``*.qdrep`` names (case-insensitive)."""
+    return str(path).lower().endswith(REP_SUFFIXES)
 
 
 def sniff_format(path: str | Path) -> Format:
     """Return the format of ``path`` or raise ``InputError`` (exit 3) saying why not."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(p, "no such file")
-    if p.is_dir():
-        raise InputError(p, "is a directory", "pass one export file; use `nsys-diag batch DIR` for directories")
+    try:
+        exists, is_dir = p.exists(), p.is_dir()
+    except OSError as exc:  # e.g. a name too long, a broken mount
+        raise InputError(p, f"cannot access ({exc.strerror or exc})") from None
+    if not exists:
+        raise InputError(p, "no such file", "check the path (nsys exports end in .sqlite)")
+    if is_dir:
+        raise InputError(p, "is a directory",
+                         "pass one export file; use `nsys-diag batch DIR` for directories")
     try:
         with p.open("rb") as fh:
             head = fh.read(4096)
     except OSError as exc:
-        raise InputError(p, f"cannot open ({exc.strerror or exc})") from None
+        raise InputError(p, f"cannot open ({exc.strerror or exc})",
+                         "check the file permissions") from None
     if head.startswith(SQLITE_MAGIC):
         return Format.NSYS_SQLITE
+    if is_report_file(p):
+        return Format.NSYS_REP
     if not head:
-        raise UnrecognizedFormatError(p, "empty file", "export with `nsys export --type sqlite REPORT.nsys-rep`")
+        raise UnrecognizedFormatError(p, "empty file",
+                                      f"export the report again: `{EXPORT_HINT}`")
+    if str(p).lower().endswith(".qdstrm"):
+        raise UnrecognizedFormatError(
+            p, "raw Nsight Systems stream (.qdstrm), not an export",
+            "convert it with nsys's QdstrmImporter to .nsys-rep, then "
+            f"`{EXPORT_HINT}`")
     from nsys_diag.loaders.ncu_csv import looks_like_ncu_csv  # owned by the ncu loader work
 
     if looks_like_ncu_csv(head):
         return Format.NCU_CSV
-    raise UnrecognizedFormatError(p, "not an nsys SQLite export nor an ncu CSV")
+    if head.startswith(SQLITE_MAGIC[:6]) or str(p).lower().endswith((".sqlite", ".db")):
+        reason = "not a SQLite database (no SQLite header: damaged, or another format)"
+    else:
+        reason = "not an nsys SQLite export nor an ncu CSV"
+    raise UnrecognizedFormatError(
+        p, reason, f"expected an nsys SQLite export (`{EXPORT_HINT}`) or an ncu CSV "
+        f"(`{NCU_HINT}`)")

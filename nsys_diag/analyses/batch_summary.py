@@ -1,0 +1,345 @@
+"""Per-trace summaries (for batch indexes, caching and compare) and run-set comparison.
+
+``summarize_view`` shrinks one analysis view (docs/JSON.md) to the numbers batch and compare need:
+per-step durations (and per-step phase times when the view has them), canonical phase means and
+shares, GPU busy, Tensor Core share, idle time by cause per step, top kernels keyed by their
+normalised family name, communication time, session start (UTC) and rank evidence. It is small
+and JSON-able, so it is what the batch cache stores.
+
+``compare_runs`` compares two lists of summaries (each list = runs of one side) metric by metric
+with ``compare_stats`` and explains the step-time delta. Pure: no I/O.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+
+from nsys_diag.analyses.compare_stats import (
+    DEFAULT_SETTINGS,
+    CompareSettings,
+    compare_metric,
+    explain_delta,
+    is_regression,
+    mean_delta,
+)
+from nsys_diag.analyses.kernel_names import normalize_kernel_name
+from nsys_diag.analyses.ranks import RankInput
+
+SUMMARY_VERSION = 1
+TOP_KERNELS = 40
+"""Kernel families kept per trace summary (by total time)."""
+COMPARE_KERNELS = 10
+"""Kernel families compared (the largest by time across both sides)."""
+ANALYSED_KINDS = ("normal", "outlier")
+"""Steps that count in distributions: warm-up and incomplete steps are excluded (like analyze);
+outlier steps (e.g. a periodic checkpoint) are real cost and stay in."""
+PHASE_ORDER = ("data", "forward", "backward", "optimizer", "communication", "overhead", "other")
+
+
+def _num(x) -> float | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _section(view: dict, key: str) -> dict:
+    v = view.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def phase_sort_key(name: str) -> tuple:
+    return (PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER), name)
+
+
+def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
+    """Small JSON-able summary of one analysis view (see module docstring).
+
+    ``rank_evidence``: dicts ``{rank, local_rank, node, source, strength}`` found in the trace
+    (environment, thread names) — numbers only.
+    """
+    trace = _section(view, "trace")
+    steps = _section(view, "steps")
+    verdict = _section(view, "verdict")
+    per_step = [s for s in (steps.get("per_step") or []) if isinstance(s, dict)]
+    analysed = [s for s in per_step if s.get("kind", "normal") in ANALYSED_KINDS
+                and _num(s.get("duration_ms")) is not None]
+    step_phase: dict[str, list[float]] = {}
+    if analysed and all(isinstance(s.get("phases"), dict) for s in analysed):
+        names = sorted({k for s in analysed for k in s["phases"]}, key=phase_sort_key)
+        step_phase = {n: [float(_num(s["phases"].get(n)) or 0.0) for s in analysed] for n in names}
+    n_steps = len(analysed)
+
+    phases: dict[str, dict] = {}
+    for row in view.get("phases") or []:
+        if not isinstance(row, dict):
+            continue
+        canon = str(row.get("canonical") or "other")
+        agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0})
+        agg["mean_ms"] += _num(row.get("mean_ms")) or 0.0
+        agg["share"] += _num(row.get("share")) or 0.0
+    phases = {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
+
+    per_step_div = n_steps if n_steps else None
+    gaps = _section(view, "gaps")
+    gaps_per_step = {}
+    for cause, ms in (gaps.get("by_cause") or {}).items():
+        v = _num(ms)
+        if v is not None:
+            gaps_per_step[str(cause)] = v / per_step_div if per_step_div else v
+
+    families: dict[str, dict] = {}
+    for k in view.get("kernels") or []:
+        if not isinstance(k, dict):
+            continue
+        raw = k.get("name") or k.get("short_name") or ""
+        key = normalize_kernel_name(raw) or str(k.get("short_name") or raw)[:200]
+        fam = families.setdefault(key, {"key": key, "name": str(raw)[:300], "total_ns": 0,
+                                        "count": 0, "category": k.get("category"),
+                                        "tensor_core": bool(k.get("tensor_core"))})
+        fam["total_ns"] += int(_num(k.get("total_ns")) or 0)
+        fam["count"] += int(_num(k.get("count")) or 0)
+        fam["tensor_core"] = fam["tensor_core"] or bool(k.get("tensor_core"))
+    kernels = sorted(families.values(), key=lambda f: (-f["total_ns"], f["key"]))[:TOP_KERNELS]
+    for f in kernels:
+        f["ms_per_step"] = f["total_ns"] / 1e6 / per_step_div if per_step_div else f["total_ns"] / 1e6
+    comm_ns = sum(f["total_ns"] for f in families.values() if f.get("category") == "communication")
+    comm = None
+    if kernels:
+        comm = comm_ns / 1e6 / per_step_div if per_step_div else comm_ns / 1e6
+
+    gpu = _section(view, "gpu")
+    tc = _section(view, "tensor_cores")
+    procs = []
+    for p in view.get("processes") or []:
+        if isinstance(p, dict):
+            procs.append({"pid": p.get("pid"), "name": str(p.get("name") or "")[:200],
+                          "steps_mean_ms": _num(p.get("steps_mean_ms")),
+                          "verdict_code": p.get("verdict_code")})
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "format": trace.get("format"),
+        "verdict": verdict.get("code"),
+        "headline": verdict.get("headline"),
+        "confidence": verdict.get("confidence"),
+        "steps": {
+            "available": bool(steps.get("available", bool(per_step))) and n_steps > 0,
+            "count": steps.get("count"),
+            "analysed_count": n_steps,
+            "median_ms": float(np.median([s["duration_ms"] for s in analysed])) if analysed else
+            _num(steps.get("median_ms")),
+            "mean_ms": float(np.mean([s["duration_ms"] for s in analysed])) if analysed else
+            _num(steps.get("mean_ms")),
+            "source": steps.get("source"),
+        },
+        "per_step": {
+            "index": [int(s.get("index", i)) for i, s in enumerate(analysed)],
+            "start_ns": [int(s.get("start_ns") or 0) for s in analysed],
+            "duration_ms": [float(s["duration_ms"]) for s in analysed],
+            "phases": step_phase,
+        },
+        "phases": phases,
+        "gpu_busy": _num(gpu.get("utilization")),
+        "tensor_core_share": _num(tc.get("share_of_kernel_time")) if tc.get("available", True)
+        else None,
+        "gaps_ms_per_step": gaps_per_step,
+        "kernels": kernels,
+        "kernels_per_step": bool(per_step_div),
+        "comm_ms_per_step": comm,
+        "session_start_utc_ns": trace.get("session_start_utc_ns"),
+        "processes": procs,
+        "rank_evidence": [dict(e) for e in rank_evidence],
+    }
+
+
+# ------------------------------------------------------------------------------------ compare
+def _mode(codes: Sequence) -> str | None:
+    codes = [c for c in codes if c]
+    if not codes:
+        return None
+    counts = Counter(codes)
+    best = max(counts.values())
+    return sorted(c for c, n in counts.items() if n == best)[0]
+
+
+def _scalar_runs(side: Sequence[dict], getter) -> list[list[float]]:
+    out = []
+    for s in side:
+        v = _num(getter(s))
+        if v is not None:
+            out.append([v])
+    return out
+
+
+def _phase_samples(side: Sequence[dict], canon: str, per_step: bool) -> list:
+    if per_step:
+        return [np.asarray(s["per_step"]["phases"].get(canon, [0.0] * len(s["per_step"]["duration_ms"])),
+                           dtype=float) for s in side]
+    return [[(s.get("phases", {}).get(canon) or {}).get("mean_ms", 0.0)] for s in side
+            if s.get("phases")]
+
+
+def _kernel_ms(summary: dict, key: str) -> float | None:
+    if not summary.get("kernels"):
+        return None
+    for k in summary["kernels"]:
+        if k["key"] == key:
+            return k["ms_per_step"]
+    return 0.0
+
+
+def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
+                 fail_pct: float | None = None,
+                 settings: CompareSettings = DEFAULT_SETTINGS) -> dict:
+    """Compare two run sets (lists of ``summarize_view`` summaries). JSON-able result:
+
+    ``step_time`` (metric), ``metrics`` (all metrics), ``explain`` (components of the mean
+    step-time delta), ``verdict_change``, ``summary`` (one line), ``regression``, ``notes``.
+    """
+    notes: list[str] = []
+    step_b = [np.asarray(s["per_step"]["duration_ms"], float) for s in baseline]
+    step_c = [np.asarray(s["per_step"]["duration_ms"], float) for s in candidate]
+    step_cmp = compare_metric("step_time_ms", step_b, step_c, unit="ms", seed=seed,
+                              settings=settings)
+    base_step_ms = step_cmp.baseline or 0.0
+    ms_floor = 0.01 * base_step_ms  # a component appearing from 0 must be ≥ 1% of the step
+    metrics = [step_cmp]
+    if not any(a.size for a in step_b) or not any(a.size for a in step_c):
+        notes.append("no steps detected on one side: step-level comparison unavailable "
+                     "(annotate steps with NVTX or pass traces with a repeating pattern)")
+
+    everything = list(baseline) + list(candidate)
+    per_step_phases = all(s["per_step"]["duration_ms"] and s["per_step"]["phases"]
+                          for s in everything)
+    canons = sorted({c for s in everything for c in (s.get("phases") or {})}
+                    | {c for s in everything for c in s["per_step"]["phases"]}, key=phase_sort_key)
+    phase_cmps = {}
+    for c in canons:
+        m = compare_metric(f"phase.{c}_ms", _phase_samples(baseline, c, per_step_phases),
+                           _phase_samples(candidate, c, per_step_phases), unit="ms", seed=seed,
+                           abs_floor=ms_floor, settings=settings)
+        phase_cmps[c] = m
+        metrics.append(m)
+    if canons and not per_step_phases:
+        notes.append("phase times are per-run means here (no per-step phase data): their "
+                     "intervals come from runs only")
+
+    metrics.append(compare_metric("gpu_busy", _scalar_runs(baseline, lambda s: s.get("gpu_busy")),
+                                  _scalar_runs(candidate, lambda s: s.get("gpu_busy")),
+                                  unit="share", higher_is_worse=False, seed=seed, abs_floor=0.01,
+                                  settings=settings))
+    metrics.append(compare_metric(
+        "tensor_core_share", _scalar_runs(baseline, lambda s: s.get("tensor_core_share")),
+        _scalar_runs(candidate, lambda s: s.get("tensor_core_share")), unit="share",
+        higher_is_worse=False, seed=seed, abs_floor=0.01, settings=settings))
+    causes = sorted({c for s in everything for c in (s.get("gaps_ms_per_step") or {})})
+    for cause in causes:
+        metrics.append(compare_metric(
+            f"gaps.{cause}_ms",
+            _scalar_runs(baseline, lambda s, c=cause: (s.get("gaps_ms_per_step") or {}).get(c, 0.0)),
+            _scalar_runs(candidate, lambda s, c=cause: (s.get("gaps_ms_per_step") or {}).get(c, 0.0)),
+            unit="ms", seed=seed, abs_floor=ms_floor, settings=settings))
+
+    totals: Counter = Counter()
+    for side in (baseline, candidate):
+        for s in side:
+            for k in s.get("kernels") or []:
+                totals[k["key"]] += k["ms_per_step"] / max(len(side), 1)
+    top_keys = [k for k, _ in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))][:COMPARE_KERNELS]
+    kernel_cmps = {}
+    for key in top_keys:
+        m = compare_metric(f"kernel.{key}_ms",
+                           _scalar_runs(baseline, lambda s, k=key: _kernel_ms(s, k)),
+                           _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k)),
+                           unit="ms", seed=seed, abs_floor=ms_floor, settings=settings)
+        m.extra["kernel"] = key
+        kernel_cmps[key] = m
+        metrics.append(m)
+
+    # explanation: mean deltas are additive (phase means sum to the step mean)
+    step_delta = mean_delta(step_b, step_c) or 0.0
+    components = []
+    phase_sum = 0.0
+    for c, m in phase_cmps.items():
+        d = mean_delta(_phase_samples(baseline, c, per_step_phases),
+                       _phase_samples(candidate, c, per_step_phases))
+        if d is not None:
+            phase_sum += d
+            components.append(("phase", c, d, m.significant if m.method != "none" else None))
+    if phase_cmps and step_delta and abs(step_delta - phase_sum) > 0.05 * abs(step_delta):
+        components.append(("residual", "not covered by phases", step_delta - phase_sum, None))
+    for key, m in kernel_cmps.items():
+        d = mean_delta(_scalar_runs(baseline, lambda s, k=key: _kernel_ms(s, k)),
+                       _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k)))
+        if d is not None:
+            components.append(("kernel", key, d, m.significant if m.method != "none" else None))
+    explain = [c.to_json() for c in explain_delta(step_delta, components)]
+
+    vb = _mode([s.get("verdict") for s in baseline])
+    vc = _mode([s.get("verdict") for s in candidate])
+    verdict_change = {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
+                      "baseline_runs": [s.get("verdict") for s in baseline],
+                      "candidate_runs": [s.get("verdict") for s in candidate]}
+
+    significant = [m for m in metrics if m.significant]
+    if step_cmp.method == "none" or step_cmp.baseline is None:
+        summary = "step time: not enough steps for a confidence interval"
+    elif step_cmp.significant:
+        word = "slower" if step_cmp.delta > 0 else "faster"
+        summary = (f"step time {step_cmp.delta_pct:+.1f}% ({word}; {int(100 * settings.confidence)}% CI "
+                   f"{step_cmp.ci_low_pct:+.1f}% … {step_cmp.ci_high_pct:+.1f}%)")
+    else:
+        others = len(significant)
+        summary = "no significant change in step time" + (
+            f" ({others} other metric{'s' if others != 1 else ''} changed)" if others else "")
+    if not significant:
+        summary = "no significant change" + ("" if step_cmp.method != "none" else
+                                             " (too few samples for intervals)")
+
+    regression = False
+    if fail_pct is not None:
+        regression = is_regression(step_cmp, fail_pct)
+        if step_cmp.method == "none":
+            notes.append("--fail-on-regression could not be evaluated: the step-time comparison "
+                         "has no confidence interval")
+    return {
+        "step_time": step_cmp.to_json(),
+        "metrics": [m.to_json() for m in metrics],
+        "explain": explain,
+        "explain_basis": "difference of mean ms per step; kernel rows are GPU time and explain "
+                         "wall time only where the GPU is on the critical path",
+        "verdict_change": verdict_change,
+        "significant_count": len(significant),
+        "summary": summary,
+        "regression": regression,
+        "fail_on_regression_pct": fail_pct,
+        "notes": notes,
+        "settings": {"n_boot": settings.n_boot, "confidence": settings.confidence,
+                     "min_rel_change": settings.min_rel_change,
+                     "effect_size_floor": settings.effect_size_floor, "seed": seed,
+                     "stat": "median"},
+    }
+
+
+# ------------------------------------------------------------------------------------ ranks
+def rank_inputs(summaries: Sequence[dict], ranks: Sequence[int], labels: Sequence[str]) -> list[RankInput]:
+    """Build ``RankInput``s from trace summaries and their assigned ranks."""
+    out = []
+    for s, r, label in zip(summaries, ranks, labels):
+        ps = s["per_step"]
+        out.append(RankInput(
+            rank=int(r), label=label,
+            step_ms=np.asarray(ps["duration_ms"], float),
+            step_index=np.asarray(ps["index"], np.int64),
+            step_start_ns=np.asarray(ps["start_ns"], np.int64),
+            session_start_utc_ns=s.get("session_start_utc_ns"),
+            phase_ms={c: float(v.get("mean_ms") or 0.0) for c, v in (s.get("phases") or {}).items()},
+            comm_ms=s.get("comm_ms_per_step"),
+        ))
+    return out

@@ -1,0 +1,98 @@
+"""Data quality: what was missing or suspicious, shown in every report and lowering confidence.
+
+Items come from the loader's ``LoadWarning``s and from the analyses (steps inferred from a repeat,
+truncated/incomplete steps, kernels without their launch call, no phases inside steps, kernel time
+outside the analysed window, profiler overhead recorded by nsys). ``severity`` is ``warning`` when
+the item can change a conclusion (it lowers the verdict's confidence) and ``info`` otherwise.
+``capture_hints`` lists the ``nsys profile`` flags that would capture what is missing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
+                             "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
+                             "ncu_na_values"})
+"""Loader warnings that do not affect conclusions (shown as info)."""
+
+CAPTURE_BASE = "nsys profile -t cuda,nvtx,osrt --cuda-graph-trace=node -o report python train.py"
+
+
+@dataclass(frozen=True)
+class QualityItem:
+    code: str
+    message: str
+    count: int = 0
+    severity: str = "info"  # info | warning
+    hint: str = ""
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "message": self.message, "count": int(self.count),
+                "severity": self.severity, "hint": self.hint}
+
+
+def from_load_warnings(warnings) -> list[QualityItem]:
+    return [QualityItem(w.code, w.message, int(w.count),
+                        "info" if w.code in INFO_LOAD_CODES else "warning", w.hint or "")
+            for w in warnings]
+
+
+def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: int = 0
+                    ) -> list[QualityItem]:
+    """Analysis-side quality items for one process."""
+    items: list[QualityItem] = []
+    for code, message, severity in getattr(steps, "notes", ()):
+        items.append(QualityItem(code, message, 0, severity))
+    if not getattr(steps, "available", False):
+        items.append(QualityItem("no_steps", "no training steps found: "
+                                 + getattr(steps, "reason", ""), 0, "warning",
+                                 getattr(steps, "hint", "")))
+    if getattr(phases, "available", False):
+        if phases.unattributed_kernels:
+            items.append(QualityItem(
+                "unattributed_kernels", f"{phases.unattributed_kernels} kernels have no launch call "
+                "in the export (time-cut capture?) and are not attributed to phases",
+                phases.unattributed_kernels, "warning"))
+        if len(phases.rows) == 1:
+            items.append(QualityItem("no_phases", "no NVTX phase ranges inside the steps: the whole "
+                                     "step is 'other'", 0, "info",
+                                     "wrap data loading, forward, backward and optimizer in NVTX "
+                                     "ranges (nsys_diag.annotate.phase)"))
+        elif phases.thread_scope == "all_threads":
+            items.append(QualityItem("phases_other_threads", "no phase ranges on the step's thread; "
+                                     "phases were taken from every thread of the process", 0,
+                                     "info"))
+    if len(kernels) and window.duration_ns > 0:
+        s = kernels["start_ns"].to_numpy(np.int64)
+        e = kernels["end_ns"].to_numpy(np.int64)
+        d = (e - s).astype(np.float64)
+        inside = (s >= window.start_ns) & (s < window.end_ns)
+        out_share = float(d[~inside].sum() / d.sum()) if d.sum() > 0 else 0.0
+        if out_share > 0.01:
+            items.append(QualityItem(
+                "kernels_outside_window", f"{out_share:.0%} of kernel time lies outside the "
+                f"analysed window ({window.source}: warm-up, incomplete or unselected steps, or "
+                "work before/after the steps)", int((~inside).sum()), "info"))
+    if profiler_overhead_rows:
+        items.append(QualityItem("profiler_overhead", "nsys recorded profiler-overhead intervals; "
+                                 "timings around them are inflated", profiler_overhead_rows, "info"))
+    return items
+
+
+def capture_hints(bundle) -> list[str]:
+    """nsys flags that would capture what this export lacks (empty when nothing is missing)."""
+    hints: list[str] = []
+    if not bundle.has_cuda:
+        hints.append(f"{CAPTURE_BASE}  (the export has no CUDA kernels/copies: trace CUDA with "
+                     "-t cuda and make sure the capture range covers GPU work)")
+    if not bundle.has_nvtx:
+        hints.append("annotate steps and phases with NVTX (nsys_diag.annotate, "
+                     "torch.profiler / torch.autograd.profiler.emit_nvtx) and capture with -t nvtx")
+    if bundle.has_cuda and not len(bundle.gpu_metrics):
+        hints.append("--gpu-metrics-devices=all  (SM/Tensor Core activity and DRAM bandwidth: "
+                     "counters beat kernel-name heuristics)")
+    if bundle.has_cuda and not len(bundle.gpu_memory):
+        hints.append("--cuda-memory-usage=true  (peak GPU memory: batch-size headroom advice)")
+    return hints

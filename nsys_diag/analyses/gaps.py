@@ -1,0 +1,318 @@
+"""GPU utilization and compute-idle gaps with their causes, per device, inside the analysed window.
+
+Utilization
+    ``utilization`` = compute busy (union of kernels) / window. Copy busy (memcpy/memset union) is
+    reported apart, and ``copy_only_ms`` is time the copy engines worked while no kernel ran — a GPU
+    copying while its SMs sit idle is *not* utilized. Process-level numbers are means over the
+    process's GPUs.
+
+Gaps
+    Every interval of the window with no kernel running on a device, longer than
+    ``min_gap_ns`` (1 µs — not nsys's 500 ms). Leading/trailing idle time inside the window counts.
+    Each idle nanosecond is given to exactly one cause, in this fixed priority order — what the
+    program was doing (its NVTX phase) first, then what the GPU/driver shows:
+
+    1. ``input`` — the step thread is inside a ``data`` phase (the loader is producing the batch,
+       including its host→device copy);
+    2. ``overhead`` — the step thread is inside an ``overhead`` phase (logging, checkpoint, eval);
+    3. ``transfer`` — a memcpy/memset runs on that device (copy engine busy, SMs idle);
+    4. ``sync`` — a CPU thread of the process is blocked in a synchronising CUDA call
+       (``cuda{Stream,Device,Event,Ctx}Synchronize``, ``cu*Synchronize``, synchronous
+       ``cudaMemcpy*``/``cudaMemset*``, or a CUPTI synchronization record);
+    5. ``launch`` — a short gap (≤ ``launch_gap_max_ns``, 50 µs) while the CPU issues launches:
+       a launch/enqueue call overlaps the gap, or the kernel that ends the gap was launched after
+       the gap began (the GPU had nothing queued);
+    6. ``other`` — none of the above (CPU busy outside CUDA and outside any data/overhead phase).
+
+    A gap's own ``cause`` (top-gap table) is the cause that holds most of its time.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.busy import DeviceBusy, Window
+from nsys_diag.model.contracts import MISSING
+from nsys_diag.model.thresholds import Thresholds
+
+GAP_CAUSES = ("input", "overhead", "transfer", "sync", "launch", "other")
+"""Cause priority, highest first."""
+
+SYNC_API_RE = re.compile(
+    r"^(?:cuda(?:Stream|Device|Event|Ctx|Thread)Synchronize|cu(?:Stream|Ctx|Event)Synchronize"
+    r"|cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
+    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
+    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
+"""Blocking CUDA calls (no ``Async`` suffix)."""
+LAUNCH_API_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
+"""Calls that enqueue GPU work."""
+
+HIST_EDGES_NS = (1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+                 10_000_000_000)
+TOP_GAPS = 10
+
+
+# -------------------------------------------------------------------------------- utilization
+@dataclass(frozen=True)
+class DeviceUtilization:
+    device_id: int
+    name: str
+    window_ns: int
+    compute_ns: int
+    copy_ns: int
+    busy_ns: int
+    copy_only_ns: int
+
+    @property
+    def utilization(self) -> float:
+        return self.compute_ns / self.window_ns if self.window_ns > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {"device_id": self.device_id, "name": self.name, "utilization": self.utilization,
+                "compute_busy_ms": self.compute_ns / 1e6, "copy_busy_ms": self.copy_ns / 1e6,
+                "busy_ms": self.busy_ns / 1e6, "idle_ms": (self.window_ns - self.compute_ns) / 1e6,
+                "copy_only_ms": self.copy_only_ns / 1e6}
+
+
+@dataclass(frozen=True)
+class UtilizationResult:
+    window_ns: int
+    per_device: tuple[DeviceUtilization, ...]
+
+    available = True
+
+    def _mean(self, attr: str) -> float:
+        if not self.per_device:
+            return 0.0
+        return float(np.mean([getattr(d, attr) for d in self.per_device]))
+
+    @property
+    def utilization(self) -> float:
+        return self._mean("utilization")
+
+    @property
+    def copy_only_share(self) -> float:
+        return self._mean("copy_only_ns") / self.window_ns if self.window_ns > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "available": True,
+            "utilization": self.utilization,
+            "compute_busy_ms": self._mean("compute_ns") / 1e6,
+            "copy_busy_ms": self._mean("copy_ns") / 1e6,
+            "busy_ms": self._mean("busy_ns") / 1e6,
+            "idle_ms": (self.window_ns - self._mean("compute_ns")) / 1e6,
+            "window_ms": self.window_ns / 1e6,
+            "copy_only_ms": self._mean("copy_only_ns") / 1e6,
+            "device_count": len(self.per_device),
+            "per_device": [d.to_json() for d in self.per_device],
+        }
+
+
+def analyze_utilization(busy: dict[int, DeviceBusy], window: Window,
+                        gpus: pd.DataFrame | None = None) -> UtilizationResult:
+    names = {}
+    if gpus is not None and len(gpus):
+        names = dict(zip(gpus["device_id"].astype(int), gpus["name"].astype(str)))
+    rows = []
+    for d, b in sorted(busy.items()):  # handful of devices
+        cs, ce = iv.subtract_merged(b.copy_starts, b.copy_ends, b.compute_starts, b.compute_ends)
+        copy_only = int((ce - cs).sum())
+        rows.append(DeviceUtilization(d, names.get(d, f"GPU {d}"), window.duration_ns,
+                                      b.compute_ns, b.copy_ns, b.busy_ns, copy_only))
+    return UtilizationResult(window.duration_ns, tuple(rows))
+
+
+# ------------------------------------------------------------------------------------- gaps
+@dataclass(frozen=True)
+class Gap:
+    start_ns: int
+    duration_ns: int
+    device_id: int
+    cause: str
+    cpu_activity: str
+    phase: str | None
+
+    def to_json(self) -> dict:
+        return {"start_ns": self.start_ns, "duration_ms": self.duration_ns / 1e6,
+                "device_id": self.device_id, "cause": self.cause,
+                "cpu_activity": self.cpu_activity, "phase": self.phase}
+
+
+@dataclass(frozen=True)
+class GapsResult:
+    """Gap totals. ``by_cause_ns`` and ``total_ns`` are per GPU (mean over the process's GPUs);
+    ``count`` is over all GPUs. ``histogram``: (lo_ns, hi_ns | None, count, total_ns)."""
+
+    window_ns: int
+    min_gap_ns: int
+    count: int
+    total_ns: float
+    by_cause_ns: dict
+    histogram: tuple[tuple[int, int | None, int, int], ...]
+    top: tuple[Gap, ...]
+    per_device: tuple[dict, ...]
+
+    available = True
+
+    def cause_share(self, cause: str) -> float:
+        """Idle time of ``cause`` as a fraction of the window (per GPU)."""
+        return float(self.by_cause_ns.get(cause, 0.0)) / self.window_ns if self.window_ns else 0.0
+
+    def dominant_cause(self) -> str | None:
+        if not self.by_cause_ns or self.total_ns <= 0:
+            return None
+        return max(GAP_CAUSES, key=lambda c: (self.by_cause_ns.get(c, 0.0), -GAP_CAUSES.index(c)))
+
+    def to_json(self) -> dict:
+        return {
+            "available": True,
+            "count": self.count,
+            "total_ms": self.total_ns / 1e6,
+            "min_gap_ns": self.min_gap_ns,
+            "by_cause": {c: float(self.by_cause_ns.get(c, 0.0)) / 1e6 for c in GAP_CAUSES},
+            "by_cause_share": {c: self.cause_share(c) for c in GAP_CAUSES},
+            "cause_priority": list(GAP_CAUSES),
+            "histogram": [{"lo_ns": lo, "hi_ns": hi, "count": n, "total_ms": t / 1e6}
+                          for lo, hi, n, t in self.histogram],
+            "top": [g.to_json() for g in self.top],
+            "per_device": list(self.per_device),
+        }
+
+
+def _name_mask(names: pd.Series, rx: re.Pattern) -> np.ndarray:
+    cat = names if isinstance(names.dtype, pd.CategoricalDtype) else names.astype("category")
+    cats = cat.cat.categories
+    hit = np.fromiter((rx.match(str(c)) is not None for c in cats), bool, len(cats))
+    codes = cat.cat.codes.to_numpy()
+    if not len(cats):
+        return np.zeros(len(cat), bool)
+    return (codes >= 0) & hit[np.maximum(codes, 0)]
+
+
+def _api_intervals(api: pd.DataFrame, rx: re.Pattern) -> tuple[np.ndarray, np.ndarray]:
+    if not len(api):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    m = _name_mask(api["name"], rx)
+    return (api["start_ns"].to_numpy(np.int64)[m], api["end_ns"].to_numpy(np.int64)[m])
+
+
+def _next_kernel_launched_late(kernels_dev: pd.DataFrame, gap_s: np.ndarray, gap_e: np.ndarray) -> np.ndarray:
+    """Per gap: the kernel starting at the gap's end had its launch call end after the gap began."""
+    if not len(kernels_dev) or gap_s.size == 0:
+        return np.zeros(gap_s.size, bool)
+    ks = kernels_dev["start_ns"].to_numpy(np.int64)
+    le = kernels_dev["launch_end_ns"].to_numpy(np.int64)
+    order = np.lexsort((le, ks))
+    ks, le = ks[order], le[order]
+    i = np.searchsorted(ks, gap_e, side="left")
+    ok = i < ks.size
+    j = np.minimum(i, ks.size - 1)
+    return ok & (ks[j] == gap_e) & (le[j] != MISSING) & (le[j] >= gap_s)
+
+
+def _describe_cpu(api: pd.DataFrame, gs: int, ge: int) -> str:
+    """What CPU threads of the process were doing in CUDA during [gs, ge): the longest call."""
+    if not len(api):
+        return "no CUDA API call (CPU work outside CUDA)"
+    s = api["start_ns"].to_numpy(np.int64)
+    e = api["end_ns"].to_numpy(np.int64)
+    ov = np.minimum(e, ge) - np.maximum(s, gs)
+    if ov.size == 0 or ov.max() <= 0:
+        return "no CUDA API call (CPU work outside CUDA)"
+    hit = np.flatnonzero(ov > 0)
+    j = hit[int(np.argmax(ov[hit]))]
+    name = api["name"].iloc[int(j)]
+    frac = ov[j] / max(ge - gs, 1)
+    more = f" (+{hit.size - 1} other calls)" if hit.size > 1 else ""
+    part = f"{frac:.0%}" if frac >= 0.01 else "<1%"
+    return f"in {name} for {part} of the gap{more}"
+
+
+def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
+                 sync: pd.DataFrame, phases, window: Window, *, th: Thresholds) -> GapsResult:
+    """Gaps and causes for one process. ``phases`` is a PhasesResult or Unavailable."""
+    lo, hi = window.start_ns, window.end_ns
+    sync_s, sync_e = _api_intervals(api, SYNC_API_RE)
+    if len(sync):
+        sync_s = np.concatenate((sync_s, sync["start_ns"].to_numpy(np.int64)))
+        sync_e = np.concatenate((sync_e, sync["end_ns"].to_numpy(np.int64)))
+    sync_s, sync_e = iv.merge_intervals(sync_s, sync_e)
+    launch_s, launch_e = _api_intervals(api, LAUNCH_API_RE)
+    launch_s, launch_e = iv.merge_intervals(launch_s, launch_e)
+    has_phases = getattr(phases, "available", False)
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    input_iv = iv.merge_intervals(*phases.canonical_intervals("data")) if has_phases else empty
+    over_iv = iv.merge_intervals(*phases.canonical_intervals("overhead")) if has_phases else empty
+
+    n_dev = max(len(busy), 1)
+    by_cause = {c: 0.0 for c in GAP_CAUSES}
+    all_gaps = []  # per device: (gs, ge, device, cause_matrix)
+    per_device = []
+    kdev = kernels["device_id"].to_numpy(np.int64) if len(kernels) else np.zeros(0, np.int64)
+    for d, b in sorted(busy.items()):  # handful of devices
+        gs, ge = iv.find_gaps(b.compute_starts, b.compute_ends, lo, hi, min_gap=th.min_gap_ns)
+        if hi <= lo:
+            gs, ge = gs[:0], ge[:0]
+        rem_s, rem_e = gs, ge
+        mat = np.zeros((gs.size, len(GAP_CAUSES)), np.int64)
+        evidence = {"transfer": (b.copy_starts, b.copy_ends), "sync": (sync_s, sync_e),
+                    "input": input_iv, "overhead": over_iv}
+        for ci, cause in enumerate(GAP_CAUSES):  # fixed six causes
+            if cause == "other":
+                c_s, c_e = rem_s, rem_e
+            elif cause == "launch":
+                short = (ge - gs) <= th.launch_gap_max_ns
+                overl = iv.covered_length_per_window(launch_s, launch_e, gs, ge) > 0
+                late = _next_kernel_launched_late(kernels[kdev == d] if len(kernels) else kernels, gs, ge)
+                sel = short & (overl | late)
+                c_s, c_e = iv.intersect_merged(rem_s, rem_e, gs[sel], ge[sel])
+            else:
+                c_s, c_e = iv.intersect_merged(rem_s, rem_e, *evidence[cause])
+            mat[:, ci] = iv.covered_length_per_window(c_s, c_e, gs, ge)
+            if cause != "other":
+                rem_s, rem_e = iv.subtract_merged(rem_s, rem_e, c_s, c_e)
+        totals = mat.sum(axis=0)
+        for ci, cause in enumerate(GAP_CAUSES):
+            by_cause[cause] += float(totals[ci]) / n_dev
+        per_device.append({"device_id": int(d), "count": int(gs.size),
+                           "total_ms": float((ge - gs).sum()) / 1e6,
+                           "by_cause": {c: float(totals[i]) / 1e6 for i, c in enumerate(GAP_CAUSES)}})
+        all_gaps.append((gs, ge, np.full(gs.size, d, np.int64), mat))
+
+    if all_gaps:
+        gs = np.concatenate([g[0] for g in all_gaps])
+        ge = np.concatenate([g[1] for g in all_gaps])
+        dev = np.concatenate([g[2] for g in all_gaps])
+        mat = np.concatenate([g[3] for g in all_gaps])
+    else:
+        gs = ge = dev = np.zeros(0, np.int64)
+        mat = np.zeros((0, len(GAP_CAUSES)), np.int64)
+    dur = ge - gs
+    edges = np.array(HIST_EDGES_NS, np.int64)
+    bin_idx = np.searchsorted(edges, dur, side="right") - 1  # -1: below 1 µs (only if min_gap < 1 µs)
+    hist = []
+    for i, lo_e in enumerate(HIST_EDGES_NS):  # eight fixed bins
+        m = bin_idx == i
+        hi_e = HIST_EDGES_NS[i + 1] if i + 1 < len(HIST_EDGES_NS) else None
+        hist.append((int(lo_e), hi_e, int(m.sum()), int(dur[m].sum())))
+
+    top = []
+    order = np.argsort(-dur, kind="stable")[:TOP_GAPS]
+    for j in order:  # ≤ 10 gaps
+        cause = GAP_CAUSES[int(np.argmax(mat[j]))] if mat[j].sum() else "other"
+        phase = None
+        if has_phases and phases.inst_starts_ns.size:
+            ov = (np.minimum(phases.inst_ends_ns, ge[j]) - np.maximum(phases.inst_starts_ns, gs[j]))
+            k = int(np.argmax(ov))
+            if ov[k] > 0:
+                phase = phases.rows[int(phases.inst_row[k])].name
+        top.append(Gap(int(gs[j]), int(dur[j]), int(dev[j]), cause,
+                       _describe_cpu(api, int(gs[j]), int(ge[j])), phase))
+    return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
+                      total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
+                      histogram=tuple(hist), top=tuple(top), per_device=tuple(per_device))

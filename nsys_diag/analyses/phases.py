@@ -1,0 +1,324 @@
+"""Phase breakdown of steps: exclusive time per top-level NVTX range, mapped to canonical phases.
+
+* **Phase ranges** are the NVTX ranges on the step's thread that start inside an analysed step and
+  are not nested in another such range (top level; nested time counted once). Ending past the step
+  they are clipped to it. If that thread has none, ranges of every thread of the process are used.
+  Partially overlapping top-level ranges (start/end ranges) give the overlap to the one that
+  started first, so the breakdown is exclusive. Step time covered by no phase is ``other``.
+* **Names** are normalised for grouping: ``, op_id = N`` / ``, seq = N`` suffixes and a trailing
+  ``_N`` / ``#N`` / `` N`` counter are stripped (``micro_batch_3`` → ``micro_batch``).
+* **Canonical phase** (``CANONICAL_PHASES``): the first matching pattern of ``--phase-map`` (user),
+  then of ``DEFAULT_PHASE_PATTERNS`` (case-insensitive regex search, tried in that order).
+* Per phase, averaged over the analysed steps (a phase absent from a step counts 0 there):
+  ``mean_ms`` wall time; ``share`` = mean_ms / mean step ms (shares sum to 1);
+  ``gpu_busy_ms`` = kernel (compute) busy time inside the phase's wall-clock span, mean over the
+  process's GPUs (≤ mean_ms); ``gpu_work_ms`` = durations of the kernels whose launch call lies in
+  the phase span — on **any thread of the process** (autograd's backward thread included; CUDA
+  graph kernels carry their ``cudaGraphLaunch`` call) — per GPU; that work may run later.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.busy import DeviceBusy, mean_covered_per_window
+from nsys_diag.analyses.steps import StepsResult, normalize_name, normalized_names
+from nsys_diag.model.contracts import MISSING
+from nsys_diag.model.errors import UsageError
+
+CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication", "other")
+
+_NB = r"(?:^|[^a-z])"  # "not preceded by a letter"
+DEFAULT_PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("optimizer", (r"optim", r"zero_?grad", r"clip_?grad", r"grad_?clip", r"lr_?sched",
+                   _NB + r"(?:adam|adamw|sgd|lamb|scheduler|scaler)(?:[^a-z]|$)",
+                   r"update_?(?:params|parameters|weights)", _NB + r"ema(?:[^a-z]|$)")),
+    ("backward", (r"backward", _NB + r"bwd", r"autograd", r"grad(?:ient)?s?_?(?:compute|calc)")),
+    ("communication", (r"nccl", r"all_?reduce", r"all_?gather", r"reduce_?scatter",
+                       r"all_?to_?all", r"broadcast", r"barrier", r"sync_?grad",
+                       _NB + r"comm(?:unication)?(?:[^a-z]|$)",
+                       _NB + r"i?(?:send|recv)(?:[^a-z]|$)")),
+    ("overhead", (r"overhead", _NB + r"log", r"checkpoint", r"ckpt", _NB + r"save", r"eval", r"valid",
+                  r"metric", r"print", r"wandb", r"tensorboard", r"summar", r"callback",
+                  r"profil", r"(?:load|restore)_?(?:model|state)")),
+    ("data", (r"data", r"load", r"fetch", r"input", r"__next__", r"next_?batch", r"get_?batch",
+              r"collate", r"sampler", r"reader", r"preprocess", r"augment", r"to_?device",
+              _NB + r"h2d", r"prefetch")),
+    ("forward", (r"forward", _NB + r"fwd", r"predict", r"infer", r"loss", r"criterion",
+                 r"training_step", _NB + r"model(?:[^a-z]|$)")),
+)
+"""Built-in name patterns per canonical phase, tried top to bottom (order matters:
+``loss.backward`` is backward, ``save_checkpoint`` overhead, ``zero_grad`` optimizer)."""
+
+MAX_PHASE_ROWS = 15
+"""Distinct phase names beyond the 15 longest are folded into one row per canonical phase."""
+
+_TRAILING_COUNTER_RE = re.compile(r"[ _#:\-]+\d+\s*$")
+
+
+def phase_group_name(text: str) -> str:
+    return _TRAILING_COUNTER_RE.sub("", normalize_name(text)) or str(text)
+
+
+def parse_phase_map(data: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``--phase-map`` TOML (already parsed) → ((canonical, (regex, …)), …).
+
+    Accepted forms: a ``[phases]`` table or top-level keys, each canonical phase mapped to a
+    string or a list of strings (regexes, case-insensitive, searched anywhere in the name)::
+
+        [phases]
+        data = ["my_loader", "^fetch_"]
+        overhead = "push_metrics"
+    """
+    table = data.get("phases", data) if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        raise UsageError("--phase-map: expected a table of canonical phase = [patterns]")
+    out = []
+    for key, pats in table.items():
+        if key not in CANONICAL_PHASES:
+            raise UsageError(f"--phase-map: unknown phase {key!r}; use one of "
+                             f"{', '.join(CANONICAL_PHASES)}")
+        if isinstance(pats, str):
+            pats = [pats]
+        if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
+            raise UsageError(f"--phase-map: {key} must be a string or a list of strings")
+        for p in pats:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise UsageError(f"--phase-map: bad pattern {p!r} for {key}: {exc}") from None
+        out.append((key, tuple(pats)))
+    return tuple(out)
+
+
+def canonical_phase(name: str, phase_map=None) -> str:
+    """Canonical phase of a (normalised) range name: user patterns first, then the defaults."""
+    for canon, pats in tuple(phase_map or ()) + DEFAULT_PHASE_PATTERNS:
+        for p in pats:
+            if re.search(p, name, re.IGNORECASE):
+                return canon
+    return "other"
+
+
+@dataclass(frozen=True)
+class PhaseRow:
+    name: str
+    canonical: str
+    mean_ms: float
+    share: float
+    gpu_busy_ms: float | None  # None when the process has no GPU activity
+    gpu_work_ms: float | None
+    count: int
+
+    @property
+    def gpu_busy_share(self) -> float | None:
+        if self.gpu_busy_ms is None or self.mean_ms <= 0:
+            return None
+        return min(self.gpu_busy_ms / self.mean_ms, 1.0)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "canonical": self.canonical, "mean_ms": self.mean_ms,
+                "share": self.share, "gpu_busy_ms": self.gpu_busy_ms,
+                "gpu_busy_share": self.gpu_busy_share, "gpu_work_ms": self.gpu_work_ms,
+                "count": self.count}
+
+
+@dataclass(frozen=True)
+class PhasesResult:
+    """Rows (one per phase name, then ``other``) and the exclusive phase instances.
+
+    Instances (``inst_*`` arrays, disjoint, sorted by start): effective span after exclusivity,
+    row index into ``rows`` and analysed-step position. ``per_step_ns``: analysed steps × rows
+    matrix of exclusive ns (last column = other).
+    """
+
+    rows: tuple[PhaseRow, ...]
+    step_mean_ms: float
+    inst_starts_ns: np.ndarray
+    inst_ends_ns: np.ndarray
+    inst_row: np.ndarray
+    inst_step: np.ndarray
+    analysed_indices: np.ndarray
+    per_step_ns: np.ndarray
+    unattributed_kernels: int = 0
+    thread_scope: str = "step_thread"  # or "all_threads"
+
+    available = True
+
+    def to_json(self) -> list[dict]:
+        return [r.to_json() for r in self.rows]
+
+    def canonical_intervals(self, canonical: str) -> tuple[np.ndarray, np.ndarray]:
+        """Instance spans (sorted, disjoint) whose row maps to ``canonical``."""
+        rows = np.array([r.canonical == canonical for r in self.rows], bool)
+        m = rows[self.inst_row] if self.inst_row.size else np.zeros(0, bool)
+        return self.inst_starts_ns[m], self.inst_ends_ns[m]
+
+    def canonical_ms(self, canonical: str) -> float:
+        return float(sum(r.mean_ms for r in self.rows if r.canonical == canonical))
+
+    def canonical_share(self, canonical: str) -> float:
+        return float(sum(r.share for r in self.rows if r.canonical == canonical))
+
+    def phase_windows(self) -> pd.DataFrame:
+        """DataFrame[phase, start_ns, end_ns] of every instance (for per-phase GPU metrics)."""
+        names = np.array([r.name for r in self.rows], dtype=object)
+        return pd.DataFrame({"phase": names[self.inst_row] if self.inst_row.size else [],
+                             "start_ns": self.inst_starts_ns, "end_ns": self.inst_ends_ns})
+
+    def dominant_excess_phase(self, step_index: int) -> str | None:
+        """Phase whose time in step ``step_index`` exceeds its mean the most (for outliers)."""
+        pos = np.flatnonzero(self.analysed_indices == step_index)
+        if pos.size == 0 or self.per_step_ns.size == 0:
+            return None
+        excess = self.per_step_ns[pos[0]] / 1e6 - np.array([r.mean_ms for r in self.rows])
+        j = int(np.argmax(excess))
+        return self.rows[j].name if excess[j] > 0 else None
+
+
+def _top_level(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Indices (sorted by start, then longest first) of ranges not contained in an earlier one."""
+    order = np.lexsort((-ends, starts))
+    s, e = starts[order], ends[order]
+    prev = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(e)[:-1]))
+    return order[e > prev]
+
+
+def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels: pd.DataFrame,
+                   busy: dict[int, DeviceBusy], *, phase_map=None) -> PhasesResult | Unavailable:
+    """Exclusive per-step phase breakdown of one process (frames restricted to it)."""
+    if not getattr(steps, "available", False):
+        return Unavailable("phases need steps: " + getattr(steps, "reason", "no steps"),
+                           getattr(steps, "hint", ""))
+    a_idx = np.flatnonzero(steps.analysed_mask)
+    st_s, st_e = steps.starts_ns[a_idx], steps.ends_ns[a_idx]
+    n_steps = a_idx.size
+    step_ns = (st_e - st_s).astype(np.int64)
+
+    starts = nvtx["start_ns"].to_numpy(np.int64)
+    ends = nvtx["end_ns"].to_numpy(np.int64)
+    step_rows = steps.is_step_row if steps.is_step_row.size == len(nvtx) else np.zeros(len(nvtx), bool)
+    in_step = iv.containing_interval(starts, st_s, st_e)
+    cand = (in_step >= 0) & ~step_rows
+    scope = "step_thread"
+    on_thread = cand & (nvtx["global_tid"].to_numpy(np.int64) == steps.global_tid)
+    if on_thread.any():
+        cand = on_thread
+    elif cand.any():
+        scope = "all_threads"
+    idx = np.flatnonzero(cand)
+    c_step = in_step[idx]
+    c_s = starts[idx]
+    c_e = np.minimum(ends[idx], st_e[c_step])
+    ok = c_e > c_s
+    idx, c_step, c_s, c_e = idx[ok], c_step[ok], c_s[ok], c_e[ok]
+    top = _top_level(c_s, c_e)
+    idx, c_step, c_s, c_e = idx[top], c_step[top], c_s[top], c_e[top]
+    # exclusivity between partially overlapping top-level ranges: the earlier one keeps the overlap
+    prev_end = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(c_e)[:-1]))
+    eff_s = np.maximum(c_s, prev_end)
+    keep = c_e > eff_s
+    idx, c_step, eff_s, eff_e = idx[keep], c_step[keep], eff_s[keep], c_e[keep]
+
+    # names: normalise once per category
+    text = nvtx["text"]
+    if not isinstance(text.dtype, pd.CategoricalDtype):
+        text = text.astype("category")
+    # only the categories used by phase instances (the table may hold millions of op names)
+    used_codes, inst_cat = np.unique(text.cat.codes.to_numpy()[idx], return_inverse=True)
+    raw = text.cat.categories[used_codes].astype(str) if used_codes.size else pd.Index([], dtype=object)
+    names = normalized_names(raw).str.replace(_TRAILING_COUNTER_RE, "", regex=True)
+    names = names.where(names != "", raw)
+    group_names = pd.Index(pd.unique(names)).sort_values() if len(names) else pd.Index([], dtype=object)
+    inst_group = (group_names.get_indexer(names)[inst_cat.reshape(-1)] if idx.size
+                  else np.zeros(0, np.int64)).astype(np.int64)
+    n_groups = len(group_names)
+    dur = (eff_e - eff_s).astype(np.int64)
+
+    per_step = np.zeros((n_steps, n_groups), np.int64)
+    np.add.at(per_step, (c_step, inst_group), dur)
+    counts = np.bincount(inst_group, minlength=n_groups)
+    # order rows by mean offset of the phase from its step start (time order inside a step)
+    offset = (eff_s - st_s[c_step]).astype(np.float64)
+    off_sum = np.bincount(inst_group, weights=offset, minlength=n_groups)
+    mean_offset = np.where(counts > 0, off_sum / np.maximum(counts, 1), np.inf)
+    present = np.flatnonzero(counts > 0)
+
+    # GPU busy per instance (mean over devices) and GPU work launched inside each instance
+    inst_busy = mean_covered_per_window(busy, eff_s, eff_e, "compute")
+    n_dev = max(len(busy), 1)
+    unattributed = 0
+    inst_work = np.zeros(idx.size, np.float64)
+    other_work_ns = 0.0
+    if len(kernels):
+        ls = kernels["launch_start_ns"].to_numpy(np.int64)
+        kd = (kernels["end_ns"].to_numpy(np.int64) - kernels["start_ns"].to_numpy(np.int64))
+        has = ls != MISSING
+        unattributed = int((~has).sum())
+        order = np.argsort(eff_s, kind="stable")
+        which = iv.containing_interval(ls[has], eff_s[order], eff_e[order])
+        hit = which >= 0
+        np.add.at(inst_work, order[which[hit]], kd[has][hit].astype(np.float64))
+        in_steps = iv.containing_interval(ls[has], st_s, st_e) >= 0
+        other_work_ns = float(kd[has][in_steps & ~hit].sum())
+    step_busy = mean_covered_per_window(busy, st_s, st_e, "compute")
+
+    # fold rare names beyond MAX_PHASE_ROWS into one row per canonical phase
+    total_by_group = per_step.sum(axis=0)
+    ranked = present[np.argsort(-total_by_group[present], kind="stable")]
+    kept, folded = ranked[:MAX_PHASE_ROWS], ranked[MAX_PHASE_ROWS:]
+    row_names: list[str] = []
+    row_canon: list[str] = []
+    group_to_row = np.full(n_groups, -1, np.int64)
+    for g in sorted(kept, key=lambda g: (mean_offset[g], group_names[g])):  # ≤ 15 rows
+        group_to_row[g] = len(row_names)
+        row_names.append(str(group_names[g]))
+        row_canon.append(canonical_phase(str(group_names[g]), phase_map))
+    if folded.size:
+        fold_canon = [canonical_phase(str(group_names[g]), phase_map) for g in folded]
+        for canon in CANONICAL_PHASES:  # fixed handful
+            members = [g for g, c in zip(folded, fold_canon) if c == canon]
+            if members:
+                group_to_row[members] = len(row_names)
+                row_names.append(f"{len(members)} more {canon} ranges")
+                row_canon.append(canon)
+    n_rows = len(row_names)
+    inst_row = group_to_row[inst_group] if inst_group.size else np.zeros(0, np.int64)
+
+    per_row = np.zeros((n_steps, n_rows + 1), np.int64)
+    if inst_row.size:
+        np.add.at(per_row, (c_step, inst_row), dur)
+    per_row[:, n_rows] = step_ns - per_row[:, :n_rows].sum(axis=1)
+    row_busy = np.bincount(inst_row, weights=inst_busy, minlength=n_rows) if inst_row.size else np.zeros(n_rows)
+    row_work = np.bincount(inst_row, weights=inst_work, minlength=n_rows) if inst_row.size else np.zeros(n_rows)
+    row_count = np.bincount(inst_row, minlength=n_rows) if inst_row.size else np.zeros(n_rows, np.int64)
+    other_busy = float(step_busy.sum() - inst_busy.sum())
+
+    mean_step_ns = float(step_ns.mean())
+    rows = []
+    for j in range(n_rows + 1):  # ≤ 22 rows
+        is_other = j == n_rows
+        mean_ns = float(per_row[:, j].sum()) / n_steps
+        busy_ns = (max(other_busy, 0.0) if is_other else float(row_busy[j])) / n_steps
+        work_ns = (other_work_ns if is_other else float(row_work[j])) / n_steps / n_dev
+        rows.append(PhaseRow(
+            name="other" if is_other else row_names[j],
+            canonical="other" if is_other else row_canon[j],
+            mean_ms=mean_ns / 1e6,
+            share=mean_ns / mean_step_ns if mean_step_ns > 0 else 0.0,
+            gpu_busy_ms=min(busy_ns, mean_ns) / 1e6 if busy else None,
+            gpu_work_ms=work_ns / 1e6 if busy else None,
+            count=0 if is_other else int(row_count[j]),
+        ))
+    order = np.argsort(eff_s, kind="stable")
+    return PhasesResult(
+        rows=tuple(rows), step_mean_ms=mean_step_ns / 1e6,
+        inst_starts_ns=eff_s[order], inst_ends_ns=eff_e[order], inst_row=inst_row[order],
+        inst_step=a_idx[c_step][order], analysed_indices=a_idx, per_step_ns=per_row,
+        unattributed_kernels=unattributed, thread_scope=scope,
+    )

@@ -1,0 +1,816 @@
+"""Roofline from Nsight Compute metrics: per launch, then per kernel name (NCU_CSV.md §6–§7).
+
+Per launch (vectorised over launches; base units from the loader):
+
+* duration ``t`` = ``gpu__time_duration.sum``, else ``sm__cycles_elapsed.avg ÷
+  sm__cycles_elapsed.avg.per_second`` (never the ``Kernel Time`` timestamp);
+* CUDA-core FLOPs with ncu's own weights: FP64 = dadd + dmul + 2·dfma, FP32 = fadd + fmul +
+  2·ffma, FP16 = 2·hadd + 2·hmul + 4·hfma (ncu's half roofline, packed half2). HFMA2.MMA-like
+  thread ops (``hfma`` explained by tensor-pipe instructions, §6.2) are removed from FP16;
+* Tensor Core work only from ``sm__ops_path_tensor_*`` (ncu OP counts, treated as FLOP-equivalent
+  like ncu's tensor roofline); otherwise tensor-pipe utilisation / MMA instruction counts are
+  reported as *evidence* only — no instruction×constant FLOP model (NERSC's 512 is V100-only);
+* DRAM / L2 / L1 bytes (``dram__bytes.sum``, ``lts__t_bytes.sum``, ``l1tex__t_bytes.sum`` or their
+  per-second / ncu hierarchical equivalents), arithmetic intensity ``AI = FLOPs / bytes``
+  (None for 0 bytes), achieved FLOP/s and bytes/s;
+* peaks: ``.peak_sustained × clock`` metrics when exported, else the built-in table
+  (``gpu_specs``) at the *profiled* SM clock, with the provenance stated;
+* bound: ncu's SOLBottleneck rule on SM % / memory % (≥ 80 bound, all < 60 latency — "small
+  grid"/under-occupied when waves < 1 —, else the larger one unless within 10 points:
+  balanced); without SOL metrics the same rule on roofline percentages (achieved ÷ peak).
+
+Per kernel name: sums, AI from sums, time-weighted occupancy/SOL, ``bound`` = the class holding
+most of the kernel's time (``bound_shares`` gives the split), ``tensor_core_share`` = share of the
+kernel's profiled time in launches with Tensor Core evidence. ``time_weighted`` shares use ncu
+durations (the join in ``ncu_join.py`` re-weights by the nsys timeline).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses._jsonsafe import fnum, ratio
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.gpu_specs import GpuSpec, arch_rates, lookup_gpu
+from nsys_diag.analyses.kernel_names import kernel_base_name, normalize_kernel_name
+from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
+
+BOUND_CLASSES = ("memory", "compute", "latency", "under_occupied", "balanced", "unknown")
+"""Per-launch bound labels; ``time_weighted`` keys are ``<class>_bound`` for the first three."""
+
+TIME_WEIGHT_KEYS = {"memory": "memory_bound", "compute": "compute_bound",
+                    "latency": "latency_bound", "under_occupied": "under_occupied",
+                    "balanced": "balanced", "unknown": "unknown"}
+
+ROOFLINE_METRICS = (
+    "gpu__time_duration.sum",
+    "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second",
+    *(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
+      for op in ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma")),
+    "dram__bytes.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "launch__waves_per_multiprocessor",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_tensor.sum",
+    "device__attribute_display_name",
+)
+"""The exact ``--metrics`` list that gives a full roofline (used in every capture hint)."""
+
+CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base python train.py > "
+                   "kernels.csv")
+
+
+def capture_hint(missing: list[str] | tuple[str, ...] = ()) -> str:
+    """The ncu command that captures what the roofline needs."""
+    return (f"capture with `{CAPTURE_COMMAND}` (or the exact list: `ncu --csv --page raw "
+            f"--print-units base --metrics {','.join(ROOFLINE_METRICS)} python train.py > "
+            f"kernels.csv`)")
+
+
+# ---------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Peaks:
+    """Roofline ceilings. ``flop_per_s`` by precision (see ``gpu_specs.PRECISIONS``)."""
+
+    flop_per_s: dict[str, float | None]
+    dram_bytes_per_s: float | None
+    l2_bytes_per_s: float | None
+    l1_bytes_per_s: float | None
+    provenance: str
+    provenance_by_peak: dict[str, str]
+    sm_clock_hz: float | None
+
+    def ridge_point(self) -> dict[str, float | None]:
+        """FLOP/byte where each compute roof meets the DRAM roof."""
+        bw = self.dram_bytes_per_s
+        return {k: (v / bw if v and bw else None) for k, v in self.flop_per_s.items()}
+
+    def to_json(self) -> dict:
+        return {
+            "flop_per_s": {k: fnum(v) for k, v in self.flop_per_s.items()},
+            "dram_bytes_per_s": fnum(self.dram_bytes_per_s),
+            "l2_bytes_per_s": fnum(self.l2_bytes_per_s),
+            "l1_bytes_per_s": fnum(self.l1_bytes_per_s),
+            "provenance": self.provenance,
+            "provenance_by_peak": dict(self.provenance_by_peak),
+            "sm_clock_hz": fnum(self.sm_clock_hz),
+            "ridge_point": {k: fnum(v) for k, v in self.ridge_point().items()},
+        }
+
+
+@dataclass(frozen=True)
+class KernelRoofline:
+    """One kernel name (all its profiled launches)."""
+
+    name: str
+    normalized_name: str
+    launches: int
+    time_ns: int
+    flops: float | None  # CUDA-core FLOPs + tensor ops
+    flops_by_precision: dict[str, float | None]
+    dram_bytes: float | None
+    l2_bytes: float | None
+    l1_bytes: float | None
+    ai_dram: float | None
+    ai_l2: float | None
+    ai_l1: float | None
+    achieved_flop_per_s: float | None
+    achieved_dram_bytes_per_s: float | None
+    achieved_l2_bytes_per_s: float | None
+    achieved_l1_bytes_per_s: float | None
+    dominant_precision: str | None
+    pct_of_peak_flop: float | None
+    pct_of_peak_dram: float | None
+    bound: str
+    bound_shares: dict[str, float]
+    bound_source: str | None
+    tensor_core_share: float | None
+    tensor_pipe_pct: float | None
+    tensor_mma_inst: float | None
+    achieved_occupancy: float | None
+    sol_compute_pct: float | None
+    sol_memory_pct: float | None
+    waves_per_sm: float | None
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "normalized_name": self.normalized_name,
+            "launches": int(self.launches),
+            "time_ns": int(self.time_ns),
+            "flops": fnum(self.flops),
+            "flops_by_precision": {k: fnum(v) for k, v in self.flops_by_precision.items()},
+            "dram_bytes": fnum(self.dram_bytes),
+            "l2_bytes": fnum(self.l2_bytes),
+            "l1_bytes": fnum(self.l1_bytes),
+            "ai_dram": fnum(self.ai_dram),
+            "ai_l2": fnum(self.ai_l2),
+            "ai_l1": fnum(self.ai_l1),
+            "achieved_flop_per_s": fnum(self.achieved_flop_per_s),
+            "achieved_dram_bytes_per_s": fnum(self.achieved_dram_bytes_per_s),
+            "achieved_l2_bytes_per_s": fnum(self.achieved_l2_bytes_per_s),
+            "achieved_l1_bytes_per_s": fnum(self.achieved_l1_bytes_per_s),
+            "dominant_precision": self.dominant_precision,
+            "pct_of_peak_flop": fnum(self.pct_of_peak_flop),
+            "pct_of_peak_dram": fnum(self.pct_of_peak_dram),
+            "bound": self.bound,
+            "bound_shares": {k: fnum(v) for k, v in self.bound_shares.items()},
+            "bound_source": self.bound_source,
+            "tensor_core_share": fnum(self.tensor_core_share),
+            "tensor_pipe_pct": fnum(self.tensor_pipe_pct),
+            "tensor_mma_inst": fnum(self.tensor_mma_inst),
+            "achieved_occupancy": fnum(self.achieved_occupancy),
+            "sol_compute_pct": fnum(self.sol_compute_pct),
+            "sol_memory_pct": fnum(self.sol_memory_pct),
+            "waves_per_sm": fnum(self.waves_per_sm),
+        }
+
+
+@dataclass(frozen=True)
+class RooflineResult:
+    """Roofline of an ncu capture (ncu durations as the time weights)."""
+
+    gpu: str | None
+    peaks: Peaks
+    kernels: tuple[KernelRoofline, ...]
+    time_weighted: dict[str, float]
+    total_time_ns: int
+    launch_count: int
+    duration_source: str
+    bound_source: str | None
+    tensor_evidence: str | None
+    tensor_core_share_by_time: float | None
+    roofline_complete: bool
+    missing_metrics: tuple[str, ...]
+    hint: str
+    notes: tuple[str, ...]
+    above_peak: tuple[str, ...]
+    confidence: str
+    launch_table: pd.DataFrame = field(repr=False, compare=False, default_factory=pd.DataFrame)
+
+    available = True
+
+    def to_json(self) -> dict:
+        kernels = [k.to_json() for k in self.kernels]
+        total = self.total_time_ns
+        for k in kernels:  # aliases read by report/page.py and report/charts.py
+            _add_report_aliases(k, k["time_ns"] / total if total else None)
+        return {
+            "available": True,
+            "source": "ncu",
+            "device": self.gpu,
+            "memory_level": "DRAM",
+            "clock_source": self.peaks.provenance,
+            "roofs": _roofs(self.peaks, self.kernels),
+            "kernels_total": len(self.kernels),
+            "gpu": self.gpu,
+            "peaks": self.peaks.to_json(),
+            "kernels": kernels,
+            "time_weighted": {k: fnum(v) for k, v in self.time_weighted.items()},
+            "time_basis": "ncu",
+            "total_time_ns": int(self.total_time_ns),
+            "launch_count": int(self.launch_count),
+            "kernel_count": len(self.kernels),
+            "duration_source": self.duration_source,
+            "bound_source": self.bound_source,
+            "tensor_evidence": self.tensor_evidence,
+            "tensor_core_share_by_time": fnum(self.tensor_core_share_by_time),
+            "roofline_complete": self.roofline_complete,
+            "missing_metrics": list(self.missing_metrics),
+            "hint": self.hint,
+            "notes": list(self.notes),
+            "above_peak": list(self.above_peak),
+            "confidence": self.confidence,
+        }
+
+
+_ROOF_LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor_fp16": "Tensor FP16/BF16",
+                "tensor_tf32": "Tensor TF32", "tensor_fp8": "Tensor FP8", "tensor_int8": "Tensor INT8",
+                "tensor_fp64": "Tensor FP64"}
+
+
+def _add_report_aliases(k: dict, time_share: float | None) -> None:
+    """Extra keys with the names the report layer reads (same values, never different data)."""
+    k["short_name"] = kernel_base_name(k["name"]) or k["name"]
+    k["time_share"] = fnum(time_share)
+    k["arithmetic_intensity"] = k["ai_dram"]
+    k["achieved_flops_per_s"] = k["achieved_flop_per_s"]
+    k["sm_pct"] = k["sol_compute_pct"]
+    k["mem_pct"] = k["sol_memory_pct"]
+    k["precision"] = k["dominant_precision"]
+
+
+def _roofs(peaks: Peaks, kernels) -> list[dict]:
+    """Roofs to draw: FP32 always, other precisions only when some kernel does that work."""
+    used = {"fp32"}
+    for k in kernels:
+        used |= {p for p, v in k.flops_by_precision.items() if v}
+        if k.tensor_core_share:
+            used.add("tensor_fp16")
+    roofs = [{"name": _ROOF_LABELS.get(p, p), "kind": "compute", "value": fnum(v), "precision": p}
+             for p, v in peaks.flop_per_s.items() if p in used and fnum(v)]
+    for name, v in (("DRAM", peaks.dram_bytes_per_s), ("L2", peaks.l2_bytes_per_s),
+                    ("L1", peaks.l1_bytes_per_s)):
+        if fnum(v):
+            roofs.append({"name": name, "kind": "memory", "value": fnum(v)})
+    return roofs
+
+
+# ---------------------------------------------------------------------------------- metric access
+def _key(metric: pd.Series, unit: pd.Series) -> pd.Series:
+    """Raw metric names as they are; display labels (no '__') qualified by unit: 'Duration [s]'."""
+    is_label = ~metric.str.contains("__", regex=False)
+    return metric.where(~is_label, metric + " [" + unit + "]")
+
+
+def _wide(ncu_metrics: pd.DataFrame, launch_ids: pd.Index) -> pd.DataFrame:
+    """launch_id × metric-key float table (only the metrics the roofline can use)."""
+    if ncu_metrics is None or ncu_metrics.empty:
+        return pd.DataFrame(index=launch_ids)
+    m = ncu_metrics
+    metric = m["metric"] if isinstance(m["metric"].dtype, pd.CategoricalDtype) \
+        else m["metric"].astype("category")
+    cats = pd.Index(metric.cat.categories.astype(str))
+    useful = cats[cats.str.startswith(("sm__", "smsp__", "gpu__", "gpc__", "dram__", "lts__",
+                                       "l1tex__", "launch__", "device__"))
+                  | ~cats.str.contains("__", regex=False)]
+    sub = m[metric.isin(useful)]
+    if sub.empty:
+        return pd.DataFrame(index=launch_ids)
+    keys = _key(sub["metric"].astype(str), sub["unit"].astype(str))
+    sub = pd.DataFrame({"launch_id": sub["launch_id"].to_numpy(), "key": keys.to_numpy(),
+                        "value": sub["value"].to_numpy(dtype=np.float64)})
+    sub = sub.drop_duplicates(["launch_id", "key"], keep="first")
+    w = sub.pivot(index="launch_id", columns="key", values="value")
+    return w.reindex(launch_ids)
+
+
+class _M:
+    """Coalescing accessor over the wide table; remembers which names were used."""
+
+    def __init__(self, w: pd.DataFrame):
+        self.w = w
+        self.nan = pd.Series(np.nan, index=w.index, dtype=np.float64)
+
+    def has(self, name: str) -> bool:
+        return name in self.w.columns and bool(self.w[name].notna().any())
+
+    def get(self, *names: str) -> pd.Series:
+        out = self.nan
+        for n in names:
+            if n in self.w.columns:
+                out = out.fillna(self.w[n].astype(np.float64))
+        return out
+
+    def first_present(self, *names: str) -> str | None:
+        return next((n for n in names if self.has(n)), None)
+
+
+_SM_CLOCK = ("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second",
+             "smsp__cycles_elapsed.avg.per_second", "SM Frequency [cycle/s]")
+_CYCLE_PAIRS = (("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
+                ("smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second"),
+                ("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
+                ("Elapsed Cycles [cycle]", "SM Frequency [cycle/s]"))
+_SM_PCT = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput [%]",
+           "SM Throughput [%]", "SOL SM [%]", "SM [%]")
+_MEM_PCT = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+            "Memory Throughput [%]", "SOL Memory [%]", "Memory [%]")
+_WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM []")
+_OCCUPANCY = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy [%]")
+_TENSOR_PCT_STEMS = (
+    "sm__pipe_tensor_cycles_active", "sm__pipe_tensor_cycles_active_v2",
+    "sm__pipe_tensor_op_hmma_cycles_active", "sm__pipe_tensor_op_hmma_cycles_active_v2",
+    "sm__pipe_tensor_op_imma_cycles_active", "sm__pipe_tensor_op_imma_cycles_active_v2",
+    "sm__pipe_tensor_op_dmma_cycles_active", "sm__pipe_tensor_op_gmma_cycles_active",
+    "sm__pipe_tensor_subpipe_hmma_cycles_active", "sm__pipe_tensor_subpipe_imma_cycles_active",
+    "sm__pipe_tensor_subpipe_dmma_cycles_active", "sm__pipe_tc_cycles_active",
+    "sm__inst_executed_pipe_tensor_op_hmma", "sm__inst_executed_pipe_tensor_op_hmma_v2",
+    "sm__inst_executed_pipe_tensor_op_gmma", "sm__inst_executed_pipe_tensor_subpipe_hmma",
+    "sm__inst_executed_pipe_tc",
+)
+_MMA_INST = ("sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__inst_executed_pipe_tensor_op_hmma_v2.sum",
+             "sm__inst_executed_pipe_tensor_op_imma.sum", "sm__inst_executed_pipe_tensor_op_imma_v2.sum",
+             "sm__inst_executed_pipe_tensor_op_dmma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum",
+             "sm__inst_executed_pipe_tensor_subpipe_hmma.sum",
+             "sm__inst_executed_pipe_tensor_subpipe_imma.sum",
+             "sm__inst_executed_pipe_tensor_subpipe_dmma.sum", "sm__inst_executed_pipe_tc.sum")
+_TENSOR_AGG_INST = "sm__inst_executed_pipe_tensor.sum"
+
+_FLOP_WEIGHTS = {  # precision -> ((op, weight), ...): ncu's roofline weights (NCU_CSV.md §6.2, §7)
+    "fp64": (("dadd", 1.0), ("dmul", 1.0), ("dfma", 2.0)),
+    "fp32": (("fadd", 1.0), ("fmul", 1.0), ("ffma", 2.0)),
+    "fp16": (("hadd", 2.0), ("hmul", 2.0), ("hfma", 4.0)),
+}
+_PEAK_FMA = {"fp64": ("dfma", 2.0), "fp32": ("ffma", 2.0), "fp16": ("hfma", 4.0)}
+
+
+def _sass_count(m: _M, op: str, t: pd.Series, smsp_clock: pd.Series) -> pd.Series:
+    """Total thread instructions of one SASS op (sm__/smsp__ totals, per-second or per-cycle)."""
+    stem = f"sass_thread_inst_executed_op_{op}_pred_on"
+    total = m.get(f"sm__{stem}.sum", f"smsp__{stem}.sum")
+    total = total.fillna(m.get(f"sm__{stem}.sum.per_second", f"smsp__{stem}.sum.per_second") * t)
+    per_cycle = m.get(f"smsp__{stem}.sum.per_cycle_elapsed", f"sm__{stem}.sum.per_cycle_elapsed")
+    return total.fillna(per_cycle * smsp_clock * t)
+
+
+def _bytes(m: _M, level: str, t: pd.Series) -> pd.Series:
+    if level == "dram":
+        out = m.get("dram__bytes.sum")
+        out = out.fillna(m.get("dram__bytes_read.sum") + m.get("dram__bytes_write.sum"))
+        out = out.fillna(m.get("dram__bytes.sum.per_second", "Memory Throughput [byte/s]") * t)
+        return out
+    if level == "l2":
+        out = m.get("lts__t_bytes.sum")
+        out = out.fillna(m.get("lts__t_bytes.sum.per_second") * t)
+        return out.fillna(32.0 * m.get("lts__lts2xbar_cycles_active.sum"))
+    out = m.get("l1tex__t_bytes.sum")
+    out = out.fillna(m.get("l1tex__t_bytes.sum.per_second") * t)
+    return out.fillna(128.0 * m.get("l1tex__lsu_writeback_active_mem_lgds.sum",
+                                    "l1tex__lsu_writeback_active_mem_lg.sum",
+                                    "l1tex__lsu_writeback_active.sum"))
+
+
+def _tensor_precision(stem: str) -> str:
+    """'src_fp16_dst_fp32_sparsity_off' → 'tensor_fp16' (classified by the source type)."""
+    src = stem.split("src_", 1)[1] if "src_" in stem else stem
+    src = src.split("_dst", 1)[0].split("_sparsity", 1)[0]
+    for token, key in (("fp64", "tensor_fp64"), ("tf32", "tensor_tf32"), ("fp8", "tensor_fp8"),
+                       ("fp4", "tensor_fp8"), ("fp6", "tensor_fp8"), ("int", "tensor_int8"),
+                       ("bf16", "tensor_fp16"), ("fp16", "tensor_fp16")):
+        if token in src:
+            return key
+    return "tensor_other"
+
+
+def _tensor_ops(m: _M, t: pd.Series, clock: pd.Series) -> tuple[dict[str, pd.Series], dict[str, pd.Series]]:
+    """Tensor OP counts and peaks (OP/s) by precision from ``sm__ops_path_tensor_*``."""
+    cols = [c for c in m.w.columns if c.startswith("sm__ops_path_tensor_")]
+    stems = sorted({c[len("sm__ops_path_tensor_"):].split(".", 1)[0] for c in cols})
+    aggregate = [s for s in stems if s.startswith("src_")]
+    stems = aggregate or [s for s in stems if s.startswith("op_")]  # never both: no double count
+    ops: dict[str, pd.Series] = {}
+    peaks: dict[str, pd.Series] = {}
+    for stem in stems:
+        base = f"sm__ops_path_tensor_{stem}.sum"
+        v = m.get(base).fillna(m.get(f"{base}.per_second") * t)
+        v = v.fillna(m.get(f"{base}.per_cycle_elapsed") * clock * t)
+        key = _tensor_precision(stem)
+        if v.notna().any():
+            ops[key] = ops[key].add(v, fill_value=0) if key in ops else v
+        pk = m.get(f"{base}.peak_sustained") * clock
+        if pk.notna().any():
+            peaks[key] = peaks[key].add(pk, fill_value=0) if key in peaks else pk
+    return ops, peaks
+
+
+# ---------------------------------------------------------------------------------- the analysis
+def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
+                     gpus: pd.DataFrame | None = None, *,
+                     th: Thresholds = DEFAULT_THRESHOLDS) -> RooflineResult | Unavailable:
+    """Roofline + bound per kernel from validated NCU_LAUNCHES / NCU_METRICS (and GPUS) frames."""
+    if ncu_launches is None or len(ncu_launches) == 0:
+        return Unavailable("no Nsight Compute data (no ncu CSV was given)",
+                           "add `--ncu kernels.csv`; " + capture_hint())
+    launches = ncu_launches.drop_duplicates("launch_id").set_index("launch_id")
+    ids = launches.index
+    m = _M(_wide(ncu_metrics, ids))
+    notes: list[str] = []
+
+    # ---- duration -----------------------------------------------------------------------
+    t = m.get("gpu__time_duration.sum", "Duration [s]")
+    duration_source = "gpu__time_duration.sum" if t.notna().any() else ""
+    for cyc, clk in _CYCLE_PAIRS:
+        if t.notna().all():
+            break
+        fallback = m.get(cyc) / m.get(clk)
+        if fallback.notna().any():
+            duration_source = (duration_source + " + " if duration_source else "") + f"{cyc} ÷ {clk}"
+        t = t.fillna(fallback)
+    t = t.where(t > 0)
+    if t.isna().all():
+        need = ["gpu__time_duration.sum", "(or sm__cycles_elapsed.avg + sm__cycles_elapsed.avg.per_second)"]
+        return Unavailable("roofline unavailable: need " + " ".join(need) + " — the ncu CSV has no "
+                           "kernel duration", capture_hint(need))
+    if t.isna().any():
+        notes.append(f"{int(t.isna().sum())} launch(es) without a duration were left out")
+
+    clock = m.get(*_SM_CLOCK)
+    measured_clock = m.get("sm__cycles_elapsed.avg") / t
+    clock = clock.fillna(measured_clock.where(m.get("sm__cycles_elapsed.avg").notna()))
+    smsp_clock = m.get("smsp__cycles_elapsed.avg.per_second").fillna(clock)
+
+    # ---- FLOPs --------------------------------------------------------------------------
+    counts = {op: _sass_count(m, op, t, smsp_clock)
+              for ops in _FLOP_WEIGHTS.values() for op, _ in ops}
+    agg_tensor = m.get(_TENSOR_AGG_INST)
+    hfma = counts["hfma"]
+    # HFMA2.MMA-like: hfma thread ops that the tensor-pipe count can explain (≤ 32 per inst)
+    mma_like_hfma = np.minimum(hfma, 32.0 * agg_tensor).where(agg_tensor.notna() & hfma.notna(), 0.0)
+    flops_by_prec: dict[str, pd.Series] = {}
+    missing: list[str] = []
+    for prec, ops in _FLOP_WEIGHTS.items():
+        total = sum(w * counts[op] for op, w in ops)
+        if prec == "fp16":
+            total = total - 4.0 * mma_like_hfma
+        flops_by_prec[prec] = total
+        absent = [op for op, _ in ops if counts[op].isna().all()]
+        if absent:
+            missing += [f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in absent]
+    if bool((mma_like_hfma > 0).any()):
+        notes.append("FP16 CUDA-core FLOPs exclude HFMA2.MMA-like instructions (hfma explained by "
+                     "tensor-pipe instructions, NCU_CSV.md §6.2)")
+    tensor_ops, tensor_peaks = _tensor_ops(m, t, clock)
+    for key, v in tensor_ops.items():
+        flops_by_prec[key] = v
+    work = pd.DataFrame(flops_by_prec)
+    have_any_flops = work.notna().any(axis=1)
+    flops = work.sum(axis=1, min_count=1).where(have_any_flops)
+
+    # ---- bytes --------------------------------------------------------------------------
+    dram = _bytes(m, "dram", t)
+    l2 = _bytes(m, "l2", t)
+    l1 = _bytes(m, "l1", t)
+    if dram.isna().all():
+        missing.append("dram__bytes.sum")
+    if l2.isna().all():
+        missing.append("lts__t_bytes.sum")
+    if l1.isna().all():
+        missing.append("l1tex__t_bytes.sum")
+
+    # ---- SOL, occupancy, tensor evidence ------------------------------------------------
+    sm_pct = m.get(*_SM_PCT)
+    mem_pct = m.get(*_MEM_PCT)
+    waves = m.get(*_WAVES)
+    occupancy = m.get(*_OCCUPANCY)
+    tensor_pct_cols = [f"{s}.avg.pct_of_peak_sustained_{kind}" for s in _TENSOR_PCT_STEMS
+                       for kind in ("elapsed", "active")]
+    present_pct = [c for c in tensor_pct_cols if c in m.w.columns]
+    tensor_pct = m.w[present_pct].max(axis=1) if present_pct else m.nan  # max over families (§6.3)
+    pure_mma = m.w[[c for c in _MMA_INST if c in m.w.columns]].sum(axis=1, min_count=1) \
+        if any(c in m.w.columns for c in _MMA_INST) else m.nan
+    # aggregate tensor-pipe count minus what HFMA2.MMA can explain: a lower bound on real MMA
+    # (unknown without the hfma counter: the aggregate alone may be all HFMA2.MMA)
+    agg_mma = (agg_tensor - hfma).clip(lower=0)
+    mma_inst = pure_mma.fillna(agg_mma)
+    ops_total = pd.DataFrame(tensor_ops).sum(axis=1, min_count=1) if tensor_ops else m.nan
+    evidence_sources = [
+        ("sm__ops_path_tensor_* (tensor OP counters)", ops_total > 0, ops_total.notna()),
+        ("tensor-pipe MMA instruction counts", pure_mma > 0, pure_mma.notna()),
+        ("sm__inst_executed_pipe_tensor.sum minus HFMA2.MMA-like instructions", agg_mma > 0,
+         agg_tensor.notna() & hfma.notna()),
+        ("tensor-pipe utilisation", tensor_pct >= th.tensor_pipe_active_pct, tensor_pct.notna()),
+    ]
+    tc_known = pd.Series(False, index=ids)
+    tc_yes = pd.Series(False, index=ids)
+    tensor_evidence = None
+    for label, positive, known in evidence_sources:
+        if known.any() and tensor_evidence is None:
+            tensor_evidence = label
+        tc_known |= known
+        tc_yes |= positive.fillna(False) & known
+    tc_flag = tc_yes.astype(np.float64).where(tc_known)
+
+    # ---- peaks --------------------------------------------------------------------------
+    gpu_name, spec, gpu_row = _identify_gpu(launches, gpus)
+    peaks, peak_series = _peaks(m, clock, spec, gpu_row, tensor_peaks, gpu_name)
+    if gpu_name is None and spec is None:
+        notes.append("GPU model unknown (no device name in the ncu CSV or the nsys export): "
+                     "built-in peaks unavailable; add `--metrics device__attribute_display_name`")
+
+    # ---- per-launch rates, AI, bound ----------------------------------------------------
+    dominant = work.fillna(0).idxmax(axis=1).where(have_any_flops & (work.fillna(0).max(axis=1) > 0))
+    peak_dom = pd.Series(np.nan, index=ids)
+    for prec, s in peak_series["flop"].items():
+        peak_dom = peak_dom.mask(dominant == prec, s)
+    achieved_flop = flops / t
+    achieved_dram = dram / t
+    pct_flop = 100.0 * achieved_flop / peak_dom
+    pct_dram = 100.0 * achieved_dram / peak_series["dram"]
+    have_sol = sm_pct.notna() & mem_pct.notna()
+    eff_sm = sm_pct.where(have_sol, pct_flop)
+    eff_mem = mem_pct.where(have_sol, pct_dram)
+    bound = _classify(eff_sm, eff_mem, waves, th)
+    bound_src = pd.Series(np.where(have_sol, "ncu SOL", "roofline position"), index=ids)
+    bound_src = bound_src.where(bound != "unknown", "")
+
+    above = []
+    factor = th.roofline_above_peak_factor
+    over = (pct_flop > 100 * factor) | (pct_dram > 100 * factor)
+    for prec, s in peak_series["flop"].items():
+        over |= (work.get(prec, m.nan) / t) > s * factor
+    if over.any():
+        above = sorted(set(launches.loc[over[over].index, "kernel_name"].astype(str)))
+        notes.append(f"{int(over.sum())} launch(es) exceed a peak — a unit or parse error, not real "
+                     "performance; check the CSV's units/locale")
+
+    table = pd.DataFrame({
+        "kernel_name": launches["kernel_name"].astype(str),
+        "t_s": t, "flops": flops, "dram": dram, "l2": l2, "l1": l1,
+        "sm_pct": sm_pct, "mem_pct": mem_pct, "waves": waves, "occupancy": occupancy,
+        "tensor_pct": tensor_pct, "mma_inst": mma_inst, "tc": tc_flag,
+        "bound": bound, "bound_source": bound_src, "dominant": dominant,
+        "peak_flop": peak_dom, "peak_dram": peak_series["dram"],
+    }, index=ids)
+    for prec in work.columns:
+        table[f"w_{prec}"] = work[prec]
+    table = table[table["t_s"].notna()]
+
+    kernels = _per_kernel(table, list(work.columns))
+    total_t = float(table["t_s"].sum())
+    time_weighted = _time_shares(table.groupby("bound")["t_s"].sum(), total_t)
+    tc_time = table.loc[table["tc"].notna()]
+    tc_share = (float((tc_time["t_s"] * tc_time["tc"]).sum()) / total_t
+                if len(tc_time) and total_t > 0 else None)
+
+    roofline_complete = bool(flops.notna().any() and dram.notna().any())
+    need = sorted(set(missing))
+    if not roofline_complete and not have_sol.any():
+        core = [n for n in need if n.startswith(("sm__sass", "dram__"))] or need
+        return Unavailable("roofline unavailable: need " + ", ".join(core) +
+                           " (or the SOL metrics sm__throughput.avg.pct_of_peak_sustained_elapsed "
+                           "and gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed)",
+                           capture_hint(core))
+    hint = ""
+    if need:
+        hint = ("roofline " + ("incomplete" if roofline_complete else "unavailable") +
+                ": need " + ", ".join(need) + "; " + capture_hint(need))
+    if not roofline_complete:
+        notes.append("no FLOP or DRAM byte counters: bounds come from ncu's SOL percentages only")
+    sources = set(table.loc[table["bound_source"] != "", "bound_source"])
+    bound_source = " + ".join(sorted(sources)) if sources else None
+    confidence = ("high" if sources == {"ncu SOL"} else "medium" if sources else "low")
+    return RooflineResult(
+        gpu=gpu_name, peaks=peaks, kernels=tuple(kernels), time_weighted=time_weighted,
+        total_time_ns=int(round(total_t * 1e9)), launch_count=int(len(table)),
+        duration_source=duration_source, bound_source=bound_source,
+        tensor_evidence=tensor_evidence, tensor_core_share_by_time=tc_share,
+        roofline_complete=roofline_complete, missing_metrics=tuple(need), hint=hint,
+        notes=tuple(notes), above_peak=tuple(above), confidence=confidence, launch_table=table,
+    )
+
+
+def _classify(sm: pd.Series, mem: pd.Series, waves: pd.Series, th: Thresholds) -> pd.Series:
+    """ncu SOLBottleneck (sections/SpeedOfLight.py) on SM % and memory %, vectorised."""
+    known = sm.notna() & mem.notna()
+    high = (sm >= th.sol_bound_pct) | (mem >= th.sol_bound_pct)
+    low = (sm < th.sol_latency_pct) & (mem < th.sol_latency_pct)
+    diff = sm - mem
+    conds = [
+        ~known,
+        high & (sm >= mem),
+        high,
+        low & (waves < th.sol_waves_min),
+        low,
+        diff >= th.sol_imbalance_pts,
+        diff <= -th.sol_imbalance_pts,
+    ]
+    choices = ["unknown", "compute", "memory", "under_occupied", "latency", "compute", "memory"]
+    return pd.Series(np.select(conds, choices, default="balanced"), index=sm.index)
+
+
+def _time_shares(by_class: pd.Series, total: float) -> dict[str, float]:
+    out = {v: 0.0 for v in TIME_WEIGHT_KEYS.values()}
+    if total > 0:
+        for cls, t in by_class.items():
+            out[TIME_WEIGHT_KEYS.get(str(cls), "unknown")] += float(t) / total
+    return out
+
+
+def _identify_gpu(launches: pd.DataFrame, gpus: pd.DataFrame | None):
+    """(name, spec, gpus-row) for the GPU most launches ran on."""
+    names = launches["gpu_name"].astype(str) if "gpu_name" in launches else pd.Series(dtype=str)
+    gpu_row = None
+    if gpus is not None and len(gpus):
+        g = gpus.reset_index(drop=True)
+        dev = launches["device_id"] if "device_id" in launches else pd.Series(dtype=np.int64)
+        known_dev = dev[dev >= 0]
+        if len(known_dev):
+            mode_dev = int(known_dev.mode().iloc[0])
+            hit = g[g["device_id"] == mode_dev]
+            gpu_row = hit.iloc[0] if len(hit) else None
+        if gpu_row is None and g["name"].astype(str).nunique() == 1:
+            gpu_row = g.iloc[0]
+        if gpu_row is None and (names == "").all():
+            gpu_row = g.iloc[0]
+    name = None
+    non_empty = names[names != ""]
+    if len(non_empty):
+        name = str(non_empty.mode().iloc[0])
+    elif gpu_row is not None and str(gpu_row["name"]):
+        name = str(gpu_row["name"])
+    return name, lookup_gpu(name), gpu_row
+
+
+def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks: dict,
+           gpu_name: str | None) -> tuple[Peaks, dict]:
+    """Per-launch peak series + the summary Peaks (at the median profiled clock)."""
+    ids = m.w.index
+    nan = pd.Series(np.nan, index=ids)
+    prov: dict[str, str] = {}
+    flop: dict[str, pd.Series] = {}
+    median_clock = fnum(clock.median()) if clock.notna().any() else None
+    gpu_clock = None
+    rates = None
+    if gpu_row is not None:
+        gpu_clock = float(gpu_row["clock_hz"]) if int(gpu_row["clock_hz"]) > 0 else None
+        if int(gpu_row["cc_major"]) >= 0 and int(gpu_row["sm_count"]) > 0:
+            rates = arch_rates(int(gpu_row["cc_major"]), max(int(gpu_row["cc_minor"]), 0))
+    label = spec.display if spec else (gpu_name or "unknown GPU")
+    eff_clock = clock if clock.notna().any() else None
+    for prec in ("fp64", "fp32", "fp16"):
+        op, w = _PEAK_FMA[prec]
+        stem = f"sass_thread_inst_executed_op_{op}_pred_on.sum.peak_sustained"
+        ncu_pk = w * m.get(f"sm__{stem}", f"smsp__{stem}") * clock
+        if ncu_pk.notna().any():
+            flop[prec] = ncu_pk
+            prov[prec] = "ncu .peak_sustained × profiled SM clock"
+    for key, s in tensor_peaks.items():
+        flop[key] = s
+        prov[key] = "ncu sm__ops_path_tensor_*.peak_sustained × profiled SM clock"
+    precisions = ("fp64", "fp32", "fp16", "tensor_fp16", "tensor_tf32", "tensor_fp8",
+                  "tensor_int8", "tensor_fp64")
+    for prec in precisions:
+        if prec in flop:
+            continue
+        if spec is not None and spec.rate(prec) is not None:
+            if eff_clock is not None:
+                flop[prec] = spec.rate(prec) * spec.sm_count * eff_clock
+                prov[prec] = f"built-in table ({spec.display}, {spec.source}) at the profiled SM clock"
+            else:
+                flop[prec] = pd.Series(spec.peak_flop_per_s(prec), index=ids)
+                prov[prec] = f"built-in table ({spec.display}, {spec.source}) datasheet/boost clock"
+        elif rates is not None and prec in rates:
+            sm = int(gpu_row["sm_count"])
+            clk = eff_clock if eff_clock is not None else (
+                pd.Series(gpu_clock, index=ids) if gpu_clock else None)
+            if clk is not None:
+                flop[prec] = rates[prec] * sm * clk
+                prov[prec] = (f"architecture rate (CC {int(gpu_row['cc_major'])}."
+                              f"{int(gpu_row['cc_minor'])}) × {sm} SMs × SM clock")
+    # memory ceilings
+    dram = m.get("dram__bytes.sum.peak_sustained") * m.get("dram__cycles_elapsed.avg.per_second")
+    if dram.notna().any():
+        prov["dram"] = "ncu dram__bytes.sum.peak_sustained × dram__cycles_elapsed.avg.per_second"
+    elif gpu_row is not None and np.isfinite(float(gpu_row["memory_bandwidth_bytes_per_s"])) \
+            and float(gpu_row["memory_bandwidth_bytes_per_s"]) > 0:
+        dram = pd.Series(float(gpu_row["memory_bandwidth_bytes_per_s"]), index=ids)
+        prov["dram"] = "device-reported memory bandwidth (GPU info)"
+    elif spec is not None and spec.dram_bytes_per_s:
+        dram = pd.Series(spec.dram_bytes_per_s, index=ids)
+        prov["dram"] = f"built-in table ({spec.display}, {spec.source})"
+    l2 = (32.0 * m.get("lts__lts2xbar_cycles_active.sum.peak_sustained")
+          * m.get("lts__cycles_elapsed.avg.per_second"))
+    if l2.notna().any():
+        prov["l2"] = "ncu 32 × lts__lts2xbar_cycles_active.sum.peak_sustained × L2 clock"
+    l1 = 128.0 * m.get("l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained",
+                       "l1tex__lsu_writeback_active_mem_lg.sum.peak_sustained",
+                       "l1tex__lsu_writeback_active.sum.peak_sustained") \
+        * m.get("l1tex__cycles_elapsed.avg.per_second")
+    if l1.notna().any():
+        prov["l1"] = "ncu 128 × l1tex LSU writeback .peak_sustained × L1 clock"
+
+    summary = {p: (fnum(flop[p].median()) if p in flop else None) for p in precisions}
+    for extra in sorted(set(flop) - set(precisions)):
+        summary[extra] = fnum(flop[extra].median())
+    kinds = set(prov.values())
+    if not kinds:
+        provenance = f"no peaks: {label} is not in the built-in table and the CSV has no " \
+                     ".peak_sustained metrics"
+    elif all(v.startswith("ncu") for v in kinds):
+        provenance = "ncu .peak_sustained metrics × measured clocks"
+    elif spec is not None:
+        clock_txt = (f"scaled to the median profiled SM clock {median_clock / 1e9:.3f} GHz"
+                     if median_clock else "datasheet values at boost clock")
+        provenance = f"built-in table: {spec.display} ({spec.source}), {clock_txt}"
+        if prov.get("dram", "").startswith("device-reported"):
+            provenance += "; DRAM bandwidth as reported by the device"
+    else:
+        provenance = "; ".join(sorted(kinds))
+    peaks = Peaks(
+        flop_per_s=summary,
+        dram_bytes_per_s=fnum(dram.median()) if dram.notna().any() else None,
+        l2_bytes_per_s=fnum(l2.median()) if l2.notna().any() else None,
+        l1_bytes_per_s=fnum(l1.median()) if l1.notna().any() else None,
+        provenance=provenance, provenance_by_peak=prov, sm_clock_hz=median_clock,
+    )
+    return peaks, {"flop": flop, "dram": dram if dram.notna().any() else nan}
+
+
+def _per_kernel(table: pd.DataFrame, precisions: list[str]) -> list[KernelRoofline]:
+    """Aggregate launches by kernel name (groupby; loops only over the result rows)."""
+    if table.empty:
+        return []
+    t = table["t_s"]
+    tw = table.assign(
+        occ_t=table["occupancy"] * t, sm_t=table["sm_pct"] * t, mem_t=table["mem_pct"] * t,
+        occ_w=t.where(table["occupancy"].notna()), sm_w=t.where(table["sm_pct"].notna()),
+        mem_w=t.where(table["mem_pct"].notna()), tc_t=table["tc"] * t, tc_w=t.where(table["tc"].notna()),
+        tp_t=table["tensor_pct"] * t, tp_w=t.where(table["tensor_pct"].notna()),
+        pf_t=table["peak_flop"] * t, pf_w=t.where(table["peak_flop"].notna()),
+        pd_t=table["peak_dram"] * t, pd_w=t.where(table["peak_dram"].notna()),
+        n=1,
+    )
+    sum_cols = ["t_s", "flops", "dram", "l2", "l1", "mma_inst", "occ_t", "occ_w", "sm_t", "sm_w",
+                "mem_t", "mem_w", "tc_t", "tc_w", "tp_t", "tp_w", "pf_t", "pf_w", "pd_t", "pd_w",
+                "n"] + [f"w_{p}" for p in precisions]
+    g = tw.groupby("kernel_name", sort=False)[sum_cols].sum(min_count=1)
+    g["waves"] = tw.groupby("kernel_name", sort=False)["waves"].median()
+    shares = tw.groupby(["kernel_name", "bound"], sort=False)["t_s"].sum().unstack(fill_value=0.0)
+    shares = shares.div(g["t_s"], axis=0)
+    srcs = tw[tw["bound_source"] != ""].groupby("kernel_name", sort=False)["bound_source"].agg(
+        lambda s: " + ".join(sorted(set(s))))
+    g = g.sort_values("t_s", ascending=False)
+
+    def div(a, b):
+        return (a / b).where(b > 0)
+
+    g["ai_dram"] = div(g["flops"], g["dram"])
+    g["ai_l2"] = div(g["flops"], g["l2"])
+    g["ai_l1"] = div(g["flops"], g["l1"])
+    out = []
+    # one record per *kernel name* (a few dozen), never per launch
+    for name, r in zip(g.index, g.to_dict("records")):
+        t_s = float(r["t_s"])
+        share_row = shares.loc[name] if name in shares.index else pd.Series(dtype=float)
+        bound_shares = {c: float(share_row.get(c, 0.0)) for c in BOUND_CLASSES if share_row.get(c, 0.0) > 0}
+        bound = max(bound_shares, key=bound_shares.get) if bound_shares else "unknown"
+        by_prec = {p: fnum(r[f"w_{p}"]) for p in precisions}
+        work = {p: v for p, v in by_prec.items() if v}
+        dominant = max(work, key=work.get) if work else None
+        flops = fnum(r["flops"])
+        ach_flop = flops / t_s if flops is not None and t_s > 0 else None
+        dram = fnum(r["dram"])
+        ach_dram = dram / t_s if dram is not None and t_s > 0 else None
+        pk_flop = ratio(r["pf_t"], r["pf_w"])
+        pk_dram = ratio(r["pd_t"], r["pd_w"])
+        out.append(KernelRoofline(
+            name=str(name), normalized_name=normalize_kernel_name(name),
+            launches=int(r["n"]), time_ns=int(round(t_s * 1e9)), flops=flops,
+            flops_by_precision=by_prec, dram_bytes=dram, l2_bytes=fnum(r["l2"]),
+            l1_bytes=fnum(r["l1"]), ai_dram=fnum(r["ai_dram"]), ai_l2=fnum(r["ai_l2"]),
+            ai_l1=fnum(r["ai_l1"]), achieved_flop_per_s=ach_flop,
+            achieved_dram_bytes_per_s=ach_dram,
+            achieved_l2_bytes_per_s=fnum(r["l2"] / t_s) if t_s > 0 else None,
+            achieved_l1_bytes_per_s=fnum(r["l1"] / t_s) if t_s > 0 else None,
+            dominant_precision=dominant,
+            pct_of_peak_flop=(100 * ach_flop / pk_flop) if ach_flop is not None and pk_flop else None,
+            pct_of_peak_dram=(100 * ach_dram / pk_dram) if ach_dram is not None and pk_dram else None,
+            bound=bound, bound_shares=bound_shares, bound_source=(srcs.get(name) or None),
+            tensor_core_share=ratio(r["tc_t"], r["tc_w"]),
+            tensor_pipe_pct=ratio(r["tp_t"], r["tp_w"]),
+            tensor_mma_inst=fnum(r["mma_inst"]),
+            achieved_occupancy=ratio(r["occ_t"], r["occ_w"]),
+            sol_compute_pct=ratio(r["sm_t"], r["sm_w"]),
+            sol_memory_pct=ratio(r["mem_t"], r["mem_w"]),
+            waves_per_sm=fnum(r["waves"]),
+        ))
+    return out
+
+
+__all__ = ["analyze_roofline", "RooflineResult", "KernelRoofline", "Peaks", "Unavailable",
+           "ROOFLINE_METRICS", "capture_hint", "BOUND_CLASSES", "TIME_WEIGHT_KEYS"]

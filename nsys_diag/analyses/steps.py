@@ -1,0 +1,497 @@
+"""Training steps from NVTX: which ranges are steps, their durations, warm-up/incomplete/outliers.
+
+Detection order
+---------------
+1. ``--step-range NAME``: NVTX text equal to NAME, else matching NAME as a case-insensitive regex
+   (full match).
+2. Built-in step names (case-insensitive): ``ProfilerStep#N``, ``step``, ``step_N``, ``step N``,
+   ``train_step[_N]``, ``training_step[_N]``, ``iter[_N]``, ``iteration[_N]``, ``train_iter[_N]``.
+   Names are grouped into families by stripping the trailing number; ``ProfilerStep#N`` wins, then
+   the family with the most ranges (ties: longest total time). Only the thread holding most of the
+   family's ranges is kept, and nested/overlapping ranges are dropped so steps are disjoint.
+3. A detected repeat: on one thread, the top-level NVTX name that recurs ≥ 5 times at the longest regular
+   period (median absolute deviation of its start-to-start spacing ≤ 25% of the median) marks the
+   start of each step; ties go to the name that occurs first (the head of the cycle).
+
+When consecutive step ranges leave substantial time between them (median gap > 5% of the median
+step, e.g. the data loader runs before the ``step`` range opens), each step is extended to the next
+step's start ("period" boundaries) and the last step, whose period is unknown, is incomplete.
+
+Classification (thresholds in ``Thresholds``): the first ``warmup_steps`` steps, and further leading
+steps slower than ``outlier_factor`` × median, are warm-up; an unterminated step, or a last step
+holding fewer than ``incomplete_step_kernel_frac`` of the median step's kernels, is incomplete.
+Both are excluded from the averages. Outliers (modified z-score > ``outlier_mad_k`` and at least
+``outlier_factor`` × median, or faster than median / ``outlier_factor``) stay **in** the averages —
+a checkpoint every N steps is a real cost — and are listed, with "periodic (every N steps)" when
+they recur at a fixed stride. All times are integer ns; ``*_ms`` properties are float ms.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.model.contracts import MISSING
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+STEP_NAME_RE = re.compile(
+    r"^\s*(?:profilerstep\s*#\s*\d+"
+    r"|(?:train(?:ing)?[ _\-.]?)?step(?:[ _#:\-]*\d+)?"
+    r"|(?:train(?:ing)?[ _\-.]?)?iter(?:ation)?(?:[ _#:\-]*\d+)?)\s*$",
+    re.IGNORECASE,
+)
+"""Built-in step range names (see module docstring)."""
+
+FRAMEWORK_RANGE_RE = re.compile(
+    r"^\s*(?:aten::|autograd::|c10d::|torch::|prim::|cudnn|cublas|nccl|cuda|cu[A-Z]|_|\[)")
+"""Ranges emitted by frameworks per op (PyTorch emit_nvtx ``aten::…``, NCCL calls, private
+autograd Functions ``_Foo``): never the head of a detected step cycle."""
+
+PERIOD_GAP_FRAC = 0.05
+"""Median gap between step ranges above 5% of the median step → period boundaries (the TB
+plugin's DataLoader 5% rule: anything that large outside the step would hide the loader)."""
+REPEAT_MIN_COUNT = 5
+"""Repeat detection needs ≥ 5 occurrences (≥ 3 analysable steps after warm-up and the last)."""
+REPEAT_MAX_SPREAD = 0.25
+"""Repeat detection: start-to-start spacing MAD ≤ 25% of its median counts as regular."""
+
+STEP_KINDS = ("warmup", "normal", "outlier", "incomplete", "unselected")
+
+
+@dataclass(frozen=True)
+class StepOutlier:
+    index: int
+    duration_ns: int
+    ratio_to_median: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class StepsResult:
+    """Detected steps (all of them, in time order) and their classification.
+
+    ``starts_ns``/``ends_ns``: int64 arrays, disjoint and sorted. ``kinds``: one of ``STEP_KINDS``
+    per step; steps with kind ``normal`` or ``outlier`` are *analysed* (they define the averages and
+    the analysed window).
+    """
+
+    source: str  # "nvtx:<family>" | "user:<name>" | "repeat:<name>"
+    range_name: str
+    boundary: str  # "range" | "period"
+    global_tid: int
+    starts_ns: np.ndarray
+    ends_ns: np.ndarray
+    kinds: tuple[str, ...]
+    kernel_counts: np.ndarray
+    payloads: np.ndarray
+    outliers: tuple[StepOutlier, ...] = ()
+    notes: tuple[tuple[str, str, str], ...] = ()  # (code, message, severity) for data quality
+    is_step_row: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)
+    """Boolean mask over the NVTX frame passed in: rows that are step ranges (not phases)."""
+
+    available = True
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def count(self) -> int:
+        return int(self.starts_ns.size)
+
+    @property
+    def durations_ns(self) -> np.ndarray:
+        return self.ends_ns - self.starts_ns
+
+    @property
+    def analysed_mask(self) -> np.ndarray:
+        k = np.asarray(self.kinds, dtype=object)
+        return (k == "normal") | (k == "outlier")
+
+    @property
+    def analysed_starts_ns(self) -> np.ndarray:
+        return self.starts_ns[self.analysed_mask]
+
+    @property
+    def analysed_ends_ns(self) -> np.ndarray:
+        return self.ends_ns[self.analysed_mask]
+
+    @property
+    def analysed_count(self) -> int:
+        return int(self.analysed_mask.sum())
+
+    @property
+    def analysed_durations_ns(self) -> np.ndarray:
+        return self.durations_ns[self.analysed_mask]
+
+    @property
+    def total_analysed_ns(self) -> int:
+        return int(self.analysed_durations_ns.sum())
+
+    @property
+    def mean_ms(self) -> float | None:
+        d = self.analysed_durations_ns
+        return float(d.mean()) / 1e6 if d.size else None
+
+    @property
+    def median_ms(self) -> float | None:
+        d = self.analysed_durations_ns
+        return float(np.median(d)) / 1e6 if d.size else None
+
+    def indices(self, kind: str) -> list[int]:
+        return [i for i, k in enumerate(self.kinds) if k == kind]
+
+    def to_json(self) -> dict:
+        d = self.analysed_durations_ns.astype(np.float64) / 1e6
+        stat = (lambda f: float(f(d)) if d.size else None)
+        return {
+            "available": True,
+            "count": self.count,
+            "analysed_count": self.analysed_count,
+            "source": self.source,
+            "range_name": self.range_name,
+            "boundary": self.boundary,
+            "mean_ms": stat(np.mean),
+            "median_ms": stat(np.median),
+            "p90_ms": stat(lambda x: np.percentile(x, 90)),
+            "max_ms": stat(np.max),
+            "min_ms": stat(np.min),
+            "warmup": self.indices("warmup"),
+            "incomplete": self.indices("incomplete"),
+            "outliers": [
+                {"index": o.index, "duration_ms": o.duration_ns / 1e6,
+                 "ratio_to_median": o.ratio_to_median, "reason": o.reason}
+                for o in self.outliers
+            ],
+            "per_step": [
+                {"index": i, "start_ns": int(s), "duration_ms": float(e - s) / 1e6, "kind": k}
+                for i, (s, e, k) in enumerate(zip(self.starts_ns.tolist(), self.ends_ns.tolist(),
+                                                  self.kinds))
+            ],
+        }
+
+
+# ------------------------------------------------------------------------------------ helpers
+_OP_SUFFIX_RE = r",\s*(?:op_id|seq|sequence_number)\s*=\s*\d+"
+
+
+def normalize_name(text: str) -> str:
+    """Grouping name of an NVTX range: ``, op_id = N`` / ``, seq = N`` suffixes stripped."""
+    return re.sub(_OP_SUFFIX_RE, "", str(text)).strip()
+
+
+def regex_hits(strings, pattern: str, *, ignore_case: bool = True, full: bool = False) -> np.ndarray:
+    """Boolean per string: ``pattern`` matches at the start (``full``: the whole string).
+
+    Vectorised in Arrow (RE2) — NVTX tables can hold a million distinct texts (``op_id`` suffixes);
+    falls back to Python ``re`` for patterns RE2 does not support.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = [str(x) for x in strings] if not isinstance(strings, pd.Index) else strings.astype(str)
+    anchored = f"^(?:{pattern})" + ("$" if full else "")
+    try:
+        hits = pc.match_substring_regex(pa.array(values, type=pa.string()), anchored,
+                                        ignore_case=ignore_case)
+        return np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        f = rx.fullmatch if full else rx.match
+        return np.fromiter((f(v) is not None for v in values), bool, len(values))
+
+
+def normalized_names(strings) -> pd.Index:
+    """``normalize_name`` of many strings at once (Arrow regex replace)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array([str(x) for x in strings], type=pa.string())
+    out = pc.utf8_trim_whitespace(pc.replace_substring_regex(arr, _OP_SUFFIX_RE, ""))
+    return pd.Index(out.to_pylist(), dtype=object)
+
+
+def normalized_categories(cat: pd.Series) -> pd.Index:
+    """``normalize_name`` of every category of a categorical column."""
+    return normalized_names(cat.cat.categories)
+
+
+def step_family(text: str) -> str:
+    """``train_step_12`` → ``train_step_N``; ``ProfilerStep#3`` → ``ProfilerStep#N``."""
+    t = str(text).strip()
+    m = re.search(r"\d+\s*$", t)
+    return (t[: m.start()] + "N") if m else t
+
+
+def _rows_of(cat: pd.Series, hit_per_category) -> np.ndarray:
+    """Boolean row mask from a boolean per category (codes −1 = missing → False)."""
+    hit = np.asarray(hit_per_category, dtype=bool)
+    codes = cat.cat.codes.to_numpy()
+    if hit.size == 0:
+        return np.zeros(codes.size, bool)
+    return (codes >= 0) & hit[np.maximum(codes, 0)]
+
+
+def _codes_matching(cat: pd.Series, rx: re.Pattern, *, full: bool = False) -> np.ndarray:
+    """Rows whose text matches ``rx`` (``match``, or ``fullmatch``), evaluated once per category."""
+    hits = regex_hits(cat.cat.categories, rx.pattern, ignore_case=bool(rx.flags & re.IGNORECASE),
+                      full=full)
+    return _rows_of(cat, hits)
+
+
+def _as_category(s: pd.Series) -> pd.Series:
+    return s if isinstance(s.dtype, pd.CategoricalDtype) else s.astype("category")
+
+
+def _launch_or_start(kernels: pd.DataFrame) -> np.ndarray:
+    """CPU-side time of each kernel's launch call; the GPU start where the call is missing."""
+    ls = kernels["launch_start_ns"].to_numpy(np.int64)
+    return np.where(ls != MISSING, ls, kernels["start_ns"].to_numpy(np.int64))
+
+
+def _disjoint(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Mask keeping ranges that start after every earlier range ended (drops nested/overlaps)."""
+    if starts.size == 0:
+        return np.zeros(0, bool)
+    prev_end = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(ends)[:-1]))
+    return (starts >= prev_end) & (ends > starts)
+
+
+# ---------------------------------------------------------------------------------- detection
+def _user_rows(nvtx: pd.DataFrame, name: str) -> np.ndarray:
+    text = _as_category(nvtx["text"])
+    exact = _rows_of(text, text.cat.categories.astype(str) == name)
+    if exact.any():
+        return exact
+    try:
+        rx = re.compile(name, re.IGNORECASE)
+    except re.error:
+        return exact
+    return _codes_matching(text, rx, full=True)
+
+
+def _named_step_rows(nvtx: pd.DataFrame) -> tuple[np.ndarray, str]:
+    """Rows of the chosen built-in step family, and the family's display name."""
+    text = _as_category(nvtx["text"])
+    is_step = _codes_matching(text, STEP_NAME_RE)
+    if not is_step.any():
+        return is_step, ""
+    codes = text.cat.codes.to_numpy()[is_step]
+    used = np.unique(codes)  # the few step-like categories
+    fam_of_code = dict(zip(used.tolist(), (step_family(str(text.cat.categories[c])) for c in used)))
+    fam = pd.Series(codes).map(fam_of_code).to_numpy(object)
+    dur = (nvtx["end_ns"].to_numpy() - nvtx["start_ns"].to_numpy())[is_step]
+    stats = pd.DataFrame({"fam": fam, "dur": dur}).groupby("fam", sort=True)["dur"].agg(["size", "sum"])
+    stats["profiler"] = [f.lower().startswith("profilerstep") for f in stats.index]
+    stats = stats.sort_values(["profiler", "size", "sum"], ascending=False, kind="stable")
+    chosen = str(stats.index[0])
+    rows = is_step.copy()
+    rows[is_step] = fam == chosen
+    return rows, chosen
+
+
+def _repeat_steps(nvtx: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, str] | None:
+    """Detect a repeating cycle of top-level NVTX ranges on one thread → (starts, ends, tid, head).
+
+    Only top-level ranges of a thread are considered (a range nested in another on the same thread
+    is part of something bigger). A name qualifies with ≥ ``REPEAT_MIN_COUNT`` non-overlapping
+    occurrences whose start-to-start spacing is regular (MAD ≤ ``REPEAT_MAX_SPREAD`` × median, no
+    spacing over 3 × median). The longest period wins (steps, not the layers inside them); among
+    names at that period a data-loading name (the head of a training iteration) is preferred, then
+    the name that occurs first.
+    """
+    if len(nvtx) < REPEAT_MIN_COUNT:
+        return None
+    text = _as_category(nvtx["text"])
+    group_names = normalized_categories(text)
+    uniq = pd.Index(pd.unique(group_names)).sort_values()
+    codes = text.cat.codes.to_numpy()
+    df = pd.DataFrame({
+        "tid": nvtx["global_tid"].to_numpy(np.int64),
+        "start": nvtx["start_ns"].to_numpy(np.int64),
+        "end": nvtx["end_ns"].to_numpy(np.int64),
+        "name": uniq.get_indexer(group_names)[codes],
+    })
+    framework = regex_hits(uniq, FRAMEWORK_RANGE_RE.pattern, ignore_case=False)
+    df = df[df["end"] > df["start"]]
+    # top level per thread: sorted by (tid, start, longest first), not inside an earlier range
+    df = df.assign(neg_end=-df["end"]).sort_values(["tid", "start", "neg_end"], kind="stable")
+    prev_max = df.groupby("tid", sort=False)["end"].transform(lambda e: e.cummax().shift())
+    df = df[~(df["end"] <= prev_max)]
+    if len(df) < REPEAT_MIN_COUNT:
+        return None
+    df = df.sort_values(["tid", "name", "start"], kind="stable")
+    keys = [df["tid"], df["name"]]
+    g = df.groupby(keys, sort=False)
+    df = df.assign(gap=g["start"].diff(), prev_end=g["end"].shift())
+    stats = df.groupby(["tid", "name"], sort=False).agg(
+        n=("start", "size"), first=("start", "min"), period=("gap", "median"), max_gap=("gap", "max"))
+    stats["overlaps"] = (df["prev_end"] > df["start"]).groupby(keys, sort=False).sum()
+    dev = (df["gap"] - df.groupby(keys, sort=False)["gap"].transform("median")).abs()
+    stats["mad"] = dev.groupby(keys, sort=False).median()
+    user_name = ~framework[stats.index.get_level_values(1).to_numpy()]
+    ok = ((stats["n"] >= REPEAT_MIN_COUNT) & (stats["overlaps"] == 0) & (stats["period"] > 0)
+          & (stats["mad"] <= REPEAT_MAX_SPREAD * stats["period"])
+          & (stats["max_gap"] <= 3 * stats["period"]) & user_name)
+    cand = stats[ok]
+    if cand.empty:
+        return None
+    longest = cand["period"].max()
+    cand = cand[cand["period"] >= 0.95 * longest].copy()
+    from nsys_diag.analyses.phases import canonical_phase  # lazy: phases imports this module
+
+    cand["is_data"] = [canonical_phase(str(uniq[n])) == "data" for _, n in cand.index]
+    cand = cand.sort_values(["is_data", "first"], ascending=[False, True], kind="stable")
+    tid, name_code = cand.index[0]
+    heads = np.sort(df.loc[(df["tid"] == tid) & (df["name"] == name_code), "start"].to_numpy())
+    on_thread = df[df["tid"] == tid]
+    last_end = int(on_thread.loc[on_thread["start"] >= heads[-1], "end"].max())
+    ends = np.append(heads[1:], max(last_end, int(heads[-1]) + 1)).astype(np.int64)
+    return heads.astype(np.int64), ends, int(tid), str(uniq[name_code])
+
+
+# ------------------------------------------------------------------------------------ analysis
+def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: AnalyzeOptions | None = None,
+                  th: Thresholds | None = None) -> StepsResult | Unavailable:
+    """Find the steps of one process (``nvtx``/``kernels`` already restricted to it)."""
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
+    hint = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
+            "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
+            "--step-range NAME")
+    if len(nvtx) == 0:
+        return Unavailable("no NVTX ranges in the trace, so steps cannot be found",
+                           "capture with `nsys profile -t cuda,nvtx` and " + hint)
+    notes: list[tuple[str, str, str]] = []
+    starts_all = nvtx["start_ns"].to_numpy(np.int64)
+    ends_all = nvtx["end_ns"].to_numpy(np.int64)
+    closed_all = nvtx["closed"].to_numpy(bool)
+    tids_all = nvtx["global_tid"].to_numpy(np.int64)
+    payload_all = nvtx["payload"].to_numpy(np.float64)
+    boundary = "range"
+    is_step_row = np.zeros(len(nvtx), bool)
+
+    if options.step_range:
+        rows = _user_rows(nvtx, options.step_range)
+        if not rows.any():
+            top = _as_category(nvtx["text"]).value_counts().head(5)
+            names = ", ".join(f"{n!s} ({c})" for n, c in top.items())
+            return Unavailable(f"no NVTX range matches --step-range {options.step_range!r}",
+                               f"most frequent NVTX ranges: {names}")
+        source, range_name = f"user:{options.step_range}", options.step_range
+    else:
+        rows, fam = _named_step_rows(nvtx)
+        source, range_name = f"nvtx:{fam}", fam
+
+    if rows.any():
+        tid = int(pd.Series(tids_all[rows]).mode().iloc[0])
+        rows &= tids_all == tid
+        idx = np.flatnonzero(rows)
+        idx = idx[np.argsort(starts_all[idx], kind="stable")]
+        keep = _disjoint(starts_all[idx], ends_all[idx])
+        idx = idx[keep]
+        is_step_row[np.flatnonzero(rows)] = True
+        starts, ends = starts_all[idx], ends_all[idx]
+        closed, payloads = closed_all[idx], payload_all[idx]
+        if starts.size >= 3:
+            gaps = starts[1:] - ends[:-1]
+            med_dur = float(np.median(ends - starts))
+            if float(np.median(gaps)) > PERIOD_GAP_FRAC * med_dur:
+                boundary = "period"
+                ends = np.append(starts[1:], ends[-1]).astype(np.int64)
+                notes.append(("step_gaps", f"step ranges leave {np.median(gaps) / 1e6:.3g} ms "
+                              "between consecutive steps (median); each step was extended to the "
+                              "next step's start so that time is analysed", "info"))
+    else:
+        if options.step_range:
+            return Unavailable("no usable step ranges", hint)  # pragma: no cover - guarded above
+        rep = _repeat_steps(nvtx)
+        if rep is None:
+            return Unavailable("no NVTX range looks like a training step and no repeating "
+                               "NVTX pattern was found", hint)
+        starts, ends, tid, head = rep
+        source, range_name = f"repeat:{head}", head
+        closed = np.ones(starts.size, bool)
+        payloads = np.full(starts.size, np.nan)
+        notes.append(("steps_from_repeat", f"no step ranges: steps were inferred from the repeating "
+                      f"NVTX range {head!r} (lower confidence)", "warning"))
+
+    n = starts.size
+    # kernels per step (by launch time, CPU side)
+    if len(kernels):
+        which = iv.containing_interval(_launch_or_start(kernels), starts, ends)
+        kcount = np.bincount(which[which >= 0], minlength=n).astype(np.int64)
+    else:
+        kcount = np.zeros(n, np.int64)
+
+    kinds = np.array(["normal"] * n, dtype=object)
+    dur = ends - starts
+    kinds[~closed] = "incomplete"
+    if boundary == "period" and n:
+        kinds[-1] = "incomplete"
+    if source.startswith("repeat") and n >= 3:
+        if dur[-1] < 0.8 * np.median(dur[:-1]):
+            kinds[-1] = "incomplete"
+    if n >= 2 and kcount[:-1].size and np.median(kcount[:-1]) > 0:
+        if kcount[-1] < th.incomplete_step_kernel_frac * np.median(kcount[:-1]):
+            kinds[-1] = "incomplete"
+    if any(k == "incomplete" for k in kinds):
+        notes.append(("incomplete_steps", f"{int((kinds == 'incomplete').sum())} incomplete "
+                      "step(s) (unterminated or cut by the capture) excluded from averages",
+                      "info"))
+
+    if options.steps is not None:
+        first, last = options.steps
+        sel = np.zeros(n, bool)
+        sel[max(first, 0): (last + 1 if last is not None and last >= 0 else n)] = True
+        kinds[~sel & (kinds != "incomplete")] = "unselected"
+    else:
+        complete = np.flatnonzero(kinds == "normal")
+        if complete.size >= th.warmup_steps + 2:
+            kinds[complete[: th.warmup_steps]] = "warmup"
+            rest = complete[th.warmup_steps:]
+            med = float(np.median(dur[rest]))
+            for i in rest:  # a handful of leading steps at most; stops at the first fast one
+                if dur[i] > th.outlier_factor * med and (kinds[: i] != "normal").all():
+                    kinds[i] = "warmup"
+                else:
+                    break
+        elif complete.size == 1:
+            notes.append(("single_step", "only one complete step: warm-up effects are included "
+                          "and no step statistics are possible", "warning"))
+
+    normal = np.flatnonzero(kinds == "normal")
+    if normal.size == 0:
+        return Unavailable("no complete step to analyse (every step is unterminated, cut or "
+                           "outside --steps)", hint)
+    outliers: list[StepOutlier] = []
+    if normal.size >= 3:
+        d = dur[normal].astype(np.float64)
+        med = float(np.median(d))
+        mad = float(np.median(np.abs(d - med)))
+        if mad > 0:
+            z = 0.6745 * (d - med) / mad
+        else:  # perfectly regular steps: any deviation is "infinitely" unusual; the ratio decides
+            z = np.where(d > med, np.inf, np.where(d < med, -np.inf, 0.0))
+        ratio = d / med if med > 0 else np.ones_like(d)
+        slow = (z > th.outlier_mad_k) & (ratio >= th.outlier_factor)
+        fast = (z < -th.outlier_mad_k) & (ratio <= 1.0 / th.outlier_factor)
+        slow_idx = normal[slow]
+        periodic = ""
+        if slow_idx.size >= 2:
+            strides = np.diff(slow_idx)
+            if np.all(strides == strides[0]):
+                periodic = f"periodic (every {int(strides[0])} steps)"
+        for i, r, is_slow in zip(normal[slow | fast], ratio[slow | fast], slow[slow | fast]):
+            reason = (periodic or "slow step") if is_slow else "fast step"
+            outliers.append(StepOutlier(int(i), int(dur[i]), float(r), reason))
+            kinds[i] = "outlier"
+
+    return StepsResult(
+        source=source, range_name=range_name, boundary=boundary, global_tid=int(tid),
+        starts_ns=starts.astype(np.int64), ends_ns=ends.astype(np.int64),
+        kinds=tuple(str(k) for k in kinds), kernel_counts=kcount, payloads=payloads,
+        outliers=tuple(outliers), notes=tuple(notes), is_step_row=is_step_row,
+    )

@@ -1,0 +1,386 @@
+"""Run every analysis on a bundle: ``run_suite(bundle, options, th) -> AnalysisSuite``.
+
+A file holding several processes (e.g. one per rank) is analysed **per process**: each process
+gets its own steps, window, phases, utilization, gaps, kernels … and verdict. The headline (what
+the top of every report shows) is the slowest process: the largest mean step time, or — without
+steps — the one with the most GPU compute time. Processes analysed: those with GPU work (kernels,
+copies); when none has any, those with NVTX ranges; when there is nothing, the whole bundle once
+(which then yields ``insufficient_data``).
+
+Each analysis is called explicitly here (no registry). Data an analysis needs but the export lacks
+gives ``Unavailable(reason, hint)``; unexpected exceptions are not swallowed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses import data_quality as dq
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.busy import Window, choose_window, device_busy
+from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization
+from nsys_diag.analyses.phases import analyze_phases
+from nsys_diag.analyses.steps import analyze_steps
+from nsys_diag.analyses.throughput import analyze_throughput
+from nsys_diag.analyses.timeline import build_timeline
+from nsys_diag.analyses.verdict import Verdict, VerdictInputs, diagnose
+from nsys_diag.model.bundle import TraceBundle
+from nsys_diag.model.errors import UsageError
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
+"""Frames split by ``global_pid``."""
+ROOFLINE_MIN_MATCHED = 0.5
+"""The ncu roofline feeds the verdict only when its kernels match ≥ 50% of the timeline's kernel
+time (an ncu capture of another program, or of a few kernels, must not decide)."""
+
+
+@dataclass
+class ProcessAnalysis:
+    """Every analysis result for one process (``global_pid`` -1: the whole bundle)."""
+
+    global_pid: int
+    pid: int
+    name: str
+    devices: tuple[int, ...]
+    window: Window
+    steps: object
+    phases: object
+    utilization: object
+    gaps: object
+    kernels: object
+    tensor_cores: object
+    transfers: object
+    gpu_metrics: object
+    throughput: object
+    communication: object
+    memory: object
+    timeline: object
+    verdict: Verdict
+    verdict_inputs: VerdictInputs
+    data_quality: list = field(default_factory=list)
+    roofline: object = None
+
+    def summary(self) -> dict:
+        """One row of the per-process table."""
+        steps_ok = getattr(self.steps, "available", False)
+        util = self.utilization
+        return {
+            "pid": int(self.pid), "name": self.name, "devices": list(self.devices),
+            "steps_count": self.steps.count if steps_ok else 0,
+            "steps_mean_ms": self.steps.mean_ms if steps_ok else None,
+            "steps_median_ms": self.steps.median_ms if steps_ok else None,
+            "utilization": util.utilization if getattr(util, "available", False) and util.per_device else None,
+            "window_ms": self.window.duration_ns / 1e6,
+            "verdict_code": self.verdict.code,
+            "headline": self.verdict.headline,
+            "confidence": self.verdict.confidence,
+        }
+
+
+@dataclass
+class AnalysisSuite:
+    processes: tuple[ProcessAnalysis, ...]
+    headline_index: int
+    gpus: list
+    roofline: object
+    data_quality: list
+    capture_hints: list
+    thresholds: Thresholds
+    options: AnalyzeOptions
+    skipped_processes: list = field(default_factory=list)
+
+    @property
+    def headline(self) -> ProcessAnalysis:
+        return self.processes[self.headline_index]
+
+
+# ------------------------------------------------------------------------------------ helpers
+def _optional(module: str, func: str):
+    """The analysis function, or None if its module is not part of this build."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(f"nsys_diag.analyses.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"nsys_diag.analyses.{module}":
+            return None
+        raise
+    return getattr(mod, func)
+
+
+def _missing_module(module: str) -> Unavailable:
+    return Unavailable(f"the {module} analysis is not part of this build", "")
+
+
+def _gpu_list(bundle: TraceBundle) -> list[dict]:
+    """trace.gpus: the GPUs table plus any device id seen in GPU work but absent from it."""
+    g = bundle.gpus
+    rows = {}
+    for r in g.to_dict("records"):  # one row per GPU
+        cc = f"{r['cc_major']}.{r['cc_minor']}" if r["cc_major"] >= 0 else None
+        bw = r["memory_bandwidth_bytes_per_s"]
+        rows[int(r["device_id"])] = {
+            "id": int(r["device_id"]), "name": str(r["name"]) or f"GPU {int(r['device_id'])}",
+            "sm_count": int(r["sm_count"]) if r["sm_count"] >= 0 else None,
+            "memory_bytes": int(r["total_memory_bytes"]) if r["total_memory_bytes"] >= 0 else None,
+            "memory_bandwidth_bytes_per_s": float(bw) if bw == bw else None,
+            "compute_capability": cc}
+    for f in (bundle.kernels, bundle.memcpy, bundle.memset):
+        for d in pd.unique(f["device_id"]):
+            d = int(d)
+            if d not in rows:
+                rows[d] = {"id": d, "name": f"GPU {d}", "sm_count": None, "memory_bytes": None,
+                           "memory_bandwidth_bytes_per_s": None, "compute_capability": None}
+    return [rows[k] for k in sorted(rows)]
+
+
+def _select_device(bundle: TraceBundle, device: int | None) -> TraceBundle:
+    if device is None:
+        return bundle
+    present = sorted({int(d) for f in (bundle.kernels, bundle.memcpy, bundle.memset)
+                      for d in pd.unique(f["device_id"])})
+    if present and device not in present:
+        raise UsageError(f"--device {device}: no GPU activity on that device "
+                         f"(devices with activity: {', '.join(map(str, present))})")
+    import dataclasses
+
+    frames = {}
+    for name in ("kernels", "memcpy", "memset", "sync", "gpu_metrics", "gpu_memory", "gpus"):
+        f = getattr(bundle, name)
+        frames[name] = f.loc[f["device_id"].to_numpy() == device].reset_index(drop=True)
+    return dataclasses.replace(bundle, **frames)
+
+
+def _process_ids(bundle: TraceBundle) -> list[int]:
+    gpu = set()
+    for f in (bundle.kernels, bundle.memcpy, bundle.memset):
+        gpu.update(int(p) for p in pd.unique(f["global_pid"]))
+    if gpu:
+        return sorted(gpu)
+    nv = sorted(int(p) for p in pd.unique(bundle.nvtx["global_pid"]))
+    return nv or [-1]
+
+
+def _split(df: pd.DataFrame, gpid: int) -> pd.DataFrame:
+    if gpid == -1:
+        return df
+    return df.loc[df["global_pid"].to_numpy() == gpid].reset_index(drop=True)
+
+
+def _in_window(df: pd.DataFrame, w: Window) -> pd.DataFrame:
+    s = df["start_ns"].to_numpy(np.int64)
+    e = df["end_ns"].to_numpy(np.int64)
+    return df.loc[(s < w.end_ns) & (e > w.start_ns)].reset_index(drop=True)
+
+
+def _explain_outliers(steps, phases):
+    """Outlier reasons name the phase that grew the most in that step (e.g. save_checkpoint)."""
+    if not getattr(steps, "available", False) or not steps.outliers or \
+            not getattr(phases, "available", False):
+        return steps
+    import dataclasses
+
+    out = []
+    for o in steps.outliers:  # a handful of outlier steps
+        ph = phases.dominant_excess_phase(o.index)
+        out.append(dataclasses.replace(o, reason=f"{o.reason}: {ph}") if ph else o)
+    return dataclasses.replace(steps, outliers=tuple(out))
+
+
+def _tensor_counters(roofline) -> dict | None:
+    share = getattr(roofline, "tensor_core_share_by_time", None)
+    if getattr(roofline, "available", False) and share is not None:
+        return {"tensor_core_share_by_time": float(share), "source": "ncu"}
+    return None
+
+
+# ----------------------------------------------------------------------------------- process
+def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th: Thresholds,
+                    *, roofline=None) -> ProcessAnalysis:
+    f = {name: _split(getattr(bundle, name), gpid) for name in PROCESS_FRAMES}
+    kernels, memcpy, memset = f["kernels"], f["memcpy"], f["memset"]
+    pid, pname = -1, ""
+    if gpid != -1:
+        pid = int(gpid >> 24) & 0xFFFFFF
+        pr = bundle.processes.loc[bundle.processes["global_pid"].to_numpy() == gpid]
+        if len(pr):
+            pid, pname = int(pr["pid"].iloc[0]), str(pr["name"].iloc[0])
+    devices = tuple(sorted({int(d) for x in (kernels, memcpy, memset)
+                            for d in pd.unique(x["device_id"])}))
+
+    steps = analyze_steps(f["nvtx"], kernels, options=options, th=th)
+    window = choose_window(steps, kernels, memcpy, memset, user_window=options.window_ns,
+                           capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
+    wt = (window.start_ns, window.end_ns)
+    busy = device_busy(kernels, memcpy, memset, window, list(devices))
+    phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
+    steps = _explain_outliers(steps, phases)
+    util = analyze_utilization(busy, window, bundle.gpus)
+    if devices and window.duration_ns > 0:
+        gaps = analyze_gaps(busy, kernels, f["api"], f["sync"], phases, window, th=th)
+    else:
+        gaps = Unavailable("no GPU activity to find gaps in",
+                           "capture CUDA with `nsys profile -t cuda`")
+
+    k_win = _in_window(kernels, window) if len(kernels) else kernels
+    fn = _optional("kernels", "analyze_kernels")
+    kres = fn(k_win, th=th, max_rows=options.max_rows) if fn else _missing_module("kernels")
+    metrics_p = bundle.gpu_metrics
+    if devices and len(metrics_p):
+        metrics_p = metrics_p.loc[np.isin(metrics_p["device_id"].to_numpy(), devices)]
+    roof_p = roofline
+    if getattr(roofline, "available", False):
+        join = _optional("ncu_join", "join_roofline_to_timeline")
+        if join is not None:
+            roof_p = join(roofline, k_win)
+            if not getattr(roof_p, "available", False):
+                roof_p = roofline  # nothing to weight with: keep ncu's own time weights
+    fn = _optional("tensor_cores", "analyze_tensor_cores")
+    tc = (fn(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p)) if fn
+          else _missing_module("tensor_cores"))
+    fn = _optional("transfers", "analyze_transfers")
+    transfers = (fn(memcpy, memset, bundle.gpus, th=th, window=wt)
+                 if fn else _missing_module("transfers"))
+    fn = _optional("gpu_metrics", "analyze_gpu_metrics")
+    pw = phases.phase_windows() if getattr(phases, "available", False) else None
+    gm = fn(metrics_p, pw, th=th, window=wt) if fn else _missing_module("gpu_metrics")
+    steps_total = steps.total_analysed_ns if getattr(steps, "available", False) else window.duration_ns
+    fn = _optional("communication", "analyze_communication")
+    comm = (fn(k_win, window=wt, step_time_ns_total=steps_total, th=th) if fn
+            else _missing_module("communication"))
+    fn = _optional("memory", "analyze_memory")
+    mem_frame = bundle.gpu_memory
+    if pid != -1 and len(mem_frame):
+        mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
+    memory = fn(mem_frame, bundle.gpus, th=th) if fn else _missing_module("memory")
+    throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
+    timeline = build_timeline(steps, phases, busy, window)
+
+    quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
+                                 profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
+    vin = verdict_inputs(bundle, steps=steps, phases=phases, util=util, gaps=gaps, kernels=kres,
+                         tensor_cores=tc, gpu_metrics=gm, communication=comm, memory=memory,
+                         roofline=roof_p, window=window, quality=quality, has_kernels=len(k_win) > 0)
+    verdict = diagnose(vin, th)
+    return ProcessAnalysis(
+        global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
+        phases=phases, utilization=util, gaps=gaps, kernels=kres, tensor_cores=tc,
+        transfers=transfers, gpu_metrics=gm, throughput=throughput, communication=comm,
+        memory=memory, timeline=timeline, verdict=verdict, verdict_inputs=vin,
+        data_quality=quality, roofline=roof_p)
+
+
+def _get(result, key, default=None):
+    """A value from a result's JSON (robust to how each analysis names its fields)."""
+    if not getattr(result, "available", False):
+        return default
+    j = result.to_json()
+    return j.get(key, default) if isinstance(j, dict) else default
+
+
+def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
+                   communication, memory, roofline, window, quality, has_kernels) -> VerdictInputs:
+    steps_ok = getattr(steps, "available", False)
+    phases_ok = getattr(phases, "available", False)
+    phase_share, phase_ms = {}, {}
+    if phases_ok:
+        for r in phases.rows:  # ≤ 22 rows
+            phase_share[r.canonical] = phase_share.get(r.canonical, 0.0) + r.share
+            phase_ms[r.canonical] = phase_ms.get(r.canonical, 0.0) + r.mean_ms
+    gap_share = {}
+    if getattr(gaps, "available", False):
+        gap_share = {c: gaps.cause_share(c) for c in ("transfer", "sync", "input", "overhead",
+                                                        "launch", "other")}
+    cat_share = {}
+    small = 0.0
+    if getattr(kernels, "available", False):
+        cat_share = {str(r["category"]): float(r["share"]) for r in kernels.categories.to_dict("records")}
+        small = float(kernels.small_fraction or 0.0)
+    overall = (_get(gpu_metrics, "overall") or {})
+    metrics = {k: overall.get(k) for k in ("sm_active", "tensor_active", "dram_bandwidth")
+               if overall.get(k) is not None} or None
+    tc_ok = getattr(tensor_cores, "available", False)
+    non_tc = tuple((k.get("name", ""), k.get("share")) for k in
+                   (getattr(tensor_cores, "non_tc_gemm_kernels", ()) or ())) if tc_ok else ()
+    comm_share = None
+    if getattr(communication, "available", False) and communication.per_device:
+        comm_share = communication.exposed_share_of_step
+        if comm_share is None:
+            comm_share = communication.exposed_share
+    mem_peak = getattr(memory, "max_peak_share", None) if getattr(memory, "available", False) else None
+    roof_mem = roof_conf = None
+    matched = getattr(roofline, "matched_share", None)  # joined to the timeline: how much matched
+    if getattr(roofline, "available", False) and (matched is None or matched >= ROOFLINE_MIN_MATCHED):
+        tw = getattr(roofline, "time_weighted", {}) or {}
+        roof_mem = tw.get("memory_bound")
+        roof_conf = getattr(roofline, "confidence", None)
+    missing = []
+    if not bundle.has_cuda:
+        missing.append("the export holds no CUDA kernels or copies")
+    elif not has_kernels:
+        missing.append("no CUDA kernel ran in the analysed window")
+    if not bundle.has_nvtx:
+        missing.append("no NVTX ranges (steps and phases cannot be found)")
+    return VerdictInputs(
+        has_kernels=bool(has_kernels),
+        window_ms=window.duration_ns / 1e6,
+        step_ms=steps.mean_ms if steps_ok else None,
+        steps_source=steps.source if steps_ok else None,
+        utilization=util.utilization if util.per_device else 0.0,
+        copy_only_share=util.copy_only_share if util.per_device else 0.0,
+        gap_share=gap_share,
+        phase_share=phase_share, phase_ms=phase_ms,
+        has_backward="backward" in phase_ms and phase_ms["backward"] > 0,
+        small_kernel_frac=small,
+        category_share=cat_share,
+        tc_share_of_kernel_time=getattr(tensor_cores, "share_of_kernel_time", None) if tc_ok else None,
+        non_tc_gemm_share=getattr(tensor_cores, "non_tc_gemm_share", None) if tc_ok else None,
+        non_tc_gemm_kernels=non_tc,
+        tc_confidence=getattr(tensor_cores, "confidence", None) if tc_ok else None,
+        metrics=metrics,
+        roofline_memory_share=roof_mem, roofline_confidence=roof_conf,
+        comm_exposed_share=comm_share,
+        memory_peak_share=mem_peak,
+        data_warnings=sum(1 for q in quality if q.severity == "warning"),
+        capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
+        missing=tuple(missing),
+    )
+
+
+# ------------------------------------------------------------------------------------- suite
+def _headline_index(procs: list[ProcessAnalysis]) -> int:
+    with_steps = [i for i, p in enumerate(procs) if getattr(p.steps, "available", False)
+                  and p.steps.mean_ms is not None]
+    if with_steps:
+        return max(with_steps, key=lambda i: procs[i].steps.mean_ms)
+    def compute(p):
+        u = p.utilization
+        return sum(d.compute_ns for d in u.per_device) if getattr(u, "available", False) else 0
+    return max(range(len(procs)), key=lambda i: compute(procs[i]))
+
+
+def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
+              th: Thresholds | None = None) -> AnalysisSuite:
+    """All analyses, per process, plus the file-level ones (ncu roofline, data quality)."""
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
+    bundle = _select_device(bundle, options.device)
+    roofline = None
+    if bundle.has_ncu:
+        fn = _optional("roofline", "analyze_roofline")
+        roofline = fn(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th) if fn \
+            else _missing_module("roofline")
+    procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
+             for gpid in _process_ids(bundle)]  # one per process (rank)
+    head = _headline_index(procs)
+    if roofline is not None and getattr(roofline, "available", False):
+        roofline = procs[head].roofline
+    quality = dq.from_load_warnings(bundle.warnings)
+    return AnalysisSuite(
+        processes=tuple(procs), headline_index=head, gpus=_gpu_list(bundle), roofline=roofline,
+        data_quality=quality, capture_hints=dq.capture_hints(bundle), thresholds=th,
+        options=options)

@@ -1,0 +1,76 @@
+"""Binned timeline strips for the report: the representative (median) step and the worst step.
+
+Each strip has the CPU phase row (exclusive phase instances) and, per GPU, the fraction of each
+bin covered by kernels (``busy``) and by copies (``copy``), 0..1. All strips share one bin width,
+chosen so that the longest strip has at most ``MAX_BINS`` bins. Without steps, one strip covers the
+analysed window (label ``window``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.busy import DeviceBusy, Window
+
+MAX_BINS = 200
+
+
+@dataclass(frozen=True)
+class TimelineResult:
+    bin_ns: int
+    strips: tuple[dict, ...]
+
+    available = True
+
+    def to_json(self) -> dict:
+        return {"available": True, "bin_ns": self.bin_ns, "max_bins": MAX_BINS,
+                "strips": list(self.strips)}
+
+
+def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> list[dict]:
+    n = max(int(np.ceil((end - start) / bin_ns)), 1)
+    bs = start + np.arange(n, dtype=np.int64) * bin_ns
+    be = np.minimum(bs + bin_ns, end)
+    width = np.maximum(be - bs, 1).astype(np.float64)
+    out = []
+    for d, b in sorted(busy.items()):  # handful of devices
+        comp = iv.covered_length_per_window(b.compute_starts, b.compute_ends, bs, be) / width
+        copy = iv.covered_length_per_window(b.copy_starts, b.copy_ends, bs, be) / width
+        out.append({"device_id": int(d), "busy": np.round(comp, 4).tolist(),
+                    "copy": np.round(copy, 4).tolist()})
+    return out
+
+
+def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window) -> TimelineResult | None:
+    """Strips for the representative and worst analysed steps (or the window)."""
+    picks: list[tuple[str, int | None, int, int]] = []
+    if getattr(steps, "available", False) and steps.analysed_count:
+        idx = np.flatnonzero(steps.analysed_mask)
+        dur = steps.durations_ns[idx]
+        med = np.median(dur)
+        rep = int(idx[int(np.argmin(np.abs(dur - med)))])
+        worst = int(idx[int(np.argmax(dur))])
+        picks.append(("representative", rep, int(steps.starts_ns[rep]), int(steps.ends_ns[rep])))
+        if worst != rep:
+            picks.append(("worst", worst, int(steps.starts_ns[worst]), int(steps.ends_ns[worst])))
+    elif window.duration_ns > 0:
+        picks.append(("window", None, window.start_ns, window.end_ns))
+    if not picks:
+        return None
+    bin_ns = max(int(np.ceil(max(e - s for _, _, s, e in picks) / MAX_BINS)), 1)
+    strips = []
+    for label, step_index, s, e in picks:  # ≤ 2 strips
+        ph = []
+        if getattr(phases, "available", False) and step_index is not None:
+            m = phases.inst_step == step_index
+            for a, b_, r in zip(phases.inst_starts_ns[m].tolist(), phases.inst_ends_ns[m].tolist(),
+                                phases.inst_row[m].tolist()):  # phase instances of one step
+                row = phases.rows[r]
+                ph.append({"name": row.name, "canonical": row.canonical, "start_ns": int(a),
+                           "end_ns": int(b_)})
+        strips.append({"label": label, "step_index": step_index, "start_ns": int(s),
+                       "end_ns": int(e), "duration_ms": (e - s) / 1e6, "phases": ph,
+                       "devices": _bins(busy, s, e, bin_ns)})
+    return TimelineResult(bin_ns, tuple(strips))

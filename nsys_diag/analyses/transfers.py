@@ -1,0 +1,300 @@
+"""Memory transfers: H2D/D2H/D2D/P2P volume, time, achieved vs expected bandwidth, bad patterns.
+
+Definitions (GB = 1e9 bytes, so GB/s = bytes/ns)
+-----------------------------------------------
+* ``count`` = Σ ``copy_count`` (batched-memcpy rows fold several copies); ``rows`` = memcpy rows.
+* ``time_ms`` = Σ copy durations; ``busy_ms`` = union of the copy intervals (concurrent copies
+  counted once, per device then summed).
+* ``gb_per_s`` = bytes / Σ durations (per-copy rate, as nsys ``cuda_gpu_mem_*`` reports);
+  ``gb_per_s_busy`` = bytes / busy time (aggregate rate while copies ran).
+* ``expected_gb_per_s``: practical peak of the link the copy crosses — see ``link_for_gpu``.
+* Pageable copies: source or destination is pageable host memory — the driver stages them through
+  a pinned buffer and the call is synchronous for the host (nsys rule ``cuda_memcpy_async`` flags
+  the async ones). ``sync_copies``: launched by a non-``Async`` memcpy API (``cudaMemcpy``,
+  ``cudaMemcpy2D``, ``cuMemcpyHtoD`` …: nsys rule ``cuda_memcpy_sync``); ``sync_memsets`` likewise
+  (``cuda_memset_sync``). Copies whose launching call is not in the export are not counted.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses._jsonsafe import fnum, ns_to_ms, ratio
+from nsys_diag.analyses.kernels import filter_window
+from nsys_diag.model.thresholds import Thresholds
+
+KINDS = ("H2D", "D2H", "D2D", "P2P")
+"""Copy kinds always reported (others, e.g. H2H, are added when present)."""
+
+# ---- link peaks ----------------------------------------------------------------------------------
+# PCIe x16 per direction, nominal: Gen3 15.75 GB/s, Gen4 31.5, Gen5 63, Gen6 121 (PCI-SIG: 8, 16,
+# 32, 64 GT/s per lane, 128b/130b encoding for Gen3-5, FLIT for Gen6). NVIDIA datasheets quote the
+# bidirectional figure: V100 PCIe "32 GB/s", A100 "PCIe Gen4: 64 GB/s", H100/H200 "PCIe Gen5:
+# 128 GB/s", B300 "PCIe Gen6: 256 GB/s". Pinned cudaMemcpy reaches ≈ 80% of nominal in practice
+# (bandwidthTest: ≈ 12-13 GB/s Gen3, ≈ 25 Gen4, ≈ 50 Gen5), which is what we expect.
+_PCIE_PRACTICAL_GBPS = {3: 12.5, 4: 25.0, 5: 50.0, 6: 100.0}
+_PCIE_NOMINAL_GBPS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+# NVLink per GPU per direction, nominal (datasheets, total bidirectional / 2): V100 SXM2 300 GB/s
+# → 150; A100 SXM4 600 → 300; H100/H200 SXM5 900 → 450; B200/B300 NVLink5 1.8 TB/s → 900.
+# Grace-Hopper/Blackwell superchips reach the CPU over NVLink-C2C (900 GB/s total → 450).
+_NVLINK_GBPS = {7: 150.0, 8: 300.0, 9: 450.0, 10: 900.0}
+_C2C_GBPS = 450.0
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """Expected host and peer links for one GPU model (practical GB/s; None when unknown)."""
+
+    host_link: str
+    host_gb_per_s: float | None
+    peer_link: str
+    peer_gb_per_s: float | None
+    assumption: str
+
+
+def _pcie_gen(name: str, cc_major: int) -> int | None:
+    n = name.upper()
+    if re.search(r"B300|GB300", n):
+        return 6
+    if cc_major in (9, 10, 12) or re.search(r"\bH(100|200|800|20)\b|\bB(100|200)\b|RTX 50", n):
+        return 5
+    if cc_major == 8 or re.search(r"\bA(100|800|10|30|40|16|2)\b|\bL(4|40S?)\b|RTX (30|40)|RTX A",
+                                  n):
+        return 4
+    if cc_major in (6, 7) or re.search(r"V100|T4\b|P100|P40|P4\b|RTX 20|QUADRO RTX|TITAN", n):
+        return 3
+    return None
+
+
+def _is_sxm(name: str) -> bool:
+    n = name.upper()
+    if "PCIE" in n or re.search(r"\bNVL\b", n):
+        return False
+    return bool("SXM" in n or re.search(r"H100.*HBM3|\bH200\b|\bH800\b|\bB(100|200|300)\b|GB(200|300)",
+                                         n))
+
+
+def link_for_gpu(name: str, cc_major: int = -1) -> LinkSpec:
+    """Expected links from the GPU's marketing name and compute capability.
+
+    Host: PCIe generation by GPU generation (Pascal/Volta/Turing Gen3, Ampere/Ada Gen4,
+    Hopper/Blackwell Gen5, B300 Gen6) or NVLink-C2C on GH200/GB200. Peer: NVLink on SXM parts,
+    else PCIe. Assumes an x16 slot at the GPU's generation (a Gen4 host caps a Gen5 GPU).
+    """
+    name = name or ""
+    n = name.upper()
+    if re.search(r"\bG[HB](200|300)\b", n):
+        major = 9 if "GH" in n else 10
+        return LinkSpec("NVLink-C2C", _C2C_GBPS, f"NVLink (gen for cc {major})",
+                        _NVLINK_GBPS.get(major),
+                        f"{name}: CPU↔GPU over NVLink-C2C ≈ {_C2C_GBPS:.0f} GB/s per direction")
+    gen = _pcie_gen(n, cc_major)
+    if gen is None:
+        return LinkSpec("PCIe (unknown generation)", None, "unknown", None,
+                        f"GPU model unknown ({name or 'no GPU table'}): no expected bandwidth")
+    host = f"PCIe Gen{gen} x16"
+    major = cc_major if cc_major > 0 else {3: 7, 4: 8, 5: 9, 6: 10}[gen]
+    if _is_sxm(name) and major in _NVLINK_GBPS:
+        peer, peer_bw = "NVLink", _NVLINK_GBPS[major]
+    else:
+        peer, peer_bw = host, _PCIE_PRACTICAL_GBPS[gen]
+    return LinkSpec(host, _PCIE_PRACTICAL_GBPS[gen], peer, peer_bw,
+                    f"{name}: {host} ≈ {_PCIE_PRACTICAL_GBPS[gen]:.0f} GB/s per direction in "
+                    f"practice ({_PCIE_NOMINAL_GBPS[gen]:.1f} nominal); peer copies over {peer}"
+                    + (f" ≈ {peer_bw:.0f} GB/s nominal" if peer == "NVLink" else ""))
+
+
+@dataclass(frozen=True)
+class KindStats:
+    """One copy kind. Bytes in bytes, times in ns, rates in GB/s (1e9 bytes/s)."""
+
+    kind: str
+    rows: int
+    count: int
+    bytes: int
+    time_ns: int
+    busy_ns: int
+    expected_gb_per_s: float | None
+    link: str
+
+    @property
+    def gb_per_s(self) -> float | None:
+        return ratio(self.bytes, self.time_ns)
+
+    @property
+    def gb_per_s_busy(self) -> float | None:
+        return ratio(self.bytes, self.busy_ns)
+
+    @property
+    def efficiency(self) -> float | None:
+        """Achieved per-copy rate / expected rate."""
+        return ratio(self.gb_per_s, self.expected_gb_per_s)
+
+    def to_json(self) -> dict:
+        return {
+            "count": int(self.count), "rows": int(self.rows), "bytes": int(self.bytes),
+            "time_ms": ns_to_ms(self.time_ns), "busy_ms": ns_to_ms(self.busy_ns),
+            "gb_per_s": fnum(self.gb_per_s), "gb_per_s_busy": fnum(self.gb_per_s_busy),
+            "expected_gb_per_s": fnum(self.expected_gb_per_s), "link": self.link,
+            "efficiency": fnum(self.efficiency),
+        }
+
+
+@dataclass(frozen=True)
+class TransfersResult:
+    """Transfers summary; ``by_kind`` maps copy kind → ``KindStats``."""
+
+    available: bool
+    by_kind: dict = field(default_factory=dict)
+    pageable_count: int = 0
+    pageable_bytes: int = 0
+    pageable_async_count: int = 0
+    sync_copies: int = 0
+    sync_memsets: int = 0
+    memset_count: int = 0
+    memset_bytes: int = 0
+    memset_time_ns: int = 0
+    assumptions: tuple[str, ...] = ()
+    reason: str = ""
+    hint: str = ""
+
+    def to_json(self) -> dict:
+        out = {
+            "available": bool(self.available),
+            "by_kind": {k: v.to_json() for k, v in self.by_kind.items()},
+            "pageable_count": int(self.pageable_count),
+            "pageable_bytes": int(self.pageable_bytes),
+            "pageable_async_count": int(self.pageable_async_count),
+            "sync_copies": int(self.sync_copies),
+            "sync_memsets": int(self.sync_memsets),
+            "memset": {"count": int(self.memset_count), "bytes": int(self.memset_bytes),
+                       "time_ms": ns_to_ms(self.memset_time_ns)},
+            "assumptions": list(self.assumptions),
+        }
+        if not self.available:
+            out["reason"] = self.reason
+            out["hint"] = self.hint
+        return out
+
+
+_SYNC_MEMCPY_RE = re.compile(r"^(?:cuda|cu)Memcpy(?!.*Async)", re.IGNORECASE)
+_SYNC_MEMSET_RE = re.compile(r"^(?:cuda|cu)Memset(?!.*Async)", re.IGNORECASE)
+
+
+def _api_matches(api: pd.Series, pattern: re.Pattern) -> np.ndarray:
+    """Row mask: the launching API name matches (classified once per unique API name)."""
+    if api.empty:
+        return np.zeros(0, dtype=bool)
+    if not isinstance(api.dtype, pd.CategoricalDtype):
+        api = api.astype("category")
+    flags = np.array([bool(pattern.search(str(c))) for c in api.cat.categories] + [False])
+    codes = api.cat.codes.to_numpy()
+    return flags[np.where(codes >= 0, codes, len(flags) - 1)]
+
+
+def _union_ns_per_device(frame: pd.DataFrame) -> int:
+    total = 0
+    dev = frame["device_id"].to_numpy()
+    s = frame["start_ns"].to_numpy(dtype=np.int64)
+    e = frame["end_ns"].to_numpy(dtype=np.int64)
+    for d in np.unique(dev):  # a handful of devices
+        total += iv.total_length(s[dev == d], e[dev == d])
+    return int(total)
+
+
+def _gpu_links(gpus: pd.DataFrame | None) -> dict[int, LinkSpec]:
+    if gpus is None or gpus.empty:
+        return {}
+    return {int(d): link_for_gpu(str(n), int(cc))
+            for d, n, cc in zip(gpus["device_id"], gpus["name"].fillna(""), gpus["cc_major"])}
+
+
+def _d2d_expected(gpus: pd.DataFrame | None, device_ids: np.ndarray) -> float | None:
+    """A device-to-device copy reads and writes each byte: ceiling ≈ DRAM bandwidth / 2."""
+    if gpus is None or gpus.empty:
+        return None
+    bw = gpus.set_index("device_id")["memory_bandwidth_bytes_per_s"]
+    vals = [bw.get(int(d)) for d in device_ids]
+    vals = [float(v) for v in vals if v is not None and np.isfinite(v) and v > 0]
+    return min(vals) / 2 / 1e9 if vals else None
+
+
+def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataFrame | None, *,
+                      th: Thresholds, window: tuple[int, int] | None = None) -> TransfersResult:
+    """Per-kind transfer statistics (see module docstring). ``th`` is accepted for symmetry."""
+    del th
+    mc = filter_window(memcpy, window)
+    ms = filter_window(memset, window)
+    if mc.empty and ms.empty:
+        return TransfersResult(available=False, reason="no memcpy or memset activity",
+                               hint="capture CUDA activity with `nsys profile -t cuda`")
+    links = _gpu_links(gpus)
+    assumptions: list[str] = []
+    by_kind: dict[str, KindStats] = {}
+    kinds_present = [str(k) for k in pd.unique(mc["copy_kind"].astype(str))] if len(mc) else []
+    kind_col = mc["copy_kind"].astype(str).to_numpy() if len(mc) else np.array([], dtype=object)
+    for kind in list(KINDS) + sorted(set(kinds_present) - set(KINDS)):  # a handful of kinds
+        rows = mc.loc[kind_col == kind] if len(mc) else mc
+        devs = np.unique(rows["device_id"].to_numpy()) if len(rows) else np.array([], np.int64)
+        expected, link = None, ""
+        if kind in ("H2D", "D2H", "P2P"):
+            specs = [links[int(d)] for d in devs if int(d) in links]
+            if specs:
+                if kind == "P2P":
+                    vals = [s.peer_gb_per_s for s in specs if s.peer_gb_per_s is not None]
+                    link = specs[0].peer_link
+                else:
+                    vals = [s.host_gb_per_s for s in specs if s.host_gb_per_s is not None]
+                    link = specs[0].host_link
+                expected = min(vals) if vals else None
+        elif kind == "D2D":
+            expected, link = _d2d_expected(gpus, devs), "device memory"
+        if len(rows) == 0 and kind in KINDS:
+            by_kind[kind] = KindStats(kind, 0, 0, 0, 0, 0, expected, link)
+            continue
+        dur = rows["end_ns"].to_numpy(dtype=np.int64) - rows["start_ns"].to_numpy(dtype=np.int64)
+        by_kind[kind] = KindStats(
+            kind=kind,
+            rows=int(len(rows)),
+            count=int(np.maximum(rows["copy_count"].to_numpy(dtype=np.int64), 1).sum()),
+            bytes=int(rows["bytes"].to_numpy(dtype=np.int64).sum()),
+            time_ns=int(dur.sum()),
+            busy_ns=_union_ns_per_device(rows),
+            expected_gb_per_s=expected,
+            link=link,
+        )
+    seen = {s.assumption for s in links.values()}
+    assumptions.extend(sorted(seen))
+    if not links:
+        assumptions.append("no GPU table in the export: expected link bandwidths unknown")
+    assumptions.append("D2D expected ≈ DRAM bandwidth / 2 (each byte is read and written)")
+
+    pageable = np.zeros(len(mc), dtype=bool)
+    sync = np.zeros(len(mc), dtype=bool)
+    is_async = np.zeros(len(mc), dtype=bool)
+    if len(mc):
+        pageable = ((mc["src_kind"].astype(str).to_numpy() == "pageable")
+                    | (mc["dst_kind"].astype(str).to_numpy() == "pageable"))
+        sync = _api_matches(mc["launch_api"], _SYNC_MEMCPY_RE)
+        api_str = mc["launch_api"]
+        is_async = _api_matches(api_str, re.compile(r"Async", re.IGNORECASE))
+    counts = np.maximum(mc["copy_count"].to_numpy(dtype=np.int64), 1) if len(mc) else np.zeros(0)
+    ms_dur = (ms["end_ns"].to_numpy(dtype=np.int64) - ms["start_ns"].to_numpy(dtype=np.int64)
+              if len(ms) else np.zeros(0, np.int64))
+    return TransfersResult(
+        available=True,
+        by_kind=by_kind,
+        pageable_count=int(counts[pageable].sum()),
+        pageable_bytes=int(mc["bytes"].to_numpy(dtype=np.int64)[pageable].sum()) if len(mc) else 0,
+        pageable_async_count=int(counts[pageable & is_async].sum()),
+        sync_copies=int(counts[sync].sum()),
+        sync_memsets=int(_api_matches(ms["launch_api"], _SYNC_MEMSET_RE).sum()) if len(ms) else 0,
+        memset_count=int(len(ms)),
+        memset_bytes=int(ms["bytes"].to_numpy(dtype=np.int64).sum()) if len(ms) else 0,
+        memset_time_ns=int(ms_dur.sum()),
+        assumptions=tuple(assumptions),
+    )

@@ -1,0 +1,289 @@
+"""CUDA tables of an nsys export → KERNELS, MEMCPY, MEMSET, SYNC, API frames (NSYS_SQLITE.md §2.1–2.6).
+
+Columns are selected by name (``PRAGMA table_info``): positions shift between versions and
+post-processors append their own columns. GPU rows get their launching call by joining
+``CUPTI_ACTIVITY_KIND_RUNTIME`` on (correlationId, process), eventClass 0/1 only (§2.3), vectorised.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.loaders.nsys_db import Col, NsysDb
+from nsys_diag.loaders.nsys_strings import (StringTable, categorical, decode_global_tid,
+                                            pid_of_global_pid, strip_runtime_suffix)
+from nsys_diag.model import contracts as C
+from nsys_diag.model.bundle import LoadWarning
+from nsys_diag.model.errors import SchemaError
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+
+EVENT_CLASS_RUNTIME = 0
+EVENT_CLASS_DRIVER = 1
+
+NO_STREAM = 0xFFFFFFFF
+"""SYNCHRONIZATION streamId sentinel for device/event-level syncs (§2.6); becomes -1."""
+
+# ENUM_CUDA_MEMCPY_OPER ids (stable 2021–2026, §5) → contract copy kinds. Array endpoints are
+# device memory, so Host↔Array counts as H2D/D2H and Array↔Device as D2D; UVM kinds fold in too.
+COPY_KINDS = {1: "H2D", 3: "H2D", 11: "H2D", 2: "D2H", 4: "D2H", 12: "D2H",
+              5: "D2D", 6: "D2D", 7: "D2D", 8: "D2D", 13: "D2D", 9: "H2H", 10: "P2P"}
+# ENUM_CUDA_MEM_KIND ids (nsys numbering, not CUPTI's, §5).
+MEM_KINDS = {0: "pageable", 1: "pinned", 2: "device", 3: "array", 4: "managed",
+             5: "device_static", 6: "managed_static", 7: "unknown"}
+# ENUM_CUPTI_SYNC_TYPE as written by schema >= 3.25 (the only version agreeing with the enum, §2.6).
+SYNC_TYPES_325 = {1: "event", 2: "stream_wait", 3: "stream", 4: "context"}
+
+_SYNC_BY_API = (  # classified by the correlated API name (§2.6), first match wins
+    (re.compile(r"DeviceSynchronize"), "device"),
+    (re.compile(r"CtxSynchronize"), "context"),
+    (re.compile(r"StreamWaitEvent"), "stream_wait"),
+    (re.compile(r"Stream(Synchronize|Query)"), "stream"),
+    (re.compile(r"Event(Synchronize|Query)"), "event"),
+)
+
+_GPU_OP_REQUIRED = ("start", "end", "deviceId", "contextId", "streamId")
+
+
+def _require(db: NsysDb, table: str, required) -> list[str]:
+    cols = db.columns(table)
+    missing = [c for c in required if c not in cols]
+    if missing:
+        raise SchemaError(db.path, f"table {table} lacks column(s) {missing}",
+                          "not a known nsys export layout; please report the nsys version")
+    return cols
+
+
+def _opt(cols: list[str], name: str, kind: str = "int", fill: int = -1, default: str = "NULL") -> Col:
+    """Column ``name`` if present, else a constant (``default`` SQL)."""
+    return Col(name, kind, "" if name in cols else default, fill)
+
+
+# ------------------------------------------------------------------------------------------ API
+def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
+    """CUDA runtime + driver calls, eventClass 0/1 (67 = backtrace duplicates dropped, §2.2)."""
+    if not db.has(RUNTIME_TABLE):
+        return C.API.empty()
+    cols = _require(db, RUNTIME_TABLE, ("start", "end", "nameId"))
+    has_class = "eventClass" in cols
+    spec = [Col("start", "int", fill=0), Col("end", "int", fill=0),
+            _opt(cols, "globalTid"), _opt(cols, "correlationId"), Col("nameId", "int"),
+            _opt(cols, "eventClass", default="-1")]
+    d = db.read(RUNTIME_TABLE, spec, where="eventClass IN (0, 1)" if has_class else "")
+    name_ids, event_class = d["nameId"], d["eventClass"]
+    if not has_class:  # no eventClass column: tell runtime from driver by the name
+        names = strings.categorical(name_ids)
+        is_rt = np.asarray(pd.Series(names.categories).str.startswith("cuda"))[names.codes] \
+            if len(names.categories) else np.zeros(len(name_ids), bool)
+        event_class = np.where(is_rt, EVENT_CLASS_RUNTIME, EVENT_CLASS_DRIVER)
+    # One label per distinct (nameId, class): runtime names lose their _vNNNN suffix, driver keep _v2.
+    key = name_ids * 2 + (event_class == EVENT_CLASS_DRIVER)
+    codes, uniq = pd.factorize(key, use_na_sentinel=False)
+    uniq = np.asarray(uniq, dtype=np.int64)
+    raw = strings.lookup((uniq // 2).tolist())
+    labels = []
+    for k, text in zip(uniq.tolist(), raw):
+        text = text if text is not None else f"<string #{k // 2}>"
+        labels.append(text if k % 2 else strip_runtime_suffix(text))
+    gpid, pid, tid = decode_global_tid(d["globalTid"])
+    df = pd.DataFrame(copy=False, data={
+        "start_ns": d["start"], "end_ns": d["end"], "global_tid": d["globalTid"],
+        "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d["correlationId"],
+        "name": categorical(np.asarray(codes, dtype=np.int64), labels),
+        "api_class": pd.Categorical.from_codes((event_class == EVENT_CLASS_DRIVER).astype(np.int64),
+                                               categories=["runtime", "driver"]),
+    })
+    return C.API.validate(df, source=str(db.path))
+
+
+# ------------------------------------------------------------------------------ GPU operations
+def _gpu_op_spec(cols: list[str]) -> list[Col]:
+    return [Col("start", "int", fill=0), Col("end", "int", fill=0), Col("deviceId", "int"),
+            Col("contextId", "int"), Col("streamId", "int"), _opt(cols, "correlationId"),
+            _opt(cols, "globalPid")]
+
+
+def _gpu_op_frame(d: dict) -> dict:
+    return {"start_ns": d["start"], "end_ns": d["end"], "device_id": d["deviceId"],
+            "context_id": d["contextId"], "stream_id": d["streamId"],
+            "correlation_id": d["correlationId"], "global_pid": d["globalPid"],
+            "pid": pid_of_global_pid(d["globalPid"])}
+
+
+def read_kernels(db: NsysDb, strings: StringTable) -> pd.DataFrame | None:
+    """Kernels without launch columns (None when the table is absent)."""
+    if not db.has(KERNEL_TABLE):
+        return None
+    cols = _require(db, KERNEL_TABLE, _GPU_OP_REQUIRED)
+    spec = _gpu_op_spec(cols) + [
+        _opt(cols, "demangledName"), _opt(cols, "shortName"),
+        *(_opt(cols, c) for c in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                                  "registersPerThread")),
+        _opt(cols, "staticSharedMemory"), _opt(cols, "dynamicSharedMemory"),
+        _opt(cols, "graphNodeId"),
+    ]
+    d = db.read(KERNEL_TABLE, spec)
+    short = strings.categorical(d["shortName"])
+    demangled = strings.categorical(d["demangledName"])
+    # Name = demangled, falling back to the short name where demangled is absent/empty.
+    empty = np.asarray(pd.Series(demangled.categories) == "", dtype=bool)
+    if empty.any() or (d["demangledName"] < 0).any():
+        use_short = empty[demangled.codes] if len(empty) else np.ones(len(demangled), bool)
+        name = pd.Categorical(np.where(use_short, np.asarray(short, dtype=object),
+                                       np.asarray(demangled, dtype=object)))
+    else:
+        name = demangled
+    df = pd.DataFrame(copy=False, data={
+        **_gpu_op_frame(d), "name": name, "short_name": short,
+        "grid_x": d["gridX"], "grid_y": d["gridY"], "grid_z": d["gridZ"],
+        "block_x": d["blockX"], "block_y": d["blockY"], "block_z": d["blockZ"],
+        "registers_per_thread": d["registersPerThread"],
+        "smem_static_bytes": d["staticSharedMemory"], "smem_dynamic_bytes": d["dynamicSharedMemory"],
+        "graph_node_id": d["graphNodeId"],
+    })
+    return df
+
+
+def _kind_categorical(ids: np.ndarray, mapping: dict[int, str], other: str) -> pd.Categorical:
+    codes, uniq = pd.factorize(np.asarray(ids, dtype=np.int64), use_na_sentinel=False)
+    labels = [mapping.get(int(u), other) for u in np.asarray(uniq).tolist()]
+    return categorical(np.asarray(codes, dtype=np.int64), labels)
+
+
+def read_memcpy(db: NsysDb) -> pd.DataFrame | None:
+    if not db.has(MEMCPY_TABLE):
+        return None
+    cols = _require(db, MEMCPY_TABLE, _GPU_OP_REQUIRED + ("bytes",))
+    spec = _gpu_op_spec(cols) + [Col("bytes", "int", fill=0), _opt(cols, "copyKind"),
+                                 _opt(cols, "srcKind"), _opt(cols, "dstKind"),
+                                 _opt(cols, "copyCount", fill=1)]
+    d = db.read(MEMCPY_TABLE, spec)
+    copy_count = np.where(d["copyCount"] < 1, 1, d["copyCount"])
+    return pd.DataFrame(copy=False, data={
+        **_gpu_op_frame(d), "bytes": d["bytes"],
+        "copy_kind": _kind_categorical(d["copyKind"], COPY_KINDS, "other"),
+        "src_kind": _kind_categorical(d["srcKind"], MEM_KINDS, "unknown"),
+        "dst_kind": _kind_categorical(d["dstKind"], MEM_KINDS, "unknown"),
+        "copy_count": copy_count,
+    })
+
+
+def read_memset(db: NsysDb) -> pd.DataFrame | None:
+    if not db.has(MEMSET_TABLE):
+        return None
+    cols = _require(db, MEMSET_TABLE, _GPU_OP_REQUIRED + ("bytes",))
+    d = db.read(MEMSET_TABLE, _gpu_op_spec(cols) + [Col("bytes", "int", fill=0)])
+    return pd.DataFrame({**_gpu_op_frame(d), "bytes": d["bytes"]}, copy=False)
+
+
+def read_sync(db: NsysDb) -> tuple[pd.DataFrame, np.ndarray] | None:
+    """Sync rows (without sync_kind) and their raw ``syncType`` values."""
+    if not db.has(SYNC_TABLE):
+        return None
+    cols = _require(db, SYNC_TABLE, _GPU_OP_REQUIRED)
+    d = db.read(SYNC_TABLE, _gpu_op_spec(cols) + [_opt(cols, "syncType")])
+    df = pd.DataFrame(_gpu_op_frame(d), copy=False)
+    df["stream_id"] = np.where(df["stream_id"].to_numpy() == NO_STREAM, -1, df["stream_id"])
+    return df, d["syncType"]
+
+
+def classify_sync(launch_api: pd.Categorical, sync_type: np.ndarray,
+                  use_sync_type: bool) -> pd.Categorical:
+    """sync_kind by the correlated API name; ``syncType`` only as fallback (schema >= 3.25)."""
+    labels = []
+    for name in launch_api.categories.tolist():
+        kind = "unknown"
+        for pattern, k in _SYNC_BY_API:
+            if pattern.search(name):
+                kind = k
+                break
+        labels.append(kind)
+    by_api = np.asarray(labels + ["unknown"], dtype=object)[
+        np.where(launch_api.codes < 0, len(labels), launch_api.codes)]
+    if use_sync_type and len(by_api):
+        fallback = np.asarray([SYNC_TYPES_325.get(int(t), "unknown") for t in
+                               np.unique(sync_type)], dtype=object)
+        idx = np.searchsorted(np.unique(sync_type), sync_type)
+        by_api = np.where(by_api == "unknown", fallback[idx], by_api)
+    return pd.Categorical(by_api)
+
+
+# ---------------------------------------------------------------------------------- launch join
+def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Add ``launch_*`` columns: the API row with the same (correlationId, process).
+
+    Vectorised: keys are (process index, correlationId) packed into one int64, looked up with
+    ``searchsorted`` in the sorted API keys (first API row wins on duplicates). Returns the frame
+    and the number of unmatched rows.
+    """
+    n = len(ops)
+    out = ops.copy(deep=False)
+    tid = np.full(n, -1, np.int64)
+    start = np.full(n, -1, np.int64)
+    end = np.full(n, -1, np.int64)
+    api_codes = np.full(n, -1, np.int64)
+    api_labels: list[str] = list(api["name"].cat.categories) if len(api) else []
+    op_corr = ops["correlation_id"].to_numpy(np.int64)
+    matched = np.zeros(n, bool)
+    if n and len(api):
+        a_corr = api["correlation_id"].to_numpy(np.int64)
+        a_gpid = api["global_pid"].to_numpy(np.int64)
+        o_gpid = ops["global_pid"].to_numpy(np.int64)
+        proc_codes, procs = pd.factorize(np.concatenate([a_gpid, o_gpid]), use_na_sentinel=False)
+        proc_codes = np.asarray(proc_codes, np.int64)
+        if max(int(a_corr.max(initial=0)), int(op_corr.max(initial=0))) < (1 << 40) and \
+                len(procs) < (1 << 22):
+            a_key = (proc_codes[:len(a_gpid)] << 40) | np.maximum(a_corr, 0)
+            o_key = (proc_codes[len(a_gpid):] << 40) | np.maximum(op_corr, 0)
+            order = np.argsort(a_key, kind="stable")
+            sk = a_key[order]
+            first = np.ones(len(sk), bool)
+            first[1:] = sk[1:] != sk[:-1]
+            sk, order = sk[first], order[first]
+            valid_api = a_corr[order] >= 0
+            sk, order = sk[valid_api], order[valid_api]
+            pos = np.searchsorted(sk, o_key)
+            pos_c = np.minimum(pos, max(len(sk) - 1, 0))
+            matched = (pos < len(sk)) & (op_corr >= 0) & (len(sk) > 0)
+            if len(sk):
+                matched &= sk[pos_c] == o_key
+            src = order[pos_c[matched]] if len(sk) else np.zeros(0, np.int64)
+        else:  # huge ids: fall back to a hash join
+            left = pd.DataFrame({"c": op_corr, "p": o_gpid, "i": np.arange(n)})
+            right = pd.DataFrame({"c": a_corr, "p": a_gpid, "j": np.arange(len(api))})
+            right = right[right["c"] >= 0].drop_duplicates(["c", "p"])
+            m = left.merge(right, on=["c", "p"], how="inner", validate="m:1")
+            matched[m["i"].to_numpy()] = True
+            src = np.empty(n, np.int64)
+            src[m["i"].to_numpy()] = m["j"].to_numpy()
+            src = src[matched]
+        tid[matched] = api["global_tid"].to_numpy(np.int64)[src]
+        start[matched] = api["start_ns"].to_numpy(np.int64)[src]
+        end[matched] = api["end_ns"].to_numpy(np.int64)[src]
+        api_codes[matched] = api["name"].cat.codes.to_numpy(np.int64)[src]
+    out["launch_global_tid"] = tid
+    out["launch_start_ns"] = start
+    out["launch_end_ns"] = end
+    out["launch_api"] = categorical(api_codes, api_labels).remove_unused_categories()
+    return out, int(n - matched.sum())
+
+
+def unmatched_warning(counts: dict[str, tuple[int, int]]) -> LoadWarning | None:
+    """One warning for GPU rows whose launching call is not in the export."""
+    parts = [f"{miss:,} of {total:,} {name}" for name, (miss, total) in counts.items() if miss]
+    if not parts:
+        return None
+    total_missing = sum(m for m, _ in counts.values())
+    return LoadWarning(
+        "unmatched_launches",
+        f"{', '.join(parts)} have no launching CUDA API call in the export (typical of exports "
+        "cut to a time window); their launch_* columns are -1",
+        total_missing,
+        "export the whole capture (no --times/time window) to attribute all GPU work to CPU calls",
+    )

@@ -1,0 +1,298 @@
+"""Read-only access to an nsys SQLite export: discovery (tables, columns, counts) and fast reads.
+
+* The file is opened with a ``file:…?mode=ro&immutable=1`` URI, so SQLite never writes, never
+  creates a journal and never takes a lock; the input stays byte-identical.
+* Reads select only the columns asked for. Every selected expression is made NULL-free and
+  type-stable in SQL (``ifnull(CAST(x AS INTEGER), fill)``, a separate ``x IS NULL`` flag where
+  NULL matters), so the result maps straight to numpy arrays.
+* The fast path uses ``adbc-driver-sqlite`` (SQLite → Arrow in C) when it is installed; the
+  fallback is the standard ``sqlite3`` module with ``numpy.fromiter``. Both return the same arrays.
+* Text is read as bytes and decoded once per *distinct* value with ``errors="replace"`` (real
+  exports hold non-UTF-8 bytes, NSYS_SQLITE.md §1.1).
+* Any SQLite error (corrupt / truncated / not a database) becomes an ``InputError`` (exit 3).
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.model.errors import InputError
+
+_ADBC_BATCH_ROWS = 1 << 22
+"""Rows per Arrow batch for the ADBC reader (also the window it infers types from; our SQL is
+type-stable anyway)."""
+
+_DB_ERRORS = (sqlite3.Error, UnicodeError)
+"""What a damaged file raises from sqlite3 (UnicodeError: undecodable text in sqlite's own error
+message, e.g. a corrupt schema)."""
+
+_CORRUPT_HINT = ("the file is damaged or incomplete (e.g. a partial copy); re-export it with "
+                 "`nsys export --type sqlite --output report.sqlite report.nsys-rep`")
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column to read.
+
+    ``kind``: ``int`` (int64; NULL → ``fill``), ``float`` (float64; NULL → NaN), ``text``
+    (→ :class:`Text`; NULL → ``''``), ``isnull`` (bool: the expression is NULL).
+    ``expr`` is an SQL expression over the table (a quoted column name by default).
+    """
+
+    name: str
+    kind: str
+    expr: str = ""
+    fill: int = -1
+
+    @property
+    def sql(self) -> str:
+        return self.expr or f'"{self.name}"'
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text column as codes into ``labels`` (distinct values, decoded once each)."""
+
+    codes: np.ndarray  # int64, index into labels
+    labels: list[str]
+
+    def to_object(self) -> np.ndarray:
+        return np.asarray(self.labels, dtype=object)[self.codes] if len(self.labels) else \
+            np.full(len(self.codes), "", dtype=object)
+
+
+def _decode(b: object) -> str:
+    if isinstance(b, (bytes, bytearray, memoryview)):
+        return bytes(b).decode("utf-8", "replace")
+    return "" if b is None else str(b)
+
+
+def ro_uri(path: str | Path) -> str:
+    """``file:`` URI opening ``path`` read-only and immutable (no locks, no journal, no writes)."""
+    return "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
+
+
+def check_sqlite_header(path: Path) -> None:
+    """Cheap truncation check from the 100-byte SQLite header (no full scan).
+
+    When the header's page count is valid (change counter == version-valid-for, SQLite file
+    format §1.3.7), the file must be at least ``page_size × page_count`` bytes long.
+    """
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(100)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(path, f"cannot open ({exc.strerror or exc})") from None
+    if len(head) < 100:
+        raise InputError(path, f"truncated SQLite file ({size} bytes, shorter than its header)",
+                         _CORRUPT_HINT)
+    page_size = struct.unpack(">H", head[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, n_pages = struct.unpack(">II", head[24:32])
+    valid_for = struct.unpack(">I", head[92:96])[0]
+    if page_size < 512 or page_size & (page_size - 1):
+        raise InputError(path, "corrupt SQLite header (invalid page size)", _CORRUPT_HINT)
+    if n_pages and change_counter == valid_for and size < page_size * n_pages:
+        raise InputError(path, f"truncated SQLite file: {size} bytes on disk, the header says "
+                         f"{page_size * n_pages}", _CORRUPT_HINT)
+
+
+def _adbc_module():
+    if os.environ.get("NSYS_DIAG_NO_ADBC"):
+        return None
+    try:
+        import adbc_driver_sqlite.dbapi as dbapi  # optional fast path
+    except Exception:  # not installed or broken install: use sqlite3
+        return None
+    return dbapi
+
+
+class NsysDb:
+    """A read-only handle on one export. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        check_sqlite_header(self.path)
+        self.uri = ro_uri(self.path)
+        try:
+            self.conn = sqlite3.connect(self.uri, uri=True, check_same_thread=False)
+        except _DB_ERRORS as exc:
+            raise self.error(exc) from None
+        self.conn.text_factory = _decode
+        self._adbc = None
+        self._adbc_failed = _adbc_module() is None
+        self.reader = "sqlite3" if self._adbc_failed else "adbc"
+        rows = self.rows("SELECT name FROM sqlite_master WHERE type = 'table'")
+        self.tables: dict[str, str] = {r[0]: r[0] for r in rows}
+        self._lower = {name.lower(): name for name in self.tables}
+        self._columns: dict[str, list[str]] = {}
+
+    # ------------------------------------------------------------------ lifecycle / errors
+    def close(self) -> None:
+        if self._adbc is not None:
+            try:
+                self._adbc.close()
+            except Exception:
+                pass
+            self._adbc = None
+        self.conn.close()
+
+    def __enter__(self) -> "NsysDb":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def error(self, exc: BaseException) -> InputError:
+        msg = str(exc) or type(exc).__name__
+        if isinstance(exc, UnicodeError):
+            msg = "malformed database schema (undecodable text)"
+        if "not a database" in msg or "malformed" in msg or "corrupt" in msg.lower():
+            return InputError(self.path, f"corrupt or truncated SQLite database (sqlite: {msg})",
+                              _CORRUPT_HINT)
+        return InputError(self.path, f"SQLite error: {msg}", _CORRUPT_HINT)
+
+    # ------------------------------------------------------------------ discovery
+    def table(self, name: str) -> str | None:
+        """Actual name of table ``name`` (case-insensitive), or None when absent."""
+        return self.tables.get(name) or self._lower.get(name.lower())
+
+    def has(self, name: str) -> bool:
+        return self.table(name) is not None
+
+    def columns(self, name: str) -> list[str]:
+        """Column names of a table in declaration order ([] when the table is absent)."""
+        actual = self.table(name)
+        if actual is None:
+            return []
+        if actual not in self._columns:
+            self._columns[actual] = [r[1] for r in self.rows(f"PRAGMA table_info(\"{actual}\")")]
+        return self._columns[actual]
+
+    def count(self, name: str) -> int:
+        actual = self.table(name)
+        if actual is None:
+            return 0
+        return int(self.rows(f'SELECT count(*) FROM "{actual}"')[0][0])
+
+    def rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
+        """Small queries through sqlite3 (lenient text)."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except _DB_ERRORS as exc:
+            raise self.error(exc) from None
+
+    # ------------------------------------------------------------------ bulk reads
+    def read(self, table: str, cols: Sequence[Col], where: str = "") -> dict[str, object]:
+        """Read ``cols`` of ``table`` (optionally filtered) into numpy arrays / :class:`Text`.
+
+        Row order is the table's rowid order (what SQLite returns for a plain scan).
+        """
+        actual = self.table(table)
+        if actual is None:
+            raise KeyError(table)
+        exprs: list[str] = []
+        kinds: list[str] = []
+        for c in cols:
+            if c.kind == "int":
+                exprs.append(f"ifnull(CAST({c.sql} AS INTEGER), {int(c.fill)})")
+            elif c.kind == "float":
+                exprs.append(f"ifnull(CAST({c.sql} AS REAL), 0.0)")
+                exprs.append(f"({c.sql} IS NULL)")
+            elif c.kind == "text":
+                exprs.append(f"ifnull(CAST({c.sql} AS BLOB), x'')")
+            elif c.kind == "isnull":
+                exprs.append(f"({c.sql} IS NULL)")
+            else:  # pragma: no cover - programming error
+                raise ValueError(c.kind)
+            kinds.append(c.kind)
+        sql = f'SELECT {", ".join(exprs)} FROM "{actual}"' + (f" WHERE {where}" if where else "")
+        raw = self._read_adbc(sql, len(exprs)) if not self._adbc_failed else None
+        if raw is None:
+            raw = self._read_sqlite3(sql, cols)
+        out: dict[str, object] = {}
+        i = 0
+        for c in cols:
+            if c.kind == "float":
+                vals = np.asarray(raw[i], dtype=np.float64).copy()
+                vals[np.asarray(raw[i + 1]).astype(bool)] = np.nan
+                out[c.name] = vals
+                i += 2
+                continue
+            v = raw[i]
+            if c.kind == "int":
+                out[c.name] = np.asarray(v, dtype=np.int64)
+            elif c.kind == "isnull":
+                out[c.name] = np.asarray(v).astype(bool)
+            else:
+                out[c.name] = v if isinstance(v, Text) else _text_from_objects(v)
+            i += 1
+        return out
+
+    def _read_adbc(self, sql: str, ncols: int) -> list | None:
+        """Arrow path; returns per-expression arrays, or None to fall back to sqlite3."""
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            if self._adbc is None:
+                self._adbc = _adbc_module().connect(self.uri, autocommit=True)
+            cur = self._adbc.cursor()
+            try:
+                cur.adbc_statement.set_options(
+                    **{"adbc.sqlite.query.batch_rows": str(_ADBC_BATCH_ROWS)})
+                cur.execute(sql)
+                table = cur.fetch_arrow_table()
+            finally:
+                cur.close()
+        except Exception:
+            # Anything unexpected (driver quirk, odd value types): the sqlite3 path decides, and
+            # raises the proper InputError if the file itself is bad.
+            self._adbc_failed = True
+            self.reader = "sqlite3"
+            return None
+        out: list = []
+        for j in range(ncols):
+            col = table.column(j)
+            if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type) or \
+                    pa.types.is_string(col.type):
+                arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+                enc = pc.dictionary_encode(arr)
+                labels = [_decode(b) for b in enc.dictionary.to_pylist()]
+                out.append(Text(np.asarray(enc.indices.to_numpy(zero_copy_only=False),
+                                           dtype=np.int64), labels))
+            elif pa.types.is_null(col.type):  # zero rows
+                out.append(np.zeros(len(col), dtype=np.int64))
+            else:
+                out.append(col.to_numpy())
+        return out
+
+    def _read_sqlite3(self, sql: str, cols: Sequence[Col]) -> list:
+        dtype = []
+        for j, c in enumerate(cols):
+            if c.kind == "float":
+                dtype += [(f"c{j}", "f8"), (f"n{j}", "i8")]
+            elif c.kind == "text":
+                dtype.append((f"c{j}", "O"))
+            else:
+                dtype.append((f"c{j}", "i8"))
+        try:
+            arr = np.fromiter(self.conn.execute(sql), dtype=np.dtype(dtype), count=-1)
+        except _DB_ERRORS as exc:
+            raise self.error(exc) from None
+        return [arr[name] for name in arr.dtype.names]
+
+
+def _text_from_objects(values: np.ndarray) -> Text:
+    """Factorize an object array of bytes/str and decode each distinct value once."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    return Text(np.asarray(codes, dtype=np.int64), [_decode(u) for u in uniques])

@@ -1,0 +1,167 @@
+"""NVTX_EVENTS → NVTX (ranges), NVTX_MARKS, and NVTX thread names (NSYS_SQLITE.md §2.8).
+
+* Ranges: eventType 59/70 (push/pop) and 60/71 (start/end); marks: 34; domain names: 75 rows
+  per (process, domainId); thread names: 39. Filter by eventType, never by ``end IS NOT NULL``.
+* text = StringIds[textId] when set, else the inline ``text`` (both happen, even in one file).
+* Domain 0 (or NULL) is the default domain ``''``; a non-zero domain without a create row
+  (time-cut exports) becomes ``domain#N`` — never the default domain.
+* Times may be negative; a NULL range end means unterminated (end = capture end, closed=False).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.loaders.nsys_db import Col, NsysDb, Text
+from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
+from nsys_diag.model import contracts as C
+from nsys_diag.model.errors import SchemaError
+
+NVTX_TABLE = "NVTX_EVENTS"
+MARK = 34
+THREAD_NAME = 39
+PUSH_POP = (59, 70)
+START_END = (60, 71)
+DOMAIN_CREATE = 75
+_WANTED = (MARK, THREAD_NAME, *PUSH_POP, *START_END, DOMAIN_CREATE)
+_PAYLOAD_COLS = ("int64Value", "uint64Value", "int32Value", "uint32Value", "doubleValue",
+                 "floatValue")
+
+
+@dataclass
+class NvtxResult:
+    ranges: pd.DataFrame  # contract columns except that open ends still hold -1 (see finish)
+    open_mask: np.ndarray  # ranges whose end was NULL
+    marks: pd.DataFrame
+    thread_names: pd.DataFrame  # global_tid, name (from eventType 39)
+    max_ts: int | None  # largest NVTX timestamp (for the capture end when nothing else says)
+
+
+def read_nvtx(db: NsysDb, strings: StringTable) -> NvtxResult | None:
+    if not db.has(NVTX_TABLE):
+        return None
+    cols = db.columns(NVTX_TABLE)
+    missing = [c for c in ("start", "eventType") if c not in cols]
+    if missing:
+        raise SchemaError(db.path, f"table {NVTX_TABLE} lacks column(s) {missing}",
+                          "not a known nsys export layout; please report the nsys version")
+    payload = [f'"{c}"' for c in _PAYLOAD_COLS if c in cols]
+    payload_expr = (f"coalesce({', '.join(payload)})" if len(payload) > 1 else payload[0]) \
+        if payload else "NULL"
+    spec = [
+        Col("start", "int", fill=0),
+        Col("end", "int", "" if "end" in cols else "NULL", fill=0),
+        Col("end_null", "isnull", '"end"' if "end" in cols else "NULL"),
+        Col("eventType", "int"),
+        Col("text", "text", "" if "text" in cols else "NULL"),
+        Col("globalTid", "int", "" if "globalTid" in cols else "NULL"),
+        Col("endGlobalTid", "int", "" if "endGlobalTid" in cols else "NULL"),
+        Col("textId", "int", "" if "textId" in cols else "NULL"),
+        Col("domainId", "int", "" if "domainId" in cols else "NULL", fill=0),
+        Col("payload", "float", payload_expr),
+    ]
+    d = db.read(NVTX_TABLE, spec, where=f"eventType IN ({', '.join(map(str, _WANTED))})")
+    etype = d["eventType"]
+    gpid, pid, tid = decode_global_tid(d["globalTid"])
+    text_all = _resolve_text(d["text"], d["textId"], strings)  # object-free: codes + labels
+
+    # Domain names: create rows keyed by (process, domainId); resolved once per distinct pair.
+    is_dom = etype == DOMAIN_CREATE
+    domain_names: dict[tuple[int, int], str] = {}
+    if is_dom.any():
+        dom_idx = np.flatnonzero(is_dom)
+        for i in dom_idx.tolist():  # one row per created domain: a handful
+            domain_names[(int(gpid[i]), int(d["domainId"][i]))] = \
+                text_all.labels[text_all.codes[i]] if text_all.codes[i] >= 0 else ""
+
+    def domain_cat(rows: np.ndarray) -> pd.Categorical:
+        if not len(rows):
+            return categorical(np.zeros(0, np.int64), [])
+        pinv, procs = pd.factorize(gpid[rows], use_na_sentinel=False)
+        pinv = np.asarray(pinv, np.int64)
+        dom_ids = d["domainId"][rows]
+        codes, uniq = pd.factorize((pinv.astype(np.int64) << 32) | (dom_ids & 0xFFFFFFFF),
+                                   use_na_sentinel=False)
+        labels = []
+        for key in np.asarray(uniq, np.int64).tolist():  # distinct (process, domain) pairs
+            g, dom = int(procs[key >> 32]), key & 0xFFFFFFFF
+            if dom == 0:
+                labels.append("")
+            else:
+                name = domain_names.get((int(g), int(dom)))
+                labels.append(name if name else f"domain#{dom}")
+        return categorical(np.asarray(codes, np.int64), labels)
+
+    def text_cat(rows: np.ndarray) -> pd.Categorical:
+        return categorical(text_all.codes[rows], text_all.labels)
+
+    # ---- ranges
+    is_pp = np.isin(etype, PUSH_POP)
+    rows = np.flatnonzero(is_pp | np.isin(etype, START_END))
+    end_gtid = d["endGlobalTid"][rows]
+    g = d["globalTid"][rows]
+    open_mask = d["end_null"][rows]
+    ranges = pd.DataFrame(copy=False, data={
+        "start_ns": d["start"][rows],
+        "end_ns": np.where(open_mask, -1, d["end"][rows]),
+        "closed": ~open_mask,
+        "text": text_cat(rows),
+        "domain": domain_cat(rows),
+        "kind": pd.Categorical.from_codes(np.where(is_pp[rows], 0, 1),
+                                          categories=["push_pop", "start_end"]),
+        "global_tid": g,
+        "end_global_tid": np.where(end_gtid < 0, g, end_gtid),
+        "global_pid": gpid[rows], "pid": pid[rows], "tid": tid[rows],
+        "payload": d["payload"][rows],
+    })
+
+    # ---- marks
+    mrows = np.flatnonzero(etype == MARK)
+    marks = C.NVTX_MARKS.validate(pd.DataFrame(copy=False, data={
+        "ts_ns": d["start"][mrows], "text": text_cat(mrows), "domain": domain_cat(mrows),
+        "global_tid": d["globalTid"][mrows], "pid": pid[mrows], "payload": d["payload"][mrows],
+    }), source=str(db.path))
+
+    # ---- thread names (eventType 39)
+    trows = np.flatnonzero(etype == THREAD_NAME)
+    tn = pd.DataFrame({"global_tid": d["globalTid"][trows],
+                       "name": np.asarray(text_cat(trows), dtype=object)})
+
+    ends = d["end"][~d["end_null"]]
+    max_ts = None
+    if len(etype):
+        max_ts = int(max(d["start"].max(), ends.max() if len(ends) else d["start"].max()))
+    return NvtxResult(ranges, open_mask, marks, tn, max_ts)
+
+
+def finish_ranges(res: NvtxResult, capture_end_ns: int, source: str) -> pd.DataFrame:
+    """Close unterminated ranges at the capture end and validate against the contract."""
+    df = res.ranges
+    if res.open_mask.any():
+        end = df["end_ns"].to_numpy(np.int64).copy()
+        end[res.open_mask] = np.maximum(df["start_ns"].to_numpy(np.int64)[res.open_mask],
+                                        capture_end_ns)
+        df = df.assign(end_ns=end)
+    return C.NVTX.validate(df, source=source)
+
+
+def _resolve_text(text: Text, text_id: np.ndarray, strings: StringTable) -> Text:
+    """Coalesce StringIds[textId] and inline text into one code space (distinct values only)."""
+    has_id = text_id >= 0
+    if not has_id.any():
+        return text
+    inv, uniq_ids = pd.factorize(text_id[has_id], use_na_sentinel=False)
+    inv, uniq_ids = np.asarray(inv, np.int64), np.asarray(uniq_ids, np.int64)
+    resolved = strings.lookup(uniq_ids.tolist())
+    base = len(text.labels)
+    labels = list(text.labels) + [r if r is not None else "" for r in resolved]
+    codes = text.codes.copy()
+    id_codes = base + inv.astype(np.int64)
+    # An unresolvable textId keeps the inline text when there is one.
+    ok = np.asarray([r is not None for r in resolved], bool)[inv]
+    sub = codes[has_id]
+    sub = np.where(ok, id_codes, sub)
+    codes[has_id] = sub
+    return Text(codes, labels)

@@ -1,0 +1,221 @@
+"""nsys SQLite export → TraceBundle: the orchestration of the ``nsys_*`` reader modules.
+
+What is read (every frame validated against ``nsys_diag.model.contracts``):
+
+=====================================  ===========================================================
+table(s)                               frame
+=====================================  ===========================================================
+CUPTI_ACTIVITY_KIND_KERNEL             kernels (+ launch_* from the API join)
+CUPTI_ACTIVITY_KIND_MEMCPY / MEMSET    memcpy / memset (+ launch_*)
+CUPTI_ACTIVITY_KIND_SYNCHRONIZATION    sync (+ launch_*, sync_kind by API name)
+CUPTI_ACTIVITY_KIND_RUNTIME            api (eventClass 0/1; runtime suffix stripped)
+NVTX_EVENTS                            nvtx (59/60/70/71), nvtx_marks (34); domains from 75
+ThreadNames (+ NVTX 39), PROCESSES     threads, processes (only those owning events)
+TARGET_INFO_GPU / _CUDA_GPU            gpus (units normalised)
+GPU_METRICS + TARGET_INFO_GPU_METRICS  gpu_metrics
+CUDA_GPU_MEMORY_USAGE_EVENTS           gpu_memory
+META_DATA_EXPORT / EXPORT_META_DATA,   meta (versions, capture span, session start, table counts,
+ANALYSIS_DETAILS, TARGET_INFO_*        private host/environment/command line)
+=====================================  ===========================================================
+
+Absent tables give empty frames (lazy exports create tables only when they have rows) and, where
+it matters, a ``LoadWarning`` with the capture flag that would have recorded the data.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nsys_diag.loaders import nsys_cuda as cuda
+from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
+from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
+                                         host_info,
+                                         read_export_metadata, read_processes, read_threads,
+                                         session_start_utc, table_counts, version_hint)
+from nsys_diag.loaders.nsys_nvtx import finish_ranges, read_nvtx
+from nsys_diag.loaders.nsys_strings import StringTable
+from nsys_diag.model import contracts as C
+from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
+from nsys_diag.model.errors import SchemaError
+
+CAPTURE_FLAGS = "nsys profile -t cuda,nvtx,osrt"
+"""The capture command line we recommend when CUDA data is missing."""
+
+NSYS_TABLES = (cuda.KERNEL_TABLE, cuda.MEMCPY_TABLE, cuda.MEMSET_TABLE, cuda.SYNC_TABLE,
+               cuda.RUNTIME_TABLE, "NVTX_EVENTS", "ThreadNames", "ProcessStreams", "TARGET_INFO_GPU",
+               "TARGET_INFO_CUDA_GPU", "TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SESSION_START_TIME",
+               "META_DATA_EXPORT", "EXPORT_META_DATA", "ANALYSIS_DETAILS", "OSRT_API",
+               "GPU_METRICS")
+"""Tables whose presence (besides StringIds) identifies an nsys export."""
+
+
+def _schema_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for p in version.split("."):
+        if not p.isdigit():
+            break
+        parts.append(int(p))
+    return tuple(parts)
+
+
+def _check_is_nsys(db: NsysDb) -> None:
+    if db.has("StringIds") and any(db.has(t) for t in NSYS_TABLES):
+        return
+    if db.has("StringIds") and len(db.tables) > 1:
+        return  # an nsys export of something we do not read; inspect will show its tables
+    missing = ["StringIds"] if not db.has("StringIds") else []
+    missing.append("any nsys event/target table (CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, "
+                   "ThreadNames, TARGET_INFO_*)")
+    shown = ", ".join(sorted(db.tables)[:8]) or "none"
+    raise SchemaError(db.path,
+                      f"SQLite database but not an Nsight Systems export: missing "
+                      f"{' and '.join(missing)} (tables found: {shown})",
+                      "create one with `nsys export --type sqlite --output report.sqlite "
+                      "report.nsys-rep`")
+
+
+def load_nsys_sqlite(path: str | Path) -> TraceBundle:
+    """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`."""
+    with NsysDb(path) as db:
+        return _load(db)
+
+
+def _load(db: NsysDb) -> TraceBundle:
+    _check_is_nsys(db)
+    src = str(db.path)
+    strings = StringTable(db)
+    warnings: list[LoadWarning] = []
+    export_md = read_export_metadata(db)
+    schema_version = export_md.get("EXPORT_SCHEMA_VERSION", "")
+    schema = _schema_tuple(schema_version)
+    if schema and schema[0] not in (2, 3):
+        warnings.append(LoadWarning(
+            "unknown_schema", f"export schema {schema_version} is newer/older than the "
+            "versions this tool was checked against (2.x–3.x); reading columns by name", 0))
+
+    # ---- CUDA API and GPU work
+    api = cuda.read_api(db, strings)
+    kernels = cuda.read_kernels(db, strings)
+    memcpy = cuda.read_memcpy(db)
+    memset = cuda.read_memset(db)
+    sync_raw = cuda.read_sync(db)
+    unmatched: dict[str, tuple[int, int]] = {}
+
+    def joined(df, contract, name):
+        if df is None:
+            return contract.empty()
+        out, miss = cuda.attach_launch(df, api)
+        unmatched[name] = (miss, len(df))
+        return out
+
+    kernels_j = joined(kernels, C.KERNELS, "kernels")
+    memcpy_j = joined(memcpy, C.MEMCPY, "memcpys")
+    memset_j = joined(memset, C.MEMSET, "memsets")
+    if sync_raw is not None:
+        sync_df, sync_type = sync_raw
+        sync_j = joined(sync_df, C.SYNC, "syncs")
+        sync_j["sync_kind"] = cuda.classify_sync(sync_j["launch_api"].array, sync_type,
+                                                 use_sync_type=schema >= (3, 25))
+    else:
+        sync_j = C.SYNC.empty()
+    kernels_f = C.KERNELS.validate(kernels_j, source=src)
+    memcpy_f = C.MEMCPY.validate(memcpy_j, source=src)
+    memset_f = C.MEMSET.validate(memset_j, source=src)
+    sync_f = C.SYNC.validate(sync_j, source=src)
+    w = cuda.unmatched_warning(unmatched) if len(api) or any(t for _, t in unmatched.values()) \
+        else None
+    if w is not None:
+        warnings.append(w)
+    if not len(kernels_f) + len(memcpy_f) + len(memset_f):
+        present = [t for t in (cuda.KERNEL_TABLE, cuda.MEMCPY_TABLE, cuda.MEMSET_TABLE) if db.has(t)]
+        warnings.append(LoadWarning(
+            "no_cuda_tables",
+            "the export holds no CUDA GPU activity (no kernel, memcpy or memset rows"
+            + ("" if present else "; the CUDA tables are absent") + ")",
+            0, f"capture CUDA with `{CAPTURE_FLAGS} -o report <your command>`"))
+
+    # ---- NVTX
+    nvtx_res = read_nvtx(db, strings)
+
+    # ---- capture span
+    duration = capture_duration(db)
+    if duration is None:
+        ends = [int(f["end_ns"].max()) for f in (kernels_f, memcpy_f, memset_f, sync_f, api)
+                if len(f)]
+        if nvtx_res is not None and nvtx_res.max_ts is not None:
+            ends.append(nvtx_res.max_ts)
+        duration = max(ends) if ends else 0
+    if nvtx_res is not None:
+        nvtx_f = finish_ranges(nvtx_res, duration, src)
+        marks_f = nvtx_res.marks
+        n_open = int(nvtx_res.open_mask.sum())
+        if n_open:
+            warnings.append(LoadWarning(
+                "unterminated_nvtx", f"{n_open:,} NVTX range(s) never ended in the capture; "
+                "they are treated as ending at the capture end (closed=False)", n_open,
+                "end every range (nvtxRangePop/End) before the capture stops"))
+    else:
+        nvtx_f, marks_f = C.NVTX.empty(), C.NVTX_MARKS.empty()
+    if not len(nvtx_f):
+        warnings.append(LoadWarning(
+            "no_nvtx", "the export holds no NVTX ranges, so steps and phases cannot be named",
+            0, "add NVTX ranges around steps/phases (e.g. torch.cuda.nvtx.range_push/pop or "
+               "nvtx.annotate) and capture with `-t cuda,nvtx`"))
+
+    # ---- GPUs, metrics, memory
+    devices = np.concatenate([f["device_id"].to_numpy(np.int64)
+                              for f in (kernels_f, memcpy_f, memset_f)])
+    gpus, gpu_warn, gpu_layout = read_gpus(db, devices)
+    warnings += gpu_warn
+    gpu_metrics, metric_warn = read_gpu_metrics(db)
+    warnings += metric_warn
+    gpu_memory = read_gpu_memory(db)
+
+    # ---- threads and processes
+    threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None else None)
+    owners = np.concatenate([f["global_pid"].to_numpy(np.int64) for f in
+                             (kernels_f, memcpy_f, memset_f, sync_f, api, nvtx_f)] +
+                            [(marks_f["global_tid"].to_numpy(np.int64) & np.int64(-16777216))
+                             if len(marks_f) else np.zeros(0, np.int64)])
+    processes = read_processes(db, owners, threads)
+    if strings.unresolved:
+        warnings.append(LoadWarning(
+            "unresolved_strings", f"{strings.unresolved} string id(s) are missing from StringIds "
+            "(shown as <string #ID>)", strings.unresolved))
+
+    # ---- metadata
+    env, command_line, event_types = capture_info(db)
+    env = {**device_environment(db), **env}
+    extra = {"reader": db.reader, "gpu_table": gpu_layout, "capture_event_types": event_types}
+    if export_md.get("EXPORT_PARAM_LAZY", export_md.get("EXPORT_LAZY")):
+        extra["export_lazy"] = export_md.get("EXPORT_PARAM_LAZY", export_md.get("EXPORT_LAZY"))
+    if export_md.get("DERIVED_WINDOW_NS"):
+        extra["derived_window_ns"] = export_md["DERIVED_WINDOW_NS"]
+    if export_md.get("EXPORT_PARAM_TIMES_TO_EXPORT"):
+        extra["times_to_export"] = export_md["EXPORT_PARAM_TIMES_TO_EXPORT"]
+    nsys_version = export_md.get("EXPORT_PRODUCT_VERSION", "")
+    if not export_md:
+        extra["era"] = "pre-2022 (no version table)"
+        hint = version_hint(db)
+        if hint:
+            extra["nsys_version_hint"] = hint
+    meta = TraceMeta(
+        path=src, format="nsys-sqlite", nsys_version=nsys_version, schema_version=schema_version,
+        capture_start_ns=0, capture_end_ns=int(duration),
+        session_start_utc_ns=session_start_utc(db), tables=table_counts(db),
+        command_line=command_line, host=host_info(db), environment=env, extra=extra)
+    if db.has("EXPORT_META_DATA") or db.has("META_DATA_EXPORT"):
+        host_name = export_md.get("EXPORT_HOST")
+        if host_name and "Hostname" not in meta.host:
+            meta.host["Hostname"] = host_name
+
+    return TraceBundle(
+        meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=sync_f, api=api,
+        nvtx=nvtx_f, nvtx_marks=marks_f, threads=threads, processes=processes, gpus=gpus,
+        gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, warnings=warnings)
+
+
+__all__ = ["load_nsys_sqlite", "CAPTURE_FLAGS"]
+

@@ -1,0 +1,130 @@
+"""StringIds resolution, categorical building and GlobalId decoding (NSYS_SQLITE.md §1.4, §1.5).
+
+Strings are resolved **once per distinct id**: callers factorize the id column, look up only the
+distinct ids, and build a ``pandas.Categorical`` from codes — never a per-row lookup.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.loaders.nsys_db import Col, NsysDb, Text
+
+_SQL_CHUNK = 900  # stays under SQLite's oldest host-parameter limit (999)
+_FULL_READ_AT = 20_000  # this many distinct ids or more: read the whole StringIds table instead
+
+RUNTIME_SUFFIX = re.compile(r"_v[0-9]{4,5}$")
+"""CUDA *runtime* API version suffix (``cudaLaunchKernel_v7000``, ``…ExC_v11060``); driver names
+keep their ``_v2`` (``cuMemAlloc_v2``), so this is applied to runtime rows only."""
+
+_PID_MASK = np.int64(0xFFFFFF)
+_GLOBAL_PID_MASK = np.int64(-16777216)  # 0xFFFFFFFFFF000000 as int64: keep hw|vm|pid, zero tid
+
+
+def decode_global_tid(gtid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GlobalId → (global_pid, pid, tid). Layout ``<hw:8><vm:8><pid:24><tid:24>`` (§1.5).
+
+    Missing ids (the -1 sentinel) stay -1 in all three outputs.
+    """
+    g = np.asarray(gtid, dtype=np.int64)
+    missing = g < 0
+    gpid = g & _GLOBAL_PID_MASK
+    pid = (g >> 24) & _PID_MASK
+    tid = g & _PID_MASK
+    if missing.any():
+        gpid = np.where(missing, -1, gpid)
+        pid = np.where(missing, -1, pid)
+        tid = np.where(missing, -1, tid)
+    return gpid, pid, tid
+
+
+def pid_of_global_pid(gpid: np.ndarray) -> np.ndarray:
+    g = np.asarray(gpid, dtype=np.int64)
+    return np.where(g < 0, -1, (g >> 24) & _PID_MASK)
+
+
+def categorical(codes: np.ndarray, labels: Sequence[str], missing: str = "") -> pd.Categorical:
+    """Categorical from integer ``codes`` into ``labels``; code -1 means ``missing``.
+
+    Duplicate labels (e.g. two ids that are equal after suffix stripping) are merged.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    labels = list(labels)
+    has_missing = bool(len(codes)) and bool((codes < 0).any())
+    if has_missing:
+        labels.append(missing)
+        codes = np.where(codes < 0, len(labels) - 1, codes)
+    if not labels:  # then there are no codes either
+        return pd.Categorical.from_codes(np.zeros(0, dtype=np.int64), categories=pd.Index([""][:0]))
+    remap, cats = pd.factorize(pd.Index(labels), use_na_sentinel=False)
+    return pd.Categorical.from_codes(np.asarray(remap, dtype=np.int64)[codes],
+                                     categories=pd.Index(cats))
+
+
+def categorical_from_text(text: Text) -> pd.Categorical:
+    return categorical(text.codes, text.labels)
+
+
+class StringTable:
+    """Lazy, cached view of ``StringIds``: each id is fetched at most once per load."""
+
+    def __init__(self, db: NsysDb):
+        self.db = db
+        self.present = db.has("StringIds")
+        self._cache: dict[int, str | None] = {}
+        self._full = False
+        self.unresolved = 0  # distinct ids that are not in StringIds (sparse rewritten files)
+
+    def lookup(self, ids: Sequence[int]) -> list[str | None]:
+        """Strings for distinct ``ids`` (None where the id is absent)."""
+        want = [int(i) for i in ids if int(i) not in self._cache]
+        if want and self.present and not self._full:
+            if len(want) >= _FULL_READ_AT:
+                data = self.db.read("StringIds", [Col("id", "int"), Col("value", "text")])
+                values = data["value"].to_object()
+                self._cache.update(zip(data["id"].tolist(), values.tolist()))
+                self._full = True
+            else:
+                for i in range(0, len(want), _SQL_CHUNK):
+                    chunk = want[i:i + _SQL_CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self.db.rows(
+                        f'SELECT id, CAST(value AS TEXT) FROM "{self.db.table("StringIds")}" '
+                        f'WHERE id IN ({marks})',
+                        chunk)
+                    self._cache.update((int(r[0]), r[1] if r[1] is not None else "") for r in rows)
+        out = []
+        for i in ids:
+            key = int(i)
+            if key not in self._cache:
+                self._cache[key] = None
+                if key >= 0:
+                    self.unresolved += 1
+            out.append(self._cache[key])
+        return out
+
+    def categorical(self, ids: np.ndarray, *, missing: str = "",
+                    transform=None) -> pd.Categorical:
+        """Categorical of the strings behind an id column (-1 → ``missing``).
+
+        ``transform(str) -> str`` is applied once per distinct string (e.g. suffix stripping).
+        Ids absent from StringIds become ``<string #ID>``.
+        """
+        codes, uniques = pd.factorize(np.asarray(ids, dtype=np.int64), use_na_sentinel=False)
+        uniques = np.asarray(uniques, dtype=np.int64)
+        values = self.lookup(uniques.tolist())
+        labels = []
+        for uid, val in zip(uniques.tolist(), values):
+            if uid < 0:
+                labels.append(missing)
+                continue
+            text = val if val is not None else f"<string #{uid}>"
+            labels.append(transform(text) if transform else text)
+        return categorical(np.asarray(codes, dtype=np.int64), labels, missing)
+
+
+def strip_runtime_suffix(name: str) -> str:
+    return RUNTIME_SUFFIX.sub("", name)

@@ -1,0 +1,250 @@
+"""Orchestration of ``nsys-diag analyze``: options → load → analyses → view → outputs.
+
+``analyze_command(trace, **cli_kwargs)`` is what the CLI calls; it writes the requested files
+(JSON, Markdown, HTML) and returns the terminal summary as lines. ``analyze_path`` /
+``analyze_bundle`` return the view dict without writing anything (used by ``batch``/``compare``).
+
+Option formats
+--------------
+* ``--window START:END`` — session-timeline nanoseconds, or with a unit: ``12.5s``, ``300ms``,
+  ``40us``/``40µs``, ``100ns``; an empty side means the capture's start/end (``60s:``).
+* ``--steps FIRST:LAST`` — 0-based inclusive step indices; ``5:`` = from step 5 on, ``:9``.
+* ``--max-memory SIZE`` — ``4G``, ``512M``, ``2GiB``, bytes without a unit. Loading an SQLite export
+  is estimated to need about ``LOAD_MEMORY_FACTOR`` × its file size at peak; a larger estimate is
+  refused (exit 3) before anything is read.
+* ``--phase-map FILE`` / ``--thresholds FILE`` — TOML, see README "analyze".
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import sys
+from pathlib import Path
+
+from nsys_diag.model.errors import InputError, ResourceLimitError, UsageError
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+LOAD_MEMORY_FACTOR = 2.0
+"""Peak memory of loading ≈ 2 × the SQLite file size (frames with categorical strings are smaller
+than the file; the factor covers the transient copies made while reading)."""
+
+_TIME_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$", re.IGNORECASE)
+_UNIT_NS = {None: 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+# ----------------------------------------------------------------------------------- parsing
+def parse_time(text: str) -> int:
+    """``"12.5s"`` → 12_500_000_000 ns; a bare number is nanoseconds."""
+    m = _TIME_RE.match(text or "")
+    if not m:
+        raise UsageError(f"--window: cannot read time {text!r} (use ns, or e.g. 12.5s / 300ms)")
+    unit = m.group(2).lower() if m.group(2) else None
+    unit = "µs" if unit == "µs" else unit
+    return int(round(float(m.group(1)) * _UNIT_NS[unit]))
+
+
+def parse_window(text: str | None) -> tuple[int, int] | None:
+    """``START:END`` → (start_ns, end_ns); an empty side is open (0 / a very large end)."""
+    if text is None:
+        return None
+    if ":" not in text:
+        raise UsageError(f"--window {text!r}: expected START:END (ns, or seconds with 's')")
+    a, b = text.split(":", 1)
+    start = parse_time(a) if a.strip() else 0
+    end = parse_time(b) if b.strip() else 2**62
+    if end <= start:
+        raise UsageError(f"--window {text!r}: END must be after START")
+    return start, end
+
+
+def parse_steps(text: str | None) -> tuple[int, int] | None:
+    """``FIRST:LAST`` (0-based, inclusive) → (first, last); ``last`` -1 means "to the end"."""
+    if text is None:
+        return None
+    m = re.match(r"^\s*(\d*)\s*:\s*(\d*)\s*$", text)
+    if not m or (not m.group(1) and not m.group(2)):
+        raise UsageError(f"--steps {text!r}: expected FIRST:LAST step indices (e.g. 5:20)")
+    first = int(m.group(1)) if m.group(1) else 0
+    last = int(m.group(2)) if m.group(2) else -1
+    if last != -1 and last < first:
+        raise UsageError(f"--steps {text!r}: LAST must be ≥ FIRST")
+    return first, last
+
+
+def parse_size(text: str | None) -> int | None:
+    """``4G`` / ``512M`` / ``2GiB`` / ``1000000`` → bytes (binary multiples: 1G = 2**30)."""
+    if text is None:
+        return None
+    m = _SIZE_RE.match(text)
+    if not m:
+        raise UsageError(f"--max-memory {text!r}: expected a size such as 4G or 512M")
+    mult = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[m.group(2).lower()]
+    return int(float(m.group(1)) * mult)
+
+
+def _read_toml(path: str, what: str) -> dict:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{what} {path}: not valid TOML ({exc})") from None
+
+
+def load_phase_map(path: str | None):
+    if path is None:
+        return None
+    from nsys_diag.analyses.phases import parse_phase_map
+
+    return parse_phase_map(_read_toml(path, "--phase-map"))
+
+
+def load_thresholds(path: str | None) -> Thresholds:
+    if path is None:
+        return Thresholds()
+    data = _read_toml(path, "--thresholds")
+    try:
+        return Thresholds().with_overrides(**data)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--thresholds {path}: {exc}") from None
+
+
+def build_options(*, batch_size=None, phase_map=None, step_range=None, device=None, window=None,
+                  steps_sel=None, ncu_path=None, include_host_info=False, max_rows=200,
+                  max_memory=None, **_ignored) -> AnalyzeOptions:
+    """AnalyzeOptions from the CLI's raw values (see module docstring for formats)."""
+    return AnalyzeOptions(
+        step_range=step_range, phase_map=load_phase_map(phase_map), batch_size=batch_size,
+        device=device, window_ns=parse_window(window), steps=parse_steps(steps_sel),
+        ncu_path=ncu_path, include_host_info=bool(include_host_info), max_rows=int(max_rows),
+        max_memory_bytes=parse_size(max_memory))
+
+
+def now_utc() -> str:
+    """ISO-8601 UTC timestamp; ``SOURCE_DATE_EPOCH`` (reproducible builds) wins when set."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    t = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch and epoch.isdigit()
+         else _dt.datetime.now(_dt.timezone.utc))
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ---------------------------------------------------------------------------------- analysis
+def _check_memory(path: str, limit: int | None) -> None:
+    if limit is None:
+        return
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        return  # the loader reports unreadable paths with its own message
+    need = int(size * LOAD_MEMORY_FACTOR)
+    if need > limit:
+        raise ResourceLimitError(
+            path, f"loading needs about {need / 2**30:.2f} GiB ({LOAD_MEMORY_FACTOR:g} × the "
+            f"{size / 2**30:.2f} GiB file), more than --max-memory {limit / 2**30:.2f} GiB",
+            "raise --max-memory, or export a shorter capture (nsys export --filter-time / "
+            "capture fewer steps with --capture-range)")
+
+
+def analyze_bundle(bundle, options: AnalyzeOptions, th: Thresholds, generated_at: str) -> dict:
+    """The view dict of an already loaded bundle."""
+    from nsys_diag.analyses.suite import run_suite
+    from nsys_diag.report.view import build_view
+
+    suite = run_suite(bundle, options, th)
+    return build_view(bundle.meta, suite, generated_at=generated_at, options=options)
+
+
+def analyze_path(path: str, options: AnalyzeOptions | None = None, th: Thresholds | None = None,
+                 generated_at: str | None = None) -> dict:
+    """Load ``path`` (and ``options.ncu_path``), analyse, return the view dict. Writes nothing."""
+    from nsys_diag.loaders import load_trace
+
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
+    _check_memory(str(path), options.max_memory_bytes)
+    bundle = load_trace(path, ncu=options.ncu_path)
+    return analyze_bundle(bundle, options, th, generated_at or now_utc())
+
+
+# ------------------------------------------------------------------------------------ output
+def _write(dest: str, text: str, what: str) -> str:
+    try:
+        Path(dest).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {dest}: {exc.strerror or exc}") from None
+    return dest
+
+
+def _default_html_path(trace: str) -> Path:
+    p = Path(trace)
+    return p.with_name(p.stem + ".nsys-diag.html")
+
+
+def _dir_writable(d: Path) -> bool:
+    return d.is_dir() and os.access(d, os.W_OK | os.X_OK)
+
+
+def _write_html(view: dict, trace: str, html_out: str | None, lines: list[str]) -> None:
+    try:
+        from nsys_diag.report.html import render_html
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("nsys_diag.report.html",):
+            raise
+        lines.append("HTML report skipped: the HTML renderer is not part of this build")
+        return
+    html = render_html(view)
+    if html_out:
+        lines.append(f"report: {_write(html_out, html, 'the HTML report')}")
+        return
+    dest = _default_html_path(trace)
+    if not _dir_writable(dest.parent):
+        fallback = Path.cwd() / dest.name
+        lines.append(f"note: {dest.parent} is not writable; writing the report to the current "
+                     "directory")
+        dest = fallback
+    lines.append(f"report: {_write(str(dest), html, 'the HTML report')}")
+
+
+def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no_html=False,
+                    thresholds_path=None, **kw) -> list[str]:
+    """``nsys-diag analyze``: write the requested outputs, return the terminal summary lines."""
+    from nsys_diag.report.json_out import to_json
+    from nsys_diag.report.text import render_text
+
+    if Path(trace).is_dir():
+        raise InputError(trace, "is a directory, not a trace",
+                         "pass one .sqlite export (use `nsys-diag batch DIR` for directories)")
+    th = load_thresholds(thresholds_path)
+    options = build_options(**kw)
+    view = analyze_path(trace, options, th, now_utc())
+    lines = render_text(view).rstrip("\n").split("\n")
+    if json_out == "-":
+        sys.stdout.write(to_json(view))
+        sys.stdout.flush()
+    elif json_out:
+        lines.append(f"json: {_write(json_out, to_json(view), 'the JSON')}")
+    if md_out:
+        try:
+            from nsys_diag.report.markdown import render_markdown
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("nsys_diag.report.markdown",):
+                raise
+            lines.append("Markdown skipped: the Markdown renderer is not part of this build")
+        else:
+            md = render_markdown(view)
+            if md_out == "-":
+                sys.stdout.write(md if md.endswith("\n") else md + "\n")
+                sys.stdout.flush()
+            else:
+                lines.append(f"markdown: {_write(md_out, md, 'the Markdown')}")
+    if not no_html:
+        _write_html(view, trace, html_out, lines)
+    return lines

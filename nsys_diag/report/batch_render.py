@@ -1,0 +1,485 @@
+"""Renderers for ``batch`` (the index) and ``compare``: Markdown, terminal text, HTML.
+
+They read the JSON-able documents built by ``nsys_diag.batch`` (``index.json`` / compare JSON)
+and nothing else. Every trace-controlled string (paths, kernel names, headlines) is escaped for
+its medium: Markdown cells get HTML entities for ``<>&|`` and backslash escapes for Markdown
+punctuation, control characters are dropped; HTML goes through Jinja autoescape.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from nsys_diag.report.formatting import MISSING, fmt_ms, fmt_pct, fmt_share
+
+MD_MAX_LINES = 60
+"""Compare Markdown must fit a PR comment."""
+
+_CTRL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_MD_PUNCT = re.compile(r"([\\`*_\[\]~])")
+
+
+def md_escape(text: object, limit: int = 80) -> str:
+    """One Markdown-table-safe line for an untrusted string."""
+    s = "" if text is None else str(text)
+    s = _CTRL.sub(" ", s).strip()
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
+    s = s.replace("@", "&#64;")  # no @mentions from trace text
+    return _MD_PUNCT.sub(r"\\\1", s)
+
+
+def md_code(text: object, limit: int = 60) -> str:
+    """Content for an inline code span: no backticks, no control characters, no pipes."""
+    s = _CTRL.sub(" ", "" if text is None else str(text)).replace("`", "'").replace("|", "/")
+    return (s if len(s) <= limit else s[: limit - 1] + "…").strip() or MISSING
+
+
+def text_safe(text: object, limit: int = 120) -> str:
+    s = "" if text is None else str(text)
+    s = "".join(ch if ch.isprintable() else "?" for ch in s)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _signed_pct(x) -> str:
+    return MISSING if x is None else f"{x:+.1f}%"
+
+
+def _fmt_metric_value(value, unit: str) -> str:
+    if value is None:
+        return MISSING
+    if unit == "ms":
+        return fmt_ms(value)
+    if unit == "share":
+        return fmt_pct(value)
+    return f"{value:.3g}"
+
+
+def _fmt_delta(m: dict) -> str:
+    d = m.get("delta")
+    if d is None:
+        return MISSING
+    if m.get("unit") == "ms":
+        txt = ("+" if d >= 0 else "−") + fmt_ms(abs(d))
+    elif m.get("unit") == "share":
+        txt = f"{d * 100:+.1f} pts"
+    else:
+        txt = f"{d:+.3g}"
+    if m.get("delta_pct") is not None:
+        txt += f" ({m['delta_pct']:+.1f}%)"
+    return txt
+
+
+def _fmt_ci(m: dict) -> str:
+    if m.get("ci_low") is None:
+        return "n/a"
+    if m.get("ci_low_pct") is not None:
+        return f"{m['ci_low_pct']:+.1f}% … {m['ci_high_pct']:+.1f}%"
+    if m.get("unit") == "share":
+        return f"{m['ci_low'] * 100:+.1f} … {m['ci_high'] * 100:+.1f} pts"
+    return f"{m['ci_low']:+.3g} … {m['ci_high']:+.3g}"
+
+
+def _change_word(m: dict) -> str:
+    return {"worse": "worse", "better": "better", "changed": "changed",
+            "none": "no significant change",
+            "n/a": "n/a"}.get(m.get("change"), "")
+
+
+NA_NOTE = ("n/a: one value per side, so no interval (run-level metrics of a single run); pass a "
+           "directory of runs per side to get intervals for them.")
+
+
+def metric_label(name: str) -> str:
+    """Human label of a compare metric name (``phase.data_ms`` → ``data phase``)."""
+    if name == "step_time_ms":
+        return "step time"
+    if name == "gpu_busy":
+        return "GPU busy"
+    if name == "tensor_core_share":
+        return "Tensor Core share"
+    if name.startswith("phase."):
+        return f"{name[6:].removesuffix('_ms')} phase"
+    if name.startswith("gaps."):
+        return f"idle: {name[5:].removesuffix('_ms')}"
+    if name.startswith("kernel."):
+        return f"kernel {name[7:].removesuffix('_ms')}"
+    return name
+
+
+def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
+    """Metric rows for tables: step time, phases, GPU busy, Tensor Cores, then idle causes and
+    kernels that changed (significant first, then by |Δ%|), capped at ``limit``."""
+    metrics = doc.get("metrics") or []
+    head = [m for m in metrics if m["name"] in ("step_time_ms", "gpu_busy", "tensor_core_share")
+            or (m["name"].startswith("phase.") and (m.get("baseline") or m.get("candidate")))]
+    head.sort(key=lambda m: 0 if m["name"] == "step_time_ms" else 1 if m["name"].startswith("phase.")
+              else 2)
+    tail = [m for m in metrics if m["name"].startswith(("gaps.", "kernel."))
+            and (m.get("significant") or (m.get("delta") or 0) != 0)]
+    tail.sort(key=lambda m: (not m.get("significant"), -abs(m.get("delta_pct") or 0.0), m["name"]))
+    rows = head + tail
+    return [dict(m, label=metric_label(m["name"]), value_baseline=_fmt_metric_value(m.get("baseline"), m.get("unit", "")),
+                 value_candidate=_fmt_metric_value(m.get("candidate"), m.get("unit", "")),
+                 delta_text=_fmt_delta(m), ci_text=_fmt_ci(m), change_text=_change_word(m),
+                 short_change={"none": "—", "n/a": "n/a"}.get(m.get("change"), _change_word(m)))
+            for m in rows[:limit]]
+
+
+def explain_rows(doc: dict) -> list[dict]:
+    rows = []
+    for e in doc.get("explain") or []:
+        kind = e.get("kind")
+        label = (f"{e['name']} phase" if kind == "phase" else f"kernel {e['name']}" if kind == "kernel"
+                 else str(e.get("name")))
+        delta = e.get("delta") or 0.0
+        rows.append(dict(e, label=label,
+                         delta_text=("+" if delta >= 0 else "−") + fmt_ms(abs(delta)),
+                         share_text=MISSING if e.get("share_of_delta") is None
+                         else f"{e['share_of_delta'] * 100:.0f}%"))
+    return rows
+
+
+def step_line(doc: dict) -> str:
+    st = doc.get("step_time") or {}
+    if st.get("baseline") is None or st.get("candidate") is None:
+        return "step time: not available (no steps on one side)"
+    line = (f"step time (median): {fmt_ms(st['baseline'])} → {fmt_ms(st['candidate'])}, "
+            f"{_signed_pct(st.get('delta_pct'))}")
+    if st.get("ci_low_pct") is not None:
+        line += f" (95% CI {st['ci_low_pct']:+.1f}% … {st['ci_high_pct']:+.1f}%)"
+    return line + f" — {_change_word(st)}"
+
+
+def gate_line(doc: dict) -> str | None:
+    pct = doc.get("fail_on_regression_pct")
+    if pct is None:
+        return None
+    if doc.get("regression"):
+        return (f"REGRESSION: the candidate is slower by more than {pct:g}% with confidence "
+                f"(exit code {doc.get('exit_code')})")
+    return f"gate --fail-on-regression {pct:g}%: passed"
+
+
+# ------------------------------------------------------------------------------ compare: text
+def render_compare_text(doc: dict) -> list[str]:
+    """A few terminal lines (strings sanitised)."""
+    b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
+    lines = [f"nsys-diag compare: {text_safe(doc.get('summary'))}",
+             f"  baseline:  {text_safe(b.get('path'))} ({b.get('runs')} run(s), {b.get('steps')} steps)",
+             f"  candidate: {text_safe(c.get('path'))} ({c.get('runs')} run(s), {c.get('steps')} steps)",
+             "  " + step_line(doc)]
+    for e in explain_rows(doc)[:4]:
+        lines.append(f"    {text_safe(e['label'], 60)}: {e['delta_text']} per step "
+                     f"({e['share_text']} of the delta)")
+    vc = doc.get("verdict_change") or {}
+    if vc.get("changed"):
+        lines.append(f"  verdict: {vc.get('baseline')} → {vc.get('candidate')}")
+    for s in doc.get("skipped") or []:
+        lines.append(f"  skipped ({s['side']}) {text_safe(s['label'])}: {text_safe(s['reason'])}")
+    for n in doc.get("notes") or []:
+        lines.append(f"  note: {text_safe(n, 200)}")
+    g = gate_line(doc)
+    if g:
+        lines.append("  " + g)
+    return lines
+
+
+# -------------------------------------------------------------------------- compare: markdown
+def render_compare_markdown(doc: dict) -> str:
+    """PR-comment-sized Markdown (< 60 lines)."""
+    b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
+    out = [f"### nsys-diag compare: {md_escape(doc.get('summary'), 160)}", ""]
+    out.append(f"**{step_line(doc)}**")
+    g = gate_line(doc)
+    if g:
+        out.append("")
+        out.append(("**" + g + "**") if doc.get("regression") else g)
+    out += ["", "| metric | baseline | candidate | Δ | 95% CI | |", "|---|---:|---:|---:|---:|---|"]
+    for r in compare_rows(doc, limit=22):
+        mark = "**" if r.get("significant") else ""
+        out.append(f"| {mark}{md_escape(r['label'], 60)}{mark} | {r['value_baseline']} | "
+                   f"{r['value_candidate']} | {r['delta_text']} | {r['ci_text']} | {r['change_text']} |")
+    if any(r.get("change") == "n/a" for r in compare_rows(doc, limit=22)):
+        out.append(f"\n<sub>{NA_NOTE}</sub>")
+    ex = explain_rows(doc)[:6]
+    if ex:
+        out += ["", "**What explains the step-time delta** (mean per step):"]
+        for i, e in enumerate(ex, 1):
+            sig = " (significant)" if e.get("significant") else ""
+            out.append(f"{i}. {md_escape(e['label'], 70)}: {e['delta_text']}, "
+                       f"{e['share_text']} of the delta{sig}")
+    vc = doc.get("verdict_change") or {}
+    if vc.get("baseline") or vc.get("candidate"):
+        word = "changed" if vc.get("changed") else "unchanged"
+        out += ["", f"Verdict: `{md_code(vc.get('baseline'))}` → "
+                    f"`{md_code(vc.get('candidate'))}` ({word})"]
+    notes = list(doc.get("notes") or [])
+    if doc.get("skipped"):
+        notes.append(f"{len(doc['skipped'])} input(s) skipped (see the JSON)")
+    for n in notes[:3]:
+        out.append(f"> {md_escape(n, 200)}")
+    s = doc.get("settings") or {}
+    out += ["", f"<sub>baseline: {md_escape(b.get('path'), 60)} ({b.get('runs')} run(s), "
+                f"{b.get('steps')} steps) · candidate: {md_escape(c.get('path'), 60)} "
+                f"({c.get('runs')} run(s), {c.get('steps')} steps) · bootstrap "
+                f"{s.get('n_boot')}× seed {s.get('seed')} · nsys-diag "
+                f"{md_escape((doc.get('tool') or {}).get('version'), 20)}</sub>"]
+    return "\n".join(out[:MD_MAX_LINES - 1]) + "\n"
+
+
+# ------------------------------------------------------------------------------ index: markdown
+def _phase_header(c: str) -> str:
+    return md_escape(c, 20)
+
+
+def render_index_markdown(index: dict, max_rows: int = 40) -> str:
+    """The batch index as Markdown: one row per trace (capped), skipped inputs, stragglers."""
+    c = index.get("counts") or {}
+    cols = index.get("phase_columns") or []
+    out = [f"### nsys-diag batch: {c.get('found', 0)} traces — {c.get('ok', 0)} analysed "
+           f"({c.get('from_cache', 0)} from cache), {c.get('skipped', 0)} skipped", ""]
+    header = ["trace", "verdict", "step (median)"] + [_phase_header(p) for p in cols] + \
+        ["GPU busy", "Tensor Cores"]
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|")
+    rows = index.get("traces") or []
+    for r in rows[:max_rows]:
+        cells = [md_escape(r.get("label"), 60), f"`{md_code(r.get('verdict'))}`",
+                 fmt_ms(r.get("step_median_ms"))]
+        cells += [fmt_share((r.get("phase_shares") or {}).get(p)) for p in cols]
+        cells += [fmt_pct(r.get("gpu_busy")), fmt_pct(r.get("tensor_core_share"))]
+        out.append("| " + " | ".join(cells) + " |")
+    if len(rows) > max_rows:
+        out.append(f"\n… and {len(rows) - max_rows} more traces in index.html / index.json")
+    skipped = index.get("skipped") or []
+    if skipped:
+        out += ["", f"**Skipped ({len(skipped)}):**"]
+        for s in skipped[:15]:
+            out.append(f"- {md_escape(s.get('label'), 80)}: {md_escape(s.get('reason'), 160)}")
+        if len(skipped) > 15:
+            out.append(f"- … {len(skipped) - 15} more in index.json")
+    ranks = index.get("ranks") or {}
+    if ranks.get("available"):
+        sp = ranks.get("spread") or {}
+        out += ["", f"**Ranks:** {ranks.get('count')} (identity from {md_escape(ranks.get('source'), 60)}); "
+                    f"median step {fmt_ms(sp.get('median_ms'))}, slowest/median "
+                    f"{sp.get('max_over_median') or 0:.2f}×"]
+        for s in ranks.get("stragglers") or []:
+            out.append(f"- straggler rank {s['rank']} ({md_escape(s.get('label'), 60)}): "
+                       f"loses {fmt_ms(s.get('phase_excess_ms'))} per step in "
+                       f"{md_escape(s.get('phase') or MISSING, 30)}")
+        if not ranks.get("stragglers"):
+            out.append("- no straggler")
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------- HTML
+HTML_MAX_ROWS = 1000
+"""Index rows drawn in the HTML page (index.json keeps them all); keeps the page < 2 MB."""
+
+
+def _clean_doc(obj, max_list: int = HTML_MAX_ROWS):
+    """Recursive copy with display-safe strings (page.clean_text), finite numbers, capped lists."""
+    from nsys_diag.report.page import clean_text
+
+    if isinstance(obj, str):
+        return clean_text(obj, 2000)
+    if isinstance(obj, bool) or obj is None or isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {clean_text(str(k), 200): _clean_doc(v, max_list) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean_doc(v, max_list) for v in obj[:max_list]]
+    return clean_text(str(obj), 2000)
+
+
+def _page(doc: dict, title: str, sections: list[tuple[str, str, bool]], trace_name: str) -> dict:
+    tool = doc.get("tool") or {"name": "nsys-diag", "version": ""}
+    return {"title": title, "tool": {"name": tool.get("name", "nsys-diag"),
+                                     "version": tool.get("version", "")},
+            "generated_at": doc.get("generated_at") or "",
+            "sections": [{"id": i, "label": label, "available": ok} for i, label, ok in sections],
+            "trace_name": trace_name}
+
+
+def render_trace_html(view: dict) -> str:
+    """The per-trace report (the same as ``analyze`` writes)."""
+    from nsys_diag.report.html import render_html
+
+    return render_html(view)
+
+
+def _href(rel: str | None) -> str | None:
+    """A relative, percent-encoded link (never a scheme or a network path)."""
+    if not rel:
+        return None
+    from urllib.parse import quote
+
+    parts = [p for p in str(rel).replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return "./" + "/".join(quote(p, safe="") for p in parts) if parts else None
+
+
+def _sort(x) -> str:
+    return "" if x is None else repr(float(x))
+
+
+def _index_model(index: dict) -> dict:
+    from nsys_diag.report.page import cell, table
+
+    cols = index.get("phase_columns") or []
+    c = index.get("counts") or {}
+    rows = []
+    all_rows = index.get("traces") or []
+    for r in all_rows[:HTML_MAX_ROWS]:
+        shares = r.get("phase_shares") or {}
+        rows.append({
+            "label": r.get("label") or "", "href": _href(r.get("report_html")),
+            "cached": bool(r.get("cached")),
+            "verdict_text": r.get("verdict") or MISSING,
+            "step_text": fmt_ms(r.get("step_median_ms")), "step_sort": _sort(r.get("step_median_ms")),
+            "phase_cells": [{"text": fmt_share(shares.get(p)), "sort": _sort(shares.get(p))} for p in cols],
+            "busy_text": fmt_pct(r.get("gpu_busy")), "busy_sort": _sort(r.get("gpu_busy")),
+            "tc_text": fmt_pct(r.get("tensor_core_share")), "tc_sort": _sort(r.get("tensor_core_share")),
+            "rank_text": MISSING if r.get("rank") is None else str(r.get("rank")),
+            "rank_sort": "" if r.get("rank") is None else str(r.get("rank")),
+        })
+    ranks = index.get("ranks") or {}
+    ranks_model = None
+    if ranks.get("available"):
+        sp = ranks.get("spread") or {}
+        trows = []
+        for r in ranks.get("rows") or []:
+            shares = r.get("phase_shares") or {}
+            trows.append([cell(r.get("rank"), r.get("rank")), cell(r.get("label")),
+                          cell(fmt_ms(r.get("median_step_ms")), r.get("median_step_ms"))]
+                         + [cell(fmt_share(shares.get(p)), shares.get(p)) for p in cols]
+                         + [cell(fmt_ms(r.get("comm_ms")), r.get("comm_ms")),
+                            cell(fmt_ms(r.get("start_skew_ms")), r.get("start_skew_ms")),
+                            cell("straggler" if r.get("straggler") else "", int(bool(r.get("straggler"))))])
+        columns = [("rank", True), ("trace", False), ("step (median)", True)] + \
+            [(p, True) for p in cols] + [("NCCL/comm per step", True), ("start skew", True), ("", False)]
+        al = ranks.get("alignment") or {}
+        ranks_model = {
+            "line": (f"{ranks.get('count')} ranks (identity from {ranks.get('source')}); median step "
+                     f"{fmt_ms(sp.get('median_ms'))}, fastest {fmt_ms(sp.get('min_ms'))}, slowest "
+                     f"{fmt_ms(sp.get('max_ms'))} ({(sp.get('max_over_median') or 0):.2f}× the median), "
+                     f"CV {fmt_pct(sp.get('cv'))}. Aligned by {al.get('basis', 'step index')} over "
+                     f"{al.get('common_steps', 0)} common steps."),
+            "stragglers": [{"rank": s.get("rank"), "label": s.get("label"),
+                            "text": (f"median step {fmt_ms(s.get('median_step_ms'))}; loses "
+                                     f"{fmt_ms(s.get('phase_excess_ms'))} per step in the "
+                                     f"{s.get('phase') or '?'} phase"
+                                     + (" (step times equalised by collectives; found by phase)"
+                                        if s.get("kind") == "phase" else ""))}
+                           for s in ranks.get("stragglers") or []],
+            "table": table("tbl-ranks", columns, trows),
+            "note": " ".join(x for x in (ranks.get("note"), al.get("note")) if x),
+        }
+    skipped = index.get("skipped") or []
+    tone = "warn" if skipped else "good"
+    return {
+        "counts_line": (f"{c.get('found', 0)} traces found: {c.get('ok', 0)} analysed "
+                        f"({c.get('from_cache', 0)} from cache), {c.get('skipped', 0)} skipped"
+                        + (f", {c.get('ignored')} ignored" if c.get("ignored") else "") + "."),
+        "phase_columns": cols, "rows": rows, "total": len(all_rows),
+        "more": len(all_rows) > len(rows), "ranks": ranks_model,
+        "skipped": skipped[:HTML_MAX_ROWS], "ignored": (index.get("ignored") or [])[:HTML_MAX_ROWS],
+        "tone": tone, "chip": f"{c.get('skipped', 0)} skipped" if skipped else "all analysed",
+    }
+
+
+def render_index_html(index: dict) -> str:
+    """index.html: one row per trace with a link to its report, ranks, skipped inputs."""
+    from nsys_diag.report.html import render_document
+
+    data = _clean_doc(index)
+    idx = _index_model(data)
+    sections = [("sec-batch", "Traces", True), ("sec-ranks", "Ranks", idx["ranks"] is not None),
+                ("sec-skipped", "Skipped", bool(idx["skipped"] or idx["ignored"]))]
+    page = _page(data, "nsys-diag batch index", sections, "batch index")
+    return render_document("batch_index.html", page=page, data=data, idx=idx)
+
+
+def _compare_model(doc: dict) -> dict:
+    from nsys_diag.report.page import cell, table
+
+    mrows = []
+    for r in compare_rows(doc, limit=200):
+        mrows.append([cell(r["label"]), cell(r["value_baseline"], r.get("baseline")),
+                      cell(r["value_candidate"], r.get("candidate")),
+                      cell(r["delta_text"], r.get("delta_pct") if r.get("delta_pct") is not None
+                           else r.get("delta")),
+                      cell(r["ci_text"], r.get("ci_low_pct")),
+                      cell(r["short_change"], r.get("change"), title=r.get("note") or None)])
+    metrics = table("tbl-metrics", [("metric", False), ("baseline", True), ("candidate", True),
+                                    ("Δ", True), ("95% CI of Δ", True), ("", False)], mrows,
+                    total=len(doc.get("metrics") or []))
+    erows = []
+    for e in explain_rows(doc):
+        share = e.get("share_of_delta")
+        meter = None if share is None else max(0.0, min(100.0, abs(share) * 100))
+        erows.append([cell(e["label"]), cell(e["delta_text"], e.get("delta")),
+                      cell(e["share_text"], share, meter=meter),
+                      cell({True: "yes", False: "no"}.get(e.get("significant"), MISSING))])
+    explain = table("tbl-explain", [("component", False), ("Δ per step", True),
+                                    ("share of Δ", True), ("significant", False)], erows)
+    b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
+    vc = doc.get("verdict_change") or {}
+    st = doc.get("step_time") or {}
+    s = doc.get("settings") or {}
+    regression = bool(doc.get("regression"))
+    if regression:
+        tone, chip = "warn", "regression"
+    elif st.get("significant"):
+        tone, chip = ("warn", "slower") if (st.get("delta") or 0) > 0 else ("good", "faster")
+    else:
+        tone, chip = "neutral", "no significant change"
+    kpis = [
+        {"label": "baseline step", "value": fmt_ms(st.get("baseline")),
+         "note": f"median of {st.get('n_baseline', 0)} steps, {b.get('runs', 0)} run(s)"},
+        {"label": "candidate step", "value": fmt_ms(st.get("candidate")),
+         "note": f"median of {st.get('n_candidate', 0)} steps, {c.get('runs', 0)} run(s)"},
+        {"label": "Δ step time", "value": _signed_pct(st.get("delta_pct")),
+         "note": _change_word(st)},
+        {"label": "95% CI of Δ", "value": _fmt_ci(st), "note": f"noise floor "
+         f"{(st.get('noise_floor_pct') or 0):.1f}%" if st.get("noise_floor_pct") is not None else ""},
+    ]
+    return {
+        "kpis": kpis,
+        "na_note": NA_NOTE if any(m.get("change") == "n/a" for m in doc.get("metrics") or []) else "",
+        "summary": doc.get("summary") or "", "step_line": step_line(doc), "gate_line": gate_line(doc),
+        "regression": regression, "tone": tone, "chip": chip,
+        "confidence": f"{int(100 * (s.get('confidence') or 0.95))}%",
+        "sides": [{"role": "baseline", "path": b.get("path"), "runs": b.get("runs"),
+                   "steps": b.get("steps"), "verdict": vc.get("baseline")},
+                  {"role": "candidate", "path": c.get("path"), "runs": c.get("runs"),
+                   "steps": c.get("steps"), "verdict": vc.get("candidate")}],
+        "verdict": (f"{vc.get('baseline') or MISSING} → {vc.get('candidate') or MISSING} ("
+                    + ("changed" if vc.get("changed") else "unchanged") + ")"),
+        "metrics": metrics, "explain": explain, "explain_basis": doc.get("explain_basis") or "",
+        "notes": doc.get("notes") or [], "skipped": doc.get("skipped") or [],
+        "method": (f"Percentile bootstrap, {s.get('n_boot')} replicates, seed {s.get('seed')}: over "
+                   "steps for one run per side, over runs then steps (cluster bootstrap) for several. "
+                   f"Noise floor: max({100 * (s.get('min_rel_change') or 0):.0f}%, "
+                   f"{s.get('effect_size_floor')} × the baseline's robust step-to-step CV, the "
+                   "baseline's run-to-run CV)."),
+    }
+
+
+def render_compare_html(doc: dict) -> str:
+    """The comparison page (templates/compare.html)."""
+    from nsys_diag.report.html import render_document
+
+    data = _clean_doc(doc)
+    cmp = _compare_model(data)
+    sections = [("sec-summary", "Summary", True), ("sec-metrics", "Metrics", True),
+                ("sec-explain", "Explanation", bool(cmp["explain"]["rows"])),
+                ("sec-method", "Method", True)]
+    b, c = data.get("baseline") or {}, data.get("candidate") or {}
+    page = _page(data, "nsys-diag compare", sections,
+                 f"{b.get('path') or 'baseline'} → {c.get('path') or 'candidate'}")
+    return render_document("compare.html", page=page, data=data, cmp=cmp)

@@ -1,0 +1,180 @@
+"""The Markdown summary: a PR comment or ``$GITHUB_STEP_SUMMARY`` in under 60 lines, no links.
+
+``render_markdown(view)`` reads the analysis view (docs/JSON.md) and writes: the verdict with its
+confidence, the headline, the scaling answer, the key numbers (step time, GPU busy, Tensor Cores,
+projected step time if fixed), the phase table, idle time by cause, the evidence, the fixes in
+order and the data-quality warnings, then a one-line footer.
+
+Every string that can come from a trace (phase and kernel names, NVTX text inside headlines,
+messages) goes through ``md_text``: ANSI sequences and control characters removed, newlines
+flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Markdown punctuation
+(table pipes, backticks, ``*``, ``_``, brackets…) backslash-escaped, ``@`` followed by a word joiner
+(no @mentions from a trace) and URL schemes / ``www.`` broken the same way (no autolinks).
+"""
+from __future__ import annotations
+
+import re
+
+from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share, fmt_value
+from nsys_diag.report.page import (
+    CAUSES,
+    VERDICT_TITLES,
+    finite,
+    clean_text,
+    clean_view,
+    normalize,
+)
+
+MAX_LINES = 59
+"""Hard ceiling (the issue asks for < 60 lines)."""
+
+MAX_PHASES = 8
+MAX_EVIDENCE = 5
+MAX_FIXES = 6
+MAX_WARNINGS = 4
+NAME_LEN = 60
+TEXT_LEN = 400
+
+_WJ = "\u2060"  # word joiner: invisible, stops @mentions and autolinks
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|~#])")  # '(' is inert once '[' and ']' are escaped
+_LIST_START = re.compile(r"^(\s*)(\d+)([.)])")
+_SCHEME = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data)(:)")
+_WWW = re.compile(r"(?i)\b(www)(\.)")
+
+
+def md_text(value, max_len: int = TEXT_LEN, *, line_start: bool = False) -> str:
+    """``value`` as inert Markdown text (see module docstring); ``None`` → '—'. With
+    ``line_start`` the text may open a Markdown line, so list/heading markers are escaped too."""
+    if value is None:
+        return MISSING
+    text = clean_text(re.sub(r"[\r\n\t]+", " ", str(value)), max_len)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    if line_start:
+        text = _LIST_START.sub(r"\1\2\\\3", text)
+        if text.lstrip().startswith(("-", "+", "=", ">")):
+            text = "\\" + text.lstrip()
+    text = text.replace("@", "@" + _WJ)
+    text = _SCHEME.sub(lambda m: m.group(1) + _WJ + m.group(2), text)
+    text = _WWW.sub(lambda m: m.group(1) + _WJ + m.group(2), text)
+    return text
+
+
+def _key_numbers(v: dict) -> str:
+    steps, gpu, tc, vd = v["steps"], v["gpu"], v["tensor_cores"], v["verdict"]
+    parts = []
+    if steps["available"]:
+        n = fmt_count(steps["analysed_count"])
+        parts.append(f"**Step** {fmt_ms(steps['mean_ms'])} mean (median {fmt_ms(steps['median_ms'])}, "
+                     f"{n} steps)")
+    if gpu["available"]:
+        parts.append(f"**GPU compute busy** {fmt_pct(gpu['utilization'])}")
+    if tc["available"]:
+        parts.append(f"**Tensor Cores** {fmt_pct(tc['share_of_kernel_time'])} of kernel time")
+    proj = finite(vd["projected_step_ms_if_fixed"])
+    if proj is not None:
+        cur = finite(steps["mean_ms"]) if steps["available"] else None
+        speed = f", {fmt_ratio(cur / proj)} faster" if cur and proj > 0 and cur / proj > 1.0001 else ""
+        parts.append(f"**If fixed** ≈ {fmt_ms(proj)} per step{speed}")
+    return " · ".join(parts)
+
+
+def _phase_table(v: dict) -> list[str]:
+    phases = v["phases"][:MAX_PHASES]
+    if not phases:
+        return []
+    lines = ["| Phase | Canonical | Mean / step | Share | GPU busy in it |", "|---|---|---:|---:|---:|"]
+    for p in phases:
+        lines.append(f"| {md_text(p['name'], NAME_LEN)} | {md_text(p['canonical'], 24)} | {fmt_ms(p['mean_ms'])} "
+                     f"| {fmt_share(p['share'])} | {fmt_share(p['gpu_busy_share'])} |")
+    if len(v["phases"]) > MAX_PHASES:
+        lines.append(f"| … {len(v['phases']) - MAX_PHASES} more | | | | |")
+    return lines
+
+
+def _idle_line(v: dict) -> str | None:
+    gaps = v["gaps"]
+    if not gaps["available"]:
+        return None
+    total = finite(gaps["total_ms"])
+    causes = [(label, finite(gaps["by_cause"].get(key))) for key, label in CAUSES]
+    causes = sorted([(lab, ms) for lab, ms in causes if ms], key=lambda c: -c[1])[:4]
+    if not causes:
+        return f"**GPU idle:** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps."
+    body = " · ".join(f"{lab.lower()} {fmt_ms(ms)}" + (f" ({fmt_share(ms / total)})" if total else "")
+                      for lab, ms in causes)
+    return f"**GPU idle** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps, by cause: {body}"
+
+
+def _evidence(v: dict) -> list[str]:
+    out = []
+    for e in v["verdict"]["evidence"][:MAX_EVIDENCE]:
+        metric = e["metric"] or ""
+        rule = ""
+        if e["comparison"] and e["threshold"] is not None:
+            rule = f" ({md_text(e['comparison'], 8)} {fmt_value(e['threshold'], metric)})"
+        src = f", {md_text(e['source'], 40)}" if e["source"] else ""
+        out.append(f"- {md_text(metric, 60)} = {md_text(fmt_value(e['value'], metric), 40)}{rule}{src}")
+    return out
+
+
+def render_markdown(view: dict) -> str:
+    """The Markdown summary of ``view`` (< 60 lines, no links, trace strings escaped)."""
+    v = normalize(clean_view(view))
+    vd = v["verdict"]
+    code = vd["code"] or "insufficient_data"
+    title = VERDICT_TITLES.get(code, md_text(code, 40))
+    conf = md_text(vd["confidence"] or "unknown", 20)
+
+    blocks: list[tuple[int, list[str]]] = []  # (priority: lower = dropped last, lines)
+    blocks.append((0, [f"### nsys-diag: {title} ({conf} confidence)"]))
+    if vd["headline"]:
+        blocks.append((0, [f"> {md_text(vd['headline'], line_start=True)}"]))
+    if vd["scale_advice"]:
+        blocks.append((1, [f"**Will more GPUs help?** {md_text(vd['scale_advice'])}"]))
+    numbers = _key_numbers(v)
+    if numbers:
+        blocks.append((1, [numbers]))
+    table = _phase_table(v)
+    if table:
+        blocks.append((2, table))
+    else:
+        why = v.get("phases_status", {}) if isinstance(v.get("phases_status"), dict) else {}
+        reason = why.get("reason") or v["steps"].get("reason") or "no phase ranges found"
+        blocks.append((2, [f"_No phase breakdown: {md_text(reason)}_"]))
+    idle = _idle_line(v)
+    if idle:
+        blocks.append((3, [idle]))
+    fixes = [r for r in vd["recommendations"] if r][:MAX_FIXES]
+    if fixes:
+        blocks.append((1, ["**What to try, in order**"] + [f"{i}. {md_text(r, line_start=True)}" for i, r in enumerate(fixes, 1)]))
+    evidence = _evidence(v)
+    if evidence:
+        blocks.append((4, ["**Evidence**"] + evidence))
+    warnings = [d for d in v["data_quality"] if d["severity"] == "warning"]
+    if warnings:
+        lines = ["**Data-quality warnings** (they lower the confidence)"]
+        lines += [f"- ⚠️ {md_text(d['message'])}" for d in warnings[:MAX_WARNINGS]]
+        if len(warnings) > MAX_WARNINGS:
+            lines.append(f"- … and {len(warnings) - MAX_WARNINGS} more (see the HTML report)")
+        blocks.append((2, lines))
+    t = v["trace"]
+    footer = (f"<sub>nsys-diag {md_text(v['tool']['version'], 20)} · {md_text(t['path'], 80)} · "
+              f"nsys {md_text(t['nsys_version'] or 'unknown', 20)} · {md_text(v['generated_at'], 40)}</sub>")
+    blocks.append((0, [footer]))
+
+    def assemble(bs):
+        out: list[str] = []
+        for _, lines in bs:
+            if out:
+                out.append("")
+            out.extend(lines)
+        return out
+
+    # drop the least important blocks until the summary fits (it normally does by the caps above)
+    while len(assemble(blocks)) > MAX_LINES:
+        worst = max(range(len(blocks)), key=lambda i: (blocks[i][0], i))
+        if blocks[worst][0] == 0:
+            break
+        blocks.pop(worst)
+    return "\n".join(assemble(blocks)[:MAX_LINES]) + "\n"

@@ -1,0 +1,173 @@
+"""Compact terminal summary of a view: verdict, phase table, top gaps (plain text, no colour).
+
+Every string that comes from the trace goes through ``clean_terminal`` (ANSI escapes, control and
+bidi characters removed) and is truncated to fit its column.
+"""
+from __future__ import annotations
+
+from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share,
+                                         fmt_value)
+from nsys_diag.report.sanitize import clean_terminal
+
+WIDTH = 100
+NAME_COL = 28
+TOP_GAPS_SHOWN = 5
+RECS_SHOWN = 4
+
+
+def _c(s, n: int | None = None) -> str:
+    return clean_terminal(s, max_len=n)
+
+
+def _header(v: dict) -> list[str]:
+    t = v.get("trace", {})
+    gpus = t.get("gpus") or []
+    names = sorted({_c(g.get("name") or f"GPU {g.get('id')}", 40) for g in gpus})
+    gpu_txt = f"{len(gpus)} GPU" + ("s" if len(gpus) != 1 else "") + (f" ({', '.join(names)})"
+                                                                       if names else "")
+    w = v.get("window") or {}
+    line = (f"nsys-diag · {_c(t.get('path'), 60)} · nsys {_c(t.get('nsys_version') or '?')} · "
+            f"{gpu_txt}")
+    win = f"window {fmt_ms(w.get('duration_ms'))} ({w.get('source', '?')})"
+    scope = v.get("scope") or {}
+    if (scope.get("process_count") or 1) > 1:
+        which = "slowest" if scope.get("headline_by") == "step_time" else "busiest"
+        win += (f" · process {scope.get('pid')} ({_c(scope.get('name'), 30)}), the {which} of "
+                f"{scope.get('process_count')}")
+    return [line, win]
+
+
+def _verdict(v: dict) -> list[str]:
+    vd = v.get("verdict") or {}
+    out = ["", f"VERDICT  {vd.get('code', '?')}  (confidence: {vd.get('confidence', '?')})",
+           f"  {_c(vd.get('headline'))}"]
+    if vd.get("scale_advice"):
+        out.append(f"  More GPUs? {_c(vd['scale_advice'])}")
+    proj = vd.get("projected_step_ms_if_fixed")
+    steps = v.get("steps") or {}
+    if proj is not None:
+        now = f" (now {fmt_ms(steps.get('mean_ms'))})" if steps.get("available") else ""
+        out.append(f"  Projected step if fixed: {fmt_ms(proj)}{now}")
+    ev = vd.get("evidence") or []
+    if ev:
+        parts = []
+        for e in ev[:5]:
+            thr = e.get("threshold")
+            comp = e.get("comparison")
+            txt = f"{e.get('metric')}={fmt_value(e.get('value'), e.get('metric', ''))}"
+            if thr is not None and comp not in (None, "info"):
+                txt += f" ({comp} {fmt_value(thr, e.get('metric', ''))})"
+            parts.append(txt)
+        out.append("  Evidence: " + "; ".join(_c(p) for p in parts))
+    recs = vd.get("recommendations") or []
+    if recs:
+        out.append("  Try, in order:")
+        out += [f"   {i}. {_c(r)}" for i, r in enumerate(recs[:RECS_SHOWN], 1)]
+    if vd.get("secondary"):
+        out.append(f"  Also: {', '.join(vd['secondary'])}")
+    return out
+
+
+def _steps(v: dict) -> list[str]:
+    s = v.get("steps") or {}
+    if not s.get("available"):
+        return ["", f"Steps    none — {_c(s.get('reason'))}"]
+    line = (f"Steps    {s.get('analysed_count')} analysed of {s.get('count')} "
+            f"({_c(s.get('source'), 50)}) · mean {fmt_ms(s.get('mean_ms'))} · median "
+            f"{fmt_ms(s.get('median_ms'))} · p90 {fmt_ms(s.get('p90_ms'))} · max {fmt_ms(s.get('max_ms'))}")
+    out = ["", line]
+    extra = []
+    if s.get("warmup"):
+        extra.append(f"warm-up {s['warmup'][:6]}")
+    if s.get("incomplete"):
+        extra.append(f"incomplete {s['incomplete'][:6]}")
+    for o in (s.get("outliers") or [])[:3]:
+        extra.append(f"outlier #{o['index']} {fmt_ms(o['duration_ms'])} "
+                     f"({o['ratio_to_median']:.1f}× median, {_c(o['reason'], 40)})")
+    if extra:
+        out.append("         " + " · ".join(extra))
+    return out
+
+
+def _phases(v: dict) -> list[str]:
+    rows = v.get("phases") or []
+    if not rows:
+        st = v.get("phases_status") or {}
+        return [f"Phases   none — {_c(st.get('reason') or 'no phase ranges')}"] if st else []
+    out = ["", f"{'Phase':<{NAME_COL}} {'canonical':<13} {'ms/step':>9} {'share':>7} "
+               f"{'GPU busy':>9} {'GPU work':>9}"]
+    for r in rows:
+        out.append(f"{_c(r.get('name'), NAME_COL):<{NAME_COL}} {r.get('canonical', ''):<13} "
+                   f"{fmt_ms(r.get('mean_ms')):>9} {fmt_share(r.get('share')):>7} "
+                   f"{fmt_share(r.get('gpu_busy_share')):>9} {fmt_ms(r.get('gpu_work_ms')):>9}")
+    out.append("  (GPU busy: kernels running during the phase's wall-clock span; GPU work: kernel "
+               "time launched from it)")
+    return out
+
+
+def _gpu(v: dict) -> list[str]:
+    g = v.get("gpu") or {}
+    if not g.get("available"):
+        return ["", f"GPU      {_c(g.get('reason') or 'no GPU activity')}"]
+    line = (f"GPU      utilization {fmt_pct(g.get('utilization'))} (kernels {fmt_ms(g.get('compute_busy_ms'))}"
+            f" of {fmt_ms(g.get('window_ms'))}) · copies {fmt_ms(g.get('copy_busy_ms'))}")
+    if (g.get("copy_only_ms") or 0) > 0:
+        line += f" · copy-only (SMs idle) {fmt_ms(g.get('copy_only_ms'))}"
+    tc = v.get("tensor_cores") or {}
+    out = ["", line]
+    if tc.get("available"):
+        out.append(f"         Tensor Cores {fmt_pct(tc.get('share_of_kernel_time'))} of kernel time "
+                   f"({_c(tc.get('source') or 'names')}, confidence {tc.get('confidence')})")
+    return out
+
+
+def _gaps(v: dict) -> list[str]:
+    gp = v.get("gaps") or {}
+    if not gp.get("available"):
+        return []
+    by = gp.get("by_cause") or {}
+    total = sum(x for x in by.values() if x) or 0.0
+    causes = " · ".join(f"{c} {fmt_ms(ms)}" for c, ms in sorted(by.items(), key=lambda kv: -(kv[1] or 0))
+                        if ms)
+    out = ["", f"Gaps     {fmt_count(gp.get('count'))} idle gaps ≥ {gp.get('min_gap_ns', 0) / 1000:g} µs, "
+               f"{fmt_ms(total)} per GPU: {causes or MISSING}"]
+    top = (gp.get("top") or [])[:TOP_GAPS_SHOWN]
+    if top:
+        out.append(f"  {'idle':>9}  {'cause':<9} {'GPU':>3}  {'phase':<20} CPU was")
+        for t in top:
+            out.append(f"  {fmt_ms(t.get('duration_ms')):>9}  {t.get('cause', ''):<9} "
+                       f"{t.get('device_id', ''):>3}  {_c(t.get('phase') or MISSING, 20):<20} "
+                       f"{_c(t.get('cpu_activity'), 50)}")
+    return out
+
+
+def _processes(v: dict) -> list[str]:
+    rows = v.get("processes") or []
+    if not rows:
+        return []
+    out = ["", "Processes (ranks)"]
+    for p in rows:
+        mark = "*" if p.get("is_headline") else " "
+        out.append(f" {mark} pid {p.get('pid')} {_c(p.get('name'), 20):<20} GPUs {p.get('devices')} "
+                   f"step {fmt_ms(p.get('steps_mean_ms'))} · util {fmt_pct(p.get('utilization'))} · "
+                   f"{p.get('verdict_code')}")
+    return out
+
+
+def _quality(v: dict) -> list[str]:
+    items = [q for q in (v.get("data_quality") or []) if q.get("severity") == "warning"]
+    out = []
+    if items:
+        out += ["", "Data quality"]
+        out += [f"  ! {_c(q.get('message'), WIDTH)}" for q in items[:5]]
+    hints = v.get("capture_hints") or []
+    if (v.get("verdict") or {}).get("code") == "insufficient_data" and hints:
+        out += ["", "Capture with"] + [f"  {_c(h)}" for h in hints]
+    return out
+
+
+def render_text(view: dict) -> str:
+    """The terminal summary (ends with a newline)."""
+    lines = (_header(view) + _verdict(view) + _steps(view) + _phases(view) + _gpu(view)
+             + _gaps(view) + _processes(view) + _quality(view))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,146 @@
+"""The view-model: ``build_view(meta, suite, …) -> dict`` exactly as documented in docs/JSON.md.
+
+Every renderer (HTML, Markdown, terminal, JSON) reads this dict and nothing else. It holds only
+JSON types (no numpy/pandas, no NaN/Infinity: unknown numbers are ``None``). The top-level
+sections describe the **headline process** (the slowest one when the file holds several ranks);
+``processes`` lists every analysed process.
+
+Privacy: ``trace.path`` is the file name only, and host facts/command line are included only
+with ``options.include_host_info``; the environment is never included.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from nsys_diag import __version__
+
+SCHEMA_VERSION = 1
+
+SECTION_KEYS = ("tensor_cores", "transfers", "gpu_metrics", "throughput", "communication",
+                "memory", "roofline")
+
+
+def jsonable(obj: Any) -> Any:
+    """Recursively convert to JSON types: numpy scalars → Python, NaN/±inf → None, tuples → lists."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return x if math.isfinite(x) else None
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [jsonable(v) for v in obj.tolist()]
+    return str(obj)
+
+
+def _section(result, *, missing_reason: str = "not analysed") -> dict:
+    """A result's JSON, or ``{available: false, reason, hint}``."""
+    if result is None:
+        return {"available": False, "reason": missing_reason, "hint": ""}
+    j = result.to_json()
+    if isinstance(j, dict):
+        j = dict(j)
+        if "available" not in j:
+            j["available"] = bool(getattr(result, "available", True))
+        if j["available"] is False:
+            j.setdefault("reason", getattr(result, "reason", "") or missing_reason)
+            j.setdefault("hint", getattr(result, "hint", "") or "")
+    return j
+
+
+def _trace(meta, suite, include_host_info: bool) -> dict:
+    procs = [{"pid": p.pid, "name": p.name} for p in suite.processes if p.pid != -1]
+    out = {
+        "path": meta.path if include_host_info else os.path.basename(str(meta.path)),
+        "format": meta.format,
+        "nsys_version": meta.nsys_version or None,
+        "schema_version": meta.schema_version or None,
+        "gpus": list(suite.gpus),
+        "processes": procs,
+        "capture_span_ns": int(max(meta.capture_end_ns - meta.capture_start_ns, 0)),
+        "session_start_utc_ns": meta.session_start_utc_ns,
+        "tables": {str(k): int(v) for k, v in sorted(meta.tables.items())},
+    }
+    if include_host_info:
+        out["host"] = {str(k): str(v) for k, v in sorted(meta.host.items())}
+        out["command_line"] = meta.command_line
+    return out
+
+
+def _kernels_block(kres) -> dict:
+    if getattr(kres, "available", False):
+        j = kres.to_json()
+        return {"kernels": j.get("kernels", []), "kernels_total": j.get("kernels_total", 0),
+                "kernel_categories": j.get("kernel_categories", []),
+                "kernel_summary": j.get("kernel_summary")}
+    return {"kernels": [], "kernels_total": 0, "kernel_categories": [], "kernel_summary": None}
+
+
+def _quality(suite, head) -> list[dict]:
+    items, seen = [], set()
+    for q in list(suite.data_quality) + list(head.data_quality):
+        key = (q.code, q.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        items.append(q.to_json())
+    return items
+
+
+def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
+    """The analysis JSON / view-model (see docs/JSON.md)."""
+    options = options if options is not None else suite.options
+    head = suite.headline
+    steps = _section(head.steps)
+    phases = head.phases.to_json() if getattr(head.phases, "available", False) else []
+    gpu = _section(head.utilization) if head.devices else {
+        "available": False, "reason": "no GPU activity in this process",
+        "hint": "capture CUDA with `nsys profile -t cuda`"}
+    view: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "nsys-diag", "version": __version__},
+        "generated_at": generated_at,
+        "trace": _trace(bundle_meta, suite, bool(getattr(options, "include_host_info", False))),
+        "scope": {"pid": head.pid if head.pid != -1 else None, "name": head.name or None,
+                  "devices": list(head.devices), "process_count": len(suite.processes),
+                  "headline_rule": "slowest process (largest mean step; else most GPU compute)",
+                  "headline_by": ("step_time" if getattr(head.steps, "available", False)
+                                  else "gpu_compute")},
+        "window": head.window.to_json(),
+        "steps": steps,
+        "phases": phases,
+        "phases_status": ({"available": True} if phases else _section(head.phases)
+                          if not getattr(head.phases, "available", False)
+                          else {"available": False, "reason": "no phase ranges", "hint": ""}),
+        "gpu": gpu,
+        "gaps": _section(head.gaps),
+        "timeline": _section(head.timeline, missing_reason="no steps and no GPU activity"),
+        **_kernels_block(head.kernels),
+        "tensor_cores": _section(head.tensor_cores),
+        "transfers": _section(head.transfers),
+        "gpu_metrics": _section(head.gpu_metrics),
+        "throughput": _section(head.throughput),
+        "communication": _section(head.communication),
+        "memory": _section(head.memory),
+        "roofline": (_section(head.roofline) if head.roofline is not None else
+                     {"available": False, "reason": "no Nsight Compute data",
+                      "hint": "pass --ncu report.csv (ncu --csv --page raw … or --page details)"}),
+        "processes": ([dict(p.summary(), is_headline=(i == suite.headline_index))
+                       for i, p in enumerate(suite.processes)] if len(suite.processes) > 1 else []),
+        "verdict": head.verdict.to_json(),
+        "data_quality": _quality(suite, head),
+        "thresholds": suite.thresholds.to_dict(),
+        "capture_hints": list(suite.capture_hints),
+    }
+    return jsonable(view)

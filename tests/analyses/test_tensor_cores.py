@@ -1,0 +1,148 @@
+"""Tensor Core evidence fusion: names, GPU metrics, ncu counters."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from kernel_frames import MS, US, gpu_metrics, kernels
+from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
+from nsys_diag.model.contracts import GPU_METRICS, KERNELS
+from nsys_diag.model.thresholds import Thresholds
+
+TH = Thresholds()
+TC_GEMM = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn"
+SGEMM = "volta_sgemm_128x64_nn"
+ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)"
+TA = "Tensor Active [Throughput %]"
+
+
+def _k(spec):
+    """spec: [(name, duration_ns)] laid back to back on device 0 from t=0."""
+    rows, t = [], 0
+    for name, d in spec:
+        rows.append(dict(name=name, start_ns=t, end_ns=t + d))
+        t += d
+    return kernels(rows)
+
+
+def test_names_only_known_answer():
+    k = _k([(TC_GEMM, 6 * MS), (SGEMM, 3 * MS), (ADD, 1 * MS)])
+    r = analyze_tensor_cores(k, GPU_METRICS.empty(), th=TH)
+    assert r.available and r.source == "kernel_names" and r.confidence == "medium"
+    assert r.share_of_kernel_time == pytest.approx(0.6)
+    assert r.gemm_share == pytest.approx(0.9)
+    assert r.tc_share_of_gemm == pytest.approx(6 / 9)
+    assert r.non_tc_gemm_share == pytest.approx(0.3)
+    assert [x["name"] for x in r.non_tc_gemm_kernels] == [SGEMM]
+    assert "sgemm" in r.non_tc_gemm_kernels[0]["evidence"]
+    assert r.non_tc_gemm_kernels[0]["share"] == pytest.approx(0.3)
+    assert "dtype" in r.advice
+    assert r.tensor_active_mean is None and r.metrics_share_of_kernel_time is None
+    j = r.to_json()
+    json.dumps(j, allow_nan=False)
+    assert "name heuristic" in j["evidence"]
+    assert j["non_tc_gemm_share"] == pytest.approx(0.3)
+
+
+def test_unknown_generated_kernels_lower_confidence_and_are_not_called_non_tc():
+    k = _k([("triton_tem_fused_mm_0", 8 * MS), (TC_GEMM, 1 * MS), (ADD, 1 * MS)])
+    r = analyze_tensor_cores(k, None, th=TH)
+    assert r.confidence == "low"
+    assert r.unknown_tc_share == pytest.approx(0.8)
+    assert r.non_tc_gemm_share == 0.0 and r.non_tc_gemm_kernels == ()
+    assert [x["name"] for x in r.unknown_tc_kernels] == ["triton_tem_fused_mm_0"]
+    assert r.advice == ""
+
+
+def test_decode_attention_is_not_a_missed_tensor_core_gemm():
+    k = _k([("void vllm::paged_attention_v1_kernel<unsigned short>(int)", 5 * MS), (TC_GEMM, 5 * MS)])
+    r = analyze_tensor_cores(k, None, th=TH)
+    assert r.non_tc_gemm_share == 0.0
+    assert r.non_tc_attention_share == pytest.approx(0.5)
+    assert r.share_of_kernel_time == pytest.approx(0.5)
+
+
+def test_gemv_is_not_a_missed_tensor_core_gemm():
+    gemv = "void gemvx::kernel<int, int, float, float, float, float, false, true>(cublasGemvParamsEx)"
+    r = analyze_tensor_cores(_k([(gemv, 4 * MS), (SGEMM, 1 * MS)]), None, th=TH)
+    assert r.non_tc_gemm_share == pytest.approx(0.2)
+    assert [x["name"] for x in r.non_tc_gemm_kernels] == [SGEMM]
+    assert r.gemm_share == pytest.approx(1.0) and r.tc_share_of_gemm == 0.0
+
+
+def _tensor_samples(values_in_kernels):
+    """1 sample/ms on device 0 for t = 0..19 ms (kernels cover 0..10 ms) + device 1 noise."""
+    rows = []
+    for i in range(20):
+        v = values_in_kernels[i] if i < len(values_in_kernels) else 0.0
+        rows.append((i * MS + 500 * US, 0, TA, v))
+        rows.append((i * MS + 500 * US, 0, "SMs Active [Throughput %]", 80.0))
+        rows.append((i * MS + 500 * US, 1, TA, 100.0))  # no kernels on device 1: ignored
+    return gpu_metrics(rows)
+
+
+def test_gpu_metrics_win_over_names():
+    k = _k([(TC_GEMM, 6 * MS), (SGEMM, 3 * MS), (ADD, 1 * MS)])
+    m = _tensor_samples([50.0] * 4 + [0.0] * 6)  # only 4 of 10 in-kernel samples show activity
+    r = analyze_tensor_cores(k, m, th=TH)
+    assert r.source == "gpu_metrics" and r.confidence == "high"
+    assert r.tensor_active_samples == 10
+    assert r.metrics_share_of_kernel_time == pytest.approx(0.4)
+    assert r.share_of_kernel_time == pytest.approx(0.4)
+    assert r.tensor_active_mean == pytest.approx(0.2)
+    assert r.name_share_of_kernel_time == pytest.approx(0.6)
+    assert "metrics win" in r.evidence[0]
+
+
+def test_metrics_disagreeing_with_names_is_said():
+    k = _k([(TC_GEMM, 10 * MS)])
+    r = analyze_tensor_cores(k, _tensor_samples([0.0] * 10), th=TH)
+    assert r.share_of_kernel_time == 0.0 and r.name_share_of_kernel_time == pytest.approx(1.0)
+    assert any("disagree" in e for e in r.evidence)
+
+
+def test_counters_win_over_everything():
+    k = _k([(TC_GEMM, 6 * MS), (ADD, 4 * MS)])
+    r = analyze_tensor_cores(k, _tensor_samples([50.0] * 10), th=TH,
+                             counters={"tensor_core_share_by_time": 0.9, "source": "ncu"})
+    assert r.source == "ncu" and r.confidence == "high"
+    assert r.share_of_kernel_time == pytest.approx(0.9)
+    assert r.counters_share_of_kernel_time == pytest.approx(0.9)
+    assert r.metrics_share_of_kernel_time == pytest.approx(1.0)
+    assert "counters win" in r.evidence[0]
+
+
+def test_window_filters_kernels():
+    k = _k([(SGEMM, 5 * MS), (TC_GEMM, 5 * MS)])
+    r = analyze_tensor_cores(k, None, th=TH, window=(6 * MS, 10 * MS))
+    assert r.share_of_kernel_time == pytest.approx(1.0) and r.non_tc_gemm_share == 0.0
+
+
+def test_empty_inputs():
+    r = analyze_tensor_cores(KERNELS.empty(), GPU_METRICS.empty(), th=TH)
+    assert not r.available
+    j = r.to_json()
+    json.dumps(j, allow_nan=False)
+    assert j["available"] is False and j["reason"] and j["share_of_kernel_time"] is None
+    # metrics without kernels, kernels without metrics
+    assert not analyze_tensor_cores(KERNELS.empty(), _tensor_samples([1.0]), th=TH).available
+    assert analyze_tensor_cores(_k([(ADD, 1 * MS)]), GPU_METRICS.empty(), th=TH).share_of_kernel_time == 0.0
+
+
+def test_real_fastvideo(shared):
+    from nsys_diag.loaders import load_trace
+
+    b = load_trace(shared("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
+    r = analyze_tensor_cores(b.kernels, b.gpu_metrics, th=TH)
+    json.dumps(r.to_json(), allow_nan=False)
+    short = b.kernels["short_name"].astype(str)
+    dur = (b.kernels["end_ns"] - b.kernels["start_ns"]).to_numpy()
+    expected = dur[(short.str.startswith("flash_fwd") | short.str.startswith("nvjet")).to_numpy()]
+    assert r.share_of_kernel_time == pytest.approx(expected.sum() / dur.sum())
+    assert r.share_of_kernel_time > 0.5
+    assert r.non_tc_gemm_share == 0.0 and r.unknown_tc_share == 0.0
+    assert r.confidence == "medium" and r.source == "kernel_names"
+    assert {x["short_name"] for x in r.tc_kernels} >= {"flash_fwd_kernel"}
+    assert np.isclose(r.tc_share_of_gemm, 1.0)

@@ -1,0 +1,71 @@
+"""Terminal roofline table: ncu-only and joined views, unavailable sections, escaping."""
+from __future__ import annotations
+
+import pandas as pd
+
+from nsys_diag.analyses.ncu_join import join_roofline_to_timeline
+from nsys_diag.analyses.roofline import analyze_roofline
+from nsys_diag.loaders import load_trace
+from nsys_diag.model import contracts as C
+from nsys_diag.report.roofline_text import render_roofline_table
+from nsys_diag.synth_ncu import SynthKernel, write_ncu_csv
+
+
+def _roofline(path):
+    b = load_trace(path)
+    return analyze_roofline(b.ncu_launches, b.ncu_metrics, b.gpus)
+
+
+def _timeline(rows):
+    out, t = [], 0
+    for name, dur in rows:
+        out.append(dict(start_ns=t, end_ns=t + dur, device_id=0, context_id=1, stream_id=7,
+                        correlation_id=-1, global_pid=1 << 24, pid=1, name=name, short_name=name,
+                        grid_x=1, grid_y=1, grid_z=1, block_x=128, block_y=1, block_z=1,
+                        registers_per_thread=32, smem_static_bytes=0, smem_dynamic_bytes=0,
+                        graph_node_id=-1, launch_global_tid=-1, launch_start_ns=-1,
+                        launch_end_ns=-1, launch_api="cudaLaunchKernel"))
+        t += dur
+    return C.KERNELS.validate(pd.DataFrame(out))
+
+
+def test_ncu_only_table(tmp_path):
+    r = _roofline(write_ncu_csv(tmp_path / "k.csv", gpu_name="NVIDIA A100-SXM4-40GB"))
+    text = render_roofline_table(r.to_json())
+    lines = text.splitlines()
+    assert lines[0] == "Roofline (Nsight Compute) — NVIDIA A100-SXM4-40GB"
+    assert "FP32 19.5 TFLOP/s" in text and "DRAM 1.55 TB/s" in text
+    assert "built-in table: A100 40GB SXM" in text
+    assert "(of profiled ncu kernel time)" in text and "82% compute-bound" in text
+    row = next(ln for ln in lines if "gemm_kernel" in ln)
+    assert "200 µs" in row and "10 TFLOP/s" in row and "100 GB/s" in row and "compute" in row
+    assert any("tiny_kernel" in ln and "under-occupied" in ln for ln in lines)
+
+
+def test_joined_table(tmp_path):
+    r = _roofline(write_ncu_csv(tmp_path / "k.csv", gpu_name="NVIDIA A100-SXM4-40GB"))
+    gemm = "void gemm_kernel<float, 128>(float const*, float const*, float*, int)"
+    add = ("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float> >"
+           "(int, at::native::AddFunctor<float>)")
+    j = join_roofline_to_timeline(r, _timeline([(gemm, 600_000), (add, 300_000),
+                                                ("mystery", 100_000)])).to_json()
+    text = render_roofline_table(j)
+    assert "60% compute-bound" in text and "30% memory-bound" in text and "10% not in ncu" in text
+    assert "90% matched to ncu" in text
+    assert "Not profiled by ncu: mystery" in text
+    row = next(ln for ln in text.splitlines() if "tiny_kernel" in ln)
+    assert "—" in row  # profiled by ncu but absent from the timeline: no timeline time
+
+
+def test_render_unavailable():
+    text = render_roofline_table({"available": False, "reason": "roofline unavailable: need dram__bytes.sum",
+                                  "hint": "capture with `ncu --set roofline`"})
+    assert text.startswith("Roofline: unavailable — roofline unavailable: need dram__bytes.sum")
+    assert "ncu --set roofline" in text
+    assert render_roofline_table(None).startswith("Roofline: unavailable")
+
+
+def test_render_escapes_control_characters(tmp_path):
+    r = _roofline(write_ncu_csv(tmp_path / "k.csv", [SynthKernel("evil\x1b[31mred\x07kernel")]))
+    text = render_roofline_table(r.to_json())
+    assert "\x1b" not in text and "\x07" not in text and "evil" in text

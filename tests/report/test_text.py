@@ -1,0 +1,96 @@
+"""Terminal summary: what it shows, and that trace strings cannot drive the terminal."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import handframes as hf
+from handframes import MS
+from nsys_diag.analyses.suite import run_suite
+from nsys_diag.model.bundle import TraceBundle, TraceMeta
+from nsys_diag.report.sanitize import clean_terminal, escape_markdown
+from nsys_diag.report.text import render_text
+from nsys_diag.report.view import build_view
+
+WORKED = [("data_loading", 420 * MS), ("forward", 180 * MS), ("backward", 150 * MS),
+          ("optimizer_step", 30 * MS), ("logging", 20 * MS)]
+CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _view(b):
+    return build_view(b.meta, run_suite(b), generated_at="2026-11-30T00:00:00Z")
+
+
+def _worked():
+    kr = []
+    for i in range(6):
+        f = 10 * MS + i * 800 * MS + 420 * MS
+        kr.append(dict(start_ns=f, end_ns=f + 150 * MS, launch_start_ns=f, name="nvjet_tst_128x256"))
+    return hf.bundle(nvtx=hf.nvtx(hf.steps_and_phases(6, WORKED)), kernels=hf.kernels(kr),
+                     gpus=hf.gpus(1))
+
+
+def test_summary_shows_verdict_phase_table_and_top_gaps():
+    out = render_text(_view(_worked()))
+    assert out.endswith("\n")
+    assert "VERDICT  input_bound" in out
+    assert "Projected step if fixed: 420 ms (now 800 ms)" in out
+    lines = out.splitlines()
+    row = next(line for line in lines if line.startswith("data_loading"))
+    assert "data" in row and "420 ms" in row and "52%" in row
+    assert any(line.startswith("other") for line in lines)
+    assert "Gaps" in out and "input" in out
+    gap_rows = [line for line in lines if "data_loading" in line and "input" in line]
+    assert gap_rows  # the top gaps name the phase the CPU was in
+    assert "Try, in order:" in out and " 1. " in out
+    assert "window 4 s (steps)" in out
+
+
+def test_insufficient_data_summary_prints_the_capture_command():
+    out = render_text(_view(TraceBundle(meta=TraceMeta(path="x.sqlite", format="nsys-sqlite"))))
+    assert "VERDICT  insufficient_data" in out
+    assert "Capture with" in out and "nsys profile -t cuda,nvtx" in out
+    assert "Steps    none" in out
+
+
+def test_trace_strings_are_stripped_of_escapes_and_controls():
+    evil = "phase\x1b[2J\x1b]0;pwned\x07\rX\u202eY\x00"
+    rows = hf.steps_and_phases(4, [(evil, 10 * MS), ("forward", 10 * MS)])
+    b = hf.bundle(nvtx=hf.nvtx(rows), kernels=hf.kernels([dict(start_ns=15 * MS, end_ns=19 * MS,
+                                                                launch_start_ns=15 * MS)]))
+    out = render_text(_view(b))
+    assert "\x1b" not in out and "\u202e" not in out and not CTRL.search(out.replace("\n", ""))
+    assert "phase XY" in out  # \r became a space, the rest was removed
+
+
+def test_multi_process_summary_lists_ranks():
+    out = render_text(_view(hf.two_process_bundle()))
+    assert "the slowest of 2" in out
+    assert "* pid 101" in out and "  pid 100" in out
+
+
+def test_renders_sparse_and_hostile_hand_views():
+    sample_views = pytest.importorskip("sample_views")
+    for make in ("sparse_view", "hostile_view", "input_bound_view"):
+        out = render_text(getattr(sample_views, make)())
+        assert "VERDICT" in out
+        assert "\x1b" not in out and not CTRL.search(out.replace("\n", ""))
+
+
+@pytest.mark.parametrize("raw,clean", [
+    ("a\x1b[31mred\x1b[0m", "ared"), ("x\ny", "x y"), ("tab\there", "tab here"),
+    ("bell\x07", "bell"), ("rtl\u202eoverride", "rtloverride"), (None, ""),
+    ("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "link"),
+])
+def test_clean_terminal(raw, clean):
+    assert clean_terminal(raw) == clean
+
+
+def test_clean_terminal_truncates_and_keeps_newlines_on_request():
+    assert clean_terminal("abcdef", max_len=4) == "abc…"
+    assert clean_terminal("a\nb", keep_newlines=True) == "a\nb"
+
+
+def test_escape_markdown():
+    assert escape_markdown("a|b `c` <d> @all") == "a\\|b \\`c\\` \\<d\\> &#64;all"
