@@ -29,6 +29,12 @@ class _Group(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except BrokenPipeError:  # `nsys-diag analyze … | head`: the reader left; stop quietly
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(EXIT_INTERNAL)
         except KeyboardInterrupt:
             click.echo("nsys-diag: interrupted", err=True)
             ctx.exit(130)

@@ -20,11 +20,19 @@ import pandas as pd
 from nsys_diag.analyses import data_quality as dq
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.busy import Window, choose_window, device_busy
+from nsys_diag.analyses.communication import analyze_communication
 from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization
+from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
+from nsys_diag.analyses.kernels import analyze_kernels
+from nsys_diag.analyses.memory import analyze_memory
+from nsys_diag.analyses.ncu_join import join_roofline_to_timeline
 from nsys_diag.analyses.phases import analyze_phases
+from nsys_diag.analyses.roofline import analyze_roofline
 from nsys_diag.analyses.steps import analyze_steps
+from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
 from nsys_diag.analyses.throughput import analyze_throughput
 from nsys_diag.analyses.timeline import build_timeline
+from nsys_diag.analyses.transfers import analyze_transfers
 from nsys_diag.analyses.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.errors import UsageError
@@ -99,23 +107,6 @@ class AnalysisSuite:
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _optional(module: str, func: str):
-    """The analysis function, or None if its module is not part of this build."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(f"nsys_diag.analyses.{module}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"nsys_diag.analyses.{module}":
-            return None
-        raise
-    return getattr(mod, func)
-
-
-def _missing_module(module: str) -> Unavailable:
-    return Unavailable(f"the {module} analysis is not part of this build", "")
-
-
 def _gpu_list(bundle: TraceBundle) -> list[dict]:
     """trace.gpus: the GPUs table plus any device id seen in GPU work but absent from it."""
     g = bundle.gpus
@@ -165,16 +156,27 @@ def _process_ids(bundle: TraceBundle) -> list[int]:
     return nv or [-1]
 
 
+def _plain_index(df: pd.DataFrame) -> bool:
+    """The index is already what ``reset_index(drop=True)`` would give (0..n-1)."""
+    return isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
+
+
 def _split(df: pd.DataFrame, gpid: int) -> pd.DataFrame:
     if gpid == -1:
         return df
-    return df.loc[df["global_pid"].to_numpy() == gpid].reset_index(drop=True)
+    keep = df["global_pid"].to_numpy() == gpid
+    if keep.all() and _plain_index(df):  # perf (bench): one process owns every row — no copy
+        return df
+    return df.loc[keep].reset_index(drop=True)
 
 
 def _in_window(df: pd.DataFrame, w: Window) -> pd.DataFrame:
     s = df["start_ns"].to_numpy(np.int64)
     e = df["end_ns"].to_numpy(np.int64)
-    return df.loc[(s < w.end_ns) & (e > w.start_ns)].reset_index(drop=True)
+    keep = (s < w.end_ns) & (e > w.start_ns)
+    if keep.all() and _plain_index(df):  # perf (bench): nothing outside the window — no copy
+        return df
+    return df.loc[keep].reset_index(drop=True)
 
 
 def _explain_outliers(steps, phases):
@@ -191,9 +193,16 @@ def _explain_outliers(steps, phases):
     return dataclasses.replace(steps, outliers=tuple(out))
 
 
+def _roofline_usable(roofline) -> bool:
+    """Available, and (when joined to the timeline) matching enough of its kernel time."""
+    matched = getattr(roofline, "matched_share", None)
+    return bool(getattr(roofline, "available", False)) and (
+        matched is None or matched >= ROOFLINE_MIN_MATCHED)
+
+
 def _tensor_counters(roofline) -> dict | None:
     share = getattr(roofline, "tensor_core_share_by_time", None)
-    if getattr(roofline, "available", False) and share is not None:
+    if _roofline_usable(roofline) and share is not None:
         return {"tensor_core_share_by_time": float(share), "source": "ncu"}
     return None
 
@@ -227,36 +236,25 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
                            "capture CUDA with `nsys profile -t cuda`")
 
     k_win = _in_window(kernels, window) if len(kernels) else kernels
-    fn = _optional("kernels", "analyze_kernels")
-    kres = fn(k_win, th=th, max_rows=options.max_rows) if fn else _missing_module("kernels")
+    kres = analyze_kernels(k_win, th=th, max_rows=options.max_rows)
     metrics_p = bundle.gpu_metrics
     if devices and len(metrics_p):
         metrics_p = metrics_p.loc[np.isin(metrics_p["device_id"].to_numpy(), devices)]
     roof_p = roofline
     if getattr(roofline, "available", False):
-        join = _optional("ncu_join", "join_roofline_to_timeline")
-        if join is not None:
-            roof_p = join(roofline, k_win)
-            if not getattr(roof_p, "available", False):
-                roof_p = roofline  # nothing to weight with: keep ncu's own time weights
-    fn = _optional("tensor_cores", "analyze_tensor_cores")
-    tc = (fn(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p)) if fn
-          else _missing_module("tensor_cores"))
-    fn = _optional("transfers", "analyze_transfers")
-    transfers = (fn(memcpy, memset, bundle.gpus, th=th, window=wt)
-                 if fn else _missing_module("transfers"))
-    fn = _optional("gpu_metrics", "analyze_gpu_metrics")
+        roof_p = join_roofline_to_timeline(roofline, k_win)
+        if not getattr(roof_p, "available", False):
+            roof_p = roofline  # nothing to weight with: keep ncu's own time weights
+    tc = analyze_tensor_cores(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p))
+    transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
     pw = phases.phase_windows() if getattr(phases, "available", False) else None
-    gm = fn(metrics_p, pw, th=th, window=wt) if fn else _missing_module("gpu_metrics")
+    gm = analyze_gpu_metrics(metrics_p, pw, th=th, window=wt)
     steps_total = steps.total_analysed_ns if getattr(steps, "available", False) else window.duration_ns
-    fn = _optional("communication", "analyze_communication")
-    comm = (fn(k_win, window=wt, step_time_ns_total=steps_total, th=th) if fn
-            else _missing_module("communication"))
-    fn = _optional("memory", "analyze_memory")
+    comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
     mem_frame = bundle.gpu_memory
     if pid != -1 and len(mem_frame):
         mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-    memory = fn(mem_frame, bundle.gpus, th=th) if fn else _missing_module("memory")
+    memory = analyze_memory(mem_frame, bundle.gpus, th=th)
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
     timeline = build_timeline(steps, phases, busy, window)
 
@@ -312,11 +310,11 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         if comm_share is None:
             comm_share = communication.exposed_share
     mem_peak = getattr(memory, "max_peak_share", None) if getattr(memory, "available", False) else None
-    roof_mem = roof_conf = None
-    matched = getattr(roofline, "matched_share", None)  # joined to the timeline: how much matched
-    if getattr(roofline, "available", False) and (matched is None or matched >= ROOFLINE_MIN_MATCHED):
+    roof_mem = roof_comp = roof_conf = None
+    if _roofline_usable(roofline):
         tw = getattr(roofline, "time_weighted", {}) or {}
         roof_mem = tw.get("memory_bound")
+        roof_comp = tw.get("compute_bound")
         roof_conf = getattr(roofline, "confidence", None)
     missing = []
     if not bundle.has_cuda:
@@ -342,7 +340,9 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         non_tc_gemm_kernels=non_tc,
         tc_confidence=getattr(tensor_cores, "confidence", None) if tc_ok else None,
         metrics=metrics,
-        roofline_memory_share=roof_mem, roofline_confidence=roof_conf,
+        roofline_memory_share=roof_mem, roofline_compute_share=roof_comp,
+        roofline_confidence=roof_conf,
+        kernel_level_only=(bundle.meta.format == "ncu-csv"),
         comm_exposed_share=comm_share,
         memory_peak_share=mem_peak,
         data_warnings=sum(1 for q in quality if q.severity == "warning"),
@@ -371,9 +371,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     bundle = _select_device(bundle, options.device)
     roofline = None
     if bundle.has_ncu:
-        fn = _optional("roofline", "analyze_roofline")
-        roofline = fn(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th) if fn \
-            else _missing_module("roofline")
+        roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th)
     procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
              for gpid in _process_ids(bundle)]  # one per process (rank)
     head = _headline_index(procs)

@@ -5,7 +5,9 @@ each rule is testable without a trace. Every number it compares is a field of ``
 
 Rules, in the order they are applied
 ------------------------------------
-0. ``insufficient_data`` — no CUDA kernel in the analysed window (or an empty window).
+0. ``insufficient_data`` — no CUDA kernel in the analysed window (or an empty window). An Nsight
+   Compute CSV alone (kernel counters, no timeline) gives ``memory_bound``/``compute_bound`` when
+   ≥ 50% of the profiled kernel time is in that roofline class, else ``insufficient_data``.
 1. Costs, each a fraction of the analysed window (per GPU):
    * input = idle while the step thread is in a data phase + idle while copies run (``gaps``);
    * overhead = idle in overhead phases (logging/checkpoint/eval) + idle while the CPU is
@@ -70,7 +72,9 @@ class VerdictInputs:
     tc_confidence: str | None = None
     metrics: dict | None = None  # sm_active, tensor_active, dram_bandwidth as fractions 0..1
     roofline_memory_share: float | None = None
+    roofline_compute_share: float | None = None
     roofline_confidence: str | None = None
+    kernel_level_only: bool = False  # an Nsight Compute CSV alone: per-kernel counters, no timeline
     comm_exposed_share: float | None = None
     memory_peak_share: float | None = None
     data_warnings: int = 0
@@ -212,9 +216,39 @@ def _insufficient(x: VerdictInputs) -> Verdict:
     )
 
 
+def _kernel_level(x: VerdictInputs) -> Verdict:
+    """An ncu CSV without a timeline: classify the profiled kernel time, say what is missing."""
+    mem = float(x.roofline_memory_share or 0.0)
+    comp = float(x.roofline_compute_share or 0.0)
+    conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
+    ev = (Evidence("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
+          Evidence("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
+    timeline = ("Capture an nsys timeline of the same run (nsys profile -t cuda,nvtx) to see "
+                "whether the GPU waits on input, launches or the host between kernels.")
+    if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
+        code = "memory_bound" if mem >= comp else "compute_bound"
+        what = "memory-bound" if code == "memory_bound" else "compute-bound"
+        head = (f"{what.capitalize()} kernels: {_pct(max(mem, comp))} of the profiled kernel time "
+                f"(Nsight Compute roofline; kernel level only, no timeline).")
+        recs = RECOMMENDATIONS[code] + (timeline,)
+        return Verdict(code, head, conf, _scale_advice(code, x, {}, 0.0, 1.0), ev, recs, None)
+    return Verdict(
+        "insufficient_data",
+        f"Kernel-level data only: {_pct(mem)} memory-bound and {_pct(comp)} compute-bound "
+        "kernel time — most profiled time is latency-bound or under-occupied, and without a "
+        "timeline the run cannot be judged.",
+        conf, "Unknown without a timeline: capture one with nsys before deciding on more or "
+        "bigger GPUs.", ev, (timeline, "Latency-bound kernels: raise occupancy and grid size "
+                             "(larger batches, fewer tiny launches), then re-profile with ncu."),
+        None)
+
+
 def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     """Exactly one verdict (see module docstring for the rules)."""
     th = th or Thresholds()
+    if (not x.has_kernels or x.window_ms <= 0) and x.kernel_level_only and \
+            x.roofline_memory_share is not None:
+        return _kernel_level(x)
     if not x.has_kernels or x.window_ms <= 0:
         return _insufficient(x)
     g = {c: float(x.gap_share.get(c, 0.0)) for c in
@@ -389,6 +423,10 @@ def _project(code, x: VerdictInputs, costs, comm, u, step) -> float | None:
 def _headline(code, x: VerdictInputs, costs, comm, u, ew_share, dram) -> str:
     util = f"GPU utilization {_pct(u)}"
     if code == "input_bound":
+        g = x.gap_share
+        if float(g.get("transfer", 0.0)) > float(g.get("input", 0.0)):
+            return (f"Input-bound: the SMs idle {_pct(costs['input_bound'])} of the time while "
+                    f"host↔device copies run (copy engines busy is not utilization); {util}.")
         data = x.phase_share.get("data")
         part = f" (data phase {_pct(data)} of the step)" if data else ""
         return (f"Input-bound: the GPU waits for input {_pct(costs['input_bound'])} of the time"

@@ -216,7 +216,18 @@ class NsysDb:
                 raise ValueError(c.kind)
             kinds.append(c.kind)
         sql = f'SELECT {", ".join(exprs)} FROM "{actual}"' + (f" WHERE {where}" if where else "")
-        raw = self._read_adbc(sql, len(exprs)) if not self._adbc_failed else None
+        raw = None
+        if not self._adbc_failed:
+            # perf (bench): plain integer columns are first read without ifnull(CAST(...)) — ~25%
+            # less SQLite work on the 2M-kernel trace; NULLs are filled on the Arrow side, and any
+            # column that does not come back as integers is re-read with the type-stable SQL.
+            fast, int_fill = _plain_int_sql(cols, exprs)
+            if int_fill:
+                fast_sql = f'SELECT {", ".join(fast)} FROM "{actual}"' + \
+                    (f" WHERE {where}" if where else "")
+                raw = self._read_adbc(fast_sql, len(exprs), int_fill=int_fill)
+            if raw is None and not self._adbc_failed:
+                raw = self._read_adbc(sql, len(exprs))
         if raw is None:
             raw = self._read_sqlite3(sql, cols)
         out: dict[str, object] = {}
@@ -238,8 +249,13 @@ class NsysDb:
             i += 1
         return out
 
-    def _read_adbc(self, sql: str, ncols: int) -> list | None:
-        """Arrow path; returns per-expression arrays, or None to fall back to sqlite3."""
+    def _read_adbc(self, sql: str, ncols: int, int_fill: dict[int, int] | None = None
+                   ) -> list | None:
+        """Arrow path; returns per-expression arrays, or None to fall back to sqlite3.
+
+        ``int_fill`` (expression index → NULL fill) marks plain integer columns read without a
+        cast: None is returned (without disabling ADBC) when one of them is not integer-typed.
+        """
         try:
             import pyarrow as pa
             import pyarrow.compute as pc
@@ -255,6 +271,8 @@ class NsysDb:
             finally:
                 cur.close()
         except Exception:
+            if int_fill:  # the uncast attempt failed: let the type-stable SQL try
+                return None
             # Anything unexpected (driver quirk, odd value types): the sqlite3 path decides, and
             # raises the proper InputError if the file itself is bad.
             self._adbc_failed = True
@@ -263,6 +281,16 @@ class NsysDb:
         out: list = []
         for j in range(ncols):
             col = table.column(j)
+            if int_fill and j in int_fill:  # uncast integer column (see read)
+                if pa.types.is_null(col.type):  # all NULL (or zero rows)
+                    out.append(np.full(len(col), int_fill[j], dtype=np.int64))
+                    continue
+                if not pa.types.is_integer(col.type):
+                    return None
+                if col.null_count:
+                    col = pc.fill_null(col, int_fill[j])
+                out.append(np.asarray(col.to_numpy(), dtype=np.int64))
+                continue
             if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type) or \
                     pa.types.is_string(col.type):
                 arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
@@ -290,6 +318,20 @@ class NsysDb:
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
         return [arr[name] for name in arr.dtype.names]
+
+
+def _plain_int_sql(cols: Sequence[Col], exprs: list[str]) -> tuple[list[str], dict[int, int]]:
+    """``exprs`` with each plain integer column (no custom expression) left uncast, and the
+    map expression index → NULL fill for those columns (perf, see ``NsysDb.read``)."""
+    fast = list(exprs)
+    int_fill: dict[int, int] = {}
+    i = 0
+    for c in cols:
+        if c.kind == "int" and not c.expr:
+            fast[i] = c.sql
+            int_fill[i] = int(c.fill)
+        i += 2 if c.kind == "float" else 1
+    return fast, int_fill
 
 
 def _text_from_objects(values: np.ndarray) -> Text:

@@ -61,9 +61,11 @@ def _schema_tuple(version: str) -> tuple[int, ...]:
 
 
 def _check_is_nsys(db: NsysDb) -> None:
-    if db.has("StringIds") and any(db.has(t) for t in NSYS_TABLES):
+    """An nsys export has StringIds plus nsys tables; event tables alone also qualify (names then
+    show as ``<string #ID>`` with a warning)."""
+    if any(db.has(t) for t in (cuda.KERNEL_TABLE, cuda.RUNTIME_TABLE, "NVTX_EVENTS")):
         return
-    if db.has("StringIds") and len(db.tables) > 1:
+    if db.has("StringIds") and (any(db.has(t) for t in NSYS_TABLES) or len(db.tables) > 1):
         return  # an nsys export of something we do not read; inspect will show its tables
     missing = ["StringIds"] if not db.has("StringIds") else []
     missing.append("any nsys event/target table (CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, "

@@ -306,6 +306,10 @@ def build_inspect_view(bundle: TraceBundle, include_host_info: bool = False) -> 
                         "metrics": sorted(bundle.gpu_metrics["metric"].astype(str).unique().tolist())
                         if len(bundle.gpu_metrics) else []},
         "gpu_memory_events": int(len(bundle.gpu_memory)),
+        "ncu": {"launches": int(len(bundle.ncu_launches)),
+                "kernel_names": int(bundle.ncu_launches["kernel_name"].nunique())
+                if len(bundle.ncu_launches) else 0,
+                "metrics": int(bundle.ncu_metrics["metric"].nunique()) if len(bundle.ncu_metrics) else 0},
         "frames": bundle.row_counts(),
         "tables": tables,
         "tables_total": len(tables),
@@ -418,6 +422,10 @@ def render_inspect_text(view: dict) -> str:
                 f"{fmt_count(r['count'])}× · {fmt_ns(r['total_ns'])} total")
     else:
         add("  NVTX        no NVTX ranges")
+    ncu = view["ncu"]
+    if ncu["launches"]:
+        add(f"  ncu         {fmt_count(ncu['launches'])} profiled launches · "
+            f"{fmt_count(ncu['kernel_names'])} kernels · {fmt_count(ncu['metrics'])} metrics")
     gm = view["gpu_metrics"]
     if gm["samples"]:
         add(f"  GPU metrics {fmt_count(gm['samples'])} samples · {len(gm['metrics'])} metrics")

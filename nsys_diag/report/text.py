@@ -26,8 +26,11 @@ def _header(v: dict) -> list[str]:
     gpu_txt = f"{len(gpus)} GPU" + ("s" if len(gpus) != 1 else "") + (f" ({', '.join(names)})"
                                                                        if names else "")
     w = v.get("window") or {}
-    line = (f"nsys-diag · {_c(t.get('path'), 60)} · nsys {_c(t.get('nsys_version') or '?')} · "
-            f"{gpu_txt}")
+    if t.get("format") == "ncu-csv":
+        source = "Nsight Compute CSV"
+    else:
+        source = f"nsys {_c(t.get('nsys_version') or 'version unknown')}"
+    line = f"nsys-diag · {_c(t.get('path'), 60)} · {source}" + (f" · {gpu_txt}" if gpus else "")
     win = f"window {fmt_ms(w.get('duration_ms'))} ({w.get('source', '?')})"
     scope = v.get("scope") or {}
     if (scope.get("process_count") or 1) > 1:
@@ -166,8 +169,23 @@ def _quality(v: dict) -> list[str]:
     return out
 
 
+def _roofline(v: dict) -> list[str]:
+    roof = v.get("roofline")
+    if not isinstance(roof, dict) or not roof.get("available", False):
+        return []
+    from nsys_diag.report.roofline_text import render_roofline_table
+
+    return ["", *render_roofline_table(roof).rstrip("\n").split("\n")]
+
+
 def render_text(view: dict) -> str:
-    """The terminal summary (ends with a newline)."""
-    lines = (_header(view) + _verdict(view) + _steps(view) + _phases(view) + _gpu(view)
-             + _gaps(view) + _processes(view) + _quality(view))
+    """The terminal summary (ends with a newline).
+
+    An ncu-only input (no timeline) shows the verdict and the roofline table, not the empty
+    timeline sections.
+    """
+    kernel_level_only = (view.get("trace") or {}).get("format") == "ncu-csv"
+    timeline = [] if kernel_level_only else (_steps(view) + _phases(view) + _gpu(view)
+                                             + _gaps(view) + _processes(view))
+    lines = (_header(view) + _verdict(view) + timeline + _roofline(view) + _quality(view))
     return "\n".join(lines) + "\n"

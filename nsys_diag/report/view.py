@@ -98,11 +98,34 @@ def _quality(suite, head) -> list[dict]:
     return items
 
 
+def _attach_step_phases(steps: dict, phases_result) -> None:
+    """Add ``phases{canonical: ms}`` to each analysed entry of ``steps.per_step`` (exclusive
+    time per canonical phase in that step) so compare can bootstrap phases over steps."""
+    per_step = steps.get("per_step") if isinstance(steps, dict) else None
+    if not per_step or not getattr(phases_result, "available", False):
+        return
+    matrix = getattr(phases_result, "per_step_ns", None)
+    analysed = getattr(phases_result, "analysed_indices", None)
+    if matrix is None or analysed is None or matrix.size == 0:
+        return
+    canon = [r.canonical for r in phases_result.rows]
+    names = sorted(set(canon))
+    cols = {c: [j for j, k in enumerate(canon) if k == c] for c in names}
+    by_index = {int(i): pos for pos, i in enumerate(analysed.tolist())}
+    for entry in per_step:
+        pos = by_index.get(int(entry.get("index", -1)))
+        if pos is None:
+            continue
+        row = matrix[pos]
+        entry["phases"] = {c: float(row[cols[c]].sum()) / 1e6 for c in names}
+
+
 def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
     """The analysis JSON / view-model (see docs/JSON.md)."""
     options = options if options is not None else suite.options
     head = suite.headline
     steps = _section(head.steps)
+    _attach_step_phases(steps, head.phases)
     phases = head.phases.to_json() if getattr(head.phases, "available", False) else []
     gpu = _section(head.utilization) if head.devices else {
         "available": False, "reason": "no GPU activity in this process",

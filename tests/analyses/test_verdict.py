@@ -174,3 +174,24 @@ def test_exactly_one_known_code_and_json_shape():
 def test_inputs_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         _x().utilization = 0.5  # type: ignore[misc]
+
+
+def test_ncu_csv_alone_gives_a_kernel_level_verdict():
+    base = dict(has_kernels=False, window_ms=0.0, kernel_level_only=True, roofline_confidence="high")
+    v = diagnose(_x(**base, roofline_memory_share=0.7, roofline_compute_share=0.1), TH)
+    assert v.code == "memory_bound" and v.confidence == "medium"
+    assert "kernel level only" in v.headline and any("nsys" in r for r in v.recommendations)
+    v = diagnose(_x(**base, roofline_memory_share=0.1, roofline_compute_share=0.8), TH)
+    assert v.code == "compute_bound"
+    v = diagnose(_x(**base, roofline_memory_share=0.0, roofline_compute_share=0.0), TH)
+    assert v.code == "insufficient_data" and "latency-bound" in v.headline
+    v = diagnose(_x(has_kernels=False, kernel_level_only=True), TH)  # no roofline
+    assert v.code == "insufficient_data"
+
+
+def test_copies_while_sms_idle_are_not_utilization():
+    v = diagnose(_x(utilization=0.02, copy_only_share=0.94, gap_share={"transfer": 0.94},
+                    phase_share={}, phase_ms={}, steps_source=None, step_ms=None), TH)
+    assert v.code == "input_bound"
+    assert "copies" in v.headline and "not utilization" in v.headline
+    assert any(e.metric == "gpu.copy_only_share" for e in v.evidence)

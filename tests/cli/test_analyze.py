@@ -200,3 +200,21 @@ def test_fastvideo_json(tmp_path):
     assert all(c == "communication" for n, (c, _) in cats.items() if n.startswith("nccl"))
     assert all(tc for n, (_, tc) in cats.items() if "nvjet" in n or "flash_fwd" in n)
     assert v["tensor_cores"]["share_of_kernel_time"] > 0.5
+
+
+@pytest.mark.realtrace
+def test_ncu_csv_alone_and_joined_to_a_timeline(traces, tmp_path):
+    ncu = shared_trace("ncu/interp_a100_details.csv")
+    res = run(ncu, "--json", "-", "--no-html")
+    assert res.exit_code == 0, res.output
+    v = _valid(json.loads(res.stdout))
+    assert v["roofline"]["available"] is True
+    assert "Nsight Compute CSV" in res.stderr
+    assert v["verdict"]["code"] in ("memory_bound", "compute_bound", "insufficient_data")
+    res = run(traces["memory_bound"], "--ncu", ncu, "--json", "-", "--no-html")
+    assert res.exit_code == 0, res.output
+    v = _valid(json.loads(res.stdout))
+    assert v["roofline"]["available"] is True
+    # the ncu kernels are another program's: they must not decide the verdict
+    assert v["verdict"]["code"] == "memory_bound"
+    assert not any(e["source"] == "ncu" for e in v["verdict"]["evidence"])

@@ -230,3 +230,14 @@ def test_correlation_ids_repeat_across_processes(tmp_path):
     assert mine.loc[4242, "launch_start_ns"] == 3000 and mine.loc[5000, "launch_start_ns"] == 7777
     assert mine.loc[5000, "launch_api"] == "cudaMemcpyAsync"
     assert len(b.processes) == 2
+
+
+def test_event_tables_without_stringids_still_load(tmp_path):
+    path = write_tiny_nsys(tmp_path / "t.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE StringIds")
+    con.commit()
+    con.close()
+    b = load_trace(path)
+    assert len(b.kernels) == 3 and b.kernels.iloc[0]["name"] == "<string #3>"
+    assert codes(b)["unresolved_strings"].count > 0
