@@ -9,9 +9,10 @@ Option formats
 * ``--window START:END`` — session-timeline nanoseconds, or with a unit: ``12.5s``, ``300ms``,
   ``40us``/``40µs``, ``100ns``; an empty side means the capture's start/end (``60s:``).
 * ``--steps FIRST:LAST`` — 0-based inclusive step indices; ``5:`` = from step 5 on, ``:9``.
-* ``--max-memory SIZE`` — ``4G``, ``512M``, ``2GiB``, bytes without a unit. Loading an SQLite export
-  is estimated to need about ``LOAD_MEMORY_FACTOR`` × its file size at peak; a larger estimate is
-  refused (exit 3) before anything is read.
+* ``--max-memory SIZE`` — ``4G``, ``512M``, ``2GiB``, bytes without a unit. The peak memory of an
+  analysis is estimated before anything is loaded (``estimate_memory``: ``BASE_MEMORY_BYTES`` +
+  ``LOAD_MEMORY_FACTOR`` × an SQLite export's size; per CSV cell for ncu CSVs); a larger estimate
+  is refused (exit 3) with the estimate and the limit in the message.
 * ``--phase-map FILE`` / ``--thresholds FILE`` — TOML, see README "analyze".
 """
 from __future__ import annotations
@@ -26,9 +27,16 @@ from nsys_diag.model.errors import InputError, ResourceLimitError, UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
-LOAD_MEMORY_FACTOR = 2.0
-"""Peak memory of loading ≈ 2 × the SQLite file size (frames with categorical strings are smaller
-than the file; the factor covers the transient copies made while reading)."""
+LOAD_MEMORY_FACTOR = 3.0
+"""Peak memory of analysing an SQLite export ≈ 3 × its file size on top of ``BASE_MEMORY_BYTES``
+(measured peak RSS of ``analyze``: 2.6× on a 277 MB / 2M-kernel bench export, 2.9× on 69 MB)."""
+
+BASE_MEMORY_BYTES = 150 * 2**20
+"""Interpreter, numpy/pandas/pyarrow and the report code (measured 115 MiB before any input)."""
+
+CSV_BYTES_PER_CELL = {"details": 100, "raw": 400}
+"""Peak bytes per ncu CSV cell (measured 90 B for the long ``details`` page and 345 B for the wide
+``raw`` page, which is melted into one row per cell)."""
 
 _TIME_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*(ns|us|µs|ms|s)?\s*$", re.IGNORECASE)
 _UNIT_NS = {None: 1, "ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -137,18 +145,51 @@ def now_utc() -> str:
 
 
 # ---------------------------------------------------------------------------------- analysis
-def _check_memory(path: str, limit: int | None) -> None:
+def estimate_memory(path: str) -> tuple[int, str] | None:
+    """(bytes, how) of the input-dependent peak memory of analysing ``path``; None when the file
+    cannot be read or is neither SQLite nor text (the loader then says why)."""
+    p = Path(path)
+    if p.name.lower().endswith((".nsys-rep", ".qdrep")):
+        return None  # converted first; the exported SQLite is checked by its own size
+    try:
+        size = p.stat().st_size
+        with p.open("rb") as fh:
+            head = fh.read(65536)
+            if head.startswith(b"SQLite format 3\x00"):
+                return (int(size * LOAD_MEMORY_FACTOR),
+                        f"{LOAD_MEMORY_FACTOR:g} × the {_gib(size)} SQLite file")
+            cells, block = head.count(b","), head
+            while block:
+                block = fh.read(1 << 22)
+                cells += block.count(b",")
+    except OSError:
+        return None
+    layout = "details" if b"Metric Name" in head else "raw"
+    return (cells * CSV_BYTES_PER_CELL[layout],
+            f"{cells:,} CSV cells × {CSV_BYTES_PER_CELL[layout]} B ({layout} page)")
+
+
+def _gib(n: int) -> str:
+    """Bytes for a message: ``512 KiB``, ``300 MiB``, ``2.50 GiB``."""
+    for unit, k in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= k:
+            return f"{n / k:.2f} {unit}" if unit == "GiB" else f"{n / k:.0f} {unit}"
+    return f"{n} B"
+
+
+def _check_memory(path: str, limit: int | None, ncu_path: str | None = None) -> None:
     if limit is None:
         return
-    try:
-        size = Path(path).stat().st_size
-    except OSError:
+    parts = [e for e in (estimate_memory(path), estimate_memory(ncu_path) if ncu_path else None)
+             if e is not None]
+    if not parts:
         return  # the loader reports unreadable paths with its own message
-    need = int(size * LOAD_MEMORY_FACTOR)
+    need = BASE_MEMORY_BYTES + sum(n for n, _ in parts)
     if need > limit:
+        how = " + ".join(["base " + _gib(BASE_MEMORY_BYTES)] + [h for _, h in parts])
         raise ResourceLimitError(
-            path, f"loading needs about {need / 2**30:.2f} GiB ({LOAD_MEMORY_FACTOR:g} × the "
-            f"{size / 2**30:.2f} GiB file), more than --max-memory {limit / 2**30:.2f} GiB",
+            path, f"the analysis needs about {_gib(need)} of memory ({how}), more than "
+            f"--max-memory {_gib(limit)}",
             "raise --max-memory, or export a shorter capture (nsys export --filter-time / "
             "capture fewer steps with --capture-range)")
 
@@ -169,8 +210,9 @@ def analyze_path(path: str, options: AnalyzeOptions | None = None, th: Threshold
 
     options = options or AnalyzeOptions()
     th = th or Thresholds()
-    _check_memory(str(path), options.max_memory_bytes)
-    bundle = load_trace(path, ncu=options.ncu_path)
+    _check_memory(str(path), options.max_memory_bytes, options.ncu_path)
+    # perf (bench): no analysis reads the kernels' stream/context/launch configuration
+    bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=False)
     return analyze_bundle(bundle, options, th, generated_at or now_utc())
 
 

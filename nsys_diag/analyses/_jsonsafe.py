@@ -4,6 +4,12 @@ from __future__ import annotations
 import math
 
 
+def finite(value) -> float | None:
+    """A finite float, or ``None`` for None/NaN/±inf/non-numbers — and for bools, which are
+    flags, not numbers, when they turn up in a view."""
+    return None if isinstance(value, bool) else fnum(value)
+
+
 def fnum(value) -> float | None:
     """A finite Python float, or ``None`` for None/NaN/±inf."""
     if value is None:

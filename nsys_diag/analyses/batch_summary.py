@@ -11,7 +11,8 @@ with ``compare_stats`` and explains the step-time delta. Pure: no I/O.
 """
 from __future__ import annotations
 
-import math
+from nsys_diag.analyses._jsonsafe import finite
+
 from collections import Counter
 from typing import Sequence
 
@@ -39,14 +40,7 @@ outlier steps (e.g. a periodic checkpoint) are real cost and stay in."""
 PHASE_ORDER = ("data", "forward", "backward", "optimizer", "communication", "overhead", "other")
 
 
-def _num(x) -> float | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+_num = finite  # a finite float or None (see analyses._jsonsafe.finite)
 
 
 def _section(view: dict, key: str) -> dict:

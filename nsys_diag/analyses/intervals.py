@@ -35,11 +35,11 @@ def merge_intervals(starts, ends) -> tuple[np.ndarray, np.ndarray]:
     new_group = np.empty(s.size, dtype=bool)
     new_group[0] = True
     new_group[1:] = s[1:] > run_end[:-1]
-    group_idx = np.flatnonzero(new_group)
-    out_s = s[group_idx]
-    last_of_group = np.append(group_idx[1:] - 1, s.size - 1)
-    out_e = run_end[last_of_group]
-    return out_s, out_e
+    # perf (bench): boolean masks, not int64 index arrays (-48 MB of temporaries on 2M rows)
+    last_of_group = np.empty(s.size, dtype=bool)
+    last_of_group[:-1] = new_group[1:]
+    last_of_group[-1] = True
+    return s[new_group], run_end[last_of_group]
 
 
 def total_length(starts, ends) -> int:

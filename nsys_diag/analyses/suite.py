@@ -164,18 +164,27 @@ def _plain_index(df: pd.DataFrame) -> bool:
 def _split(df: pd.DataFrame, gpid: int) -> pd.DataFrame:
     if gpid == -1:
         return df
-    keep = df["global_pid"].to_numpy() == gpid
-    if keep.all() and _plain_index(df):  # perf (bench): one process owns every row — no copy
-        return df
-    return df.loc[keep].reset_index(drop=True)
+    return _take_rows(df, df["global_pid"].to_numpy() == gpid)  # perf: no copy when all kept
 
 
 def _in_window(df: pd.DataFrame, w: Window) -> pd.DataFrame:
     s = df["start_ns"].to_numpy(np.int64)
     e = df["end_ns"].to_numpy(np.int64)
     keep = (s < w.end_ns) & (e > w.start_ns)
-    if keep.all() and _plain_index(df):  # perf (bench): nothing outside the window — no copy
+    return _take_rows(df, keep)
+
+
+def _take_rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``df.loc[keep].reset_index(drop=True)``, without copying any column when the kept rows are
+    contiguous (perf, bench: rows sorted by time make a window one slice; copying a 2M-row
+    frame costs ~0.4 s and its size in memory)."""
+    if not _plain_index(df):
+        return df.loc[keep].reset_index(drop=True)
+    if keep.all():
         return df
+    idx = np.flatnonzero(keep)
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
+        return df.iloc[int(idx[0]):int(idx[-1]) + 1].reset_index(drop=True)
     return df.loc[keep].reset_index(drop=True)
 
 

@@ -11,13 +11,18 @@ from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.loaders.sniff import Format, sniff_format
 
 
-def load_trace(path: str | Path, *, ncu: str | Path | None = None) -> TraceBundle:
-    """Load an nsys SQLite export or an ncu CSV. ``ncu`` adds an ncu CSV to an nsys bundle."""
+def load_trace(path: str | Path, *, ncu: str | Path | None = None,
+               kernel_detail: bool = True) -> TraceBundle:
+    """Load an nsys SQLite export or an ncu CSV. ``ncu`` adds an ncu CSV to an nsys bundle.
+
+    ``kernel_detail=False``: skip the kernel columns no analysis reads (context, stream, launch
+    configuration; they hold -1; see ``load_nsys_sqlite``) — faster and smaller, for ``analyze``.
+    """
     fmt = sniff_format(path)
     if fmt is Format.NSYS_SQLITE:
         from nsys_diag.loaders.nsys_sqlite import load_nsys_sqlite
 
-        bundle = load_nsys_sqlite(path)
+        bundle = load_nsys_sqlite(path, kernel_detail=kernel_detail)
     elif fmt is Format.NSYS_REP:
         from nsys_diag.loaders.nsys_rep import load_nsys_rep
 

@@ -196,7 +196,15 @@ def parse_numbers(values: pd.Series, decimal: str) -> pd.Series:
     else:
         s = s.str.replace(",", "", regex=False)
     s = s.mask(s.isin(_NA_STRINGS))
-    return pd.to_numeric(s, errors="coerce").astype(np.float64)
+    out = pd.to_numeric(s, errors="coerce").astype(np.float64)
+    return out.where(np.isfinite(out))  # hardening: 'inf' / '1e400' are not measurements
+
+
+def _plausible_int(v: pd.Series) -> pd.Series:
+    """Numeric series with non-finite and out-of-int64-range values as NaN (before an int cast;
+    hardening: a damaged CSV can hold '1e400' or '9e30' where an id is expected)."""
+    v = pd.to_numeric(v, errors="coerce").astype(np.float64)
+    return v.where(np.isfinite(v) & (v.abs() < 2.0**62))
 
 
 # ------------------------------------------------------------------------------- reading
@@ -226,16 +234,24 @@ def _table_rows(p: Path, lines: list[str]) -> tuple[list[str], list[str], dict]:
     quoted = header_line.startswith('"')
     body: list[str] = []
     skipped_after = 0
+    broken = 0
     for ln in lines[header_idx + 1:]:
         s = ln.strip()
         keep = s.startswith('"') if quoted else (s[:1].isdigit() or s[:1] in ',"')
+        if keep and quoted and s.count('"') % 2:  # an unbalanced quote: a cut or damaged record
+            broken += 1
+            keep = False
         if keep:
             body.append(s)
         elif s:
             skipped_after += 1
     noise_before = sum(1 for ln in lines[:header_idx] if ln.strip())
-    header = [h.strip() for h in next(csv.reader([header_line]))]
-    info = {"noise_lines": noise_before + skipped_after, "header": header, "records": len(body)}
+    try:
+        header = [h.strip() for h in next(csv.reader([header_line]))]
+    except csv.Error as exc:
+        raise InputError(p, f"malformed ncu CSV header ({exc})", CAPTURE_HINT) from None
+    info = {"noise_lines": noise_before + skipped_after, "header": header, "records": len(body),
+            "broken": broken}
     return header, body, info
 
 
@@ -311,7 +327,7 @@ def _normalise_units(long: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 
 def _int_or_missing(s: pd.Series) -> pd.Series:
-    v = pd.to_numeric(s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce")
+    v = _plausible_int(s.astype(str).str.replace(",", "", regex=False).str.strip())
     return v.fillna(C.MISSING).astype(np.int64)
 
 
@@ -322,13 +338,21 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
     header, rows, info = _table_rows(p, lines)
     if "ID" not in header or "Kernel Name" not in header:
         raise InputError(p, "CSV header lacks the ncu 'ID' / 'Kernel Name' columns", CAPTURE_HINT)
-    df = _frame(header, rows)
+    try:
+        df = _frame(header, rows)
+    except (pd.errors.ParserError, csv.Error, ValueError) as exc:
+        raise InputError(p, f"malformed ncu CSV ({str(exc).strip()[:200]})",
+                         CAPTURE_HINT) from None
     if len(df) < info["records"]:
         n_bad = info["records"] - len(df)
         warnings_bad = [LoadWarning("ncu_bad_rows", f"{n_bad} ncu CSV records with more fields "
                                     "than the header were skipped", n_bad)]
     else:
         warnings_bad = []
+    if info["broken"]:
+        warnings_bad.append(LoadWarning("ncu_bad_rows", f"{info['broken']} ncu CSV records with an "
+                                        "unbalanced quote (cut or damaged lines) were skipped",
+                                        info["broken"]))
     layout = "details" if {"Metric Name", "Metric Value"} <= set(df.columns) else "raw"
     warnings: list[LoadWarning] = warnings_bad
 
@@ -339,7 +363,7 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
         rules = df.iloc[0:0]
     ident = df[df["ID"].str.strip() != ""]
 
-    ids = pd.to_numeric(ident["ID"].str.replace(",", "", regex=False).str.strip(), errors="coerce")
+    ids = _plausible_int(ident["ID"].str.replace(",", "", regex=False).str.strip())
     bad_ids = int(ids.isna().sum())
     if bad_ids:
         warnings.append(LoadWarning("ncu_bad_rows", f"{bad_ids} ncu CSV rows without a numeric ID "
@@ -352,7 +376,7 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
 
     # ---- values ------------------------------------------------------------------------
     long = long[long["ID"].astype(str).str.strip() != ""]
-    long_ids = pd.to_numeric(long["ID"].astype(str).str.replace(",", "", regex=False), errors="coerce")
+    long_ids = _plausible_int(long["ID"].astype(str).str.replace(",", "", regex=False))
     long = long[long_ids.notna()].assign(launch_id=long_ids[long_ids.notna()].astype(np.int64))
     value_raw = long["value_raw"].astype(str).str.strip()
     decimal, ambiguous = decide_decimal_mark(value_raw)
@@ -397,7 +421,7 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
         rule_cols = {"Section Name": "section", "Rule Name": "rule", "Rule Type": "type",
                      "Rule Description": "description"}
         rr = rules[[c for c in rule_cols if c in rules.columns]].rename(columns=rule_cols)
-        rr.insert(0, "launch_id", pd.to_numeric(rules["ID"], errors="coerce").fillna(-1).astype(int))
+        rr.insert(0, "launch_id", _plausible_int(rules["ID"]).fillna(-1).astype(np.int64))
         rule_list = rr.head(500).to_dict("records")
     if info["noise_lines"]:
         warnings.append(LoadWarning("ncu_noise_lines", f"{info['noise_lines']} non-CSV lines "
@@ -431,7 +455,7 @@ def _col(df: pd.DataFrame, name: str) -> pd.Series:
 def _launches_frame(ident: pd.DataFrame, str_wide: pd.DataFrame) -> pd.DataFrame:
     first = ident.drop_duplicates("launch_id", keep="first").set_index("launch_id")
     device_raw = _col(first, "Device").astype(str).str.strip()
-    device_num = pd.to_numeric(device_raw, errors="coerce")
+    device_num = _plausible_int(device_raw)
     gpu_name = device_raw.where(device_num.isna() & (device_raw != ""), "")
 
     def _from_metrics(*names: str) -> pd.Series:
@@ -507,7 +531,7 @@ def _gpus_frame(ident: pd.DataFrame, launches: pd.DataFrame, metrics: pd.DataFra
         return C.GPUS.empty()
     g = per_launch.groupby("device_id", sort=True).first().reset_index()
     for c in ("sm_count", "clock_hz", "total_memory_bytes", "cc_major", "cc_minor"):
-        g[c] = g[c].fillna(C.MISSING).round().astype(np.int64)
+        g[c] = _plausible_int(g[c]).fillna(C.MISSING).round().astype(np.int64)
     return g
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb
+from nsys_diag.loaders.sanity import NULL_TIME  # NULL start: dropped as invalid
 from nsys_diag.loaders.nsys_strings import (StringTable, categorical, decode_global_tid,
                                             pid_of_global_pid, strip_runtime_suffix)
 from nsys_diag.model import contracts as C
@@ -72,7 +73,7 @@ def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
         return C.API.empty()
     cols = _require(db, RUNTIME_TABLE, ("start", "end", "nameId"))
     has_class = "eventClass" in cols
-    spec = [Col("start", "int", fill=0), Col("end", "int", fill=0),
+    spec = [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
             _opt(cols, "globalTid"), _opt(cols, "correlationId"), Col("nameId", "int"),
             _opt(cols, "eventClass", default="-1")]
     d = db.read(RUNTIME_TABLE, spec, where="eventClass IN (0, 1)" if has_class else "")
@@ -104,7 +105,8 @@ def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------ GPU operations
 def _gpu_op_spec(cols: list[str]) -> list[Col]:
-    return [Col("start", "int", fill=0), Col("end", "int", fill=0), Col("deviceId", "int"),
+    return [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
+            Col("deviceId", "int"),
             Col("contextId", "int"), Col("streamId", "int"), _opt(cols, "correlationId"),
             _opt(cols, "globalPid")]
 
@@ -116,19 +118,33 @@ def _gpu_op_frame(d: dict) -> dict:
             "pid": pid_of_global_pid(d["globalPid"])}
 
 
-def read_kernels(db: NsysDb, strings: StringTable) -> pd.DataFrame | None:
+KERNEL_DETAIL_COLUMNS = ("contextId", "streamId", "gridX", "gridY", "gridZ", "blockX", "blockY",
+                         "blockZ", "registersPerThread", "staticSharedMemory",
+                         "dynamicSharedMemory", "graphNodeId")
+"""Kernel columns no analysis of ``analyze`` reads (context, stream, launch configuration, graph
+node), so ``read_kernels(detail=False)`` skips them (perf, bench: ~1.2 s of SQLite work and
+~190 MB on 2M kernels); their frame columns then hold -1 (one shared read-only array).
+``KERNEL_DETAIL_FRAME_COLUMNS`` are their frame names: an analysis that starts to use one must
+remove it here (tests/loaders/test_loader_fast_paths.py checks the analyses' sources)."""
+KERNEL_DETAIL_FRAME_COLUMNS = ("context_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x",
+                               "block_y", "block_z", "registers_per_thread", "smem_static_bytes",
+                               "smem_dynamic_bytes", "graph_node_id")
+
+
+def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True) -> pd.DataFrame | None:
     """Kernels without launch columns (None when the table is absent)."""
     if not db.has(KERNEL_TABLE):
         return None
     cols = _require(db, KERNEL_TABLE, _GPU_OP_REQUIRED)
-    spec = _gpu_op_spec(cols) + [
+    spec = [c for c in _gpu_op_spec(cols) if detail or c.name not in KERNEL_DETAIL_COLUMNS] + [
         _opt(cols, "demangledName"), _opt(cols, "shortName"),
-        *(_opt(cols, c) for c in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-                                  "registersPerThread")),
-        _opt(cols, "staticSharedMemory"), _opt(cols, "dynamicSharedMemory"),
-        _opt(cols, "graphNodeId"),
+        *(_opt(cols, c) for c in KERNEL_DETAIL_COLUMNS[2:] if detail),
     ]
     d = db.read(KERNEL_TABLE, spec)
+    if not detail:
+        not_read = np.full(len(d["start"]), -1, dtype=np.int64)
+        not_read.flags.writeable = False
+        d.update({c: not_read for c in KERNEL_DETAIL_COLUMNS})
     short = strings.categorical(d["shortName"])
     demangled = strings.categorical(d["demangledName"])
     # Name = demangled, falling back to the short name where demangled is absent/empty.
@@ -221,39 +237,54 @@ def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, i
     Vectorised: keys are (process index, correlationId) packed into one int64, looked up with
     ``searchsorted`` in the sorted API keys (first API row wins on duplicates). Returns the frame
     and the number of unmatched rows.
+
+    Perf (bench, 2M kernels): with one process the correlation id alone is the key, API rows
+    already in key order are not sorted, and no temporary is built where nothing is dropped —
+    every avoided 16 MB temporary is memory the process never has to touch.
     """
     n = len(ops)
-    out = ops.copy(deep=False)
-    tid = np.full(n, -1, np.int64)
-    start = np.full(n, -1, np.int64)
-    end = np.full(n, -1, np.int64)
-    api_codes = np.full(n, -1, np.int64)
     api_labels: list[str] = list(api["name"].cat.categories) if len(api) else []
     op_corr = ops["correlation_id"].to_numpy(np.int64)
     matched = np.zeros(n, bool)
+    src = np.zeros(0, np.int64)
     if n and len(api):
         a_corr = api["correlation_id"].to_numpy(np.int64)
         a_gpid = api["global_pid"].to_numpy(np.int64)
         o_gpid = ops["global_pid"].to_numpy(np.int64)
-        proc_codes, procs = pd.factorize(np.concatenate([a_gpid, o_gpid]), use_na_sentinel=False)
-        proc_codes = np.asarray(proc_codes, np.int64)
+        single = bool((a_gpid == a_gpid[0]).all() and (o_gpid == a_gpid[0]).all())
+        if single:  # one process: no hashing of millions of ids
+            proc_codes, procs = None, a_gpid[:1]
+        else:
+            proc_codes, procs = pd.factorize(np.concatenate([a_gpid, o_gpid]),
+                                             use_na_sentinel=False)
+            proc_codes = np.asarray(proc_codes, np.int64)
         if max(int(a_corr.max(initial=0)), int(op_corr.max(initial=0))) < (1 << 40) and \
                 len(procs) < (1 << 22):
-            a_key = (proc_codes[:len(a_gpid)] << 40) | np.maximum(a_corr, 0)
-            o_key = (proc_codes[len(a_gpid):] << 40) | np.maximum(op_corr, 0)
-            order = np.argsort(a_key, kind="stable")
-            sk = a_key[order]
+            if single:
+                a_key, o_key = np.maximum(a_corr, 0), np.maximum(op_corr, 0)
+            else:
+                a_key = (proc_codes[:len(a_gpid)] << 40) | np.maximum(a_corr, 0)
+                o_key = (proc_codes[len(a_gpid):] << 40) | np.maximum(op_corr, 0)
+            del proc_codes
+            order = None  # None: sk[i] is API row i
+            sk = a_key
+            if a_key.size > 1 and not (a_key[1:] >= a_key[:-1]).all():
+                order = np.argsort(a_key, kind="stable")
+                sk = a_key[order]
             first = np.ones(len(sk), bool)
             first[1:] = sk[1:] != sk[:-1]
-            sk, order = sk[first], order[first]
-            valid_api = a_corr[order] >= 0
-            sk, order = sk[valid_api], order[valid_api]
-            pos = np.searchsorted(sk, o_key)
-            pos_c = np.minimum(pos, max(len(sk) - 1, 0))
-            matched = (pos < len(sk)) & (op_corr >= 0) & (len(sk) > 0)
+            if not first.all():
+                sk = sk[first]
+                order = np.flatnonzero(first) if order is None else order[first]
+            valid_api = (a_corr if order is None else a_corr[order]) >= 0
+            if not valid_api.all():
+                sk = sk[valid_api]
+                order = np.flatnonzero(valid_api) if order is None else order[valid_api]
             if len(sk):
-                matched &= sk[pos_c] == o_key
-            src = order[pos_c[matched]] if len(sk) else np.zeros(0, np.int64)
+                pos = np.searchsorted(sk, o_key)
+                np.minimum(pos, len(sk) - 1, out=pos)
+                matched = (sk[pos] == o_key) & (op_corr >= 0)
+                src = pos[matched] if order is None else order[pos[matched]]
         else:  # huge ids: fall back to a hash join
             left = pd.DataFrame({"c": op_corr, "p": o_gpid, "i": np.arange(n)})
             right = pd.DataFrame({"c": a_corr, "p": a_gpid, "j": np.arange(len(api))})
@@ -263,15 +294,32 @@ def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, i
             src = np.empty(n, np.int64)
             src[m["i"].to_numpy()] = m["j"].to_numpy()
             src = src[matched]
-        tid[matched] = api["global_tid"].to_numpy(np.int64)[src]
-        start[matched] = api["start_ns"].to_numpy(np.int64)[src]
-        end[matched] = api["end_ns"].to_numpy(np.int64)[src]
-        api_codes[matched] = api["name"].cat.codes.to_numpy(np.int64)[src]
-    out["launch_global_tid"] = tid
-    out["launch_start_ns"] = start
-    out["launch_end_ns"] = end
-    out["launch_api"] = categorical(api_codes, api_labels).remove_unused_categories()
-    return out, int(n - matched.sum())
+
+    def launch_col(values) -> np.ndarray:  # API values of the matched rows, -1 elsewhere
+        if n and matched.all():
+            return values.to_numpy(np.int64)[src]
+        col = np.full(n, -1, np.int64)
+        if matched.any():
+            col[matched] = values.to_numpy(np.int64)[src]
+        return col
+
+    cols = {c: ops[c] for c in ops.columns}  # a new frame sharing the columns (setitem copies)
+    cols["launch_global_tid"] = launch_col(api["global_tid"])
+    cols["launch_start_ns"] = launch_col(api["start_ns"])
+    cols["launch_end_ns"] = launch_col(api["end_ns"])
+    api_codes = launch_col(api["name"].cat.codes) if len(api) else np.full(n, -1, np.int64)
+    cols["launch_api"] = _used_categorical(api_codes, api_labels)
+    return pd.DataFrame(cols, index=ops.index, copy=False), int(n - matched.sum())
+
+
+def _used_categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
+    """``categorical(codes, labels).remove_unused_categories()``, counting codes instead of
+    sorting them (perf: millions of launch rows, a few dozen API names)."""
+    if not labels:
+        return categorical(codes, labels)
+    present = np.bincount(codes + 1, minlength=len(labels) + 1)[1:] > 0  # code -1: missing
+    lut = np.append(np.cumsum(present) - 1, -1)  # old code → new code; lut[-1] = -1 (missing)
+    return categorical(lut[codes], [lbl for lbl, p in zip(labels, present.tolist()) if p])
 
 
 def unmatched_warning(counts: dict[str, tuple[int, int]]) -> LoadWarning | None:

@@ -30,6 +30,9 @@ _ADBC_BATCH_ROWS = 1 << 22
 """Rows per Arrow batch for the ADBC reader (also the window it infers types from; our SQL is
 type-stable anyway)."""
 
+_TEXT_COMBINE_LIMIT = 1 << 30
+"""Text columns at least this large (bytes) are combined with 64-bit offsets (see _read_adbc)."""
+
 _DB_ERRORS = (sqlite3.Error, UnicodeError)
 """What a damaged file raises from sqlite3 (UnicodeError: undecodable text in sqlite's own error
 message, e.g. a corrupt schema)."""
@@ -45,12 +48,15 @@ class Col:
     ``kind``: ``int`` (int64; NULL → ``fill``), ``float`` (float64; NULL → NaN), ``text``
     (→ :class:`Text`; NULL → ``''``), ``isnull`` (bool: the expression is NULL).
     ``expr`` is an SQL expression over the table (a quoted column name by default).
+    ``strict`` (``int`` only): text or blob values count as NULL (→ ``fill``) instead of SQLite's
+    ``CAST('abc' AS INTEGER) = 0`` — for times, where a silent 0 would be a wrong number.
     """
 
     name: str
     kind: str
     expr: str = ""
     fill: int = -1
+    strict: bool = False
 
     @property
     def sql(self) -> str:
@@ -203,7 +209,10 @@ class NsysDb:
         exprs: list[str] = []
         kinds: list[str] = []
         for c in cols:
-            if c.kind == "int":
+            if c.kind == "int" and c.strict:
+                exprs.append(f"CASE typeof({c.sql}) WHEN 'integer' THEN {c.sql} WHEN 'real' THEN "
+                             f"CAST({c.sql} AS INTEGER) ELSE {int(c.fill)} END")
+            elif c.kind == "int":
                 exprs.append(f"ifnull(CAST({c.sql} AS INTEGER), {int(c.fill)})")
             elif c.kind == "float":
                 exprs.append(f"ifnull(CAST({c.sql} AS REAL), 0.0)")
@@ -293,8 +302,19 @@ class NsysDb:
                 continue
             if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type) or \
                     pa.types.is_string(col.type):
-                arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-                enc = pc.dictionary_encode(arr)
+                try:
+                    if col.num_chunks > 1 and col.nbytes >= _TEXT_COMBINE_LIMIT:
+                        # hardening: > 2 GiB of text in int32-offset chunks overflows
+                        # combine_chunks (a segfault seen at 10 GiB): use 64-bit offsets
+                        col = col.cast(pa.large_binary() if not pa.types.is_string(col.type)
+                                       else pa.large_string())
+                    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+                    enc = pc.dictionary_encode(arr)
+                except (pa.ArrowException, MemoryError):
+                    # > 2 GiB of distinct text (ArrowCapacityError): the sqlite3 path copes
+                    self._adbc_failed = True
+                    self.reader = "sqlite3"
+                    return None
                 labels = [_decode(b) for b in enc.dictionary.to_pylist()]
                 out.append(Text(np.asarray(enc.indices.to_numpy(zero_copy_only=False),
                                            dtype=np.int64), labels))

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb, Text
+from nsys_diag.loaders.sanity import NULL_TIME
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
 from nsys_diag.model import contracts as C
 from nsys_diag.model.errors import SchemaError
@@ -51,8 +52,8 @@ def read_nvtx(db: NsysDb, strings: StringTable) -> NvtxResult | None:
     payload_expr = (f"coalesce({', '.join(payload)})" if len(payload) > 1 else payload[0]) \
         if payload else "NULL"
     spec = [
-        Col("start", "int", fill=0),
-        Col("end", "int", "" if "end" in cols else "NULL", fill=0),
+        Col("start", "int", fill=NULL_TIME, strict=True),  # NULL/text: dropped (sanity.py)
+        Col("end", "int", "" if "end" in cols else "NULL", fill=0, strict=True),
         Col("end_null", "isnull", '"end"' if "end" in cols else "NULL"),
         Col("eventType", "int"),
         Col("text", "text", "" if "text" in cols else "NULL"),

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from nsys_diag.loaders import nsys_cuda as cuda
+from nsys_diag.loaders import sanity
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
@@ -78,13 +79,18 @@ def _check_is_nsys(db: NsysDb) -> None:
                       "report.nsys-rep`")
 
 
-def load_nsys_sqlite(path: str | Path) -> TraceBundle:
-    """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`."""
+def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True) -> TraceBundle:
+    """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
+
+    ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
+    (context, stream, launch configuration, graph node: ``nsys_cuda.KERNEL_DETAIL_COLUMNS``; they
+    hold -1 and ``meta.extra["kernel_detail"]`` is False) — what ``analyze`` uses (perf).
+    """
     with NsysDb(path) as db:
-        return _load(db)
+        return _load(db, kernel_detail)
 
 
-def _load(db: NsysDb) -> TraceBundle:
+def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
     _check_is_nsys(db)
     src = str(db.path)
     strings = StringTable(db)
@@ -99,7 +105,7 @@ def _load(db: NsysDb) -> TraceBundle:
 
     # ---- CUDA API and GPU work
     api = cuda.read_api(db, strings)
-    kernels = cuda.read_kernels(db, strings)
+    kernels = cuda.read_kernels(db, strings, detail=kernel_detail)
     memcpy = cuda.read_memcpy(db)
     memset = cuda.read_memset(db)
     sync_raw = cuda.read_sync(db)
@@ -141,8 +147,27 @@ def _load(db: NsysDb) -> TraceBundle:
     # ---- NVTX
     nvtx_res = read_nvtx(db, strings)
 
-    # ---- capture span
-    duration = capture_duration(db)
+    # ---- capture span and row sanity (rows whose times cannot be right: loaders/sanity.py)
+    declared = capture_duration(db)
+    nvtx_raw = None
+    if nvtx_res is not None:  # open ranges are checked on their start only (end = start here)
+        nvtx_raw = nvtx_res.ranges.assign(end_ns=np.where(
+            nvtx_res.open_mask, nvtx_res.ranges["start_ns"].to_numpy(np.int64),
+            nvtx_res.ranges["end_ns"].to_numpy(np.int64)))
+    events = {"kernels": kernels_f, "memcpy": memcpy_f, "memset": memset_f, "sync": sync_f,
+              "api": api, "nvtx": nvtx_raw,
+              "nvtx_marks": nvtx_res.marks if nvtx_res is not None else None}
+    window, distrusted = sanity.trusted_window(events, declared)
+    events, bad_rows = sanity.drop_invalid_rows(events, window)
+    if bad_rows is not None:
+        warnings.append(bad_rows)
+    if distrusted and declared is not None:
+        warnings.append(sanity.distrust_warning(declared))
+    kernels_f, memcpy_f, memset_f, sync_f, api = (events[k] for k in (
+        "kernels", "memcpy", "memset", "sync", "api"))
+    if nvtx_res is not None:
+        nvtx_res = sanity.filter_nvtx(nvtx_res, nvtx_raw, window)
+    duration = declared if not distrusted else None
     if duration is None:
         ends = [int(f["end_ns"].max()) for f in (kernels_f, memcpy_f, memset_f, sync_f, api)
                 if len(f)]
@@ -191,6 +216,8 @@ def _load(db: NsysDb) -> TraceBundle:
     env, command_line, event_types = capture_info(db)
     env = {**device_environment(db), **env}
     extra = {"reader": db.reader, "gpu_table": gpu_layout, "capture_event_types": event_types}
+    if not kernel_detail:
+        extra["kernel_detail"] = False  # nsys_cuda.KERNEL_DETAIL_COLUMNS not read (-1)
     if export_md.get("EXPORT_PARAM_LAZY", export_md.get("EXPORT_LAZY")):
         extra["export_lazy"] = export_md.get("EXPORT_PARAM_LAZY", export_md.get("EXPORT_LAZY"))
     if export_md.get("DERIVED_WINDOW_NS"):

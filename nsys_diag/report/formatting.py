@@ -8,6 +8,8 @@ is how NVIDIA quotes link and memory bandwidth.
 """
 from __future__ import annotations
 
+from nsys_diag.analyses._jsonsafe import finite
+
 import math
 import re
 
@@ -16,15 +18,7 @@ MISSING = "—"
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-def _num(value) -> float | None:
-    """A finite float, or None for None/NaN/inf/non-numbers (bools are not numbers here)."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
+_num = finite  # a finite float or None (see analyses._jsonsafe.finite)
 
 
 def _sig(x: float, digits: int = 3) -> str:

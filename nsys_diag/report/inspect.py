@@ -19,6 +19,7 @@ from nsys_diag.analyses.steps import normalize_name
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.report.formatting import fmt_bytes, fmt_count, fmt_ns, fmt_rate
 from nsys_diag.report.page import clean_text
+from nsys_diag.report.sanitize import clean_terminal
 
 INSPECT_VERSION = 1
 TOP_RANGES = 15
@@ -338,7 +339,8 @@ def inspect_to_json(view: dict) -> str:
 
 
 def _s(text, max_len: int = 120) -> str:
-    return clean_text("" if text is None else str(text), max_len)
+    # terminal text: also no CR/LF (a trace string must not rewrite or add lines)
+    return clean_terminal(clean_text("" if text is None else str(text), max_len))
 
 
 def _gpu_line(g: dict) -> str:

@@ -59,8 +59,17 @@ def _section(result, *, missing_reason: str = "not analysed") -> dict:
     return j
 
 
+def process_name(name, include_host_info: bool):
+    """Process names can be paths (``/home/me/venv/bin/python``): the basename unless
+    ``include_host_info`` (privacy, as in ``inspect``)."""
+    if not name or include_host_info:
+        return name
+    return str(name).rstrip("/").rsplit("/", 1)[-1] or name
+
+
 def _trace(meta, suite, include_host_info: bool) -> dict:
-    procs = [{"pid": p.pid, "name": p.name} for p in suite.processes if p.pid != -1]
+    procs = [{"pid": p.pid, "name": process_name(p.name, include_host_info)}
+             for p in suite.processes if p.pid != -1]
     out = {
         "path": meta.path if include_host_info else os.path.basename(str(meta.path)),
         "format": meta.format,
@@ -124,6 +133,7 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
     """The analysis JSON / view-model (see docs/JSON.md)."""
     options = options if options is not None else suite.options
     head = suite.headline
+    host_info = bool(getattr(options, "include_host_info", False))
     steps = _section(head.steps)
     _attach_step_phases(steps, head.phases)
     phases = head.phases.to_json() if getattr(head.phases, "available", False) else []
@@ -135,7 +145,8 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "tool": {"name": "nsys-diag", "version": __version__},
         "generated_at": generated_at,
         "trace": _trace(bundle_meta, suite, bool(getattr(options, "include_host_info", False))),
-        "scope": {"pid": head.pid if head.pid != -1 else None, "name": head.name or None,
+        "scope": {"pid": head.pid if head.pid != -1 else None,
+                  "name": process_name(head.name, host_info) or None,
                   "devices": list(head.devices), "process_count": len(suite.processes),
                   "headline_rule": "slowest process (largest mean step; else most GPU compute)",
                   "headline_by": ("step_time" if getattr(head.steps, "available", False)
@@ -159,7 +170,8 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "roofline": (_section(head.roofline) if head.roofline is not None else
                      {"available": False, "reason": "no Nsight Compute data",
                       "hint": "pass --ncu report.csv (ncu --csv --page raw … or --page details)"}),
-        "processes": ([dict(p.summary(), is_headline=(i == suite.headline_index))
+        "processes": ([dict(p.summary(), is_headline=(i == suite.headline_index),
+                            name=process_name(p.summary().get("name"), host_info))
                        for i, p in enumerate(suite.processes)] if len(suite.processes) > 1 else []),
         "verdict": head.verdict.to_json(),
         "data_quality": _quality(suite, head),

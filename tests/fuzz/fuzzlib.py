@@ -349,14 +349,15 @@ def c_negative_ids(conn, rng):
 
 
 def c_huge_string(conn, rng):
-    size = 1 << 20
+    size, rows = 1 << 20, rng.choice((1, 3, 8))  # a few rows: 1 MB each (not GBs of file)
     if "StringIds" in _tables(conn) and rng.random() < 0.7:
-        conn.execute(f"UPDATE StringIds SET value = ? WHERE {_sel(rng)}",
-                     ("K" * size + "_kernel",))
-        return "1 MB StringIds values"
+        conn.execute(f"UPDATE StringIds SET value = ? WHERE rowid IN (SELECT rowid FROM StringIds "
+                     f"WHERE {_sel(rng)} LIMIT {rows})", ("K" * size + "_kernel",))
+        return f"1 MB StringIds values ({rows} rows)"
     if NVTX in _tables(conn) and "text" in _cols(conn, NVTX):
-        conn.execute(f'UPDATE "{NVTX}" SET text = ? WHERE {_sel(rng)}', ("N" * size,))
-        return "1 MB inline NVTX text"
+        conn.execute(f'UPDATE "{NVTX}" SET text = ? WHERE rowid IN (SELECT rowid FROM "{NVTX}" '
+                     f"WHERE {_sel(rng)} LIMIT {rows})", ("N" * size,))
+        return f"1 MB inline NVTX text ({rows} rows)"
     raise NotApplicable("strings")
 
 
@@ -568,7 +569,7 @@ def corrupt_sqlite(path: Path, plan: list[tuple[str, int]]) -> list[str]:
             rng = random.Random(seed)
             try:
                 done.append(CORRUPTIONS[name](conn, rng))
-            except NotApplicable as exc:
+            except (NotApplicable, sqlite3.IntegrityError) as exc:  # NOT NULL / UNIQUE columns
                 done.append(f"{name}: n/a ({exc})")
         conn.execute("COMMIT")
     finally:
@@ -633,6 +634,29 @@ def check_view(view, where: str = "view") -> None:
     walk(view, where)
 
 
+_VALIDATOR = []
+
+
+def check_schema(view) -> None:
+    """The analysis JSON must validate against the shipped schema (when jsonschema is there)."""
+    if not _VALIDATOR:
+        try:
+            import jsonschema
+
+            from nsys_diag.report.json_out import load_schema
+
+            _VALIDATOR.append(jsonschema.Draft202012Validator(load_schema()))
+        except Exception:  # noqa: BLE001 - no jsonschema / no schema: skip this check
+            _VALIDATOR.append(None)
+    if _VALIDATOR[0] is None:
+        return
+    errors = list(_VALIDATOR[0].iter_errors(view))
+    if errors:
+        e = errors[0]
+        raise OracleFailure(f"the analysis JSON breaks its schema at {list(e.path)}: "
+                            f"{e.message[:300]} ({len(errors)} error(s))")
+
+
 def check_error_line(exc) -> str:
     line = exc.one_line()
     if not isinstance(line, str) or not line.strip():
@@ -644,8 +668,12 @@ def check_error_line(exc) -> str:
     return line
 
 
-def run_case(path: Path, *, ncu: Path | None = None) -> Outcome:
-    """Run the user's pipeline on ``path``; return the outcome or raise (see module docstring)."""
+def run_case(path: Path, *, ncu: Path | None = None, differential: bool = False) -> Outcome:
+    """Run the user's pipeline on ``path``; return the outcome or raise (see module docstring).
+
+    ``differential``: also load an SQLite input with the plain ``sqlite3`` reader and require the
+    same frames and warnings as the Arrow (ADBC) reader gave.
+    """
     from nsys_diag.loaders import load_trace
     from nsys_diag.model.errors import NsysDiagError
     from nsys_diag.model.options import AnalyzeOptions
@@ -666,15 +694,16 @@ def run_case(path: Path, *, ncu: Path | None = None) -> Outcome:
             inspect_to_json(iv)
             options = AnalyzeOptions(ncu_path=str(ncu) if ncu else None)
             view = analyze_bundle(bundle, options, Thresholds(), GENERATED_AT)
-            text_json = to_json(view)  # allow_nan=False: a NaN is a failure here
+            to_json(view)  # allow_nan=False: a NaN is a failure here
             render_markdown(view)
             render_text(view)
             _render_html(view)
         except NsysDiagError as exc:
             return Outcome("typed_error", check_error_line(exc))
         check_view(view)
-        if '"NaN"' in text_json:
-            raise OracleFailure("a NaN string in the JSON")
+        check_schema(view)
+        if differential and is_sqlite(Path(path)):
+            compare_readers(Path(path), bundle, ncu)
         quality = view.get("data_quality") or []
         return Outcome("report", view.get("verdict", {}).get("code", ""), len(quality),
                        [q.get("code", "") for q in quality])
@@ -682,6 +711,35 @@ def run_case(path: Path, *, ncu: Path | None = None) -> Outcome:
         after = [fingerprint(p) for p in inputs]
         if after != before:
             raise OracleFailure(f"input modified: {inputs}")
+
+
+def compare_readers(path: Path, bundle, ncu: Path | None = None) -> None:
+    """The ``sqlite3`` fallback reader must give what the ADBC reader gave (when ADBC is used)."""
+    import pandas as pd
+
+    from nsys_diag.loaders import load_trace
+
+    if bundle.meta.extra.get("reader") != "adbc":
+        return
+    old = os.environ.get("NSYS_DIAG_NO_ADBC")
+    os.environ["NSYS_DIAG_NO_ADBC"] = "1"
+    try:
+        other = load_trace(path, ncu=ncu)
+    finally:
+        if old is None:
+            os.environ.pop("NSYS_DIAG_NO_ADBC", None)
+        else:
+            os.environ["NSYS_DIAG_NO_ADBC"] = old
+    for name in bundle.FRAMES:
+        a, b = getattr(bundle, name), getattr(other, name)
+        try:
+            pd.testing.assert_frame_equal(a, b, check_categorical=False, check_dtype=True)
+        except AssertionError as exc:
+            raise OracleFailure(f"readers disagree on frame {name!r}: {str(exc)[:400]}") from None
+    wa = [(w.code, w.count) for w in bundle.warnings]
+    wb = [(w.code, w.count) for w in other.warnings]
+    if wa != wb:
+        raise OracleFailure(f"readers disagree on warnings: {wa} vs {wb}")
 
 
 def _render_html(view) -> None:

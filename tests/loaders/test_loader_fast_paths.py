@@ -1,0 +1,173 @@
+"""The loader's performance shortcuts (made for `make bench`) give exactly the slow paths' result.
+
+* ``NsysDb.read`` reads plain integer columns without ``ifnull(CAST(...))`` through ADBC and
+  falls back to the type-stable SQL when a column is not all integers;
+* ``attach_launch`` skips hashing / sorting / temporaries for one process and sorted API rows;
+* ``load_trace(kernel_detail=False)`` skips only the kernel columns no analysis reads.
+"""
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nsys_diag.loaders import load_trace
+from nsys_diag.loaders.nsys_cuda import KERNEL_DETAIL_COLUMNS, attach_launch
+from nsys_diag.loaders.nsys_db import Col, NsysDb
+from nsys_diag.loaders.nsys_strings import categorical
+from nsys_diag.model import contracts as C
+from tiny_nsys import write_tiny_nsys
+
+def _mixed_table(path) -> None:
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE StringIds (id INTEGER, value TEXT)")
+    con.execute('CREATE TABLE t (a INTEGER, b INTEGER, c INTEGER, d INTEGER)')
+    rows = [(i, i * 3, None if i % 7 == 0 else i, None) for i in range(3000)]
+    rows += [(1.5, 2, "12", None), ("x", 3, 4, None)]  # stored as REAL / TEXT in column a
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    con.commit()
+    con.close()
+
+
+def _read(db: NsysDb, cols):
+    out = db.read("t", cols)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("where", ["", "b > 30"])
+def test_plain_int_fast_path_equals_typed_sql(tmp_path, monkeypatch, where):
+    pytest.importorskip("adbc_driver_sqlite")
+    path = tmp_path / "m.sqlite"
+    _mixed_table(path)
+    cols = [Col("b", "int"), Col("c", "int", fill=-5), Col("d", "int", fill=9)]
+    with NsysDb(path) as db:
+        assert db.reader == "adbc"
+        fast = db.read("t", cols, where=where)
+        assert db.reader == "adbc"  # NULLs are filled on the Arrow side, no fallback
+    monkeypatch.setenv("NSYS_DIAG_NO_ADBC", "1")
+    with NsysDb(path) as db:
+        slow = db.read("t", cols, where=where)
+    for c in ("b", "c", "d"):
+        assert fast[c].dtype == np.int64
+        np.testing.assert_array_equal(fast[c], slow[c])
+    lo = 0 if not where else 11  # b = 3 i > 30
+    assert (fast["d"] == 9).all()
+    assert int((fast["c"] == -5).sum()) == sum(1 for i in range(lo, 3000) if i % 7 == 0)
+
+
+def test_non_integer_values_are_reread_with_casts(tmp_path, monkeypatch):
+    pytest.importorskip("adbc_driver_sqlite")
+    path = tmp_path / "m.sqlite"
+    _mixed_table(path)
+    cols = [Col("a", "int"), Col("c", "int")]
+    with NsysDb(path) as db:
+        fast = db.read("t", cols)
+        assert db.reader == "adbc"  # the typed SQL still went through ADBC
+    monkeypatch.setenv("NSYS_DIAG_NO_ADBC", "1")
+    with NsysDb(path) as db:
+        slow = db.read("t", cols)
+    np.testing.assert_array_equal(fast["a"], slow["a"])
+    np.testing.assert_array_equal(fast["c"], slow["c"])
+    assert list(fast["a"][-2:]) == [1, 0] and fast["c"][-2] == 12  # CAST semantics kept
+
+
+# ------------------------------------------------------------------------------ launch join
+def _api_frame(corr, gpid, start) -> pd.DataFrame:
+    corr = np.asarray(corr, np.int64)
+    n = corr.size
+    names = categorical(np.arange(n) % 3, ["cudaLaunchKernel", "cuLaunchKernel_v2", "cudaMemcpy"])
+    return pd.DataFrame({"correlation_id": corr, "global_pid": np.asarray(gpid, np.int64),
+                         "global_tid": np.asarray(gpid, np.int64) + 1 + np.arange(n) % 2,
+                         "start_ns": np.asarray(start, np.int64),
+                         "end_ns": np.asarray(start, np.int64) + 10, "name": names})
+
+
+def _reference_join(ops: pd.DataFrame, api: pd.DataFrame) -> pd.DataFrame:
+    """Plain pandas: first API row per (correlation id, process), ids < 0 never match."""
+    a = api.assign(row=np.arange(len(api)))
+    a = a[a["correlation_id"] >= 0].drop_duplicates(["correlation_id", "global_pid"])
+    m = ops.reset_index().merge(a, on=["correlation_id", "global_pid"], how="left",
+                                suffixes=("", "_api")).sort_values("index")
+    ok = m["row"].notna().to_numpy()
+    out = pd.DataFrame({
+        "launch_global_tid": np.where(ok, m["global_tid"].fillna(-1), -1).astype(np.int64),
+        "launch_start_ns": np.where(ok, m["start_ns"].fillna(-1), -1).astype(np.int64),
+        "launch_end_ns": np.where(ok, m["end_ns"].fillna(-1), -1).astype(np.int64),
+        "launch_api": np.where(ok, m["name"].astype(object).fillna(""), ""),
+    })
+    return out
+
+
+@pytest.mark.parametrize("case", ["one_process_sorted", "one_process_shuffled", "two_processes",
+                                  "duplicates_sorted", "negatives_sorted",
+                                  "duplicates_and_negatives_shuffled", "no_api"])
+def test_attach_launch_matches_a_plain_merge(case):
+    rng = np.random.default_rng(len(case))
+    p1, p2 = 1 << 24, 2 << 24
+    n = 400
+    corr = np.arange(10, 10 + n)
+    gp = np.full(n, p1)
+    if case == "one_process_shuffled":
+        corr = rng.permutation(corr)
+    elif case == "two_processes":
+        gp = np.where(np.arange(n) % 2, p1, p2)
+        corr = rng.permutation(np.concatenate([np.arange(n // 2), np.arange(n // 2)]))
+    elif case == "duplicates_sorted":  # still in key order: the no-sort path drops duplicates
+        corr = corr.copy()
+        corr[5:15] = corr[4]  # the first row wins
+    elif case == "negatives_sorted":  # a -1 id first: in key order, dropped as never matching
+        corr = corr.copy()
+        corr[0] = -1
+    elif case == "duplicates_and_negatives_shuffled":
+        corr = corr.copy()
+        corr[5:15] = corr[4]
+        corr[20:25] = -1
+        corr = rng.permutation(corr)
+    api = _api_frame(corr, gp, rng.integers(0, 10**9, n))
+    if case == "no_api":
+        api = api.iloc[:0]
+    ops_corr = np.concatenate([corr[::3], [10**6, -1]])
+    ops_gp = np.concatenate([gp[::3], [p1, p1]])
+    ops = pd.DataFrame({"correlation_id": ops_corr.astype(np.int64),
+                        "global_pid": ops_gp.astype(np.int64)})
+    out, missing = attach_launch(ops, api)
+    ref = _reference_join(ops, api)
+    for c in ("launch_global_tid", "launch_start_ns", "launch_end_ns"):
+        np.testing.assert_array_equal(out[c].to_numpy(), ref[c].to_numpy(), err_msg=c)
+    assert list(out["launch_api"].astype(str)) == list(ref["launch_api"].astype(str))
+    assert missing == int((ref["launch_start_ns"] == -1).sum())
+
+
+# ------------------------------------------------------------------------- kernel detail off
+def test_kernel_detail_false_skips_only_the_unused_columns(tmp_path):
+    path = write_tiny_nsys(tmp_path / "t.sqlite")
+    full = load_trace(path)
+    lean = load_trace(path, kernel_detail=False)
+    detail = ["context_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
+              "block_z", "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes",
+              "graph_node_id"]
+    assert len(detail) == len(KERNEL_DETAIL_COLUMNS)
+    assert list(lean.kernels.columns) == C.KERNELS.names  # still the full contract
+    for c in detail:
+        assert (lean.kernels[c] == -1).all(), c
+    assert (full.kernels["grid_x"] != -1).any()
+    rest = [c for c in C.KERNELS.names if c not in detail]
+    pd.testing.assert_frame_equal(lean.kernels[rest], full.kernels[rest])
+    assert lean.meta.extra.get("kernel_detail") is False
+    assert "kernel_detail" not in full.meta.extra
+    pd.testing.assert_frame_equal(lean.api, full.api)
+
+
+def test_no_analysis_reads_a_column_that_analyze_skips():
+    """``analyze`` loads with ``kernel_detail=False``: the skipped kernel columns hold -1, so no
+    analysis may read them (remove a column from KERNEL_DETAIL_COLUMNS before using it)."""
+    from pathlib import Path
+
+    from nsys_diag.loaders.nsys_cuda import KERNEL_DETAIL_FRAME_COLUMNS
+
+    src = Path(__file__).resolve().parents[2] / "nsys_diag" / "analyses"
+    used = {(p.name, c) for p in src.glob("*.py") for c in KERNEL_DETAIL_FRAME_COLUMNS
+            if c in p.read_text(encoding="utf-8")}
+    assert not used, f"analyses read columns that analyze does not load: {sorted(used)}"
