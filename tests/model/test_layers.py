@@ -1,0 +1,48 @@
+"""Layer rules (ARCHITECTURE.md): imports point down only; only cli.py imports click."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "nsys_diag"
+
+# layer -> packages it must never import
+FORBIDDEN = {
+    "model": ("nsys_diag.loaders", "nsys_diag.analyses", "nsys_diag.report", "nsys_diag.pipeline",
+              "nsys_diag.batch", "nsys_diag.cli", "click", "jinja2"),
+    "loaders": ("nsys_diag.analyses", "nsys_diag.report", "nsys_diag.pipeline", "nsys_diag.batch",
+                "nsys_diag.cli", "click", "jinja2"),
+    "analyses": ("nsys_diag.loaders", "nsys_diag.report", "nsys_diag.pipeline", "nsys_diag.batch",
+                 "nsys_diag.cli", "click", "jinja2"),
+    "report": ("nsys_diag.loaders", "nsys_diag.pipeline", "nsys_diag.batch", "nsys_diag.cli",
+               "click"),
+}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports_point_down(layer):
+    bad = []
+    for f in sorted((PKG / layer).rglob("*.py")):
+        for name in _imports(f):
+            if any(name == p or name.startswith(p + ".") for p in FORBIDDEN[layer]):
+                bad.append(f"{f.relative_to(PKG)} imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_only_cli_imports_click():
+    users = [f.relative_to(PKG).as_posix() for f in sorted(PKG.rglob("*.py"))
+             if any(n == "click" or n.startswith("click.") for n in _imports(f))]
+    assert users == ["cli.py"]
