@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from spec import DURATION_TABLES, queries, ro_uri  # noqa: E402
+from needed_columns import DURATION_TABLES, queries, ro_uri  # noqa: E402
 
 
 def read_adbc(path: str, qs: dict[str, str]) -> dict:

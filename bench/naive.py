@@ -2,7 +2,7 @@
 
     python bench/naive.py TRACE
 
-``pandas.read_sql`` of the same tables and columns as the floor (``spec.py``), then the obvious
+``pandas.read_sql`` of the same tables and columns as the floor (``needed_columns.py``), then the obvious
 pandas: names merged in from ``StringIds``, the launching API call merged on correlationId,
 time per kernel name (groupby-sum), "busy" as the sum of kernel durations (which double-counts
 overlapping kernels — what hand-written scripts usually do), NVTX range time per name and the
@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from spec import queries, ro_uri  # noqa: E402
+from needed_columns import queries, ro_uri  # noqa: E402
 
 
 def main() -> int:

@@ -9,7 +9,7 @@
    ``--sizes`` in millions of kernels (the step count grows with the size).
 2. Times, interleaved run by run, each as a separate child process (wall time from spawn to exit;
    peak RSS from ``os.wait4``):
-   * the floor: the columns analyze needs (``bench/spec.py``) read into Arrow by the ADBC SQLite
+   * the floor: the columns analyze needs (``bench/needed_columns.py``) read into Arrow by the ADBC SQLite
      driver and by connectorx (the faster is the floor), and a C-level count/sum scan (reference);
    * a naive ``pandas.read_sql`` pipeline (``bench/naive.py``), at the largest size;
    * nsys-ai 0.3.0 (its own venv ``bench/.venv-nsysai``, private HOME) ``analyze --format json``
@@ -27,6 +27,7 @@ the nsys-ai venv when missing. Nothing here is part of ``make test``.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib.util
 import json
@@ -131,6 +132,7 @@ def ensure_peer() -> tuple[str | None, str]:
 @dataclass
 class RunResult:
     seconds: float
+    cpu: float  # user + system CPU seconds of the child
     peak_rss: int  # bytes
     rc: int
     stdout: str
@@ -166,7 +168,7 @@ def run_child(cmd: list[str], *, env: dict | None = None, cwd: str | None = None
     if killed.is_set():
         rc = 124
     rss = ru.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-    return RunResult(dt, rss, rc, out_p.read_text("utf-8", "replace"),
+    return RunResult(dt, ru.ru_utime + ru.ru_stime, rss, rc, out_p.read_text("utf-8", "replace"),
                      err_p.read_text("utf-8", "replace"))
 
 
@@ -178,12 +180,16 @@ def _generator_hash() -> str:
     return h.hexdigest()[:8]
 
 
+@functools.lru_cache(maxsize=None)
 def _kernels_per_step() -> int:
-    sys.path.insert(0, str(ROOT))
-    from nsys_diag import synth
-
-    sc = synth.preset(PRESET, scale=SCALE)
-    return sum(k.count for p in sc.phases for k in p.kernels)
+    """Asked of a child: this process stays small, because Linux counts a child's peak RSS from
+    the parent's memory image at fork/exec, so a big parent would inflate small children."""
+    code = (f"from nsys_diag import synth\nsc = synth.preset({PRESET!r}, scale={SCALE!r})\n"
+            "print(sum(k.count for p in sc.phases for k in p.kernels))")
+    r = subprocess.run([PY, "-c", code], capture_output=True, text=True, cwd=str(ROOT))
+    if r.returncode:
+        raise SystemExit(f"cannot read the preset from the generator:\n{r.stderr[-2000:]}")
+    return int(r.stdout.strip())
 
 
 @dataclass
@@ -206,7 +212,7 @@ class Trace:
 
 def make_trace(size_m: float, timeout: float) -> Trace:
     sys.path.insert(0, str(HERE))
-    from spec import counts
+    from needed_columns import counts
 
     kps = _kernels_per_step()
     steps = max(2, math.ceil(size_m * 1e6 / kps))
@@ -244,6 +250,7 @@ class Row:
     kernels: int
     seconds: list[float] = field(default_factory=list)
     rss: list[int] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     status: str = "ok"
     note: str = ""
     inproc_s: list[float] = field(default_factory=list)
@@ -259,6 +266,10 @@ class Row:
     @property
     def tmed(self) -> float | None:
         return statistics.median(self.seconds) if self.ok else None
+
+    @property
+    def cpu_min(self) -> float | None:
+        return min(self.cpu) if self.ok and self.cpu else None
 
     @property
     def peak(self) -> int | None:
@@ -332,7 +343,10 @@ def prepare_peer_copy(trace: Trace) -> None:
 def measure(trace: Trace, tools: list[Tool], runs: int, timeout: float) -> list[Row]:
     rows = {tl.name: Row(tl.name, trace.size_m, trace.label, trace.kernels) for tl in tools}
     for i in range(runs):  # interleaved: a load spike hits every tool alike
-        for tl in tools:
+        # Rotated each run, so no tool always runs right after the same one (on this VM a child
+        # that follows a memory-hungry one pays more for touching fresh memory).
+        k = i % len(tools)
+        for tl in tools[k:] + tools[:k]:
             row = rows[tl.name]
             if row.status != "ok":
                 continue
@@ -349,6 +363,7 @@ def measure(trace: Trace, tools: list[Tool], runs: int, timeout: float) -> list[
                 continue
             row.seconds.append(r.seconds)
             row.rss.append(r.peak_rss)
+            row.cpu.append(r.cpu)
             if tl.inproc_key and isinstance(doc, dict) and tl.inproc_key in doc:
                 row.inproc_s.append(float(doc[tl.inproc_key]))
             if tl.name.startswith("nsys-ai") and isinstance(doc, dict):
@@ -356,7 +371,7 @@ def measure(trace: Trace, tools: list[Tool], runs: int, timeout: float) -> list[
             elif tl.name.startswith("nsys-diag") and isinstance(doc, dict):
                 v = doc.get("verdict") or {}
                 row.note = f"verdict {v.get('code', '?')}" if isinstance(v, dict) else ""
-            log(f"  run {i + 1}/{runs} {tl.name:36s} {r.seconds:8.2f} s "
+            log(f"  run {i + 1}/{runs} {tl.name:36s} {r.seconds:8.2f} s  cpu {r.cpu:7.2f} s "
                 f"{r.peak_rss / 1e6:8.0f} MB")
     for row in rows.values():
         if row.inproc_s and row.ok:
@@ -432,16 +447,16 @@ def _fmt(v, spec=".2f", none="—"):
 
 def print_table(rows: list[Row], traces: list[Trace]) -> None:
     log("")
-    log(f"{'tool':38s} {'trace':>9s} {'file MB':>8s} {'min s':>8s} {'median s':>9s} "
-        f"{'peak RSS MB':>12s}  note")
-    log("-" * 110)
+    log(f"{'tool':36s} {'trace':>8s} {'file MB':>7s} {'min s':>7s} {'median s':>8s} "
+        f"{'cpu s':>6s} {'peak RSS MB':>11s}  note")
+    log("-" * 118)
     size_of = {t.size_m: t for t in traces}
     for r in sorted(rows, key=lambda r: (r.size_m, _tool_order(r.tool))):
         t = size_of[r.size_m]
         peak = _fmt(r.peak / 1e6 if r.peak else None, ".0f")
         status = "" if r.ok else r.status.upper() + ": "
-        log(f"{r.tool:38s} {r.trace:>9s} {t.file_bytes / 1e6:8.0f} {_fmt(r.tmin):>8s} "
-            f"{_fmt(r.tmed):>9s} {peak:>12s}  {status}{r.note}")
+        log(f"{r.tool:36s} {r.trace:>8s} {t.file_bytes / 1e6:7.0f} {_fmt(r.tmin):>7s} "
+            f"{_fmt(r.tmed):>8s} {_fmt(r.cpu_min):>6s} {peak:>11s}  {status}{r.note}")
 
 
 def _tool_order(name: str) -> int:
@@ -592,8 +607,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="also write a pyinstrument profile of ours on the largest trace")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per child run")
-    ap.add_argument("--json", default=str(OUT / "results.json"), help="results JSON path")
+    ap.add_argument("--json", default=None,
+                    help="results JSON path (default bench/out/results.json; "
+                         "results-quick.json with --quick)")
     args = ap.parse_args(argv)
+    args.json = args.json or str(OUT / ("results-quick.json" if args.quick else "results.json"))
     sizes = [float(x) for x in (args.sizes or ("0.05" if args.quick else "0.5,1,2")).split(",")]
     runs = args.runs or (1 if args.quick else 3)
     if runs < 1:
@@ -649,7 +667,8 @@ def main(argv: list[str] | None = None) -> int:
                    "schema": SCHEMA, "runs": runs, "sizes_m": sizes, "quick": args.quick,
                    "peer": peer_note if peer_exe is None else "nsys-ai 0.3.0"},
         "traces": [asdict(t) for t in traces],
-        "rows": [{**asdict(r), "min_s": r.tmin, "median_s": r.tmed, "peak_rss_bytes": r.peak}
+        "rows": [{**asdict(r), "min_s": r.tmin, "median_s": r.tmed, "cpu_min_s": r.cpu_min,
+                  "peak_rss_bytes": r.peak}
                  for r in rows],
         "help": help_res,
         **{k: v for k, v in summary.items()},

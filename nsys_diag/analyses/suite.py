@@ -254,7 +254,8 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         roof_p = join_roofline_to_timeline(roofline, k_win)
         if not getattr(roof_p, "available", False):
             roof_p = roofline  # nothing to weight with: keep ncu's own time weights
-    tc = analyze_tensor_cores(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p))
+    tc = analyze_tensor_cores(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p),
+                              name_table=kres.table)  # perf: the name table is computed once
     transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
     pw = phases.phase_windows() if getattr(phases, "available", False) else None
     gm = analyze_gpu_metrics(metrics_p, pw, th=th, window=wt)

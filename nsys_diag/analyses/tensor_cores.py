@@ -149,10 +149,15 @@ def _pct(x: float | None) -> str:
 
 def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None, *,
                          th: Thresholds, counters: dict | None = None,
-                         window: tuple[int, int] | None = None) -> TensorCoreResult:
-    """Tensor Core use with evidence and confidence (see module docstring)."""
+                         window: tuple[int, int] | None = None,
+                         name_table: pd.DataFrame | None = None) -> TensorCoreResult:
+    """Tensor Core use with evidence and confidence (see module docstring).
+
+    ``name_table``: ``kernel_name_stats`` of the same kernels when the caller already has it
+    (perf: the kernels analysis computes it too; ignored when ``window`` is given).
+    """
     k = filter_window(kernels, window)
-    table = kernel_name_stats(k)
+    table = name_table if name_table is not None and window is None else kernel_name_stats(k)
     total = int(table["total_ns"].sum())
     if total <= 0:
         return TensorCoreResult(

@@ -84,7 +84,8 @@ def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
             if len(names.categories) else np.zeros(len(name_ids), bool)
         event_class = np.where(is_rt, EVENT_CLASS_RUNTIME, EVENT_CLASS_DRIVER)
     # One label per distinct (nameId, class): runtime names lose their _vNNNN suffix, driver keep _v2.
-    key = name_ids * 2 + (event_class == EVENT_CLASS_DRIVER)
+    key = name_ids * 2
+    key += event_class == EVENT_CLASS_DRIVER  # in place (perf: one 2M-row temporary less)
     codes, uniq = pd.factorize(key, use_na_sentinel=False)
     uniq = np.asarray(uniq, dtype=np.int64)
     raw = strings.lookup((uniq // 2).tolist())
@@ -97,8 +98,8 @@ def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
         "start_ns": d["start"], "end_ns": d["end"], "global_tid": d["globalTid"],
         "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d["correlationId"],
         "name": categorical(np.asarray(codes, dtype=np.int64), labels),
-        "api_class": pd.Categorical.from_codes((event_class == EVENT_CLASS_DRIVER).astype(np.int64),
-                                               categories=["runtime", "driver"]),
+        "api_class": pd.Categorical.from_codes((event_class == EVENT_CLASS_DRIVER).astype(np.int8),
+                                               categories=["runtime", "driver"]),  # int8: perf
     })
     return C.API.validate(df, source=str(db.path))
 
@@ -260,8 +261,9 @@ def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, i
             proc_codes = np.asarray(proc_codes, np.int64)
         if max(int(a_corr.max(initial=0)), int(op_corr.max(initial=0))) < (1 << 40) and \
                 len(procs) < (1 << 22):
-            if single:
-                a_key, o_key = np.maximum(a_corr, 0), np.maximum(op_corr, 0)
+            if single:  # ids ≥ 0 are their own key (no copy when there is no -1)
+                a_key = a_corr if a_corr.min(initial=0) >= 0 else np.maximum(a_corr, 0)
+                o_key = op_corr if op_corr.min(initial=0) >= 0 else np.maximum(op_corr, 0)
             else:
                 a_key = (proc_codes[:len(a_gpid)] << 40) | np.maximum(a_corr, 0)
                 o_key = (proc_codes[len(a_gpid):] << 40) | np.maximum(op_corr, 0)
@@ -297,10 +299,10 @@ def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, i
 
     def launch_col(values) -> np.ndarray:  # API values of the matched rows, -1 elsewhere
         if n and matched.all():
-            return values.to_numpy(np.int64)[src]
+            return values.to_numpy()[src].astype(np.int64, copy=False)
         col = np.full(n, -1, np.int64)
         if matched.any():
-            col[matched] = values.to_numpy(np.int64)[src]
+            col[matched] = values.to_numpy()[src]
         return col
 
     cols = {c: ops[c] for c in ops.columns}  # a new frame sharing the columns (setitem copies)

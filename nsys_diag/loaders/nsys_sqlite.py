@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from nsys_diag.loaders import nsys_cuda as cuda
 from nsys_diag.loaders import sanity
@@ -192,7 +193,7 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
                "nvtx.annotate) and capture with `-t cuda,nvtx`"))
 
     # ---- GPUs, metrics, memory
-    devices = np.concatenate([f["device_id"].to_numpy(np.int64)
+    devices = np.concatenate([pd.unique(f["device_id"].to_numpy(np.int64))  # perf: no 2M concat
                               for f in (kernels_f, memcpy_f, memset_f)])
     gpus, gpu_warn, gpu_layout = read_gpus(db, devices)
     warnings += gpu_warn
@@ -202,7 +203,7 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
 
     # ---- threads and processes
     threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None else None)
-    owners = np.concatenate([f["global_pid"].to_numpy(np.int64) for f in
+    owners = np.concatenate([pd.unique(f["global_pid"].to_numpy(np.int64)) for f in  # perf
                              (kernels_f, memcpy_f, memset_f, sync_f, api, nvtx_f)] +
                             [(marks_f["global_tid"].to_numpy(np.int64) & np.int64(-16777216))
                              if len(marks_f) else np.zeros(0, np.int64)])

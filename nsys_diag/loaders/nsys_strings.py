@@ -32,7 +32,8 @@ def decode_global_tid(gtid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     g = np.asarray(gtid, dtype=np.int64)
     missing = g < 0
     gpid = g & _GLOBAL_PID_MASK
-    pid = (g >> 24) & _PID_MASK
+    pid = g >> 24
+    pid &= _PID_MASK  # in place (perf: one temporary less per 2M rows)
     tid = g & _PID_MASK
     if missing.any():
         gpid = np.where(missing, -1, gpid)

@@ -98,3 +98,22 @@ def test_canonical_samples_sums_nvlink_metrics_per_sample():
                      np.round(s["value"].to_numpy(), 6).tolist()))
     assert got == [(0, "nvlink_rx", 0.3), (0, "sm_active", 0.5),
                    (1, "nvlink_rx", 1.0), (1, "sm_active", 0.4)]  # 70 + 60 % capped at 100 %
+
+
+def test_tensor_cores_with_the_kernels_name_table_equals_without():
+    from kernel_frames import MS, kernels
+
+    from nsys_diag.analyses.kernels import analyze_kernels
+    from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
+    from nsys_diag.model.thresholds import Thresholds
+
+    th = Thresholds()
+    k = kernels([{"name": n, "start_ns": i * MS, "end_ns": i * MS + (i % 5 + 1) * 100_000}
+                 for i, n in enumerate(["sm90_xmma_gemm_bf16bf16_bf16f32", "ampere_sgemm_128x64_nn",
+                                        "void at::native::vectorized_elementwise_kernel<4>",
+                                        "flash_fwd_kernel"] * 7)])
+    table = analyze_kernels(k, th=th).table
+    shared = analyze_tensor_cores(k, None, th=th, name_table=table)
+    alone = analyze_tensor_cores(k, None, th=th)
+    assert shared.to_json() == alone.to_json()
+    assert shared.to_json()["share_of_kernel_time"] == alone.to_json()["share_of_kernel_time"]

@@ -3,7 +3,7 @@ floor and the naive baseline so both read exactly the same data).
 
 The lists follow what the analyses consume (``nsys_diag/analyses/*``): kernels need their times,
 device, process, name ids and the correlation id that joins them to their launching API call;
-API rows need times, thread, correlation id and name id (runtime/driver classes only);
+API rows need times, thread, correlation id, name id and class (runtime/driver rows only);
 NVTX needs ranges with text, thread, domain and payload; GPU metrics need timestamp, GPU,
 metric and value. Columns absent from a given export are skipped (``PRAGMA table_info``).
 Only this module and the children import it; it has no dependencies beyond the stdlib.
@@ -18,8 +18,9 @@ NEEDED: dict[str, tuple[tuple[str, ...], str]] = {
     "CUPTI_ACTIVITY_KIND_KERNEL": (
         ("start", "end", "deviceId", "correlationId", "globalPid", "demangledName", "shortName"),
         ""),
-    "CUPTI_ACTIVITY_KIND_RUNTIME": (
-        ("start", "end", "globalTid", "correlationId", "nameId"), "eventClass IN (0, 1)"),
+    "CUPTI_ACTIVITY_KIND_RUNTIME": (  # eventClass: runtime vs driver names (suffix rules)
+        ("start", "end", "globalTid", "correlationId", "nameId", "eventClass"),
+        "eventClass IN (0, 1)"),
     "CUPTI_ACTIVITY_KIND_MEMCPY": (
         ("start", "end", "deviceId", "correlationId", "globalPid", "bytes", "copyKind",
          "srcKind", "dstKind"), ""),
