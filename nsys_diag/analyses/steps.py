@@ -442,10 +442,16 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
                       "step(s) (unterminated or cut by the capture) excluded from averages",
                       "info"))
 
+    sel = None  # the user's selection (--steps and/or --window): no warm-up guessing then
     if options.steps is not None:
         first, last = options.steps
         sel = np.zeros(n, bool)
         sel[max(first, 0): (last + 1 if last is not None and last >= 0 else n)] = True
+    if options.window_ns is not None:  # only steps lying wholly inside --window
+        lo, hi = options.window_ns
+        inside = (starts >= lo) & (ends <= hi)
+        sel = inside if sel is None else sel & inside
+    if sel is not None:
         kinds[~sel & (kinds != "incomplete")] = "unselected"
     else:
         complete = np.flatnonzero(kinds == "normal")

@@ -148,6 +148,15 @@ def test_steps_selection_marks_unselected():
     assert res.analysed_count == 3
 
 
+def test_window_selects_only_steps_wholly_inside_it():
+    rows = hf.steps_and_phases(8, [("forward", 10 * MS)])
+    starts = sorted(r["start_ns"] for r in rows if r["text"].startswith("train_step"))
+    lo, hi = starts[3] - 1, starts[6]  # steps 3, 4, 5 lie inside; step 6 starts at hi
+    res = _steps(rows, window_ns=(lo, hi))
+    assert res.indices("unselected") == [0, 1, 2, 6, 7]
+    assert res.analysed_count == 3 and res.indices("warmup") == []
+
+
 def test_loader_outside_step_ranges_switches_to_period_boundaries():
     rows, t = [], 0
     for i in range(6):
