@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from nsys_diag.analyses._jsonsafe import finite  # noqa: F401  (re-exported for renderers)
 from nsys_diag.report.formatting import (
     MISSING,
     fmt_bytes,
@@ -387,15 +388,6 @@ def slug(text) -> str:
     return s[:40] or "other"
 
 
-def finite(x) -> float | None:
-    """``x`` as a finite float, or None (None, bools, NaN, inf and non-numbers)."""
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
 
 
 def _frac(x):
