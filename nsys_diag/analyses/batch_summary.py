@@ -40,7 +40,6 @@ outlier steps (e.g. a periodic checkpoint) are real cost and stay in."""
 PHASE_ORDER = ("data", "forward", "backward", "optimizer", "communication", "overhead", "other")
 
 
-_num = finite  # a finite float or None (see analyses._jsonsafe.finite)
 
 
 def _section(view: dict, key: str) -> dict:
@@ -63,11 +62,11 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
     verdict = _section(view, "verdict")
     per_step = [s for s in (steps.get("per_step") or []) if isinstance(s, dict)]
     analysed = [s for s in per_step if s.get("kind", "normal") in ANALYSED_KINDS
-                and _num(s.get("duration_ms")) is not None]
+                and finite(s.get("duration_ms")) is not None]
     step_phase: dict[str, list[float]] = {}
     if analysed and all(isinstance(s.get("phases"), dict) for s in analysed):
         names = sorted({k for s in analysed for k in s["phases"]}, key=phase_sort_key)
-        step_phase = {n: [float(_num(s["phases"].get(n)) or 0.0) for s in analysed] for n in names}
+        step_phase = {n: [float(finite(s["phases"].get(n)) or 0.0) for s in analysed] for n in names}
     n_steps = len(analysed)
 
     phases: dict[str, dict] = {}
@@ -76,15 +75,15 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
             continue
         canon = str(row.get("canonical") or "other")
         agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0})
-        agg["mean_ms"] += _num(row.get("mean_ms")) or 0.0
-        agg["share"] += _num(row.get("share")) or 0.0
+        agg["mean_ms"] += finite(row.get("mean_ms")) or 0.0
+        agg["share"] += finite(row.get("share")) or 0.0
     phases = {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
 
     per_step_div = n_steps if n_steps else None
     gaps = _section(view, "gaps")
     gaps_per_step = {}
     for cause, ms in (gaps.get("by_cause") or {}).items():
-        v = _num(ms)
+        v = finite(ms)
         if v is not None:
             gaps_per_step[str(cause)] = v / per_step_div if per_step_div else v
 
@@ -97,8 +96,8 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         fam = families.setdefault(key, {"key": key, "name": str(raw)[:300], "total_ns": 0,
                                         "count": 0, "category": k.get("category"),
                                         "tensor_core": bool(k.get("tensor_core"))})
-        fam["total_ns"] += int(_num(k.get("total_ns")) or 0)
-        fam["count"] += int(_num(k.get("count")) or 0)
+        fam["total_ns"] += int(finite(k.get("total_ns")) or 0)
+        fam["count"] += int(finite(k.get("count")) or 0)
         fam["tensor_core"] = fam["tensor_core"] or bool(k.get("tensor_core"))
     kernels = sorted(families.values(), key=lambda f: (-f["total_ns"], f["key"]))[:TOP_KERNELS]
     for f in kernels:
@@ -114,7 +113,7 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
     for p in view.get("processes") or []:
         if isinstance(p, dict):
             procs.append({"pid": p.get("pid"), "name": str(p.get("name") or "")[:200],
-                          "steps_mean_ms": _num(p.get("steps_mean_ms")),
+                          "steps_mean_ms": finite(p.get("steps_mean_ms")),
                           "verdict_code": p.get("verdict_code")})
     return {
         "summary_version": SUMMARY_VERSION,
@@ -127,9 +126,9 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
             "count": steps.get("count"),
             "analysed_count": n_steps,
             "median_ms": float(np.median([s["duration_ms"] for s in analysed])) if analysed else
-            _num(steps.get("median_ms")),
+            finite(steps.get("median_ms")),
             "mean_ms": float(np.mean([s["duration_ms"] for s in analysed])) if analysed else
-            _num(steps.get("mean_ms")),
+            finite(steps.get("mean_ms")),
             "source": steps.get("source"),
         },
         "per_step": {
@@ -139,8 +138,8 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
             "phases": step_phase,
         },
         "phases": phases,
-        "gpu_busy": _num(gpu.get("utilization")),
-        "tensor_core_share": _num(tc.get("share_of_kernel_time")) if tc.get("available", True)
+        "gpu_busy": finite(gpu.get("utilization")),
+        "tensor_core_share": finite(tc.get("share_of_kernel_time")) if tc.get("available", True)
         else None,
         "gaps_ms_per_step": gaps_per_step,
         "kernels": kernels,
@@ -165,7 +164,7 @@ def _mode(codes: Sequence) -> str | None:
 def _scalar_runs(side: Sequence[dict], getter) -> list[list[float]]:
     out = []
     for s in side:
-        v = _num(getter(s))
+        v = finite(getter(s))
         if v is not None:
             out.append([v])
     return out

@@ -18,7 +18,6 @@ MISSING = "—"
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-_num = finite  # a finite float or None (see analyses._jsonsafe.finite)
 
 
 def _sig(x: float, digits: int = 3) -> str:
@@ -37,20 +36,20 @@ def _sig(x: float, digits: int = 3) -> str:
 
 def fmt_number(value, digits: int = 3) -> str:
     """A plain number with ~3 significant digits and thousands separators: 1,234 · 12.3 · 0.0123."""
-    x = _num(value)
+    x = finite(value)
     return MISSING if x is None else _sig(x, digits)
 
 
 def fmt_count(value) -> str:
     """An integer count with thousands separators: 1,234,567."""
-    x = _num(value)
+    x = finite(value)
     return MISSING if x is None else f"{int(round(x)):,}"
 
 
 def fmt_ns(value) -> str:
     """A duration given in integer nanoseconds, in the unit that reads best: 850 ns · 12.5 µs ·
     3.2 ms · 1.25 s."""
-    x = _num(value)
+    x = finite(value)
     if x is None:
         return MISSING
     ax = abs(x)
@@ -65,7 +64,7 @@ def fmt_ns(value) -> str:
 
 def fmt_ms(value) -> str:
     """A duration given in float milliseconds: 420 ms · 12.5 ms · 0.35 ms · 1.25 s."""
-    x = _num(value)
+    x = finite(value)
     if x is None:
         return MISSING
     if abs(x) >= 1000:
@@ -77,7 +76,7 @@ def fmt_ms(value) -> str:
 
 def fmt_bytes(value) -> str:
     """A byte count with SI prefixes: 512 B · 1.5 kB · 2.04 GB."""
-    x = _num(value)
+    x = finite(value)
     if x is None:
         return MISSING
     for scale, prefix in _SI:
@@ -90,7 +89,7 @@ def fmt_rate(value, unit: str = "B") -> str:
     """A per-second rate with SI prefixes: ``fmt_rate(2.0e12)`` → '2 TB/s';
     ``fmt_rate(3.1e14, 'FLOP')`` → '310 TFLOP/s'; word units keep a space after the prefix:
     ``fmt_rate(5330, 'samples')`` → '5.33 k samples/s'; ``fmt_rate(152, 'samples')`` → '152 samples/s'."""
-    x = _num(value)
+    x = finite(value)
     if x is None:
         return MISSING
     sep = " " if len(unit) > 4 else ""
@@ -102,7 +101,7 @@ def fmt_rate(value, unit: str = "B") -> str:
 
 def fmt_pct(value, decimals: int = 1) -> str:
     """A fraction 0..1 as a percentage with fixed decimals: 0.525 → '52.5%'."""
-    x = _num(value)
+    x = finite(value)
     if x is None:
         return MISSING
     return f"{x * 100:.{decimals}f}%"
@@ -111,7 +110,7 @@ def fmt_pct(value, decimals: int = 1) -> str:
 def fmt_share(value) -> str:
     """A fraction 0..1 as a compact percentage for tables and labels: 0.525 → '52%',
     0.004 → '0.4%', 0.00001 → '<0.1%', 0 → '0%'."""
-    x = _num(value)
+    x = finite(value)
     if x is None:
         return MISSING
     p = x * 100
@@ -126,7 +125,7 @@ def fmt_share(value) -> str:
 
 def fmt_ratio(value) -> str:
     """A multiplier: 2.5 → '2.5×'."""
-    x = _num(value)
+    x = finite(value)
     return MISSING if x is None else f"{_sig(x, 3)}×"
 
 
@@ -155,7 +154,7 @@ def fmt_value(value, metric: str = "") -> str:
     if "bytes" in name:
         return fmt_bytes(value)
     if _SHARE_KEY.search(name):
-        x = _num(value)
+        x = finite(value)
         if x is not None and -1.0 <= x <= 1.0:
             return fmt_pct(x)
     return fmt_number(value)
