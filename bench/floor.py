@@ -1,10 +1,13 @@
 """Benchmark child: the floor — read the columns ``analyze`` needs out of SQLite into Arrow.
 
-    python bench/floor.py TRACE {adbc|connectorx|count}
+    python bench/floor.py TRACE {adbc|connectorx|adbc-threads|connectorx-threads|count}
 
 * ``adbc``: ``adbc_driver_sqlite.dbapi`` → ``cursor.fetch_arrow_table()`` (SQLite → Arrow in C).
 * ``connectorx``: ``connectorx.read_sql(..., return_type="arrow")``, one query per table, no
-  partitioning (single-threaded, like the other rows).
+  partitioning.
+* ``…-threads``: the same reads, one thread (and connection) per table, as many threads at a time
+  as ``nsys-diag`` uses (usable CPUs, at most 4) — the floor for a reader that reads tables
+  concurrently, as ``analyze`` does.
 * ``count``: reference C-level scan through ``sqlite3``: ``SELECT count(*), sum(end - start)``
   of each table with times — the cost of touching every row without building anything.
 
@@ -14,6 +17,7 @@ peak RSS is the memory floor too. Prints one JSON line: rows, Arrow bytes, in-pr
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -48,6 +52,41 @@ def read_connectorx(path: str, qs: dict[str, str]) -> dict:
     return {table: cx.read_sql(uri, sql, return_type="arrow") for table, sql in qs.items()}
 
 
+def read_threads(read_one, qs: dict[str, str]) -> dict:
+    """``read_one(sql)`` for every table, concurrently (GIL released inside the readers)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                         else (os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {t: pool.submit(read_one, sql) for t, sql in qs.items()}
+    return {t: f.result() for t, f in futures.items()}
+
+
+def adbc_one(path: str):
+    import adbc_driver_sqlite.dbapi as dbapi
+
+    def read(sql: str):
+        conn = dbapi.connect(ro_uri(path), autocommit=True)
+        try:
+            cur = conn.cursor()
+            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(1 << 22)})
+            cur.execute(sql)
+            table = cur.fetch_arrow_table()
+            cur.close()
+            return table
+        finally:
+            conn.close()
+    return read
+
+
+def connectorx_one(path: str):
+    import connectorx as cx
+
+    uri = "sqlite://" + str(Path(path).resolve())
+    return lambda sql: cx.read_sql(uri, sql, return_type="arrow")
+
+
 def scan_count(path: str) -> dict:
     con = sqlite3.connect(ro_uri(path), uri=True)
     have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -61,10 +100,10 @@ def scan_count(path: str) -> dict:
 
 def main() -> int:
     path, reader = sys.argv[1], sys.argv[2]
-    if reader == "adbc":  # the in-process time is the read alone, not the library import
+    if reader.startswith("adbc"):  # the in-process time is the read alone, not the import
         import adbc_driver_sqlite.dbapi  # noqa: F401
         import pyarrow  # noqa: F401
-    elif reader == "connectorx":
+    elif reader.startswith("connectorx"):
         import connectorx  # noqa: F401
         import pyarrow  # noqa: F401
     t0 = time.perf_counter()
@@ -73,7 +112,12 @@ def main() -> int:
         rows, nbytes = sum(int(v[0]) for v in res.values()), 0
     else:
         qs = queries(path)
-        tables = read_adbc(path, qs) if reader == "adbc" else read_connectorx(path, qs)
+        if reader == "adbc-threads":
+            tables = read_threads(adbc_one(path), qs)
+        elif reader == "connectorx-threads":
+            tables = read_threads(connectorx_one(path), qs)
+        else:
+            tables = read_adbc(path, qs) if reader == "adbc" else read_connectorx(path, qs)
         rows = sum(t.num_rows for t in tables.values())
         nbytes = sum(t.nbytes for t in tables.values())
     dt = time.perf_counter() - t0

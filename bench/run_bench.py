@@ -10,12 +10,16 @@
 2. Times, interleaved run by run, each as a separate child process (wall time from spawn to exit;
    peak RSS from ``os.wait4``):
    * the floor: the columns analyze needs (``bench/needed_columns.py``) read into Arrow by the ADBC SQLite
-     driver and by connectorx (the faster is the floor), and a C-level count/sum scan (reference);
+     driver and by connectorx, each one table after another and with the tables read concurrently
+     (as ``analyze`` reads them; the fastest of the four is the floor), and a C-level count/sum
+     scan (reference);
    * a naive ``pandas.read_sql`` pipeline (``bench/naive.py``), at the largest size;
    * nsys-ai 0.3.0 (its own venv ``bench/.venv-nsysai``, private HOME) ``analyze --format json``
      with a cold cache (deleted before each run) and warm, at the largest size;
    * ``nsys-diag analyze TRACE --json - --no-html`` (ours) at every size, plus once more with the
      plain ``sqlite3`` reader (``NSYS_DIAG_NO_ADBC=1``) at the largest size;
+   * ours with ``--memory-budget 512M`` at every size: bounded memory (a window of the timeline
+     once the whole export would not fit) — its peak RSS must stay under the budget at every size;
    * ``nsys-diag --help`` (min of 5), and which heavy modules it imports.
 3. Prints the table, the ratios, the growth per doubling and PASS/FAIL against the targets of
    issue "Scale"; writes everything to ``bench/out/results.json``.
@@ -68,6 +72,8 @@ TARGET_FLOOR_RATIO = 3.0
 TARGET_PEER_SPEEDUP = 10.0
 TARGET_RSS_BYTES = 1_500_000_000  # 1.5 GB
 TARGET_HELP_S = 0.3
+BOUNDED_BUDGET = "512M"
+BOUNDED_BUDGET_BYTES = 512 * 2**20
 LINEAR_PER_DOUBLING = 2.2
 HEAVY_MODULES = ("pandas", "pyarrow", "numpy", "jinja2")
 
@@ -305,9 +311,15 @@ def tools_for(trace: Trace, largest: bool, args, readers: dict, peer_exe: str | 
     t = trace.path
     tools = [Tool("floor: ADBC → Arrow", [PY, str(HERE / "floor.py"), t, "adbc"],
                   inproc_key="read_s")] if readers.get("adbc-driver-sqlite") == "ok" else []
+    if readers.get("adbc-driver-sqlite") == "ok":
+        tools.append(Tool("floor: ADBC → Arrow, concurrent", [PY, str(HERE / "floor.py"), t,
+                                                              "adbc-threads"], inproc_key="read_s"))
     if readers.get("connectorx") == "ok":
         tools.append(Tool("floor: connectorx → Arrow", [PY, str(HERE / "floor.py"), t,
                                                         "connectorx"], inproc_key="read_s"))
+        tools.append(Tool("floor: connectorx → Arrow, concurrent",
+                          [PY, str(HERE / "floor.py"), t, "connectorx-threads"],
+                          inproc_key="read_s"))
     tools.append(Tool("ref: sqlite3 count/sum scan", [PY, str(HERE / "floor.py"), t, "count"],
                       inproc_key="read_s"))
     if largest:
@@ -321,6 +333,9 @@ def tools_for(trace: Trace, largest: bool, args, readers: dict, peer_exe: str | 
                           before=lambda: _clear_peer_cache(copy)))
         tools.append(Tool("nsys-ai 0.3.0 warm", cmd, env=env, cwd=str(PEER_DIR)))
     tools.append(Tool("nsys-diag analyze", [OURS, "analyze", t, "--json", "-", "--no-html"]))
+    tools.append(Tool(f"nsys-diag analyze --memory-budget {BOUNDED_BUDGET}",
+                      [OURS, "analyze", t, "--json", "-", "--no-html", "--memory-budget",
+                       BOUNDED_BUDGET]))
     if largest and not args.skip_fallback:
         tools.append(Tool("nsys-diag analyze (sqlite3 reader)",
                           [OURS, "analyze", t, "--json", "-", "--no-html"],
@@ -371,7 +386,10 @@ def measure(trace: Trace, tools: list[Tool], runs: int, timeout: float) -> list[
             elif tl.name.startswith("nsys-diag") and isinstance(doc, dict):
                 v = doc.get("verdict") or {}
                 row.note = f"verdict {v.get('code', '?')}" if isinstance(v, dict) else ""
-            log(f"  run {i + 1}/{runs} {tl.name:36s} {r.seconds:8.2f} s  cpu {r.cpu:7.2f} s "
+                rw = (doc.get("trace") or {}).get("read_window")
+                if isinstance(rw, dict) and rw.get("row_fraction") is not None:
+                    row.note += f"; read {rw['row_fraction']:.0%} of the rows (window)"
+            log(f"  run {i + 1}/{runs} {tl.name:40s} {r.seconds:8.2f} s  cpu {r.cpu:7.2f} s "
                 f"{r.peak_rss / 1e6:8.0f} MB")
     for row in rows.values():
         if row.inproc_s and row.ok:
@@ -447,7 +465,7 @@ def _fmt(v, spec=".2f", none="—"):
 
 def print_table(rows: list[Row], traces: list[Trace]) -> None:
     log("")
-    log(f"{'tool':36s} {'trace':>8s} {'file MB':>7s} {'min s':>7s} {'median s':>8s} "
+    log(f"{'tool':40s} {'trace':>8s} {'file MB':>7s} {'min s':>7s} {'median s':>8s} "
         f"{'cpu s':>6s} {'peak RSS MB':>11s}  note")
     log("-" * 118)
     size_of = {t.size_m: t for t in traces}
@@ -455,13 +473,15 @@ def print_table(rows: list[Row], traces: list[Trace]) -> None:
         t = size_of[r.size_m]
         peak = _fmt(r.peak / 1e6 if r.peak else None, ".0f")
         status = "" if r.ok else r.status.upper() + ": "
-        log(f"{r.tool:36s} {r.trace:>8s} {t.file_bytes / 1e6:7.0f} {_fmt(r.tmin):>7s} "
+        log(f"{r.tool:40s} {r.trace:>8s} {t.file_bytes / 1e6:7.0f} {_fmt(r.tmin):>7s} "
             f"{_fmt(r.tmed):>8s} {_fmt(r.cpu_min):>6s} {peak:>11s}  {status}{r.note}")
 
 
 def _tool_order(name: str) -> int:
-    order = ("ref:", "floor: ADBC", "floor: connectorx", "naive", "nsys-ai 0.3.0 cold",
-             "nsys-ai 0.3.0 warm", "nsys-diag analyze (", "nsys-diag analyze")
+    order = ("ref:", "floor: ADBC → Arrow, concurrent", "floor: ADBC",
+             "floor: connectorx → Arrow, concurrent", "floor: connectorx", "naive",
+             "nsys-ai 0.3.0 cold", "nsys-ai 0.3.0 warm", "nsys-diag analyze (",
+             "nsys-diag analyze --", "nsys-diag analyze")
     for i, prefix in enumerate(order):
         if name.startswith(prefix):
             return i
@@ -495,6 +515,8 @@ def summarize(rows: list[Row], traces: list[Trace], help_res: dict, quick: bool)
     # growth per doubling of the kernel count (ours, by size)
     ours_rows = sorted((r for r in rows if r.tool == "nsys-diag analyze" and r.ok),
                        key=lambda r: r.kernels)
+    bounded = sorted((r for r in rows if r.tool.startswith("nsys-diag analyze --memory-budget")
+                      and r.ok), key=lambda r: r.kernels)
     growth = []
     for a, b in zip(ours_rows, ours_rows[1:]):
         d = math.log2(b.kernels / a.kernels) if b.kernels > a.kernels else None
@@ -529,6 +551,11 @@ def summarize(rows: list[Row], traces: list[Trace], help_res: dict, quick: bool)
                         f"time ≤ {worst_t:.2f}×, memory ≤ {worst_m:.2f}× per doubling",
                         verdict(worst_t <= LINEAR_PER_DOUBLING and
                                 worst_m <= LINEAR_PER_DOUBLING)))
+    if bounded:
+        peaks = ", ".join(f"{r.trace} {r.peak / 1e6:.0f} MB" for r in bounded)
+        targets.append((f"bounded memory: with --memory-budget {BOUNDED_BUDGET} peak RSS stays "
+                        "under the budget at every size (a window of larger exports is read)",
+                        peaks, verdict(all(r.peak <= BOUNDED_BUDGET_BYTES for r in bounded))))
     if help_res.get("status") == "ok":
         targets.append(("`nsys-diag --help` < 0.3 s, no pandas/pyarrow/numpy/jinja2 import",
                         f"{help_res['min_s']:.3f} s (min of {len(help_res['seconds'])}); heavy "

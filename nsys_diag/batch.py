@@ -299,14 +299,21 @@ def _run_analysis(path: str, th: Thresholds, generated_at: str) -> tuple[dict, l
     options = AnalyzeOptions()
     analyze_bundle = getattr(pipeline, "analyze_bundle", None)
     if analyze_bundle is not None:
-        from nsys_diag.loaders import load_trace
-
-        bundle = load_trace(path)
+        bundle = pipeline.load_for_analysis(path, options)  # as analyze: bounded memory
         evidence = _rank_evidence(bundle)
         view = analyze_bundle(bundle, options, th, generated_at)
         del bundle
         return view, evidence
     return pipeline.analyze_path(path, options, th, generated_at), []
+
+
+def _share_read_threads(workers: int) -> None:
+    """Worker-process initializer: the usable CPUs are shared by ``workers`` processes, so each
+    reads its tables with that share of threads (``loaders/concurrent.py``), at least one."""
+    from nsys_diag.loaders.concurrent import READ_THREADS_ENV, read_threads
+
+    if READ_THREADS_ENV not in os.environ:
+        os.environ[READ_THREADS_ENV] = str(max(1, read_threads() // max(1, workers)))
 
 
 def analyze_trace_job(path: str, generated_at: str, thresholds: dict | None = None) -> dict:
@@ -524,7 +531,9 @@ def run_traces(traces: Sequence[TraceInput], *, th: Thresholds, generated_at: st
             for i, path, key in todo:
                 accept(i, key, analyze_trace_job(path, generated_at, th_dict))
         elif todo:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            workers = min(jobs, len(todo))
+            with ProcessPoolExecutor(max_workers=workers, initializer=_share_read_threads,
+                                     initargs=(workers,)) as pool:
                 futs = {pool.submit(analyze_trace_job, path, generated_at, th_dict): (i, key)
                         for i, path, key in todo}
                 for fut in as_completed(futs):

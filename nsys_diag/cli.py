@@ -117,6 +117,9 @@ def _analyze_options(f):
         click.option("--max-rows", type=click.IntRange(min=1), default=200, show_default=True,
                      help="Rows in the kernel tables."),
         click.option("--max-memory", metavar="SIZE", help="Refuse inputs needing more (e.g. 4G)."),
+        click.option("--memory-budget", metavar="SIZE|none",
+                     help="Analyse only the middle window of a larger export's timeline that fits "
+                          "this memory (default 4G; 'none': the whole export)."),
     ]
     for o in reversed(opts):
         f = o(f)

@@ -13,6 +13,10 @@ Option formats
   analysis is estimated before anything is loaded (``estimate_memory``: ``BASE_MEMORY_BYTES`` +
   ``LOAD_MEMORY_FACTOR`` × an SQLite export's size; per CSV cell for ncu CSVs); a larger estimate
   is refused (exit 3) with the estimate and the limit in the message.
+* ``--memory-budget SIZE|none`` — default 4 GiB. An nsys export whose estimated analysis needs
+  more is read over the middle window of its timeline holding the share of kernel and API rows
+  that fits (``memory_read_fraction``); ``none``/``0`` analyses the whole export whatever it
+  needs. ``--max-memory`` is then checked against what will be read.
 * ``--phase-map FILE`` / ``--thresholds FILE`` — TOML, see README "analyze".
 """
 from __future__ import annotations
@@ -24,7 +28,7 @@ import sys
 from pathlib import Path
 
 from nsys_diag.model.errors import InputError, ResourceLimitError, UsageError
-from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
 LOAD_MEMORY_FACTOR = 3.0
@@ -82,13 +86,13 @@ def parse_steps(text: str | None) -> tuple[int, int] | None:
     return first, last
 
 
-def parse_size(text: str | None) -> int | None:
+def parse_size(text: str | None, what: str = "--max-memory") -> int | None:
     """``4G`` / ``512M`` / ``2GiB`` / ``1000000`` → bytes (binary multiples: 1G = 2**30)."""
     if text is None:
         return None
     m = _SIZE_RE.match(text)
     if not m:
-        raise UsageError(f"--max-memory {text!r}: expected a size such as 4G or 512M")
+        raise UsageError(f"{what} {text!r}: expected a size such as 4G or 512M")
     mult = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[m.group(2).lower()]
     return int(float(m.group(1)) * mult)
 
@@ -125,11 +129,24 @@ def load_thresholds(path: str | None) -> Thresholds:
         raise UsageError(f"--thresholds {path}: {exc}") from None
 
 
+def parse_budget(text: str | None) -> int | None:
+    """``--memory-budget``: a size, or ``none``/``off``/``0`` (no budget); unset: the default."""
+    if text is None:
+        return DEFAULT_MEMORY_BUDGET_BYTES
+    if text.strip().lower() in ("none", "off", "unlimited", "0"):
+        return None
+    size = parse_size(text, "--memory-budget")
+    if size is not None and size < BASE_MEMORY_BYTES:
+        raise UsageError(f"--memory-budget {text!r}: below the {_gib(BASE_MEMORY_BYTES)} the tool "
+                         "itself needs; use a larger size, or `none`")
+    return size
+
+
 def build_options(*, batch_size=None, phase_map=None, step_range=None, device=None, window=None,
                   steps_sel=None, ncu_path=None, include_host_info=False, max_rows=200,
-                  max_memory=None, **_ignored) -> AnalyzeOptions:
+                  max_memory=None, memory_budget=None, **_ignored) -> AnalyzeOptions:
     """AnalyzeOptions from the CLI's raw values (see module docstring for formats)."""
-    return AnalyzeOptions(
+    return AnalyzeOptions(memory_budget_bytes=parse_budget(memory_budget),
         step_range=step_range, phase_map=load_phase_map(phase_map), batch_size=batch_size,
         device=device, window_ns=parse_window(window), steps=parse_steps(steps_sel),
         ncu_path=ncu_path, include_host_info=bool(include_host_info), max_rows=int(max_rows),
@@ -177,21 +194,55 @@ def _gib(n: int) -> str:
     return f"{n} B"
 
 
-def _check_memory(path: str, limit: int | None, ncu_path: str | None = None) -> None:
+def memory_read_fraction(path: str, options: AnalyzeOptions) -> float | None:
+    """Share (0–1) of an nsys export's kernel and API rows to read so that the estimated analysis
+    fits ``--memory-budget``; None: read everything (it fits, there is no budget, the input is
+    not an SQLite export, or ``--window`` already chose the span). ``--max-memory`` stays a
+    refusal (``_check_memory``), checked against what will actually be read."""
+    budget = options.memory_budget_bytes
+    if not budget or options.window_ns is not None or not _is_sqlite(path):
+        return None
+    est = estimate_memory(path)
+    if est is None or est[0] <= 0:
+        return None
+    ncu = estimate_memory(options.ncu_path) if options.ncu_path else None
+    room = budget - BASE_MEMORY_BYTES - (ncu[0] if ncu else 0)
+    if room >= est[0]:
+        return None
+    if room <= 0:
+        return None  # not even the base fits: read everything (--max-memory may refuse)
+    return room / est[0]
+
+
+def _is_sqlite(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def _check_memory(path: str, limit: int | None, ncu_path: str | None = None,
+                  fraction: float | None = None) -> None:
+    """Refuse (``ResourceLimitError``) when the estimate of what will be read exceeds ``limit``
+    (``fraction``: the share of the export's rows a memory window reads)."""
     if limit is None:
         return
     parts = [e for e in (estimate_memory(path), estimate_memory(ncu_path) if ncu_path else None)
              if e is not None]
     if not parts:
         return  # the loader reports unreadable paths with its own message
+    if fraction is not None and parts:
+        parts[0] = (int(parts[0][0] * fraction), f"{fraction:.0%} of {parts[0][1]}")
     need = BASE_MEMORY_BYTES + sum(n for n, _ in parts)
     if need > limit:
         how = " + ".join(["base " + _gib(BASE_MEMORY_BYTES)] + [h for _, h in parts])
         raise ResourceLimitError(
             path, f"the analysis needs about {_gib(need)} of memory ({how}), more than "
             f"--max-memory {_gib(limit)}",
-            "raise --max-memory, or export a shorter capture (nsys export --filter-time / "
-            "capture fewer steps with --capture-range)")
+            "raise --max-memory, analyse a window that fits with --memory-budget SIZE (or "
+            "--window), or export a shorter capture (nsys export --filter-time / capture fewer "
+            "steps with --capture-range)")
 
 
 def analyze_bundle(bundle, options: AnalyzeOptions, th: Thresholds, generated_at: str) -> dict:
@@ -203,16 +254,50 @@ def analyze_bundle(bundle, options: AnalyzeOptions, th: Thresholds, generated_at
     return build_view(bundle.meta, suite, generated_at=generated_at, options=options)
 
 
+def _import_in_background(*modules: str) -> None:
+    """Import ``modules`` on a daemon thread (perf, bench: the analyses' ~0.1 s of imports run
+    while the loader's threads read SQLite; an import error surfaces later, where the module is
+    imported for real)."""
+    import importlib
+    import threading
+
+    def run() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # pragma: no cover - re-raised by the real import
+                return
+
+    threading.Thread(target=run, name="nsys-diag-import", daemon=True).start()
+
+
+def load_for_analysis(path: str, options: AnalyzeOptions):
+    """Load ``path`` (and ``options.ncu_path``) the way ``analyze`` does: without the kernel
+    columns no analysis reads, with ``--window`` and the memory budget pushed down into the reads
+    (``loaders/read_window.py``), after the ``--max-memory`` check (ResourceLimitError)."""
+    from nsys_diag.loaders.prefetch import clear_prefetch, start_prefetch
+
+    fraction = memory_read_fraction(str(path), options)
+    _check_memory(str(path), options.max_memory_bytes, options.ncu_path, fraction)
+    if fraction is None and options.window_ns is None and _is_sqlite(str(path)):
+        start_prefetch(path)  # perf (bench): the big reads run while pandas is imported
+    try:
+        from nsys_diag.loaders import load_trace
+
+        _import_in_background("nsys_diag.analyses.suite", "nsys_diag.report.view")
+        # perf (bench): no analysis reads the kernels' stream/context/launch configuration
+        return load_trace(path, ncu=options.ncu_path, kernel_detail=False,
+                          time_window=options.window_ns, row_fraction=fraction)
+    finally:
+        clear_prefetch(path)
+
+
 def analyze_path(path: str, options: AnalyzeOptions | None = None, th: Thresholds | None = None,
                  generated_at: str | None = None) -> dict:
     """Load ``path`` (and ``options.ncu_path``), analyse, return the view dict. Writes nothing."""
-    from nsys_diag.loaders import load_trace
-
     options = options or AnalyzeOptions()
     th = th or Thresholds()
-    _check_memory(str(path), options.max_memory_bytes, options.ncu_path)
-    # perf (bench): no analysis reads the kernels' stream/context/launch configuration
-    bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=False)
+    bundle = load_for_analysis(path, options)
     return analyze_bundle(bundle, options, th, generated_at or now_utc())
 
 

@@ -64,6 +64,7 @@ ANALYZE_DEFAULTS = dict(
     json_out=None, md_out=None, html_out=None, no_html=False, ncu_path=None, batch_size=None,
     phase_map=None, step_range=None, device=None, window=None, steps_sel=None,
     thresholds_path=None, include_host_info=False, max_rows=200, max_memory=None,
+    memory_budget=None,
 )
 
 

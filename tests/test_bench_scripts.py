@@ -45,9 +45,10 @@ def test_queries_select_the_needed_columns_that_exist():
     assert "CUPTI_ACTIVITY_KIND_KERNEL" not in spec.queries(str(NO_CUDA))  # absent: skipped
 
 
-@pytest.mark.parametrize("reader", ["adbc", "connectorx", "count"])
+@pytest.mark.parametrize("reader", ["adbc", "connectorx", "adbc-threads", "connectorx-threads",
+                                    "count"])
 def test_floor_reads_every_needed_row(reader):
-    module = {"adbc": "adbc_driver_sqlite", "connectorx": "connectorx"}.get(reader)
+    module = {"adbc": "adbc_driver_sqlite", "connectorx": "connectorx"}.get(reader.split("-")[0])
     if module and importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} not installed")
     out = _child(str(BENCH / "floor.py"), str(TRACE), reader)

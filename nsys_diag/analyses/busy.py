@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses._arrays import all_equal, unique_ints
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,36 @@ class Window:
 
 @dataclass(frozen=True)
 class DeviceBusy:
-    """Merged (disjoint, sorted) busy intervals of one device, clipped to the window (ns)."""
+    """Merged (disjoint, sorted) busy intervals of one device, clipped to the window (ns).
+
+    ``busy_starts``/``busy_ends`` (the union of compute and copy) are built on first use (perf,
+    bench: only their total is needed in a normal run, and it comes from the overlap). The arrays
+    are shared (``busy_*`` may be the ``compute_*`` arrays themselves) and must not be modified.
+    """
 
     device_id: int
     compute_starts: np.ndarray
     compute_ends: np.ndarray
     copy_starts: np.ndarray
     copy_ends: np.ndarray
-    busy_starts: np.ndarray
-    busy_ends: np.ndarray
+
+    def _cached(self, key: str, make):
+        cache = self.__dict__.setdefault("_cache", {})  # frozen: no attribute assignment
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    @property
+    def busy_starts(self) -> np.ndarray:
+        return self._busy()[0]
+
+    @property
+    def busy_ends(self) -> np.ndarray:
+        return self._busy()[1]
+
+    def _busy(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._cached("busy", lambda: iv.union_merged(
+            self.compute_starts, self.compute_ends, self.copy_starts, self.copy_ends))
 
     @property
     def compute_ns(self) -> int:
@@ -54,8 +76,35 @@ class DeviceBusy:
         return int((self.copy_ends - self.copy_starts).sum())
 
     @property
+    def copy_compute_overlap_ns(self) -> int:
+        """ns during which a copy and a kernel both ran (|copy ∩ compute|)."""
+        def overlap() -> int:
+            s, e = iv.intersect_merged(self.copy_starts, self.copy_ends,
+                                       self.compute_starts, self.compute_ends)
+            return int((e - s).sum())
+        return self._cached("overlap", overlap)
+
+    @property
+    def copy_only_ns(self) -> int:
+        """ns during which a copy ran and no kernel did (|copy \\ compute|)."""
+        return self.copy_ns - self.copy_compute_overlap_ns
+
+    @property
     def busy_ns(self) -> int:
-        return int((self.busy_ends - self.busy_starts).sum())
+        """|compute ∪ copy| = |compute| + |copy| − |compute ∩ copy| (exact, no union built)."""
+        return self.compute_ns + self.copy_ns - self.copy_compute_overlap_ns
+
+    def prefix(self, kind: str) -> np.ndarray:
+        """``intervals.covered_prefix`` of the ``kind`` ("compute" | "copy" | "busy") intervals,
+        computed once (perf, bench: phases and the timeline query the same 2M intervals)."""
+        return self._cached(f"prefix:{kind}", lambda: iv.covered_prefix(
+            getattr(self, f"{kind}_starts"), getattr(self, f"{kind}_ends")))
+
+    def covered_per_window(self, kind: str, starts, ends) -> np.ndarray:
+        """ns of ``kind`` busy time inside each window ``[starts[i], ends[i])``."""
+        return iv.covered_length_per_window_merged(
+            getattr(self, f"{kind}_starts"), getattr(self, f"{kind}_ends"), starts, ends,
+            prefix=self.prefix(kind))
 
 
 def _se(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -92,31 +141,40 @@ def choose_window(steps, kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd
     return Window(int(capture[0]), int(capture[1]), "capture")
 
 
+def device_ids(*frames: pd.DataFrame) -> set[int]:
+    """Distinct ``device_id`` values over frames (perf, bench: a 2M-row column holding one
+    device is checked in one pass instead of hashed)."""
+    ids: set[int] = set()
+    for f in frames:
+        ids.update(unique_ints(f["device_id"].to_numpy()))
+    return ids
+
+
 def device_busy(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataFrame,
                 window: Window, devices: list[int] | None = None) -> dict[int, DeviceBusy]:
     """Busy intervals per device inside ``window``. ``devices`` adds devices with no activity."""
-    ids = set(devices or [])
-    for f in (kernels, memcpy, memset):
-        ids.update(int(d) for d in pd.unique(f["device_id"]))
+    ids = set(devices or []) | device_ids(kernels, memcpy, memset)
     lo, hi = window.start_ns, window.end_ns
     kdev = kernels["device_id"].to_numpy(np.int64)
     ks, ke = _se(kernels)
+    one_device = all_equal(kdev)
     copies = pd.concat([memcpy[["start_ns", "end_ns", "device_id"]],
                         memset[["start_ns", "end_ns", "device_id"]]], ignore_index=True)
     cdev = copies["device_id"].to_numpy(np.int64)
     cs, ce = _se(copies)
     out: dict[int, DeviceBusy] = {}
-    in_win = (ke > lo) & (ks < hi)  # perf (bench): one copy of the kernels in the window,
-    for d in sorted(ids):  # a handful of devices   # clipped in place (saves ~80 MB on 2M)
-        k = in_win & (kdev == d)
+    for d in sorted(ids):  # a handful of devices
+        # perf (bench): union first, clip after (clip∘union = union∘clip): with one device the
+        # kernel columns are merged as they are, with no masked copy of 2M rows
+        if one_device:
+            k_s, k_e = (ks, ke) if int(kdev[0]) == d else (ks[:0], ke[:0])
+        else:
+            k = kdev == d
+            k_s, k_e = ks[k], ke[k]
+        k_s, k_e = iv.clip_merged(*iv.merge_intervals(k_s, k_e), lo, hi, in_place=True)
         c = cdev == d
-        k_s, k_e = ks[k], ke[k]
-        np.clip(k_s, lo, hi, out=k_s)
-        np.clip(k_e, lo, hi, out=k_e)
-        k_s, k_e = iv.merge_intervals(k_s, k_e)
         c_s, c_e = iv.merge_intervals(*iv.clip(cs[c], ce[c], lo, hi))
-        b_s, b_e = iv.merge_intervals(np.concatenate((k_s, c_s)), np.concatenate((k_e, c_e)))
-        out[d] = DeviceBusy(d, k_s, k_e, c_s, c_e, b_s, b_e)
+        out[d] = DeviceBusy(d, k_s, k_e, c_s, c_e)
     return out
 
 
@@ -128,6 +186,5 @@ def mean_covered_per_window(busy: dict[int, DeviceBusy], starts, ends, kind: str
         return np.zeros(starts.size, np.float64)
     tot = np.zeros(starts.size, np.float64)
     for b in busy.values():
-        s, e = getattr(b, f"{kind}_starts"), getattr(b, f"{kind}_ends")
-        tot += iv.covered_length_per_window(s, e, starts, ends)
+        tot += b.covered_per_window(kind, starts, ends)
     return tot / len(busy)

@@ -67,9 +67,12 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
     if len(kernels) and window.duration_ns > 0:
         s = kernels["start_ns"].to_numpy(np.int64)
         e = kernels["end_ns"].to_numpy(np.int64)
-        d = (e - s).astype(np.float64)
+        d = e - s
         inside = (s >= window.start_ns) & (s < window.end_ns)
-        out_share = float(d[~inside].sum() / d.sum()) if d.sum() > 0 else 0.0
+        # perf (bench): integer sums, no masked 2M-row copy (equal to the float sums: integers
+        # below 2^53 ns, 104 days, add exactly in any order)
+        total, outside = int(d.sum()), int(d.sum(where=~inside))
+        out_share = float(outside) / float(total) if total > 0 else 0.0
         if out_share > 0.01:
             items.append(QualityItem(
                 "kernels_outside_window", f"{out_share:.0%} of kernel time lies outside the "

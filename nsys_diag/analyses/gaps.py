@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses._arrays import all_equal
 from nsys_diag.analyses.busy import DeviceBusy, Window
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.thresholds import Thresholds
@@ -120,10 +121,9 @@ def analyze_utilization(busy: dict[int, DeviceBusy], window: Window,
         names = dict(zip(gpus["device_id"].astype(int), gpus["name"].astype(str)))
     rows = []
     for d, b in sorted(busy.items()):  # handful of devices
-        cs, ce = iv.subtract_merged(b.copy_starts, b.copy_ends, b.compute_starts, b.compute_ends)
-        copy_only = int((ce - cs).sum())
+        # perf (bench): copy-only = copy − copy∩compute, no complement of 2M kernel intervals
         rows.append(DeviceUtilization(d, names.get(d, f"GPU {d}"), window.duration_ns,
-                                      b.compute_ns, b.copy_ns, b.busy_ns, copy_only))
+                                      b.compute_ns, b.copy_ns, b.busy_ns, b.copy_only_ns))
     return UtilizationResult(window.duration_ns, tuple(rows))
 
 
@@ -187,11 +187,10 @@ class GapsResult:
 def _name_mask(names: pd.Series, rx: re.Pattern) -> np.ndarray:
     cat = names if isinstance(names.dtype, pd.CategoricalDtype) else names.astype("category")
     cats = cat.cat.categories
-    hit = np.fromiter((rx.match(str(c)) is not None for c in cats), bool, len(cats))
-    codes = cat.cat.codes.to_numpy()
-    if not len(cats):
-        return np.zeros(len(cat), bool)
-    return (codes >= 0) & hit[np.maximum(codes, 0)]
+    # one entry per category plus a trailing False that code -1 (missing name) picks
+    hit = np.append(np.fromiter((rx.match(str(c)) is not None for c in cats), bool, len(cats)),
+                    False)
+    return hit[cat.cat.codes.to_numpy()]
 
 
 def _api_intervals(api: pd.DataFrame, rx: re.Pattern) -> tuple[np.ndarray, np.ndarray]:
@@ -205,8 +204,14 @@ def _next_kernel_launched_late(kernels_dev: pd.DataFrame, gap_s: np.ndarray, gap
     """Per gap: the kernel starting at the gap's end had its launch call end after the gap began."""
     if not len(kernels_dev) or gap_s.size == 0:
         return np.zeros(gap_s.size, bool)
-    ks = kernels_dev["start_ns"].to_numpy(np.int64)
-    le = kernels_dev["launch_end_ns"].to_numpy(np.int64)
+    return _launched_late(kernels_dev["start_ns"].to_numpy(np.int64),
+                          kernels_dev["launch_end_ns"].to_numpy(np.int64), gap_s, gap_e)
+
+
+def _launched_late(ks: np.ndarray, le: np.ndarray, gap_s: np.ndarray, gap_e: np.ndarray) -> np.ndarray:
+    """``_next_kernel_launched_late`` on one device's kernel start / launch-end columns (ns)."""
+    if not ks.size or gap_s.size == 0:
+        return np.zeros(gap_s.size, bool)
     if not (ks[1:] > ks[:-1]).all():  # perf (bench): rows already in strict start order need no sort
         order = np.lexsort((le, ks))
         ks, le = ks[order], le[order]
@@ -216,22 +221,88 @@ def _next_kernel_launched_late(kernels_dev: pd.DataFrame, gap_s: np.ndarray, gap
     return ok & (ks[j] == gap_e) & (le[j] != MISSING) & (le[j] >= gap_s)
 
 
+NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
+
+
 def _describe_cpu(api: pd.DataFrame, gs: int, ge: int) -> str:
     """What CPU threads of the process were doing in CUDA during [gs, ge): the longest call."""
+    return _cpu_describer(api)(gs, ge)
+
+
+def _cpu_describer(api: pd.DataFrame):
+    """``_describe_cpu`` for several gaps of one API frame: ``describe(gs, ge) -> str``.
+
+    perf (bench): with calls sorted by start, a call overlapping a gap started at most the longest
+    call's duration before it, so a gap looks at that slice of the 2M calls, not at all of them.
+    """
     if not len(api):
-        return "no CUDA API call (CPU work outside CUDA)"
+        return lambda gs, ge: NO_API_CALL
     s = api["start_ns"].to_numpy(np.int64)
     e = api["end_ns"].to_numpy(np.int64)
-    ov = np.minimum(e, ge) - np.maximum(s, gs)
-    if ov.size == 0 or ov.max() <= 0:
-        return "no CUDA API call (CPU work outside CUDA)"
-    hit = np.flatnonzero(ov > 0)
-    j = hit[int(np.argmax(ov[hit]))]
-    name = api["name"].iloc[int(j)]
-    frac = ov[j] / max(ge - gs, 1)
-    more = f" (+{hit.size - 1} other calls)" if hit.size > 1 else ""
-    part = f"{frac:.0%}" if frac >= 0.01 else "<1%"
-    return f"in {name} for {part} of the gap{more}"
+    longest = _longest_call_ns(s, e) if iv.is_sorted(s) else None
+
+    def describe(gs: int, ge: int) -> str:
+        a, b = 0, s.size
+        if longest is not None:
+            a = int(np.searchsorted(s, gs - longest, side="left"))  # earlier calls end by gs
+            b = int(np.searchsorted(s, ge, side="left"))  # rows from b start at/after ge
+        ov = np.minimum(e[a:b], ge) - np.maximum(s[a:b], gs)
+        if ov.size == 0 or ov.max() <= 0:
+            return NO_API_CALL
+        hit = np.flatnonzero(ov > 0)
+        j = hit[int(np.argmax(ov[hit]))]
+        name = api["name"].iloc[a + int(j)]
+        frac = ov[j] / max(ge - gs, 1)
+        more = f" (+{hit.size - 1} other calls)" if hit.size > 1 else ""
+        part = f"{frac:.0%}" if frac >= 0.01 else "<1%"
+        return f"in {name} for {part} of the gap{more}"
+
+    return describe
+
+
+def _longest_call_ns(s: np.ndarray, e: np.ndarray, chunk: int = 1 << 18) -> int:
+    """max(e - s) (0 when empty), in chunks through one small buffer (perf, bench: no 2M-row
+    temporary)."""
+    buf = np.empty(min(chunk, s.size), np.int64)
+    longest = 0
+    for i in range(0, s.size, chunk):  # a handful of chunks
+        n = min(chunk, s.size - i)
+        np.subtract(e[i:i + n], s[i:i + n], out=buf[:n])
+        longest = max(longest, int(buf[:n].max()))
+    return longest
+
+
+def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray) -> np.ndarray:
+    """Gap ns per cause (gaps × ``GAP_CAUSES``): each cause takes the gap time its evidence covers
+    that no earlier cause took. ``evidence``: merged (start, end) sets for input, overhead,
+    transfer and sync; ``launch``: per gap, whether the whole gap is launch evidence.
+
+    A cause's time in a gap is |gap ∩ U_k| − |gap ∩ U_{k-1}|, U_k the union of the evidence of
+    causes 1..k (perf, bench: per-gap coverage of a few small unions instead of intersecting
+    and subtracting 190k gap pieces cause by cause — the same integers).
+    """
+    mat = np.zeros((gs.size, len(GAP_CAUSES)), np.int64)
+    u_s, u_e = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    before = np.zeros(gs.size, np.int64)
+    for ci, (ev_s, ev_e) in enumerate(evidence):  # input, overhead, transfer, sync
+        u_s, u_e = iv.union_merged(u_s, u_e, ev_s, ev_e)
+        covered = iv.covered_length_per_window_merged(u_s, u_e, gs, ge)
+        mat[:, ci] = covered - before
+        before = covered
+    left = (ge - gs) - before  # launch takes the selected gaps whole; other, what is left
+    mat[:, GAP_CAUSES.index("launch")] = np.where(launch, left, 0)
+    mat[:, GAP_CAUSES.index("other")] = np.where(launch, 0, left)
+    return mat
+
+
+def _longest_first(dur: np.ndarray, k: int) -> np.ndarray:
+    """``np.argsort(-dur, kind="stable")[:k]`` (ties: earlier first) without sorting every gap
+    (perf, bench: a partition finds the k-th longest, only the gaps at least that long are sorted)."""
+    if dur.size <= k:
+        return np.argsort(-dur, kind="stable")
+    kth = np.partition(dur, dur.size - k)[dur.size - k]
+    cand = np.flatnonzero(dur >= kth)
+    return cand[np.argsort(-dur[cand], kind="stable")][:k]
 
 
 def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
@@ -243,8 +314,6 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
         sync_s = np.concatenate((sync_s, sync["start_ns"].to_numpy(np.int64)))
         sync_e = np.concatenate((sync_e, sync["end_ns"].to_numpy(np.int64)))
     sync_s, sync_e = iv.merge_intervals(sync_s, sync_e)
-    launch_s, launch_e = _api_intervals(api, LAUNCH_API_RE)
-    launch_s, launch_e = iv.merge_intervals(launch_s, launch_e)
     has_phases = getattr(phases, "available", False)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     input_iv = iv.merge_intervals(*phases.canonical_intervals("data")) if has_phases else empty
@@ -254,31 +323,34 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
     by_cause = {c: 0.0 for c in GAP_CAUSES}
     all_gaps = []  # per device: (gs, ge, device, cause_matrix)
     per_device = []
+    # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
+    dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi, min_gap=th.min_gap_ns)
+                for d, b in sorted(busy.items())}
+    # a launch/enqueue call overlaps the gap: one pass over the API rows for every device's gaps
+    launch_rows = _name_mask(api["name"], LAUNCH_API_RE) if len(api) else np.zeros(0, bool)
+    overlaps = iv.overlaps_any(api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64),
+                               np.concatenate([g[0] for g in dev_gaps.values()] or [empty[0]]),
+                               np.concatenate([g[1] for g in dev_gaps.values()] or [empty[0]]),
+                               rows=launch_rows)
+    del launch_rows
     kdev = kernels["device_id"].to_numpy(np.int64) if len(kernels) else np.zeros(0, np.int64)
+    one_device = all_equal(kdev)
+    k_start = kernels["start_ns"].to_numpy(np.int64) if len(kernels) else empty[0]
+    k_launch_end = kernels["launch_end_ns"].to_numpy(np.int64) if len(kernels) else empty[0]
+    done = 0
     for d, b in sorted(busy.items()):  # handful of devices
-        gs, ge = iv.find_gaps(b.compute_starts, b.compute_ends, lo, hi, min_gap=th.min_gap_ns)
-        if hi <= lo:
-            gs, ge = gs[:0], ge[:0]
-        rem_s, rem_e = gs, ge
-        mat = np.zeros((gs.size, len(GAP_CAUSES)), np.int64)
-        evidence = {"transfer": (b.copy_starts, b.copy_ends), "sync": (sync_s, sync_e),
-                    "input": input_iv, "overhead": over_iv}
-        for ci, cause in enumerate(GAP_CAUSES):  # fixed six causes
-            if cause == "other":
-                c_s, c_e = rem_s, rem_e
-            elif cause == "launch":
-                short = (ge - gs) <= th.launch_gap_max_ns
-                overl = iv.covered_length_per_window(launch_s, launch_e, gs, ge) > 0
-                # perf (bench): only the two columns it reads, not a copy of every kernel column
-                k_d = kernels[["start_ns", "launch_end_ns"]] if len(kernels) else kernels
-                late = _next_kernel_launched_late(k_d[kdev == d] if len(kernels) else k_d, gs, ge)
-                sel = short & (overl | late)
-                c_s, c_e = iv.intersect_merged(rem_s, rem_e, gs[sel], ge[sel])
-            else:
-                c_s, c_e = iv.intersect_merged(rem_s, rem_e, *evidence[cause])
-            mat[:, ci] = iv.covered_length_per_window(c_s, c_e, gs, ge)
-            if cause != "other":
-                rem_s, rem_e = iv.subtract_merged(rem_s, rem_e, c_s, c_e)
+        gs, ge = dev_gaps[d]
+        overl = overlaps[done:done + gs.size]
+        done += gs.size
+        short = (ge - gs) <= th.launch_gap_max_ns
+        # perf (bench): the two columns it reads as arrays, no copy with one device
+        if one_device or not kdev.size:
+            on_d = (k_start, k_launch_end) if kdev.size and kdev[0] == d else (empty[0], empty[0])
+        else:
+            on_d = (k_start[kdev == d], k_launch_end[kdev == d])
+        late = _launched_late(*on_d, gs, ge)
+        mat = _cause_ns(gs, ge, (input_iv, over_iv, (b.copy_starts, b.copy_ends), (sync_s, sync_e)),
+                        short & (overl | late))
         totals = mat.sum(axis=0)
         for ci, cause in enumerate(GAP_CAUSES):
             by_cause[cause] += float(totals[ci]) / n_dev
@@ -305,7 +377,8 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
         hist.append((int(lo_e), hi_e, int(m.sum()), int(dur[m].sum())))
 
     top = []
-    order = np.argsort(-dur, kind="stable")[:TOP_GAPS]
+    order = _longest_first(dur, TOP_GAPS)
+    describe_cpu = _cpu_describer(api) if order.size else None
     for j in order:  # ≤ 10 gaps
         cause = GAP_CAUSES[int(np.argmax(mat[j]))] if mat[j].sum() else "other"
         phase = None
@@ -315,7 +388,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
         top.append(Gap(int(gs[j]), int(dur[j]), int(dev[j]), cause,
-                       _describe_cpu(api, int(gs[j]), int(ge[j])), phase))
+                       describe_cpu(int(gs[j]), int(ge[j])), phase))
     return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
                       total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
                       histogram=tuple(hist), top=tuple(top), per_device=tuple(per_device))

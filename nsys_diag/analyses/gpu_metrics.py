@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses._arrays import all_equal, contiguous_run
 from nsys_diag.analyses._jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.thresholds import Thresholds
@@ -77,47 +78,96 @@ def canonical_key(name: str) -> str:
     return ""
 
 
+_KEY_INDEX = {k: i for i, k in enumerate(CANONICAL_KEYS)}
+
+
+def _metric_categorical(gpu_metrics: pd.DataFrame) -> pd.Series:
+    metric = gpu_metrics["metric"]
+    return metric if isinstance(metric.dtype, pd.CategoricalDtype) else metric.astype("category")
+
+
+def metric_key_index(gpu_metrics: pd.DataFrame) -> np.ndarray:
+    """Per sample row, the index into ``CANONICAL_KEYS`` of its canonical key, -1 for other
+    metrics (int8) — classified once per metric name (perf, bench: no 1M-element object array)."""
+    metric = _metric_categorical(gpu_metrics)
+    table = np.array([_KEY_INDEX.get(canonical_key(str(c)), -1) for c in metric.cat.categories]
+                     + [-1], dtype=np.int8)
+    return table[metric.cat.codes.to_numpy()]  # code -1 (missing name) → the trailing -1
+
+
 def metric_keys(gpu_metrics: pd.DataFrame) -> np.ndarray:
     """Canonical key per sample row ('' for other metrics) — classified once per metric name."""
-    metric = gpu_metrics["metric"]
-    if not isinstance(metric.dtype, pd.CategoricalDtype):
-        metric = metric.astype("category")
-    cats = [str(c) for c in metric.cat.categories]
-    keys = np.array([canonical_key(c) for c in cats] + [""], dtype=object)
-    codes = metric.cat.codes.to_numpy()
-    return keys[np.where(codes >= 0, codes, len(cats))]
-
-
-def _as_categorical(values: np.ndarray) -> pd.Categorical:
-    """Categorical of an object array of a few distinct strings (perf: hashes the Python strings
-    once, never converts them to an Arrow string column)."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    return pd.Categorical.from_codes(codes, categories=pd.Index(np.asarray(uniques, dtype=object),
-                                                                dtype=object))
+    return np.array(list(CANONICAL_KEYS) + [""], dtype=object)[metric_key_index(gpu_metrics)]
 
 
 def canonical_samples(gpu_metrics: pd.DataFrame) -> pd.DataFrame:
     """Long frame ``ts_ns, device_id, key, value`` (value as a fraction 0..1) for canonical keys.
 
-    Metrics summed into one key (NVLink user data) are added per (device, timestamp).
+    ``key`` is categorical (categories: the keys present, in ``CANONICAL_KEYS`` order). Metrics
+    summed into one key (NVLink user data) are added per (device, timestamp).
     """
     if gpu_metrics.empty:
         return pd.DataFrame({"ts_ns": np.array([], np.int64), "device_id": np.array([], np.int64),
                              "key": np.array([], object), "value": np.array([], float)})
-    keys = metric_keys(gpu_metrics)
-    keep = keys != ""
+    kidx = metric_key_index(gpu_metrics)
+    keep = kidx >= 0
+    every = bool(keep.all())
+
+    def col(name: str, dtype) -> np.ndarray:
+        a = gpu_metrics[name].to_numpy(dtype=dtype)
+        return a if every else a[keep]  # perf (bench): no copy when every metric is canonical
+
+    kk = kidx if every else kidx[keep]
+    present = np.flatnonzero(np.bincount(kk, minlength=len(CANONICAL_KEYS)))
+    remap = np.full(len(CANONICAL_KEYS), -1, np.int8)
+    remap[present] = np.arange(present.size)
     frame = pd.DataFrame({
-        "ts_ns": gpu_metrics["ts_ns"].to_numpy(dtype=np.int64)[keep],
-        "device_id": gpu_metrics["device_id"].to_numpy(dtype=np.int64)[keep],
-        "key": _as_categorical(keys[keep]),  # perf (bench): not a column of 1M Python strings
-        "value": gpu_metrics["value"].to_numpy(dtype=float)[keep] / 100.0,
-    })
-    summed = frame["key"].isin(_SUMMED_KEYS).to_numpy()
+        "ts_ns": col("ts_ns", np.int64),
+        "device_id": col("device_id", np.int64),
+        # perf (bench): categorical from codes, not a column of 1M Python strings
+        "key": pd.Categorical.from_codes(remap[kk], categories=pd.Index(
+            [CANONICAL_KEYS[i] for i in present], dtype=object)),
+        "value": col("value", float) / 100.0,
+    }, copy=False)
+    summed = np.isin(kk, [_KEY_INDEX[k] for k in _SUMMED_KEYS])
     if summed.any():
         agg = (frame.loc[summed].groupby(["ts_ns", "device_id", "key"], sort=False)["value"].sum()
                .clip(upper=1.0).reset_index())
         frame = pd.concat([frame.loc[~summed], agg], ignore_index=True)
+    if not np.isnan(frame["value"].to_numpy()).any():
+        return frame  # perf (bench): dropna would copy the whole frame
     return frame.dropna(subset=["value"])
+
+
+def _grouped_means(samples: pd.DataFrame, group: np.ndarray | None = None, n_groups: int = 1
+                   ) -> list[dict[str, float | None]]:
+    """``_means`` of each group of sample rows (``group``: 0..n_groups-1 per row, None = one
+    group) in one pass. A (group, key) mean is pandas' groupby mean over that group's rows in row
+    order, so each equals ``_means`` of the group's rows exactly."""
+    if samples.empty or n_groups == 0:
+        return [_means(samples.iloc[:0]) for _ in range(n_groups)]
+    n_keys = len(CANONICAL_KEYS)
+    kcat = samples["key"]
+    kcat = kcat if isinstance(kcat.dtype, pd.CategoricalDtype) else kcat.astype("category")
+    to_key = np.array([_KEY_INDEX[str(c)] for c in kcat.cat.categories], np.int64)
+    codes = to_key[kcat.cat.codes.to_numpy()]
+    if group is not None:
+        codes += np.asarray(group, np.int64) * n_keys
+    # perf (bench): one groupby on a categorical with every (group, key) as a category: no
+    # hashing, no per-group copies of the samples (codes are in range by construction)
+    grouper = pd.Categorical.from_codes(codes, categories=np.arange(n_groups * n_keys),
+                                        validate=False)
+    means = (pd.Series(samples["value"].to_numpy(), copy=False)
+             .groupby(grouper, sort=True, observed=False).mean().to_numpy().reshape(n_groups, n_keys))
+    out = []
+    for g in range(n_groups):  # a handful of devices / phases
+        d: dict[str, float | None] = {k: fnum(means[g, i]) for i, k in enumerate(CANONICAL_KEYS)}
+        r, w = d["dram_read"], d["dram_write"]
+        d["dram_bandwidth"] = None  # read + write, as in _means
+        if r is not None or w is not None:
+            d["dram_bandwidth"] = min(1.0, (r or 0.0) + (w or 0.0))
+        out.append(d)
+    return out
 
 
 def _means(samples: pd.DataFrame) -> dict[str, float | None]:
@@ -131,12 +181,6 @@ def _means(samples: pd.DataFrame) -> dict[str, float | None]:
     if r is not None or w is not None:
         out["dram_bandwidth"] = min(1.0, (r or 0.0) + (w or 0.0))
     return out
-
-
-def _in_windows(ts: np.ndarray, starts, ends) -> np.ndarray:
-    """Mask of timestamps inside the union of ``[starts, ends)`` windows."""
-    ms, me = iv.merge_intervals(starts, ends)
-    return iv.containing_interval(ts, ms, me) >= 0
 
 
 @dataclass(frozen=True)
@@ -174,14 +218,34 @@ class GpuMetricsResult:
 
 
 def _sample_period(frame: pd.DataFrame) -> int | None:
+    """Median spacing (ns) of the first row's metric on the first row's device."""
     if len(frame) < 2:
         return None
-    first = frame[["metric", "device_id"]].iloc[0]
-    one = frame.loc[(frame["metric"] == first["metric"]) & (frame["device_id"] == first["device_id"]),
-                    "ts_ns"].to_numpy(dtype=np.int64)
+    codes = _metric_categorical(frame).cat.codes.to_numpy()
+    if codes[0] < 0:  # a missing metric name matches nothing
+        return None
+    dev = frame["device_id"].to_numpy()
+    one = frame["ts_ns"].to_numpy(dtype=np.int64)[(codes == codes[0]) & (dev == dev[0])]
     d = np.diff(np.sort(one))
     d = d[d > 0]
     return int(np.median(d)) if d.size else None
+
+
+def _phase_labels(ts: np.ndarray, windows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    """Per timestamp, the index of the phase whose (merged) windows contain it, -1 for none —
+    one binary search over every phase's windows when no two phases overlap (the exclusive
+    phase instances never do); None when they overlap."""
+    s = np.concatenate([w[0] for w in windows]) if windows else np.zeros(0, np.int64)
+    e = np.concatenate([w[1] for w in windows]) if windows else np.zeros(0, np.int64)
+    phase = np.repeat(np.arange(len(windows)), [w[0].size for w in windows])
+    order = np.argsort(s, kind="stable")
+    s, e, phase = s[order], e[order], phase[order]
+    if s.size > 1 and not (s[1:] >= e[:-1]).all():
+        return None
+    if s.size == 0:
+        return np.full(ts.size, -1, np.int64)
+    which = iv.containing_interval(ts, s, e)
+    return np.append(phase, -1)[which]  # window → phase; -1 (no window) picks the trailing -1
 
 
 def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame | None = None, *,
@@ -199,28 +263,48 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
     frame = gpu_metrics
     if window is not None:
         ts = frame["ts_ns"].to_numpy(dtype=np.int64)
-        frame = frame.loc[(ts >= int(window[0])) & (ts < int(window[1]))]
+        inside = (ts >= int(window[0])) & (ts < int(window[1]))
+        run = contiguous_run(inside)  # perf (bench): samples in time order make the window a slice
+        frame = frame.iloc[run[0]:run[1]] if run is not None else frame.loc[inside]
         if frame.empty:
             return Unavailable("no GPU metric samples inside the analysed window", CAPTURE_HINT)
 
     samples = canonical_samples(frame)
-    overall = _means(samples)
-    devices = np.unique(frame["device_id"].to_numpy(dtype=np.int64))
-    per_device = tuple(
-        (int(d), _means(samples.loc[samples["device_id"].to_numpy() == d])) for d in devices
-    )
+    overall = _grouped_means(samples)[0]
+    frame_dev = frame["device_id"].to_numpy(dtype=np.int64)
+    if all_equal(frame_dev):  # perf (bench): one GPU: its means are the overall means
+        per_device = ((int(frame_dev[0]), dict(overall)),)
+    else:
+        devices = np.unique(frame_dev)
+        s_dev = samples["device_id"].to_numpy(dtype=np.int64)
+        per_device = tuple(zip((int(d) for d in devices), _grouped_means(
+            samples, np.searchsorted(devices, s_dev), devices.size)))
     per_phase: list[tuple[str, dict]] = []
     if phase_windows is not None and not phase_windows.empty and not samples.empty:
         ts = samples["ts_ns"].to_numpy(dtype=np.int64)
+        names, windows = [], []
         for phase, win in phase_windows.groupby("phase", sort=False):  # a handful of phases
-            mask = _in_windows(ts, win["start_ns"].to_numpy(), win["end_ns"].to_numpy())
-            per_phase.append((str(phase), _means(samples.loc[mask])))
+            names.append(str(phase))
+            windows.append(iv.merge_intervals(win["start_ns"].to_numpy(), win["end_ns"].to_numpy()))
+        label = _phase_labels(ts, windows)
+        if label is not None:
+            label += 1  # group 0: samples outside every phase
+            per_phase = list(zip(names, _grouped_means(samples, label, len(names) + 1)[1:]))
+        else:
+            for name, (ms, me) in zip(names, windows):  # a handful of phases
+                mask = iv.containing_interval(ts, ms, me) >= 0
+                per_phase.append((name, _means(samples.loc[mask])))
 
-    metric_names = tuple(sorted({str(m) for m in frame["metric"].unique()}))
+    codes = _metric_categorical(frame).cat.codes.to_numpy()
+    cats = _metric_categorical(frame).cat.categories
+    count = np.bincount(codes.astype(np.intp) + 1, minlength=len(cats) + 1)  # [0]: missing name
+    code_of = {str(cats[c]): c for c in np.flatnonzero(count[1:])}
+    metric_names = tuple(sorted(set(code_of) | ({"nan"} if count[0] else set())))
+    values = frame["value"].to_numpy(dtype=float)
     other: dict[str, float | None] = {}
     for name in metric_names:  # a handful of metric names
         if not _is_percent(metric_unit(name)):
-            vals = frame.loc[frame["metric"] == name, "value"].to_numpy(dtype=float)
+            vals = values[codes == code_of[name]] if name in code_of else values[:0]
             other[name] = fnum(np.nanmean(vals)) if vals.size else None
     return GpuMetricsResult(
         overall=overall,

@@ -12,12 +12,14 @@ gives ``Unavailable(reason, hint)``; unexpected exceptions are not swallowed.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import data_quality as dq
+from nsys_diag.analyses._arrays import unique_ints
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.busy import Window, choose_window, device_busy
 from nsys_diag.analyses.communication import analyze_communication
@@ -25,9 +27,7 @@ from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization
 from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
 from nsys_diag.analyses.kernels import analyze_kernels
 from nsys_diag.analyses.memory import analyze_memory
-from nsys_diag.analyses.ncu_join import join_roofline_to_timeline
 from nsys_diag.analyses.phases import analyze_phases
-from nsys_diag.analyses.roofline import analyze_roofline
 from nsys_diag.analyses.steps import analyze_steps
 from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
 from nsys_diag.analyses.throughput import analyze_throughput
@@ -41,6 +41,10 @@ from nsys_diag.model.thresholds import Thresholds
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
+PARALLEL_MIN_ROWS = 200_000
+"""From this many kernel + CUDA API rows in a process, its gap analysis runs in a worker thread
+while this thread does the kernel, Tensor Core and GPU-metric analyses (perf, bench: numpy
+releases the GIL in its array loops, −70 ms on 2 cores with 2M kernels; same results)."""
 ROOFLINE_MIN_MATCHED = 0.5
 """The ncu roofline feeds the verdict only when its kernels match ≥ 50% of the timeline's kernel
 time (an ncu capture of another program, or of a few kernels, must not decide)."""
@@ -121,8 +125,7 @@ def _gpu_list(bundle: TraceBundle) -> list[dict]:
             "memory_bandwidth_bytes_per_s": float(bw) if bw == bw else None,
             "compute_capability": cc}
     for f in (bundle.kernels, bundle.memcpy, bundle.memset):
-        for d in pd.unique(f["device_id"]):
-            d = int(d)
+        for d in unique_ints(f["device_id"].to_numpy()):  # perf (bench): one pass on 2M rows
             if d not in rows:
                 rows[d] = {"id": d, "name": f"GPU {d}", "sm_count": None, "memory_bytes": None,
                            "memory_bandwidth_bytes_per_s": None, "compute_capability": None}
@@ -149,7 +152,7 @@ def _select_device(bundle: TraceBundle, device: int | None) -> TraceBundle:
 def _process_ids(bundle: TraceBundle) -> list[int]:
     gpu = set()
     for f in (bundle.kernels, bundle.memcpy, bundle.memset):
-        gpu.update(int(p) for p in pd.unique(f["global_pid"]))
+        gpu.update(unique_ints(f["global_pid"].to_numpy()))
     if gpu:
         return sorted(gpu)
     nv = sorted(int(p) for p in pd.unique(bundle.nvtx["global_pid"]))
@@ -227,46 +230,29 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         pr = bundle.processes.loc[bundle.processes["global_pid"].to_numpy() == gpid]
         if len(pr):
             pid, pname = int(pr["pid"].iloc[0]), str(pr["name"].iloc[0])
-    devices = tuple(sorted({int(d) for x in (kernels, memcpy, memset)
-                            for d in pd.unique(x["device_id"])}))
+    devices = tuple(sorted({d for x in (kernels, memcpy, memset)
+                            for d in unique_ints(x["device_id"].to_numpy())}))
 
     steps = analyze_steps(f["nvtx"], kernels, options=options, th=th)
     window = choose_window(steps, kernels, memcpy, memset, user_window=options.window_ns,
                            capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
-    wt = (window.start_ns, window.end_ns)
     busy = device_busy(kernels, memcpy, memset, window, list(devices))
     phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
     steps = _explain_outliers(steps, phases)
     util = analyze_utilization(busy, window, bundle.gpus)
-    if devices and window.duration_ns > 0:
-        gaps = analyze_gaps(busy, kernels, f["api"], f["sync"], phases, window, th=th)
-    else:
-        gaps = Unavailable("no GPU activity to find gaps in",
-                           "capture CUDA with `nsys profile -t cuda`")
-
-    k_win = _in_window(kernels, window) if len(kernels) else kernels
-    kres = analyze_kernels(k_win, th=th, max_rows=options.max_rows)
-    metrics_p = bundle.gpu_metrics
-    if devices and len(metrics_p):
-        metrics_p = metrics_p.loc[np.isin(metrics_p["device_id"].to_numpy(), devices)]
-    roof_p = roofline
-    if getattr(roofline, "available", False):
-        roof_p = join_roofline_to_timeline(roofline, k_win)
-        if not getattr(roof_p, "available", False):
-            roof_p = roofline  # nothing to weight with: keep ncu's own time weights
-    tc = analyze_tensor_cores(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p),
-                              name_table=kres.table)  # perf: the name table is computed once
-    transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
-    pw = phases.phase_windows() if getattr(phases, "available", False) else None
-    gm = analyze_gpu_metrics(metrics_p, pw, th=th, window=wt)
-    steps_total = steps.total_analysed_ns if getattr(steps, "available", False) else window.duration_ns
-    comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
-    mem_frame = bundle.gpu_memory
-    if pid != -1 and len(mem_frame):
-        mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-    memory = analyze_memory(mem_frame, bundle.gpus, th=th)
+    gaps_args = (busy, kernels, f["api"], f["sync"], phases, window, devices, th)
+    side_args = (bundle, f, kernels, devices, window, busy, steps, phases, pid, options, th,
+                 roofline)
+    if len(kernels) + len(f["api"]) < PARALLEL_MIN_ROWS:
+        gaps = _gaps(*gaps_args)
+        side = _kernel_side(*side_args)
+    else:  # the two only read their inputs; the gaps are joined before the verdict
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nsys-diag-gaps") as pool:
+            gaps_job = pool.submit(_gaps, *gaps_args)
+            side = _kernel_side(*side_args)
+            gaps = gaps_job.result()
+    k_win, kres, roof_p, tc, transfers, gm, comm, memory, timeline = side
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
-    timeline = build_timeline(steps, phases, busy, window)
 
     quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
                                  profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
@@ -280,6 +266,48 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         transfers=transfers, gpu_metrics=gm, throughput=throughput, communication=comm,
         memory=memory, timeline=timeline, verdict=verdict, verdict_inputs=vin,
         data_quality=quality, roofline=roof_p)
+
+
+def _gaps(busy, kernels, api, sync, phases, window: Window, devices, th: Thresholds):
+    """``analyze_gaps``, or Unavailable without GPU activity or with an empty window."""
+    if devices and window.duration_ns > 0:
+        return analyze_gaps(busy, kernels, api, sync, phases, window, th=th)
+    return Unavailable("no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
+
+
+def _kernel_side(bundle, f, kernels, devices, window: Window, busy, steps, phases, pid: int,
+                 options: AnalyzeOptions, th: Thresholds, roofline):
+    """The analyses of one process that do not need the gaps (run while they are computed)."""
+    wt = (window.start_ns, window.end_ns)
+    memcpy, memset = f["memcpy"], f["memset"]
+    k_win = _in_window(kernels, window) if len(kernels) else kernels
+    kres = analyze_kernels(k_win, th=th, max_rows=options.max_rows)
+    metrics_p = bundle.gpu_metrics
+    if devices and len(metrics_p):
+        keep = np.isin(metrics_p["device_id"].to_numpy(), devices)
+        if not keep.all():  # perf (bench): no copy of 1M samples when all are this process's
+            metrics_p = metrics_p.loc[keep]
+    roof_p = roofline
+    if getattr(roofline, "available", False):
+        from nsys_diag.analyses.ncu_join import join_roofline_to_timeline  # only with ncu data
+
+        roof_p = join_roofline_to_timeline(roofline, k_win)
+        if not getattr(roof_p, "available", False):
+            roof_p = roofline  # nothing to weight with: keep ncu's own time weights
+    tc = analyze_tensor_cores(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p),
+                              name_table=kres.table,  # perf: the name table is computed once
+                              busy=busy, busy_window=wt)  # and the kernels merged once
+    transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
+    pw = phases.phase_windows() if getattr(phases, "available", False) else None
+    gm = analyze_gpu_metrics(metrics_p, pw, th=th, window=wt)
+    steps_total = steps.total_analysed_ns if getattr(steps, "available", False) else window.duration_ns
+    comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
+    mem_frame = bundle.gpu_memory
+    if pid != -1 and len(mem_frame):
+        mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
+    memory = analyze_memory(mem_frame, bundle.gpus, th=th)
+    timeline = build_timeline(steps, phases, busy, window)
+    return k_win, kres, roof_p, tc, transfers, gm, comm, memory, timeline
 
 
 def _get(result, key, default=None):
@@ -381,6 +409,9 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     bundle = _select_device(bundle, options.device)
     roofline = None
     if bundle.has_ncu:
+        # perf: imported only when the bundle has ncu data (a fifth of the package's import time)
+        from nsys_diag.analyses.roofline import analyze_roofline
+
         roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th)
     procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
              for gpid in _process_ids(bundle)]  # one per process (rank)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses._jsonsafe import fnum, ratio
-from nsys_diag.analyses.gpu_metrics import metric_keys
+from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
 from nsys_diag.analyses.kernels import filter_window, kernel_name_stats
 from nsys_diag.model.thresholds import Thresholds
@@ -115,27 +115,48 @@ def _kernel_list(rows: pd.DataFrame) -> tuple[dict, ...]:
     )
 
 
-def _tensor_active_during_kernels(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
+def _tensor_active_during_kernels(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None,
+                                  busy: dict | None = None, busy_window: tuple[int, int] | None = None
                                   ) -> tuple[float | None, float | None, int]:
     """(mean Tensor Active, fraction of samples with Tensor Active > 0, samples used) while kernels
-    ran on the sample's device; (None, None, 0) when Tensor Active was not sampled."""
+    ran on the sample's device; (None, None, 0) when Tensor Active was not sampled.
+
+    ``busy``/``busy_window``: see ``analyze_tensor_cores``.
+    """
     if gpu_metrics is None or gpu_metrics.empty or kernels.empty:
         return None, None, 0
-    keys = metric_keys(gpu_metrics)
-    ta = gpu_metrics.loc[keys == "tensor_active"]
-    if ta.empty:
+    is_ta = metric_key_index(gpu_metrics) == CANONICAL_KEYS.index("tensor_active")
+    if not is_ta.any():
         return None, None, 0
-    ts = ta["ts_ns"].to_numpy(dtype=np.int64)
-    dev = ta["device_id"].to_numpy(dtype=np.int64)
-    val = ta["value"].to_numpy(dtype=float)
-    inside = np.zeros(len(ta), dtype=bool)
+    # perf (bench): the three columns it reads, not a copy of the whole frame
+    ts = gpu_metrics["ts_ns"].to_numpy(dtype=np.int64)[is_ta]
+    dev = gpu_metrics["device_id"].to_numpy(dtype=np.int64)[is_ta]
+    val = gpu_metrics["value"].to_numpy(dtype=float)[is_ta]
+    inside = np.zeros(ts.size, dtype=bool)
     k_dev = kernels["device_id"].to_numpy(dtype=np.int64)
     k_s = kernels["start_ns"].to_numpy(dtype=np.int64)
     k_e = kernels["end_ns"].to_numpy(dtype=np.int64)
-    for d in np.unique(dev):  # a handful of devices
-        ms, me = iv.merge_intervals(k_s[k_dev == d], k_e[k_dev == d])
-        sel = dev == d
-        inside[sel] = iv.containing_interval(ts[sel], ms, me) >= 0
+    if busy is not None and busy_window is not None:
+        lo, hi = int(busy_window[0]), int(busy_window[1])
+        edge = (k_s < lo) | (k_e > hi)  # kernels crossing the window's edges (a few)
+        e_dev, e_s, e_e = k_dev[edge], k_s[edge], k_e[edge]
+        for d in np.unique(dev):  # a handful of devices
+            sel = np.flatnonzero(dev == d)
+            t = ts[sel]
+            b = busy.get(int(d))
+            # inside the window the kernels' union is the busy compute union; outside it only
+            # kernels crossing an edge can hold a sample
+            mid = (t >= lo) & (t < hi)
+            if b is not None:
+                inside[sel[mid]] = iv.containing_interval(t[mid], b.compute_starts,
+                                                          b.compute_ends) >= 0
+            ms, me = iv.merge_intervals(e_s[e_dev == d], e_e[e_dev == d])
+            inside[sel[~mid]] = iv.containing_interval(t[~mid], ms, me) >= 0
+    else:
+        for d in np.unique(dev):  # a handful of devices
+            ms, me = iv.merge_intervals(k_s[k_dev == d], k_e[k_dev == d])
+            sel = dev == d
+            inside[sel] = iv.containing_interval(ts[sel], ms, me) >= 0
     inside &= np.isfinite(val)
     n = int(inside.sum())
     if n == 0:
@@ -150,11 +171,16 @@ def _pct(x: float | None) -> str:
 def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None, *,
                          th: Thresholds, counters: dict | None = None,
                          window: tuple[int, int] | None = None,
-                         name_table: pd.DataFrame | None = None) -> TensorCoreResult:
+                         name_table: pd.DataFrame | None = None,
+                         busy: dict | None = None,
+                         busy_window: tuple[int, int] | None = None) -> TensorCoreResult:
     """Tensor Core use with evidence and confidence (see module docstring).
 
     ``name_table``: ``kernel_name_stats`` of the same kernels when the caller already has it
     (perf: the kernels analysis computes it too; ignored when ``window`` is given).
+    ``busy``/``busy_window``: ``device_busy(…, Window(*busy_window))`` of a frame whose kernels
+    overlapping ``busy_window`` are exactly ``kernels`` (perf, bench: the merged kernel
+    intervals are reused instead of merging 2M kernels again; ignored when ``window`` is given).
     """
     k = filter_window(kernels, window)
     table = name_table if name_table is not None and window is None else kernel_name_stats(k)
@@ -180,7 +206,8 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     unknown_ns = int(tot[unknown].sum())
     known_frac = 1.0 - unknown_ns / relevant_ns if relevant_ns > 0 else 1.0
 
-    ta_mean, ta_share, ta_n = _tensor_active_during_kernels(k, gpu_metrics)
+    ta_mean, ta_share, ta_n = _tensor_active_during_kernels(
+        k, gpu_metrics, *((busy, busy_window) if window is None else (None, None)))
     counters_share = None
     if counters and counters.get("tensor_core_share_by_time") is not None:
         counters_share = fnum(counters["tensor_core_share_by_time"])

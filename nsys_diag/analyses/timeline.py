@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses.busy import DeviceBusy, Window
 
 MAX_BINS = 200
@@ -36,8 +35,8 @@ def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> lis
     width = np.maximum(be - bs, 1).astype(np.float64)
     out = []
     for d, b in sorted(busy.items()):  # handful of devices
-        comp = iv.covered_length_per_window(b.compute_starts, b.compute_ends, bs, be) / width
-        copy = iv.covered_length_per_window(b.copy_starts, b.copy_ends, bs, be) / width
+        comp = b.covered_per_window("compute", bs, be) / width  # perf: no re-merge of 2M intervals
+        copy = b.covered_per_window("copy", bs, be) / width
         out.append({"device_id": int(d), "busy": np.round(comp, 4).tolist(),
                     "copy": np.round(copy, 4).tolist()})
     return out

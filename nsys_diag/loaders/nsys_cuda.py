@@ -12,18 +12,16 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb
-from nsys_diag.loaders.sanity import NULL_TIME  # NULL start: dropped as invalid
+from nsys_diag.loaders.read_window import ReadWindow, and_where
+from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
+    API_CLASS_WHERE, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
+    MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, gpu_op_spec,
+    kernel_spec, opt_col)
 from nsys_diag.loaders.nsys_strings import (StringTable, categorical, decode_global_tid,
                                             pid_of_global_pid, strip_runtime_suffix)
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
 from nsys_diag.model.errors import SchemaError
-
-KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
-MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
-MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
-SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
-RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 
 EVENT_CLASS_RUNTIME = 0
 EVENT_CLASS_DRIVER = 1
@@ -49,7 +47,7 @@ _SYNC_BY_API = (  # classified by the correlated API name (§2.6), first match w
     (re.compile(r"Event(Synchronize|Query)"), "event"),
 )
 
-_GPU_OP_REQUIRED = ("start", "end", "deviceId", "contextId", "streamId")
+_GPU_OP_REQUIRED = GPU_OP_REQUIRED
 
 
 def _require(db: NsysDb, table: str, required) -> list[str]:
@@ -61,22 +59,20 @@ def _require(db: NsysDb, table: str, required) -> list[str]:
     return cols
 
 
-def _opt(cols: list[str], name: str, kind: str = "int", fill: int = -1, default: str = "NULL") -> Col:
-    """Column ``name`` if present, else a constant (``default`` SQL)."""
-    return Col(name, kind, "" if name in cols else default, fill)
+_opt = opt_col
 
 
 # ------------------------------------------------------------------------------------------ API
-def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
-    """CUDA runtime + driver calls, eventClass 0/1 (67 = backtrace duplicates dropped, §2.2)."""
+def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None) -> pd.DataFrame:
+    """CUDA runtime + driver calls, eventClass 0/1 (67 = backtrace duplicates dropped, §2.2).
+
+    ``window``: only the calls in it and the launches of its GPU work (``read_window``)."""
     if not db.has(RUNTIME_TABLE):
         return C.API.empty()
-    cols = _require(db, RUNTIME_TABLE, ("start", "end", "nameId"))
+    cols = _require(db, RUNTIME_TABLE, API_REQUIRED)
     has_class = "eventClass" in cols
-    spec = [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
-            _opt(cols, "globalTid"), _opt(cols, "correlationId"), Col("nameId", "int"),
-            _opt(cols, "eventClass", default="-1")]
-    d = db.read(RUNTIME_TABLE, spec, where="eventClass IN (0, 1)" if has_class else "")
+    d = db.read(RUNTIME_TABLE, api_spec(cols), where=api_where(
+        cols, window.api("correlationId" in cols) if window is not None else ""))
     name_ids, event_class = d["nameId"], d["eventClass"]
     if not has_class:  # no eventClass column: tell runtime from driver by the name
         names = strings.categorical(name_ids)
@@ -105,11 +101,11 @@ def read_api(db: NsysDb, strings: StringTable) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------ GPU operations
-def _gpu_op_spec(cols: list[str]) -> list[Col]:
-    return [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
-            Col("deviceId", "int"),
-            Col("contextId", "int"), Col("streamId", "int"), _opt(cols, "correlationId"),
-            _opt(cols, "globalPid")]
+def _overlap(window: ReadWindow | None) -> str:
+    return window.overlap() if window is not None else ""
+
+
+_gpu_op_spec = gpu_op_spec
 
 
 def _gpu_op_frame(d: dict) -> dict:
@@ -119,29 +115,22 @@ def _gpu_op_frame(d: dict) -> dict:
             "pid": pid_of_global_pid(d["globalPid"])}
 
 
-KERNEL_DETAIL_COLUMNS = ("contextId", "streamId", "gridX", "gridY", "gridZ", "blockX", "blockY",
-                         "blockZ", "registersPerThread", "staticSharedMemory",
-                         "dynamicSharedMemory", "graphNodeId")
-"""Kernel columns no analysis of ``analyze`` reads (context, stream, launch configuration, graph
-node), so ``read_kernels(detail=False)`` skips them (perf, bench: ~1.2 s of SQLite work and
-~190 MB on 2M kernels); their frame columns then hold -1 (one shared read-only array).
-``KERNEL_DETAIL_FRAME_COLUMNS`` are their frame names: an analysis that starts to use one must
-remove it here (tests/loaders/test_loader_fast_paths.py checks the analyses' sources)."""
 KERNEL_DETAIL_FRAME_COLUMNS = ("context_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x",
                                "block_y", "block_z", "registers_per_thread", "smem_static_bytes",
                                "smem_dynamic_bytes", "graph_node_id")
+"""Frame names of ``nsys_specs.KERNEL_DETAIL_COLUMNS`` (-1 when ``read_kernels(detail=False)``):
+an analysis that starts to use one must remove it there (tests/loaders/test_loader_fast_paths.py
+checks the analyses' sources)."""
 
 
-def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True) -> pd.DataFrame | None:
-    """Kernels without launch columns (None when the table is absent)."""
+def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
+                 window: ReadWindow | None = None) -> pd.DataFrame | None:
+    """Kernels without launch columns (None when the table is absent); ``window``: only the
+    kernels overlapping it."""
     if not db.has(KERNEL_TABLE):
         return None
     cols = _require(db, KERNEL_TABLE, _GPU_OP_REQUIRED)
-    spec = [c for c in _gpu_op_spec(cols) if detail or c.name not in KERNEL_DETAIL_COLUMNS] + [
-        _opt(cols, "demangledName"), _opt(cols, "shortName"),
-        *(_opt(cols, c) for c in KERNEL_DETAIL_COLUMNS[2:] if detail),
-    ]
-    d = db.read(KERNEL_TABLE, spec)
+    d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window))
     if not detail:
         not_read = np.full(len(d["start"]), -1, dtype=np.int64)
         not_read.flags.writeable = False
@@ -173,14 +162,14 @@ def _kind_categorical(ids: np.ndarray, mapping: dict[int, str], other: str) -> p
     return categorical(np.asarray(codes, dtype=np.int64), labels)
 
 
-def read_memcpy(db: NsysDb) -> pd.DataFrame | None:
+def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | None:
     if not db.has(MEMCPY_TABLE):
         return None
     cols = _require(db, MEMCPY_TABLE, _GPU_OP_REQUIRED + ("bytes",))
     spec = _gpu_op_spec(cols) + [Col("bytes", "int", fill=0), _opt(cols, "copyKind"),
                                  _opt(cols, "srcKind"), _opt(cols, "dstKind"),
                                  _opt(cols, "copyCount", fill=1)]
-    d = db.read(MEMCPY_TABLE, spec)
+    d = db.read(MEMCPY_TABLE, spec, where=_overlap(window))
     copy_count = np.where(d["copyCount"] < 1, 1, d["copyCount"])
     return pd.DataFrame(copy=False, data={
         **_gpu_op_frame(d), "bytes": d["bytes"],
@@ -191,20 +180,23 @@ def read_memcpy(db: NsysDb) -> pd.DataFrame | None:
     })
 
 
-def read_memset(db: NsysDb) -> pd.DataFrame | None:
+def read_memset(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | None:
     if not db.has(MEMSET_TABLE):
         return None
     cols = _require(db, MEMSET_TABLE, _GPU_OP_REQUIRED + ("bytes",))
-    d = db.read(MEMSET_TABLE, _gpu_op_spec(cols) + [Col("bytes", "int", fill=0)])
+    d = db.read(MEMSET_TABLE, _gpu_op_spec(cols) + [Col("bytes", "int", fill=0)],
+                where=_overlap(window))
     return pd.DataFrame({**_gpu_op_frame(d), "bytes": d["bytes"]}, copy=False)
 
 
-def read_sync(db: NsysDb) -> tuple[pd.DataFrame, np.ndarray] | None:
+def read_sync(db: NsysDb, window: ReadWindow | None = None
+              ) -> tuple[pd.DataFrame, np.ndarray] | None:
     """Sync rows (without sync_kind) and their raw ``syncType`` values."""
     if not db.has(SYNC_TABLE):
         return None
     cols = _require(db, SYNC_TABLE, _GPU_OP_REQUIRED)
-    d = db.read(SYNC_TABLE, _gpu_op_spec(cols) + [_opt(cols, "syncType")])
+    d = db.read(SYNC_TABLE, _gpu_op_spec(cols) + [_opt(cols, "syncType")],
+                where=_overlap(window))
     df = pd.DataFrame(_gpu_op_frame(d), copy=False)
     df["stream_id"] = np.where(df["stream_id"].to_numpy() == NO_STREAM, -1, df["stream_id"])
     return df, d["syncType"]

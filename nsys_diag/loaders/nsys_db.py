@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import quote
 
 import numpy as np
-import pandas as pd
 
 from nsys_diag.model.errors import InputError
 
@@ -122,6 +122,19 @@ def _adbc_module():
     return dbapi
 
 
+def _adbc_installed() -> bool:
+    """Whether the ADBC SQLite driver can be used, without importing it (its DB-API module
+    imports pandas; ``loaders/prefetch.py`` runs before pandas is imported)."""
+    if os.environ.get("NSYS_DIAG_NO_ADBC"):
+        return False
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("adbc_driver_sqlite") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 class NsysDb:
     """A read-only handle on one export. Use as a context manager or call :meth:`close`."""
 
@@ -134,8 +147,10 @@ class NsysDb:
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
         self.conn.text_factory = _decode
-        self._adbc = None
-        self._adbc_failed = _adbc_module() is None
+        self._lock = threading.Lock()  # the shared sqlite3 connection serves one query at a time
+        self._local = threading.local()  # one ADBC connection per reading thread (read_parallel)
+        self._adbc_conns: list = []
+        self._adbc_failed = not _adbc_installed()
         self.reader = "sqlite3" if self._adbc_failed else "adbc"
         rows = self.rows("SELECT name FROM sqlite_master WHERE type = 'table'")
         self.tables: dict[str, str] = {r[0]: r[0] for r in rows}
@@ -144,12 +159,13 @@ class NsysDb:
 
     # ------------------------------------------------------------------ lifecycle / errors
     def close(self) -> None:
-        if self._adbc is not None:
+        with self._lock:
+            conns, self._adbc_conns = self._adbc_conns, []
+        for conn in conns:
             try:
-                self._adbc.close()
+                conn.close()
             except Exception:
                 pass
-            self._adbc = None
         self.conn.close()
 
     def __enter__(self) -> "NsysDb":
@@ -193,7 +209,8 @@ class NsysDb:
     def rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
         """Small queries through sqlite3 (lenient text)."""
         try:
-            return self.conn.execute(sql, params).fetchall()
+            with self._lock:
+                return self.conn.execute(sql, params).fetchall()
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
 
@@ -206,37 +223,21 @@ class NsysDb:
         actual = self.table(table)
         if actual is None:
             raise KeyError(table)
-        exprs: list[str] = []
-        kinds: list[str] = []
-        for c in cols:
-            if c.kind == "int" and c.strict:
-                exprs.append(f"CASE typeof({c.sql}) WHEN 'integer' THEN {c.sql} WHEN 'real' THEN "
-                             f"CAST({c.sql} AS INTEGER) ELSE {int(c.fill)} END")
-            elif c.kind == "int":
-                exprs.append(f"ifnull(CAST({c.sql} AS INTEGER), {int(c.fill)})")
-            elif c.kind == "float":
-                exprs.append(f"ifnull(CAST({c.sql} AS REAL), 0.0)")
-                exprs.append(f"({c.sql} IS NULL)")
-            elif c.kind == "text":
-                exprs.append(f"ifnull(CAST({c.sql} AS BLOB), x'')")
-            elif c.kind == "isnull":
-                exprs.append(f"({c.sql} IS NULL)")
-            else:  # pragma: no cover - programming error
-                raise ValueError(c.kind)
-            kinds.append(c.kind)
-        sql = f'SELECT {", ".join(exprs)} FROM "{actual}"' + (f" WHERE {where}" if where else "")
+        plan = select_plan(actual, cols, where)
+        sql = plan.sql
         raw = None
         if not self._adbc_failed:
-            # perf (bench): plain integer columns are first read without ifnull(CAST(...)) — ~25%
-            # less SQLite work on the 2M-kernel trace; NULLs are filled on the Arrow side, and any
-            # column that does not come back as integers is re-read with the type-stable SQL.
-            fast, int_fill = _plain_int_sql(cols, exprs)
-            if int_fill:
-                fast_sql = f'SELECT {", ".join(fast)} FROM "{actual}"' + \
-                    (f" WHERE {where}" if where else "")
-                raw = self._read_adbc(fast_sql, len(exprs), int_fill=int_fill)
+            # perf (bench): plain integer and float columns are first read without
+            # ifnull(CAST(...)) (floats: without the extra IS NULL column) — ~25% less SQLite work
+            # on the 2M-kernel trace; NULLs are filled on the Arrow side, and a column that does
+            # not come back with a numeric type sends the read to the type-stable SQL.
+            if plan.fast_sql:
+                raw = self._read_adbc(plan.fast_sql, plan.fast_ncols, int_fill=plan.int_fill,
+                                      float_plain=plan.float_plain)
+                if raw is not None and plan.float_plain:
+                    raw = _float_pairs(raw, plan.float_plain)
             if raw is None and not self._adbc_failed:
-                raw = self._read_adbc(sql, len(exprs))
+                raw = self._read_adbc(sql, plan.ncols)
         if raw is None:
             raw = self._read_sqlite3(sql, cols)
         out: dict[str, object] = {}
@@ -258,20 +259,29 @@ class NsysDb:
             i += 1
         return out
 
-    def _read_adbc(self, sql: str, ncols: int, int_fill: dict[int, int] | None = None
-                   ) -> list | None:
+    def _read_adbc(self, sql: str, ncols: int, int_fill: dict[int, int] | None = None,
+                   float_plain: frozenset[int] = frozenset()) -> list | None:
         """Arrow path; returns per-expression arrays, or None to fall back to sqlite3.
 
         ``int_fill`` (expression index → NULL fill) marks plain integer columns read without a
-        cast: None is returned (without disabling ADBC) when one of them is not integer-typed.
+        cast, ``float_plain`` plain float columns (→ float64, NULL → NaN): None is returned
+        (without disabling ADBC) when one of them does not come back numeric.
         """
         try:
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            if self._adbc is None:
-                self._adbc = _adbc_module().connect(self.uri, autocommit=True)
-            cur = self._adbc.cursor()
+            from nsys_diag.loaders.prefetch import take_prefetched
+
+            table = take_prefetched(self.path, sql)
+            if table is not None:
+                return self._arrow_columns(table, ncols, int_fill, float_plain)
+            conn = getattr(self._local, "adbc", None)
+            if conn is None:
+                conn = self._local.adbc = _adbc_module().connect(self.uri, autocommit=True)
+                with self._lock:
+                    self._adbc_conns.append(conn)
+            cur = conn.cursor()
             try:
                 cur.adbc_statement.set_options(
                     **{"adbc.sqlite.query.batch_rows": str(_ADBC_BATCH_ROWS)})
@@ -280,16 +290,35 @@ class NsysDb:
             finally:
                 cur.close()
         except Exception:
-            if int_fill:  # the uncast attempt failed: let the type-stable SQL try
+            if int_fill or float_plain:  # the uncast attempt failed: the type-stable SQL tries
                 return None
             # Anything unexpected (driver quirk, odd value types): the sqlite3 path decides, and
             # raises the proper InputError if the file itself is bad.
             self._adbc_failed = True
             self.reader = "sqlite3"
             return None
+        return self._arrow_columns(table, ncols, int_fill, float_plain)
+
+    def _arrow_columns(self, table, ncols: int, int_fill: dict[int, int] | None,
+                       float_plain: frozenset[int]) -> list | None:
+        """Per-expression numpy arrays / :class:`Text` of an Arrow result (see ``_read_adbc``)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         out: list = []
         for j in range(ncols):
             col = table.column(j)
+            if j in float_plain:  # uncast float column (see read)
+                if pa.types.is_null(col.type):
+                    out.append(np.full(len(col), np.nan))
+                    continue
+                if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+                    return None
+                out.append(np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+                           if col.null_count == 0 else
+                           np.asarray(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False),
+                                      dtype=np.float64))
+                continue
             if int_fill and j in int_fill:  # uncast integer column (see read)
                 if pa.types.is_null(col.type):  # all NULL (or zero rows)
                     out.append(np.full(len(col), int_fill[j], dtype=np.int64))
@@ -334,27 +363,91 @@ class NsysDb:
             else:
                 dtype.append((f"c{j}", "i8"))
         try:
-            arr = np.fromiter(self.conn.execute(sql), dtype=np.dtype(dtype), count=-1)
+            with self._lock:
+                arr = np.fromiter(self.conn.execute(sql), dtype=np.dtype(dtype), count=-1)
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
         return [arr[name] for name in arr.dtype.names]
 
 
-def _plain_int_sql(cols: Sequence[Col], exprs: list[str]) -> tuple[list[str], dict[int, int]]:
-    """``exprs`` with each plain integer column (no custom expression) left uncast, and the
-    map expression index → NULL fill for those columns (perf, see ``NsysDb.read``)."""
-    fast = list(exprs)
+@dataclass(frozen=True)
+class SelectPlan:
+    """The SQL of one ``NsysDb.read``: the type-stable ``sql`` (``ncols`` expressions) and, when
+    some columns are plain, the uncast ``fast_sql`` tried first through ADBC (``fast_ncols``
+    expressions; ``int_fill``/``float_plain`` mark its plain columns, see ``_plain_sql``)."""
+
+    sql: str
+    ncols: int
+    fast_sql: str | None
+    fast_ncols: int
+    int_fill: dict
+    float_plain: frozenset
+
+
+def select_plan(actual: str, cols: Sequence[Col], where: str = "") -> SelectPlan:
+    """The SELECTs reading ``cols`` of table ``actual`` (see ``NsysDb.read``); pure, so
+    ``loaders/prefetch.py`` can start the same query before the loader asks for it."""
+    exprs: list[str] = []
+    for c in cols:
+        if c.kind == "int" and c.strict:
+            exprs.append(f"CASE typeof({c.sql}) WHEN 'integer' THEN {c.sql} WHEN 'real' THEN "
+                         f"CAST({c.sql} AS INTEGER) ELSE {int(c.fill)} END")
+        elif c.kind == "int":
+            exprs.append(f"ifnull(CAST({c.sql} AS INTEGER), {int(c.fill)})")
+        elif c.kind == "float":
+            exprs.append(f"ifnull(CAST({c.sql} AS REAL), 0.0)")
+            exprs.append(f"({c.sql} IS NULL)")
+        elif c.kind == "text":
+            exprs.append(f"ifnull(CAST({c.sql} AS BLOB), x'')")
+        elif c.kind == "isnull":
+            exprs.append(f"({c.sql} IS NULL)")
+        else:  # pragma: no cover - programming error
+            raise ValueError(c.kind)
+    tail = f' FROM "{actual}"' + (f" WHERE {where}" if where else "")
+    fast, int_fill, float_plain = _plain_sql(cols, exprs)
+    fast_sql = f'SELECT {", ".join(fast)}{tail}' if int_fill or float_plain else None
+    return SelectPlan(f'SELECT {", ".join(exprs)}{tail}', len(exprs), fast_sql, len(fast),
+                      int_fill, float_plain)
+
+
+def _plain_sql(cols: Sequence[Col], exprs: list[str]
+               ) -> tuple[list[str], dict[int, int], frozenset[int]]:
+    """The fast SELECT list (perf, see ``NsysDb.read``): each plain column (no custom
+    expression) uncast — integers keep one expression, floats lose their ``IS NULL`` companion.
+    Returns the expressions, fast index → NULL fill of the plain integers, and the fast indices
+    of the plain floats."""
+    fast: list[str] = []
     int_fill: dict[int, int] = {}
+    floats: set[int] = set()
     i = 0
     for c in cols:
         if c.kind == "int" and not c.expr:
-            fast[i] = c.sql
-            int_fill[i] = int(c.fill)
+            int_fill[len(fast)] = int(c.fill)
+            fast.append(c.sql)
+        elif c.kind == "float" and not c.expr:
+            floats.add(len(fast))
+            fast.append(c.sql)
+        else:
+            fast.extend(exprs[i:i + (2 if c.kind == "float" else 1)])
         i += 2 if c.kind == "float" else 1
-    return fast, int_fill
+    return fast, int_fill, frozenset(floats)
+
+
+def _float_pairs(raw: list, float_plain: frozenset[int]) -> list:
+    """Fast-read arrays back in the type-stable layout: each plain float becomes
+    (values, is-NULL) (SQLite stores no NaN, so NaN marks NULL)."""
+    out: list = []
+    for j, arr in enumerate(raw):
+        if j in float_plain:
+            out += [arr, np.isnan(arr)]
+        else:
+            out.append(arr)
+    return out
 
 
 def _text_from_objects(values: np.ndarray) -> Text:
     """Factorize an object array of bytes/str and decode each distinct value once."""
+    import pandas as pd  # lazy: this module stays pandas-free for loaders/prefetch.py
+
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
     return Text(np.asarray(codes, dtype=np.int64), [_decode(u) for u in uniques])

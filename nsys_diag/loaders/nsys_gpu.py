@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb
+from nsys_diag.loaders.read_window import ReadWindow
+from nsys_diag.loaders.nsys_specs import gpu_metrics_spec
 from nsys_diag.loaders.nsys_strings import categorical, pid_of_global_pid
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
@@ -141,8 +143,10 @@ def read_gpus(db: NsysDb, kernel_devices: np.ndarray) -> tuple[pd.DataFrame, lis
 _UNIT = re.compile(r"\[([^\]]*)\]\s*$")
 
 
-def read_gpu_metrics(db: NsysDb) -> tuple[pd.DataFrame, list[LoadWarning]]:
-    """GPU_METRICS joined with TARGET_INFO_GPU_METRICS on (typeId, metricId); unit-checked."""
+def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
+                     ) -> tuple[pd.DataFrame, list[LoadWarning]]:
+    """GPU_METRICS joined with TARGET_INFO_GPU_METRICS on (typeId, metricId); unit-checked.
+    ``window``: only the samples inside it."""
     if not db.has("GPU_METRICS"):
         return C.GPU_METRICS.empty(), []
     cols = db.columns("GPU_METRICS")
@@ -150,8 +154,8 @@ def read_gpu_metrics(db: NsysDb) -> tuple[pd.DataFrame, list[LoadWarning]]:
         return C.GPU_METRICS.empty(), [LoadWarning(
             "unknown_layout", "GPU_METRICS has an unknown layout and was ignored", 0)]
     ts_col = "timestamp" if "timestamp" in cols else "rawTimestamp"
-    d = db.read("GPU_METRICS", [Col("ts", "int", f'"{ts_col}"', 0), Col("typeId", "int"),
-                                Col("metricId", "int"), Col("value", "float")])
+    d = db.read("GPU_METRICS", gpu_metrics_spec(cols),
+                where=window.instant(f'"{ts_col}"') if window is not None else "")
     names: dict[tuple[int, int], str] = {}
     for r in _select(db, "TARGET_INFO_GPU_METRICS", ["typeId", "metricId", "metricName"]):
         if r.get("typeId") is not None and r.get("metricId") is not None:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb, Text
+from nsys_diag.loaders.read_window import ReadWindow, and_where
 from nsys_diag.loaders.sanity import NULL_TIME
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
 from nsys_diag.model import contracts as C
@@ -31,6 +32,16 @@ _PAYLOAD_COLS = ("int64Value", "uint64Value", "int32Value", "uint32Value", "doub
                  "floatValue")
 
 
+def _window_sql(window: ReadWindow, has_end: bool) -> str:
+    """Rows of NVTX_EVENTS a read window keeps (see ``read_window``)."""
+    lo, hi = int(window.start_ns), int(window.end_ns)
+    ranges = ", ".join(map(str, PUSH_POP + START_END))
+    alive = f'("end" IS NULL OR "end" > {lo})' if has_end else "1"
+    return (f'eventType IN ({THREAD_NAME}, {DOMAIN_CREATE}) '
+            f'OR (eventType IN ({ranges}) AND "start" < {hi} AND {alive}) '
+            f'OR (eventType = {MARK} AND {window.instant(chr(34) + "start" + chr(34))})')
+
+
 @dataclass
 class NvtxResult:
     ranges: pd.DataFrame  # contract columns except that open ends still hold -1 (see finish)
@@ -40,7 +51,10 @@ class NvtxResult:
     max_ts: int | None  # largest NVTX timestamp (for the capture end when nothing else says)
 
 
-def read_nvtx(db: NsysDb, strings: StringTable) -> NvtxResult | None:
+def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
+              ) -> NvtxResult | None:
+    """NVTX ranges, marks, thread and domain names; ``window``: only the ranges overlapping it
+    and the marks inside it (names are kept whatever their time)."""
     if not db.has(NVTX_TABLE):
         return None
     cols = db.columns(NVTX_TABLE)
@@ -63,7 +77,9 @@ def read_nvtx(db: NsysDb, strings: StringTable) -> NvtxResult | None:
         Col("domainId", "int", "" if "domainId" in cols else "NULL", fill=0),
         Col("payload", "float", payload_expr),
     ]
-    d = db.read(NVTX_TABLE, spec, where=f"eventType IN ({', '.join(map(str, _WANTED))})")
+    d = db.read(NVTX_TABLE, spec, where=and_where(
+        f"eventType IN ({', '.join(map(str, _WANTED))})",
+        _window_sql(window, has_end="end" in cols) if window is not None else ""))
     etype = d["eventType"]
     gpid, pid, tid = decode_global_tid(d["globalTid"])
     text_all = _resolve_text(d["text"], d["textId"], strings)  # object-free: codes + labels

@@ -30,6 +30,8 @@ import pandas as pd
 
 from nsys_diag.loaders import nsys_cuda as cuda
 from nsys_diag.loaders import sanity
+from nsys_diag.loaders.concurrent import After, run_concurrently
+from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
@@ -80,22 +82,69 @@ def _check_is_nsys(db: NsysDb) -> None:
                       "report.nsys-rep`")
 
 
-def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True) -> TraceBundle:
+def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
+                     time_window: tuple[int, int] | None = None,
+                     row_fraction: float | None = None) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
     (context, stream, launch configuration, graph node: ``nsys_cuda.KERNEL_DETAIL_COLUMNS``; they
     hold -1 and ``meta.extra["kernel_detail"]`` is False) — what ``analyze`` uses (perf).
+
+    ``time_window=(start_ns, end_ns)`` reads only the events of that window of the session
+    timeline; ``row_fraction`` (0–1) reads only the middle fraction of the kernel and API rows
+    (bounded memory, see ``read_window``; a ``memory_window`` warning says so). Either way
+    ``meta.extra["read_window"]`` records the window.
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail)
+        return _load(db, kernel_detail, time_window, row_fraction)
 
 
-def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
+def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning]
+                 ) -> tuple[ReadWindow | None, dict | None]:
+    """The window pushed down into the reads, and its ``meta.extra`` record."""
+    if time_window is not None:
+        win = with_launches(db, *time_window)
+        return win, {**win.to_json(), "reason": "window"}
+    if row_fraction is None or not 0 < row_fraction < 1:
+        return None, None
+    planned = plan_window(db, row_fraction)
+    if planned is None:
+        return None, None
+    win = with_launches(db, *planned)
+    warnings.append(LoadWarning(
+        "memory_window",
+        f"the export is too large for the memory budget: only {win.start_ns / 1e9:.3f}–"
+        f"{win.end_ns / 1e9:.3f} s of the session (the middle {row_fraction:.0%} of its kernel "
+        "and API rows) was read and analysed; the steps wholly inside it are the analysed steps",
+        0, "pass a larger --memory-budget (or `--memory-budget none`) to analyse the whole "
+           "capture, or choose the span with --window"))
+    return win, {**win.to_json(), "reason": "memory_budget", "row_fraction": float(row_fraction)}
+
+
+def window_shares(db: NsysDb, kernels: pd.DataFrame) -> dict:
+    """How much of the whole export a memory window read: shares of the kernel rows and of the
+    kernel time (one C-level ``count``/``sum`` scan; {} without kernels) — the evidence that the
+    window is representative."""
+    actual = db.table(cuda.KERNEL_TABLE)
+    if actual is None or not len(kernels):
+        return {}
+    n, total = db.rows(f'SELECT count(*), sum("end" - "start") FROM "{actual}" '
+                       'WHERE "end" > "start"')[0]
+    dur = kernels["end_ns"].to_numpy(np.int64) - kernels["start_ns"].to_numpy(np.int64)
+    out = {"kernel_share": round(len(kernels) / n, 4) if n else None}
+    if total:
+        out["kernel_time_share"] = round(float(dur[dur > 0].sum()) / float(total), 4)
+    return out
+
+
+def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
+          row_fraction: float | None = None) -> TraceBundle:
     _check_is_nsys(db)
     src = str(db.path)
     strings = StringTable(db)
     warnings: list[LoadWarning] = []
+    window, window_record = _read_window(db, time_window, row_fraction, warnings)
     export_md = read_export_metadata(db)
     schema_version = export_md.get("EXPORT_SCHEMA_VERSION", "")
     schema = _schema_tuple(schema_version)
@@ -104,22 +153,35 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
             "unknown_schema", f"export schema {schema_version} is newer/older than the "
             "versions this tool was checked against (2.x–3.x); reading columns by name", 0))
 
+    # ---- the tables with one row per event, read concurrently (loaders/concurrent.py)
+    read = run_concurrently({
+        # the largest first (they start at once); errors surface in this order
+        "api": lambda: cuda.read_api(db, strings, window),
+        "kernels": lambda: cuda.read_kernels(db, strings, detail=kernel_detail, window=window),
+        "gpu_metrics": lambda: read_gpu_metrics(db, window),
+        # the launch join of millions of kernels, on a worker while GPU metrics are still read
+        "kernels_joined": After(("kernels", "api"), lambda k, a: (
+            None if k is None else cuda.attach_launch(k, a))),
+        "nvtx": lambda: read_nvtx(db, strings, window),
+        "memcpy": lambda: cuda.read_memcpy(db, window),
+        "memset": lambda: cuda.read_memset(db, window),
+        "sync": lambda: cuda.read_sync(db, window),
+        "table_counts": lambda: table_counts(db),  # count(*) scans: C, off the main thread
+    })
+
     # ---- CUDA API and GPU work
-    api = cuda.read_api(db, strings)
-    kernels = cuda.read_kernels(db, strings, detail=kernel_detail)
-    memcpy = cuda.read_memcpy(db)
-    memset = cuda.read_memset(db)
-    sync_raw = cuda.read_sync(db)
+    api, kernels, memcpy, memset, sync_raw = (read[k] for k in (
+        "api", "kernels", "memcpy", "memset", "sync"))
     unmatched: dict[str, tuple[int, int]] = {}
 
-    def joined(df, contract, name):
+    def joined(df, contract, name, done=None):
         if df is None:
             return contract.empty()
-        out, miss = cuda.attach_launch(df, api)
+        out, miss = done if done is not None else cuda.attach_launch(df, api)
         unmatched[name] = (miss, len(df))
         return out
 
-    kernels_j = joined(kernels, C.KERNELS, "kernels")
+    kernels_j = joined(kernels, C.KERNELS, "kernels", read["kernels_joined"])
     memcpy_j = joined(memcpy, C.MEMCPY, "memcpys")
     memset_j = joined(memset, C.MEMSET, "memsets")
     if sync_raw is not None:
@@ -146,7 +208,7 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
             0, f"capture CUDA with `{CAPTURE_FLAGS} -o report <your command>`"))
 
     # ---- NVTX
-    nvtx_res = read_nvtx(db, strings)
+    nvtx_res = read["nvtx"]
 
     # ---- capture span and row sanity (rows whose times cannot be right: loaders/sanity.py)
     declared = capture_duration(db)
@@ -197,7 +259,7 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
                               for f in (kernels_f, memcpy_f, memset_f)])
     gpus, gpu_warn, gpu_layout = read_gpus(db, devices)
     warnings += gpu_warn
-    gpu_metrics, metric_warn = read_gpu_metrics(db)
+    gpu_metrics, metric_warn = read["gpu_metrics"]
     warnings += metric_warn
     gpu_memory = read_gpu_memory(db)
 
@@ -217,6 +279,10 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
     env, command_line, event_types = capture_info(db)
     env = {**device_environment(db), **env}
     extra = {"reader": db.reader, "gpu_table": gpu_layout, "capture_event_types": event_types}
+    if window_record is not None:
+        if window_record["reason"] == "memory_budget":
+            window_record.update(window_shares(db, kernels_f))
+        extra["read_window"] = window_record
     if not kernel_detail:
         extra["kernel_detail"] = False  # nsys_cuda.KERNEL_DETAIL_COLUMNS not read (-1)
     if export_md.get("EXPORT_PARAM_LAZY", export_md.get("EXPORT_LAZY")):
@@ -234,7 +300,7 @@ def _load(db: NsysDb, kernel_detail: bool = True) -> TraceBundle:
     meta = TraceMeta(
         path=src, format="nsys-sqlite", nsys_version=nsys_version, schema_version=schema_version,
         capture_start_ns=0, capture_end_ns=int(duration),
-        session_start_utc_ns=session_start_utc(db), tables=table_counts(db),
+        session_start_utc_ns=session_start_utc(db), tables=read["table_counts"],
         command_line=command_line, host=host_info(db), environment=env, extra=extra)
     if db.has("EXPORT_META_DATA") or db.has("META_DATA_EXPORT"):
         host_name = export_md.get("EXPORT_HOST")

@@ -6,6 +6,7 @@ distinct ids, and build a ``pandas.Categorical`` from codes — never a per-row 
 from __future__ import annotations
 
 import re
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -74,6 +75,7 @@ class StringTable:
 
     def __init__(self, db: NsysDb):
         self.db = db
+        self._lock = threading.Lock()  # tables are read concurrently (loaders/concurrent.py)
         self.present = db.has("StringIds")
         self._cache: dict[int, str | None] = {}
         self._full = False
@@ -81,6 +83,10 @@ class StringTable:
 
     def lookup(self, ids: Sequence[int]) -> list[str | None]:
         """Strings for distinct ``ids`` (None where the id is absent)."""
+        with self._lock:
+            return self._lookup(ids)
+
+    def _lookup(self, ids: Sequence[int]) -> list[str | None]:
         want = [int(i) for i in ids if int(i) not in self._cache]
         if want and self.present and not self._full:
             if len(want) >= _FULL_READ_AT:

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+DEFAULT_MEMORY_BUDGET_BYTES = 4 * 2**30
+"""``--memory-budget`` default: an nsys export whose analysis would need more memory than this is
+analysed over the middle window of its timeline that fits (``loaders/read_window.py``)."""
+
 
 @dataclass(frozen=True)
 class AnalyzeOptions:
@@ -27,4 +31,7 @@ class AnalyzeOptions:
     """Top-N cap for per-kernel tables in reports (JSON keeps the same cap; 'showing N of M')."""
     max_memory_bytes: int | None = None
     """--max-memory SIZE: refuse (exit 3, clear message) when a trace would need more."""
+    memory_budget_bytes: int | None = DEFAULT_MEMORY_BUDGET_BYTES
+    """--memory-budget SIZE|none: analyse only the middle window of an nsys export's timeline
+    that fits this much memory (None: always the whole export)."""
     extra: dict = field(default_factory=dict)

@@ -67,6 +67,18 @@ def process_name(name, include_host_info: bool):
     return str(name).rstrip("/").rsplit("/", 1)[-1] or name
 
 
+def _read_window(rec) -> dict | None:
+    """The window the loader read (``--window`` or the memory budget), None: the whole export."""
+    if not isinstance(rec, dict):
+        return None
+    out = {"start_ns": int(rec["start_ns"]), "end_ns": int(rec["end_ns"]),
+           "reason": str(rec.get("reason", "window"))}
+    for key in ("row_fraction", "kernel_share", "kernel_time_share"):
+        if rec.get(key) is not None:
+            out[key] = round(float(rec[key]), 4)
+    return out
+
+
 def _trace(meta, suite, include_host_info: bool) -> dict:
     procs = [{"pid": p.pid, "name": process_name(p.name, include_host_info)}
              for p in suite.processes if p.pid != -1]
@@ -80,6 +92,7 @@ def _trace(meta, suite, include_host_info: bool) -> dict:
         "capture_span_ns": int(max(meta.capture_end_ns - meta.capture_start_ns, 0)),
         "session_start_utc_ns": meta.session_start_utc_ns,
         "tables": {str(k): int(v) for k, v in sorted(meta.tables.items())},
+        "read_window": _read_window(meta.extra.get("read_window")),
     }
     if include_host_info:
         out["host"] = {str(k): str(v) for k, v in sorted(meta.host.items())}

@@ -91,3 +91,69 @@ def test_merged_variants_match_the_generic_ones(a, b):
     s, e = iv.subtract_merged(*am, *bm)
     assert np.all(e > s) and np.all(s[1:] >= e[:-1])
     assert (e - s).sum() == (cov_a & ~cov_b).sum()
+
+
+# --------------------------------------------------- merged-input variants (perf, bench) = generic
+def _arr(pairs):
+    s = np.array([x for x, _ in pairs], dtype=np.int64)
+    return s, s + np.array([d for _, d in pairs], dtype=np.int64)
+
+
+windows = st.lists(st.tuples(st.integers(-50, 1300), st.integers(-20, 400)), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals, intervals, st.integers(-50, 1300), st.integers(-50, 1300), st.integers(-5, 120))
+def test_union_clip_and_gaps_of_merged_sets_equal_the_generic_ones(a, b, lo, hi, min_gap):
+    a_s, a_e = _arr(a)
+    b_s, b_e = _arr(b)
+    am, bm = iv.merge_intervals(a_s, a_e), iv.merge_intervals(b_s, b_e)
+    for got, want in [
+        (iv.union_merged(*am, *bm), iv.merge_intervals(np.r_[a_s, b_s], np.r_[a_e, b_e])),
+        (iv.clip_merged(*am, lo, hi), iv.merge_intervals(*iv.clip(a_s, a_e, lo, hi))),
+        (iv.clip_merged(am[0].copy(), am[1].copy(), lo, hi, in_place=True),
+         iv.merge_intervals(*iv.clip(a_s, a_e, lo, hi))),
+        (iv.find_gaps_merged(*am, lo, hi, min_gap), iv.find_gaps(a_s, a_e, lo, hi, min_gap)),
+    ]:
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        assert got[0].dtype == np.int64 and got[1].dtype == np.int64
+    s_in = am[0].copy()
+    iv.clip_merged(*am, lo, hi)
+    assert am[0].tolist() == s_in.tolist()  # not in place unless asked
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals, windows, st.randoms(use_true_random=False))
+def test_window_queries_of_merged_sets_equal_the_generic_ones(a, w, rnd):
+    a_s, a_e = _arr(a)
+    ws, we = _arr(w)
+    am = iv.merge_intervals(a_s, a_e)
+    want = iv.covered_length_per_window(a_s, a_e, ws, we)
+    assert iv.covered_length_per_window_merged(*am, ws, we).tolist() == want.tolist()
+    assert iv.covered_length_per_window_merged(
+        *am, ws, we, prefix=iv.covered_prefix(*am)).tolist() == want.tolist()
+    lengths = (am[1] - am[0]).tolist()
+    assert iv.covered_prefix(*am).tolist() == [sum(lengths[:i]) for i in range(len(lengths) + 1)]
+    # overlaps_any: any interval shares time with the window; sorted or not, with a row subset
+    order = list(range(a_s.size))
+    rnd.shuffle(order)
+    rows = np.array([rnd.random() < 0.6 for _ in order], bool)
+    for s, e in [(a_s, a_e), (a_s[order], a_e[order])]:
+        assert iv.overlaps_any(s, e, ws, we).tolist() == (want > 0).tolist()
+        sub = iv.covered_length_per_window(s[rows], e[rows], ws, we) > 0
+        assert iv.overlaps_any(s, e, ws, we, rows=rows).tolist() == sub.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals, st.lists(st.integers(-50, 1400), max_size=30))
+def test_containing_interval_matches_a_scan(a, points):
+    s, e = iv.merge_intervals(*_arr(a))  # disjoint and sorted, as required
+    got = iv.containing_interval(points, s, e)
+    want = [next((i for i, (x, y) in enumerate(zip(s.tolist(), e.tolist())) if x <= p < y), -1)
+            for p in points]
+    assert got.tolist() == want and got.dtype == np.int64
+
+
+def test_is_sorted():
+    assert iv.is_sorted(np.array([], np.int64)) and iv.is_sorted(np.array([3]))
+    assert iv.is_sorted(np.array([1, 1, 2])) and not iv.is_sorted(np.array([2, 1]))

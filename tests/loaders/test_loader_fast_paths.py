@@ -171,3 +171,30 @@ def test_no_analysis_reads_a_column_that_analyze_skips():
     used = {(p.name, c) for p in src.glob("*.py") for c in KERNEL_DETAIL_FRAME_COLUMNS
             if c in p.read_text(encoding="utf-8")}
     assert not used, f"analyses read columns that analyze does not load: {sorted(used)}"
+
+
+@pytest.mark.parametrize("values", [
+    [1, 2.5, None, 7],            # INTEGER + REAL + NULL: read uncast
+    [3, "4.5", None, "x"],        # TEXT values: back to the type-stable SQL
+    [None, None, None, None],     # all NULL
+])
+def test_plain_float_fast_path_equals_typed_sql(tmp_path, monkeypatch, values):
+    pytest.importorskip("adbc_driver_sqlite")
+    path = tmp_path / "f.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE StringIds (id INTEGER, value TEXT)")
+    con.execute("CREATE TABLE t (k INTEGER, v)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(values * 500)))
+    con.commit()
+    con.close()
+    cols = [Col("k", "int"), Col("v", "float")]
+    with NsysDb(path) as db:
+        fast = db.read("t", cols)
+        assert db.reader == "adbc"
+    monkeypatch.setenv("NSYS_DIAG_NO_ADBC", "1")
+    with NsysDb(path) as db:
+        slow = db.read("t", cols)
+    assert fast["v"].dtype == np.float64
+    np.testing.assert_array_equal(fast["v"], slow["v"])  # NaN == NaN here
+    np.testing.assert_array_equal(fast["k"], slow["k"])
+    assert int(np.isnan(fast["v"]).sum()) == 500 * sum(v is None for v in values)

@@ -1,0 +1,75 @@
+"""What the loader selects from the big nsys tables: table names and column specs.
+
+Pandas-free on purpose: ``loaders/prefetch.py`` builds the very same SELECTs before pandas is
+imported, so the largest reads can start while the interpreter is still importing it.
+"""
+from __future__ import annotations
+
+from nsys_diag.loaders.nsys_db import Col
+from nsys_diag.loaders.read_window import and_where
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+GPU_METRICS_TABLE = "GPU_METRICS"
+
+NULL_TIME = -(1 << 62)
+"""What a NULL (or non-numeric) start time is read as; such rows are dropped (``sanity``)."""
+
+GPU_OP_REQUIRED = ("start", "end", "deviceId", "contextId", "streamId")
+API_REQUIRED = ("start", "end", "nameId")
+API_CLASS_WHERE = "eventClass IN (0, 1)"
+"""Runtime (0) and driver (1) calls; 67 = backtrace duplicates (NSYS_SQLITE.md §2.2)."""
+
+KERNEL_DETAIL_COLUMNS = ("contextId", "streamId", "gridX", "gridY", "gridZ", "blockX", "blockY",
+                         "blockZ", "registersPerThread", "staticSharedMemory",
+                         "dynamicSharedMemory", "graphNodeId")
+"""Kernel columns no analysis of ``analyze`` reads (context, stream, launch configuration, graph
+node), so ``read_kernels(detail=False)`` skips them (perf, bench: ~1.2 s of SQLite work and
+~190 MB on 2M kernels); their frame columns then hold -1 (one shared read-only array).
+``nsys_cuda.KERNEL_DETAIL_FRAME_COLUMNS`` are their frame names: an analysis that starts to use
+one must remove it here (tests/loaders/test_loader_fast_paths.py checks the analyses' sources)."""
+
+
+def opt_col(cols: list[str], name: str, kind: str = "int", fill: int = -1,
+            default: str = "NULL") -> Col:
+    """Column ``name`` if present, else a constant (``default`` SQL)."""
+    return Col(name, kind, "" if name in cols else default, fill)
+
+
+def gpu_op_spec(cols: list[str]) -> list[Col]:
+    """Columns shared by kernels, memcpys, memsets and syncs."""
+    return [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
+            Col("deviceId", "int"),
+            Col("contextId", "int"), Col("streamId", "int"), opt_col(cols, "correlationId"),
+            opt_col(cols, "globalPid")]
+
+
+def kernel_spec(cols: list[str], detail: bool) -> list[Col]:
+    """Kernel columns (``detail=False``: without ``KERNEL_DETAIL_COLUMNS``)."""
+    return [c for c in gpu_op_spec(cols) if detail or c.name not in KERNEL_DETAIL_COLUMNS] + [
+        opt_col(cols, "demangledName"), opt_col(cols, "shortName"),
+        *(opt_col(cols, c) for c in KERNEL_DETAIL_COLUMNS[2:] if detail),
+    ]
+
+
+def api_spec(cols: list[str]) -> list[Col]:
+    """CUDA runtime/driver call columns (filter with ``API_CLASS_WHERE`` when ``eventClass``
+    exists)."""
+    return [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
+            opt_col(cols, "globalTid"), opt_col(cols, "correlationId"), Col("nameId", "int"),
+            opt_col(cols, "eventClass", default="-1")]
+
+
+def api_where(cols: list[str], window_clause: str = "") -> str:
+    """WHERE of the API read: runtime/driver rows (when ``eventClass`` exists), and a window."""
+    return and_where(API_CLASS_WHERE if "eventClass" in cols else "", window_clause)
+
+
+def gpu_metrics_spec(cols: list[str]) -> list[Col]:
+    """GPU_METRICS sample columns (``timestamp``, or ``rawTimestamp`` in old exports)."""
+    ts_col = "timestamp" if "timestamp" in cols else "rawTimestamp"
+    return [Col("ts", "int", f'"{ts_col}"', 0), Col("typeId", "int"), Col("metricId", "int"),
+            Col("value", "float")]

@@ -1,0 +1,125 @@
+"""Read only one time window of an export: bounded memory for exports of any size.
+
+Memory grows with the rows that are read (bench: ~300 MB per million kernels with their launch
+calls), so an export too large for the memory budget is analysed over a *window* of its timeline
+(``plan_window``) and every event table is filtered in SQL (``ReadWindow``): SQLite scans the
+whole file in C, but only the rows inside the window are ever turned into arrays, so peak memory
+follows the window, not the file.
+
+Which rows a window keeps (``[start_ns, end_ns)``, session-timeline ns):
+
+* GPU operations (kernels, memcpy, memset, sync) and CUDA API calls that overlap it
+  (``end > start_ns AND start < end_ns``);
+* plus the API calls that *launched* those GPU operations, even when they ran before the window:
+  CUPTI correlation ids grow with time within a process, so ``correlationId >= min_correlation``
+  (the smallest id among the window's GPU operations, any process) with ``start < end_ns`` keeps
+  every launch (a launch starts before its work does) — no unmatched launches at the edge;
+* NVTX ranges that overlap it (unterminated ones that start before its end), marks inside it, and
+  every thread-name / domain-name row (they are written once, at creation time);
+* GPU-metric samples inside it. GPU-memory events are not windowed (they are cumulative).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nsys_diag.loaders.nsys_db import NsysDb
+
+GPU_OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                 "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+"""Tables whose rows carry the correlation id of their launching API call."""
+
+SAMPLE_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
+"""Tables sampled to place a window: the big ones, whose rows make up the memory."""
+
+SAMPLE_ROWS = 20_000
+"""About this many rows per sampled table decide where a window goes (strided by rowid)."""
+
+
+@dataclass(frozen=True)
+class ReadWindow:
+    """A time window pushed down into every event-table read (see module docstring)."""
+
+    start_ns: int
+    end_ns: int
+    min_correlation: int | None = None
+    """Smallest correlation id of the window's GPU operations (None: no GPU operation in it)."""
+
+    def overlap(self, start: str = '"start"', end: str = '"end"') -> str:
+        """SQL: the row's ``[start, end)`` overlaps the window."""
+        return f"({end} > {int(self.start_ns)} AND {start} < {int(self.end_ns)})"
+
+    def instant(self, ts: str) -> str:
+        """SQL: the timestamp ``ts`` lies inside the window."""
+        return f"({ts} >= {int(self.start_ns)} AND {ts} < {int(self.end_ns)})"
+
+    def api(self, has_correlation: bool) -> str:
+        """SQL for API rows: overlapping, or a launch of a GPU operation in the window."""
+        if not has_correlation or self.min_correlation is None:
+            return self.overlap()
+        return (f'("start" < {int(self.end_ns)} AND ("end" > {int(self.start_ns)} OR '
+                f'"correlationId" >= {int(self.min_correlation)}))')
+
+    def to_json(self) -> dict:
+        return {"start_ns": int(self.start_ns), "end_ns": int(self.end_ns)}
+
+
+def and_where(*clauses: str) -> str:
+    """Join non-empty SQL conditions with AND."""
+    parts = [c for c in clauses if c]
+    return " AND ".join(f"({c})" for c in parts)
+
+
+def with_launches(db: NsysDb, start_ns: int, end_ns: int) -> ReadWindow:
+    """``ReadWindow`` for ``[start_ns, end_ns)`` with the smallest correlation id of the GPU
+    operations inside it (one C-level ``min()`` scan per GPU-operation table)."""
+    probe = ReadWindow(int(start_ns), int(end_ns))
+    lows = []
+    for table in GPU_OP_TABLES:
+        actual = db.table(table)
+        cols = db.columns(table)
+        if actual is None or not {"start", "end", "correlationId"} <= set(cols):
+            continue
+        row = db.rows(f'SELECT min("correlationId") FROM "{actual}" WHERE {probe.overlap()} '
+                      f'AND typeof("correlationId") = \'integer\' AND "correlationId" >= 0')
+        if row and row[0][0] is not None:
+            lows.append(int(row[0][0]))
+    return ReadWindow(probe.start_ns, probe.end_ns, min(lows) if lows else None)
+
+
+def sample_event_starts(db: NsysDb) -> np.ndarray:
+    """Sorted start times (ns) of a strided sample of the kernel and API rows (the rows that make
+    up most of the memory); empty when there are none."""
+    out = []
+    for table in SAMPLE_TABLES:
+        actual = db.table(table)
+        if actual is None or "start" not in db.columns(table):
+            continue
+        n_rows = int(db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0] or 0)
+        stride = max(1, n_rows // SAMPLE_ROWS)
+        rows = db.rows(f'SELECT "start" FROM "{actual}" WHERE rowid % {stride} = 0 AND '
+                       f'typeof("start") = \'integer\'')
+        out.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+    starts = np.concatenate(out) if out else np.zeros(0, np.int64)
+    starts.sort()
+    return starts
+
+
+def plan_window(db: NsysDb, fraction: float) -> tuple[int, int] | None:
+    """The middle ``fraction`` (0 < fraction < 1) of the export's kernel and API rows, as a time
+    window ``(start_ns, end_ns)``; None when there is nothing to sample.
+
+    Heuristic: the middle of a capture is past start-up and warm-up and before shutdown, so it is
+    the most representative stretch of steady-state steps; steps cut by the window's edges are
+    left out by the step analysis (it keeps the steps wholly inside a window).
+    """
+    starts = sample_event_starts(db)
+    if starts.size < 2:
+        return None
+    f = min(max(float(fraction), 0.0), 1.0)
+    lo_q, hi_q = 0.5 - f / 2, 0.5 + f / 2
+    lo, hi = (int(v) for v in np.quantile(starts, [lo_q, hi_q], method="nearest"))
+    if hi <= lo:
+        hi = lo + 1
+    return lo, hi

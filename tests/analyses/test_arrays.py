@@ -1,0 +1,33 @@
+"""Small numpy helpers of the 2M-row hot paths (``analyses/_arrays.py``)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nsys_diag.analyses._arrays import all_equal, contiguous_run, unique_ints
+
+
+def test_all_equal():
+    assert all_equal(np.array([3, 3, 3])) and all_equal(np.array([7]))
+    assert not all_equal(np.array([], np.int64))
+    assert not all_equal(np.array([3, 4, 3])) and not all_equal(np.array([1, 1, 2]))
+
+
+@pytest.mark.parametrize("values", [[], [5], [5, 5, 5], [2, 1, 2, 3, 1], [0, 1 << 40, 0]])
+def test_unique_ints_is_pd_unique_as_ints(values):
+    a = np.array(values, np.int64)
+    got = unique_ints(a)
+    assert got == [int(x) for x in pd.unique(a)]
+    assert all(type(x) is int for x in got)
+
+
+@pytest.mark.parametrize("mask,want", [
+    ([], (0, 0)), ([False, False], (0, 0)), ([True, True], (0, 2)),
+    ([False, True, True, False], (1, 3)), ([True, False, True], None), ([False, False, True], (2, 3)),
+])
+def test_contiguous_run(mask, want):
+    m = np.array(mask, bool)
+    assert contiguous_run(m) == want
+    if want is not None:  # the run selects exactly the True rows
+        assert np.flatnonzero(m).tolist() == list(range(*want))
