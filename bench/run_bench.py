@@ -646,6 +646,9 @@ def main(argv: list[str] | None = None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
 
     readers = ensure_bench_packages()
+    # Byte-compile ours once, as `pip install` does for a wheel (and as nsys-ai's venv is): with
+    # PYTHONDONTWRITEBYTECODE set, an editable checkout would otherwise be recompiled every run.
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "nsys_diag")], capture_output=True)
     peer_exe, peer_note = (None, "skipped (--skip-peer)") if args.skip_peer else ensure_peer()
     if not args.skip_peer and peer_exe is None:
         log(f"nsys-ai: {peer_note}")

@@ -17,7 +17,8 @@ from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for
     API_CLASS_WHERE, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
     MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, gpu_op_spec,
     kernel_spec, opt_col)
-from nsys_diag.loaders.nsys_strings import (StringTable, categorical, decode_global_tid,
+from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_view,
+                                            decode_global_tid,
                                             pid_of_global_pid, strip_runtime_suffix)
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
@@ -90,6 +91,9 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
         text = text if text is not None else f"<string #{k // 2}>"
         labels.append(text if k % 2 else strip_runtime_suffix(text))
     gpid, pid, tid = decode_global_tid(d["globalTid"])
+    gpid = constant_view(gpid)  # perf: one process → no 2M-row arrays
+    if gpid.strides and gpid.strides[0] == 0:
+        pid = np.broadcast_to(pid[:1], pid.shape)
     df = pd.DataFrame(copy=False, data={
         "start_ns": d["start"], "end_ns": d["end"], "global_tid": d["globalTid"],
         "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d["correlationId"],
@@ -109,10 +113,11 @@ _gpu_op_spec = gpu_op_spec
 
 
 def _gpu_op_frame(d: dict) -> dict:
-    return {"start_ns": d["start"], "end_ns": d["end"], "device_id": d["deviceId"],
+    gpid = constant_view(d["globalPid"])  # perf: one GPU / one process → no 2M-row arrays
+    return {"start_ns": d["start"], "end_ns": d["end"], "device_id": constant_view(d["deviceId"]),
             "context_id": d["contextId"], "stream_id": d["streamId"],
-            "correlation_id": d["correlationId"], "global_pid": d["globalPid"],
-            "pid": pid_of_global_pid(d["globalPid"])}
+            "correlation_id": d["correlationId"], "global_pid": gpid,
+            "pid": pid_of_global_pid(gpid)}
 
 
 KERNEL_DETAIL_FRAME_COLUMNS = ("context_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x",

@@ -244,8 +244,11 @@ class NsysDb:
         i = 0
         for c in cols:
             if c.kind == "float":
-                vals = np.asarray(raw[i], dtype=np.float64).copy()
-                vals[np.asarray(raw[i + 1]).astype(bool)] = np.nan
+                vals = np.asarray(raw[i], dtype=np.float64)
+                null = np.asarray(raw[i + 1]).astype(bool)
+                if null.any():  # perf: no copy when nothing is NULL
+                    vals = vals.copy()
+                    vals[null] = np.nan
                 out[c.name] = vals
                 i += 2
                 continue

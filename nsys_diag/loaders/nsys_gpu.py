@@ -21,7 +21,7 @@ import pandas as pd
 from nsys_diag.loaders.nsys_db import Col, NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import gpu_metrics_spec
-from nsys_diag.loaders.nsys_strings import categorical, pid_of_global_pid
+from nsys_diag.loaders.nsys_strings import categorical, constant_view, pid_of_global_pid
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
 
@@ -156,6 +156,7 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
     ts_col = "timestamp" if "timestamp" in cols else "rawTimestamp"
     d = db.read("GPU_METRICS", gpu_metrics_spec(cols),
                 where=window.instant(f'"{ts_col}"') if window is not None else "")
+    d["ts"] = d.pop(ts_col)
     names: dict[tuple[int, int], str] = {}
     for r in _select(db, "TARGET_INFO_GPU_METRICS", ["typeId", "metricId", "metricName"]):
         if r.get("typeId") is not None and r.get("metricId") is not None:
@@ -188,9 +189,10 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
             "gpu_metric_out_of_range",
             f"{int(bad.sum()):,} GPU-metric samples of '%' metrics were outside 0–100 and dropped",
             int(bad.sum())))
-    keep = ~bad
-    df = pd.DataFrame(copy=False, data={"ts_ns": d["ts"][keep], "device_id": d["typeId"][keep] & 0xFF,
-                       "metric": categorical(codes[keep], labels), "value": value[keep]})
+    keep = slice(None) if not bad.any() else ~bad  # perf: no copies when every sample is kept
+    df = pd.DataFrame(copy=False, data={
+        "ts_ns": d["ts"][keep], "device_id": constant_view(d["typeId"][keep] & 0xFF),
+        "metric": categorical(codes[keep], labels), "value": value[keep]})
     return C.GPU_METRICS.validate(df, source=str(db.path)), warnings
 
 

@@ -69,7 +69,8 @@ def api_where(cols: list[str], window_clause: str = "") -> str:
 
 
 def gpu_metrics_spec(cols: list[str]) -> list[Col]:
-    """GPU_METRICS sample columns (``timestamp``, or ``rawTimestamp`` in old exports)."""
+    """GPU_METRICS sample columns: the time is the first (``timestamp``, or ``rawTimestamp`` in
+    old exports; read plain, perf), then ``typeId``, ``metricId``, ``value``."""
     ts_col = "timestamp" if "timestamp" in cols else "rawTimestamp"
-    return [Col("ts", "int", f'"{ts_col}"', 0), Col("typeId", "int"), Col("metricId", "int"),
+    return [Col(ts_col, "int", fill=0), Col("typeId", "int"), Col("metricId", "int"),
             Col("value", "float")]

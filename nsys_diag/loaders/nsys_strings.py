@@ -25,12 +25,26 @@ _PID_MASK = np.int64(0xFFFFFF)
 _GLOBAL_PID_MASK = np.int64(-16777216)  # 0xFFFFFFFFFF000000 as int64: keep hw|vm|pid, zero tid
 
 
+def constant_view(a: np.ndarray) -> np.ndarray:
+    """``a`` itself, or — when every value is the same — a read-only stride-0 view of that one
+    value (perf, bench: one GPU and one process make device / process columns constant; each
+    saves a 2M-row array and its page faults). Readers never write into loader arrays."""
+    a = np.asarray(a)
+    if a.ndim != 1 or a.size < 2 or a.strides[0] == 0 or a[0] != a[-1] or not (a == a[0]).all():
+        return a
+    return np.broadcast_to(a[:1], a.shape)
+
+
 def decode_global_tid(gtid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """GlobalId → (global_pid, pid, tid). Layout ``<hw:8><vm:8><pid:24><tid:24>`` (§1.5).
 
-    Missing ids (the -1 sentinel) stay -1 in all three outputs.
+    Missing ids (the -1 sentinel) stay -1 in all three outputs. A constant input (one thread)
+    gives constant (stride-0) outputs without computing 2M-row arrays.
     """
     g = np.asarray(gtid, dtype=np.int64)
+    if g.ndim == 1 and g.size > 1 and g.strides[0] == 0:
+        one = decode_global_tid(g[:1])
+        return tuple(np.broadcast_to(x, g.shape) for x in one)  # type: ignore[return-value]
     missing = g < 0
     gpid = g & _GLOBAL_PID_MASK
     pid = g >> 24
@@ -45,6 +59,8 @@ def decode_global_tid(gtid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def pid_of_global_pid(gpid: np.ndarray) -> np.ndarray:
     g = np.asarray(gpid, dtype=np.int64)
+    if g.ndim == 1 and g.size > 1 and g.strides[0] == 0:  # constant: stays a view
+        return np.broadcast_to(pid_of_global_pid(g[:1]), g.shape)
     return np.where(g < 0, -1, (g >> 24) & _PID_MASK)
 
 
