@@ -38,6 +38,7 @@ import json
 import math
 import os
 import platform
+import random
 import shutil
 import signal
 import statistics
@@ -358,10 +359,11 @@ def prepare_peer_copy(trace: Trace) -> None:
 def measure(trace: Trace, tools: list[Tool], runs: int, timeout: float) -> list[Row]:
     rows = {tl.name: Row(tl.name, trace.size_m, trace.label, trace.kernels) for tl in tools}
     for i in range(runs):  # interleaved: a load spike hits every tool alike
-        # Rotated each run, so no tool always runs right after the same one (on this VM a child
-        # that follows a memory-hungry one pays more for touching fresh memory).
-        k = i % len(tools)
-        for tl in tools[k:] + tools[:k]:
+        # A different (seeded, reproducible) order each run, so no tool always runs right after
+        # the same one (whatever a neighbour leaves behind in caches and memory would otherwise
+        # always hit the same tool; a rotation would not do: it keeps every predecessor).
+        order = tools if i == 0 else random.Random(i).sample(tools, len(tools))
+        for tl in order:
             row = rows[tl.name]
             if row.status != "ok":
                 continue
