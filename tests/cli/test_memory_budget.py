@@ -94,3 +94,18 @@ def test_read_fraction_rules(trace, tmp_path):
     csv.write_text('"ID","Kernel Name"\n' * 1000)
     assert frac(str(csv), AnalyzeOptions(memory_budget_bytes=pipeline.BASE_MEMORY_BYTES + 1)) \
         is None
+
+
+@pytest.mark.parametrize("preset", ["launch_bound", "worked_example", "multi_gpu"])
+def test_a_middle_window_keeps_the_verdict_and_its_evidence(tmp_path, preset):
+    """The window is representative: on a 40-step capture, the middle half gives the verdict of
+    the whole export, with utilization within a percentage point."""
+    path = synth.write_preset(tmp_path / "t.sqlite", preset, steps=40)
+    whole = pipeline.analyze_path(str(path), AnalyzeOptions(memory_budget_bytes=None))
+    est, _ = pipeline.estimate_memory(str(path))
+    half = pipeline.analyze_path(str(path), AnalyzeOptions(
+        memory_budget_bytes=pipeline.BASE_MEMORY_BYTES + est // 2))
+    assert half["trace"]["read_window"]["reason"] == "memory_budget"
+    assert half["verdict"]["code"] == whole["verdict"]["code"] == synth.expected(preset)["verdict"]
+    assert half["steps"]["analysed_count"] < whole["steps"]["analysed_count"]
+    assert half["gpu"]["utilization"] == pytest.approx(whole["gpu"]["utilization"], abs=0.01)
