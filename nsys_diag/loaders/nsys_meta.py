@@ -71,8 +71,12 @@ def session_start_utc(db: NsysDb) -> int | None:
 
 
 def table_counts(db: NsysDb) -> dict[str, int]:
-    """Row count of every table (``count(*)`` walks the b-tree without decoding rows)."""
-    return {name: db.count(name) for name in sorted(db.tables)}
+    """Row count of every table (``NsysDb.counts``; taken from ``loaders/prefetch.py`` when it
+    already counted them in the background)."""
+    from nsys_diag.loaders.prefetch import COUNTS_QUERY, take_prefetched
+
+    counted = take_prefetched(db.path, COUNTS_QUERY)
+    return counted if isinstance(counted, dict) else db.counts()
 
 
 def host_info(db: NsysDb) -> dict[str, str]:

@@ -6,7 +6,9 @@ pyarrow and ADBC. ``start_prefetch(path)`` (pandas-free: this module, ``nsys_db`
 ``nsys_specs`` import no pandas) builds exactly the SELECTs the loader will issue
 (``nsys_specs`` + ``nsys_db.select_plan``) and runs them on background threads, each with its own
 read-only ADBC connection; ``NsysDb._read_adbc`` then takes a finished (or still running) result
-instead of re-running the same query. Whatever is not taken is dropped by ``clear_prefetch``.
+instead of re-running the same query. The row count of every table (``NsysDb.counts``, for the
+report's table list) is taken the same way. Whatever is not taken is dropped by
+``clear_prefetch``.
 
 Only the unfiltered whole-table reads of ``analyze`` are prefetched (no ``--window`` / memory
 window, no kernel detail). Any problem (no ADBC, odd schema, a damaged file) just means no
@@ -21,6 +23,8 @@ from pathlib import Path
 
 _LOCK = threading.Lock()
 _PENDING: dict[tuple[str, str], Future] = {}
+COUNTS_QUERY = "-- count(*) of every table"
+"""Key of the background ``NsysDb.counts()`` (``nsys_meta.table_counts`` takes it)."""
 PREFETCH_ENV = "NSYS_DIAG_NO_PREFETCH"
 """Set to any value to disable prefetching (the loader reads everything itself)."""
 
@@ -77,9 +81,18 @@ def _read_arrow(uri: str, sql: str, batch_rows: int):
         database.close()
 
 
+def _count_rows(path: str | Path) -> dict[str, int]:
+    """``count(*)`` of every table on a connection of its own (C work, off the critical path)."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+
+    with NsysDb(path) as db:
+        return db.counts()
+
+
 def start_prefetch(path: str | Path) -> int:
-    """Start reading the big tables of ``path`` in the background; returns how many reads were
-    started (0 when prefetching is off or not possible)."""
+    """Start reading the big tables of ``path`` (and counting every table's rows) in the
+    background; returns how many jobs were started (0 when prefetching is off or not
+    possible)."""
     if os.environ.get(PREFETCH_ENV) or os.environ.get("NSYS_DIAG_NO_ADBC"):
         return 0
     try:
@@ -90,7 +103,7 @@ def start_prefetch(path: str | Path) -> int:
     except Exception:  # anything odd: the loader reads (and reports) it itself
         return 0
     started = 0
-    for sql in queries:
+    for sql in queries + [COUNTS_QUERY]:
         fut: Future = Future()
         key = _key(path, sql)
         with _LOCK:
@@ -100,7 +113,8 @@ def start_prefetch(path: str | Path) -> int:
 
         def run(fut=fut, sql=sql) -> None:
             try:
-                fut.set_result(_read_arrow(uri, sql, _ADBC_BATCH_ROWS))
+                fut.set_result(_count_rows(path) if sql == COUNTS_QUERY else
+                               _read_arrow(uri, sql, _ADBC_BATCH_ROWS))
             except BaseException as exc:  # noqa: BLE001 - handed to the taker, which re-reads
                 fut.set_exception(exc)
 

@@ -94,6 +94,21 @@ def trusted_window(frames: dict[str, pd.DataFrame], declared_end: int | None
     return (mid - OUTLIER_SPAN_NS, mid + OUTLIER_SPAN_NS), distrusted
 
 
+def _all_valid(name: str, df: pd.DataFrame, window: tuple[int, int] | None) -> bool:
+    """True when no row of the frame can be invalid, decided from min/max reductions and one
+    ``end >= start`` pass (perf, bench: no 2M-row masks or duration temporaries for clean
+    exports). A duration is at most ``max(end) - min(start)``, so that bound checks the cap."""
+    s, e = _times(df)
+    s_min, s_max, e_min, e_max = int(s.min()), int(s.max()), int(e.min()), int(e.max())
+    lo, hi = (-HARD_LIMIT_NS, HARD_LIMIT_NS) if window is None else (
+        max(window[0], -HARD_LIMIT_NS), min(window[1], HARD_LIMIT_NS))
+    if s_min < lo or e_min < -HARD_LIMIT_NS or s_max > HARD_LIMIT_NS or e_max > hi:
+        return False  # NULL_TIME is below -HARD_LIMIT_NS, so NULL starts land here too
+    if FRAMES[name][1] and e_max - s_min > MAX_OP_DURATION_NS:
+        return False
+    return s is e or bool((e >= s).all())
+
+
 def invalid_mask(name: str, df: pd.DataFrame, window: tuple[int, int] | None) -> np.ndarray:
     """Rows of frame ``name`` to drop (see module docstring)."""
     bad = _basic_bad(df, FRAMES[name][1])
@@ -114,6 +129,9 @@ def drop_invalid_rows(frames: dict[str, pd.DataFrame], window: tuple[int, int] |
             out[name] = df
             continue
         label = FRAMES[name][0]
+        if _all_valid(name, df, window):
+            out[name] = df
+            continue
         bad = invalid_mask(name, df, window)
         n = int(bad.sum())
         if n:

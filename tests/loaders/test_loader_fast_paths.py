@@ -198,3 +198,29 @@ def test_plain_float_fast_path_equals_typed_sql(tmp_path, monkeypatch, values):
     np.testing.assert_array_equal(fast["v"], slow["v"])  # NaN == NaN here
     np.testing.assert_array_equal(fast["k"], slow["k"])
     assert int(np.isnan(fast["v"]).sum()) == 500 * sum(v is None for v in values)
+
+
+def test_sanity_fast_check_never_hides_an_invalid_row():
+    """``sanity._all_valid`` (min/max shortcut) is True only when ``invalid_mask`` drops nothing."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from nsys_diag.loaders import sanity
+
+    times = st.one_of(st.integers(-10**12, 10**12), st.sampled_from(
+        [sanity.NULL_TIME, sanity.HARD_LIMIT_NS + 1, -sanity.HARD_LIMIT_NS - 1,
+         sanity.MAX_OP_DURATION_NS + 5]))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(times, times), min_size=1, max_size=20),
+           st.sampled_from(["kernels", "nvtx"]),
+           st.one_of(st.none(), st.tuples(st.integers(-10**12, 0), st.integers(1, 10**12))))
+    def check(rows, name, window):
+        df = pd.DataFrame({"start_ns": np.array([r[0] for r in rows], np.int64),
+                           "end_ns": np.array([r[1] for r in rows], np.int64)})
+        if sanity._all_valid(name, df, window):
+            assert not sanity.invalid_mask(name, df, window).any()
+
+    check()
+    clean = pd.DataFrame({"start_ns": np.arange(0, 100, 10), "end_ns": np.arange(5, 105, 10)})
+    assert sanity._all_valid("kernels", clean, None)  # the shortcut does fire on clean frames

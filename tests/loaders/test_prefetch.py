@@ -34,9 +34,11 @@ def test_prefetched_load_equals_plain_load_and_takes_every_query(trace, monkeypa
         return out
 
     monkeypatch.setattr(prefetch, "take_prefetched", spy)
-    assert prefetch.start_prefetch(trace) == 3  # API, kernels, GPU metrics
+    assert prefetch.start_prefetch(trace) == 4  # API, kernels, GPU metrics, table counts
     got = load_trace(trace, kernel_detail=False)
-    assert len(taken) == 3 and not prefetch._PENDING
+    assert len(taken) == 4 and not prefetch._PENDING
+    assert prefetch.COUNTS_QUERY in taken
+    assert got.meta.tables == plain.meta.tables
     for name in ("kernels", "api", "gpu_metrics", "nvtx"):
         pd.testing.assert_frame_equal(getattr(plain, name), getattr(got, name), obj=name)
 
@@ -59,11 +61,11 @@ def test_starts_without_importing_pandas(trace):
             f"n = prefetch.start_prefetch({str(trace)!r}); "
             "print(n, 'pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.stdout.split() == ["3", "False"], out.stderr
+    assert out.stdout.split() == ["4", "False"], out.stderr
 
 
 def test_untaken_results_are_cleared_and_a_failed_prefetch_is_no_result(trace, tmp_path):
-    assert prefetch.start_prefetch(trace) == 3
+    assert prefetch.start_prefetch(trace) == 4
     prefetch.clear_prefetch(trace)
     assert not prefetch._PENDING
     assert prefetch.take_prefetched(trace, "SELECT 1") is None
