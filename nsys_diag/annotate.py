@@ -335,29 +335,21 @@ def _traced_steps(domain: Any, it: Iterator[T], data_attrs: Any, expected: int |
     while True:
         if remaining is not None and remaining <= 0:
             # len() said we are done: the exhausting fetch is data outside any step.
-            push(data_attrs)
-            try:
-                item = next(it)
-            except StopIteration:
+            item = _fetch_in_range(it, push, pop, data_attrs)
+            if item is _EXHAUSTED:
                 return
-            finally:
-                pop()
             remaining = None  # len() was wrong; keep stepping, this step without its fetch
             rid = start(_step_attrs(domain, next(_step_counter)))
         else:
             rid = start(_step_attrs(domain, next(_step_counter)))
-            push(data_attrs)
             try:
-                item = next(it)
-            except StopIteration:  # exhausted: close both, innermost first
-                pop()
-                end(rid)
-                return
-            except BaseException:
-                pop()
+                item = _fetch_in_range(it, push, pop, data_attrs)
+            except BaseException:  # the fetch's range is closed: close the step too
                 end(rid)
                 raise
-            pop()
+            if item is _EXHAUSTED:
+                end(rid)
+                return
             if remaining is not None:
                 remaining -= 1
         try:
@@ -381,11 +373,23 @@ def mark_iter(iterable: Iterable[T], name: str = "data") -> Iterator[T]:
 def _traced_iter(domain: Any, it: Iterator[T], attrs: Any) -> Iterator[T]:
     push, pop = domain.push_range, domain.pop_range
     while True:
-        push(attrs)
-        try:
-            item = next(it)
-        except StopIteration:
+        item = _fetch_in_range(it, push, pop, attrs)
+        if item is _EXHAUSTED:
             return
-        finally:
-            pop()
         yield item
+
+
+_EXHAUSTED: Any = object()
+"""What ``_fetch_in_range`` returns when the iterator is done."""
+
+
+def _fetch_in_range(it: Iterator[T], push: Callable, pop: Callable, attrs: Any) -> Any:
+    """``next(it)`` inside a push/pop range (popped whatever happens); ``_EXHAUSTED`` at the
+    end. The one place that times a fetch, for ``steps`` and ``mark_iter``."""
+    push(attrs)
+    try:
+        return next(it)
+    except StopIteration:
+        return _EXHAUSTED
+    finally:
+        pop()
