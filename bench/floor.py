@@ -17,7 +17,6 @@ peak RSS is the memory floor too. Prints one JSON line: rows, Arrow bytes, in-pr
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import sys
 import time
@@ -25,6 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from needed_columns import DURATION_TABLES, queries, ro_uri  # noqa: E402
+
+from nsys_diag.loaders.concurrent import read_threads as analyze_threads  # noqa: E402  same count
 
 
 def read_adbc(path: str, qs: dict[str, str]) -> dict:
@@ -56,9 +57,7 @@ def read_threads(read_one, qs: dict[str, str]) -> dict:
     """``read_one(sql)`` for every table, concurrently (GIL released inside the readers)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    workers = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                         else (os.cpu_count() or 1)))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=analyze_threads()) as pool:
         futures = {t: pool.submit(read_one, sql) for t, sql in qs.items()}
     return {t: f.result() for t, f in futures.items()}
 

@@ -27,6 +27,7 @@ import re
 import sys
 from pathlib import Path
 
+from nsys_diag.loaders.sniff import SQLITE_MAGIC, is_sqlite_file
 from nsys_diag.model.errors import InputError, ResourceLimitError, UsageError
 from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -172,7 +173,7 @@ def estimate_memory(path: str) -> tuple[int, str] | None:
         size = p.stat().st_size
         with p.open("rb") as fh:
             head = fh.read(65536)
-            if head.startswith(b"SQLite format 3\x00"):
+            if head.startswith(SQLITE_MAGIC):
                 return (int(size * LOAD_MEMORY_FACTOR),
                         f"{LOAD_MEMORY_FACTOR:g} × the {_gib(size)} SQLite file")
             cells, block = head.count(b","), head
@@ -200,7 +201,7 @@ def memory_read_fraction(path: str, options: AnalyzeOptions) -> float | None:
     not an SQLite export, or ``--window`` already chose the span). ``--max-memory`` stays a
     refusal (``_check_memory``), checked against what will actually be read."""
     budget = options.memory_budget_bytes
-    if not budget or options.window_ns is not None or not _is_sqlite(path):
+    if not budget or options.window_ns is not None or not is_sqlite_file(path):
         return None
     est = estimate_memory(path)
     if est is None or est[0] <= 0:
@@ -212,14 +213,6 @@ def memory_read_fraction(path: str, options: AnalyzeOptions) -> float | None:
     if room <= 0:
         return None  # not even the base fits: read everything (--max-memory may refuse)
     return room / est[0]
-
-
-def _is_sqlite(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
 
 
 def _check_memory(path: str, limit: int | None, ncu_path: str | None = None,
@@ -279,7 +272,7 @@ def load_for_analysis(path: str, options: AnalyzeOptions):
 
     fraction = memory_read_fraction(str(path), options)
     _check_memory(str(path), options.max_memory_bytes, options.ncu_path, fraction)
-    if fraction is None and options.window_ns is None and _is_sqlite(str(path)):
+    if fraction is None and options.window_ns is None and is_sqlite_file(str(path)):
         start_prefetch(path)  # perf (bench): the big reads run while pandas is imported
     try:
         from nsys_diag.loaders import load_trace

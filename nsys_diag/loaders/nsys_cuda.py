@@ -48,8 +48,6 @@ _SYNC_BY_API = (  # classified by the correlated API name (§2.6), first match w
     (re.compile(r"Event(Synchronize|Query)"), "event"),
 )
 
-_GPU_OP_REQUIRED = GPU_OP_REQUIRED
-
 
 def _require(db: NsysDb, table: str, required) -> list[str]:
     cols = db.columns(table)
@@ -58,9 +56,6 @@ def _require(db: NsysDb, table: str, required) -> list[str]:
         raise SchemaError(db.path, f"table {table} lacks column(s) {missing}",
                           "not a known nsys export layout; please report the nsys version")
     return cols
-
-
-_opt = opt_col
 
 
 # ------------------------------------------------------------------------------------------ API
@@ -90,10 +85,7 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
     for k, text in zip(uniq.tolist(), raw):
         text = text if text is not None else f"<string #{k // 2}>"
         labels.append(text if k % 2 else strip_runtime_suffix(text))
-    gpid, pid, tid = decode_global_tid(d["globalTid"])
-    gpid = constant_view(gpid)  # perf: one process → no 2M-row arrays
-    if gpid.strides and gpid.strides[0] == 0:
-        pid = np.broadcast_to(pid[:1], pid.shape)
+    gpid, pid, tid = decode_global_tid(d["globalTid"])  # one process: stride-0 gpid/pid
     df = pd.DataFrame(copy=False, data={
         "start_ns": d["start"], "end_ns": d["end"], "global_tid": d["globalTid"],
         "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d["correlationId"],
@@ -107,9 +99,6 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
 # ------------------------------------------------------------------------------ GPU operations
 def _overlap(window: ReadWindow | None) -> str:
     return window.overlap() if window is not None else ""
-
-
-_gpu_op_spec = gpu_op_spec
 
 
 def _gpu_op_frame(d: dict) -> dict:
@@ -134,7 +123,7 @@ def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
     kernels overlapping it."""
     if not db.has(KERNEL_TABLE):
         return None
-    cols = _require(db, KERNEL_TABLE, _GPU_OP_REQUIRED)
+    cols = _require(db, KERNEL_TABLE, GPU_OP_REQUIRED)
     d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window))
     if not detail:
         not_read = np.full(len(d["start"]), -1, dtype=np.int64)
@@ -170,10 +159,10 @@ def _kind_categorical(ids: np.ndarray, mapping: dict[int, str], other: str) -> p
 def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | None:
     if not db.has(MEMCPY_TABLE):
         return None
-    cols = _require(db, MEMCPY_TABLE, _GPU_OP_REQUIRED + ("bytes",))
-    spec = _gpu_op_spec(cols) + [Col("bytes", "int", fill=0), _opt(cols, "copyKind"),
-                                 _opt(cols, "srcKind"), _opt(cols, "dstKind"),
-                                 _opt(cols, "copyCount", fill=1)]
+    cols = _require(db, MEMCPY_TABLE, GPU_OP_REQUIRED + ("bytes",))
+    spec = gpu_op_spec(cols) + [Col("bytes", "int", fill=0), opt_col(cols, "copyKind"),
+                                 opt_col(cols, "srcKind"), opt_col(cols, "dstKind"),
+                                 opt_col(cols, "copyCount", fill=1)]
     d = db.read(MEMCPY_TABLE, spec, where=_overlap(window))
     copy_count = np.where(d["copyCount"] < 1, 1, d["copyCount"])
     return pd.DataFrame(copy=False, data={
@@ -188,8 +177,8 @@ def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | 
 def read_memset(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | None:
     if not db.has(MEMSET_TABLE):
         return None
-    cols = _require(db, MEMSET_TABLE, _GPU_OP_REQUIRED + ("bytes",))
-    d = db.read(MEMSET_TABLE, _gpu_op_spec(cols) + [Col("bytes", "int", fill=0)],
+    cols = _require(db, MEMSET_TABLE, GPU_OP_REQUIRED + ("bytes",))
+    d = db.read(MEMSET_TABLE, gpu_op_spec(cols) + [Col("bytes", "int", fill=0)],
                 where=_overlap(window))
     return pd.DataFrame({**_gpu_op_frame(d), "bytes": d["bytes"]}, copy=False)
 
@@ -199,8 +188,8 @@ def read_sync(db: NsysDb, window: ReadWindow | None = None
     """Sync rows (without sync_kind) and their raw ``syncType`` values."""
     if not db.has(SYNC_TABLE):
         return None
-    cols = _require(db, SYNC_TABLE, _GPU_OP_REQUIRED)
-    d = db.read(SYNC_TABLE, _gpu_op_spec(cols) + [_opt(cols, "syncType")],
+    cols = _require(db, SYNC_TABLE, GPU_OP_REQUIRED)
+    d = db.read(SYNC_TABLE, gpu_op_spec(cols) + [opt_col(cols, "syncType")],
                 where=_overlap(window))
     df = pd.DataFrame(_gpu_op_frame(d), copy=False)
     df["stream_id"] = np.where(df["stream_id"].to_numpy() == NO_STREAM, -1, df["stream_id"])

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from nsys_diag.loaders.sniff import REP_SUFFIXES, SQLITE_MAGIC
+from nsys_diag.loaders.sniff import REP_SUFFIXES, is_sqlite_file
 from nsys_diag.model.bundle import LoadWarning, TraceBundle
 from nsys_diag.model.errors import InputError
 
@@ -44,17 +44,9 @@ def cache_dir() -> Path:
     return Path(base) / "nsys-diag" / "exports"
 
 
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
 def _fresh(export: Path, rep: Path) -> bool:
     try:
-        return _is_sqlite(export) and export.stat().st_mtime >= rep.stat().st_mtime
+        return is_sqlite_file(export) and export.stat().st_mtime >= rep.stat().st_mtime
     except OSError:
         return False
 
@@ -71,7 +63,7 @@ def target_path(rep: str | Path) -> tuple[Path, bool]:
     st = rep.stat()
     key = hashlib.sha256(f"{rep}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
     cached = cache_dir() / f"{_stem(rep)}-{key}.sqlite"
-    return cached, _is_sqlite(cached)
+    return cached, is_sqlite_file(cached)
 
 
 def export_to_sqlite(rep_path: str | Path) -> Path:
@@ -98,7 +90,7 @@ def export_to_sqlite(rep_path: str | Path) -> Path:
                               stdin=subprocess.DEVNULL)
     except OSError as exc:
         raise InputError(rep, f"could not run nsys ({exc.strerror or exc})", hint) from None
-    if proc.returncode != 0 or not _is_sqlite(target):
+    if proc.returncode != 0 or not is_sqlite_file(target):
         if created and target.exists():
             target.unlink(missing_ok=True)  # our own partial output
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-3:]

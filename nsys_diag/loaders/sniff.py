@@ -24,6 +24,15 @@ class Format(enum.Enum):
     NSYS_REP = "nsys-rep"
 
 
+def is_sqlite_file(path: str | Path) -> bool:
+    """True when ``path`` starts with the SQLite header (False when it cannot be read)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
 def is_report_file(path: str | Path) -> bool:
     """True for ``*.nsys-rep`` / ``*.qdrep`` names (case-insensitive)."""
     return str(path).lower().endswith(REP_SUFFIXES)
