@@ -112,19 +112,9 @@ def check_sqlite_header(path: Path) -> None:
                          f"{page_size * n_pages}", _CORRUPT_HINT)
 
 
-def _adbc_module():
-    if os.environ.get("NSYS_DIAG_NO_ADBC"):
-        return None
-    try:
-        import adbc_driver_sqlite.dbapi as dbapi  # optional fast path
-    except Exception:  # not installed or broken install: use sqlite3
-        return None
-    return dbapi
-
-
 def _adbc_installed() -> bool:
-    """Whether the ADBC SQLite driver can be used, without importing it (its DB-API module
-    imports pandas; ``loaders/prefetch.py`` runs before pandas is imported)."""
+    """Whether the ADBC SQLite driver can be used, without importing it (``loaders/prefetch.py``
+    runs before pandas is imported; a broken install fails in ``read_arrow`` → sqlite3)."""
     if os.environ.get("NSYS_DIAG_NO_ADBC"):
         return False
     import importlib.util
@@ -133,6 +123,32 @@ def _adbc_installed() -> bool:
         return importlib.util.find_spec("adbc_driver_sqlite") is not None
     except (ImportError, ValueError):
         return False
+
+
+def read_arrow(uri: str, sql: str, batch_rows: int = _ADBC_BATCH_ROWS):
+    """One query → ``pyarrow.Table`` through the low-level ADBC API on a connection of its own
+    (thread-safe; no pandas import, unlike ADBC's DB-API module). Shared by ``NsysDb`` and
+    ``loaders/prefetch.py``."""
+    import adbc_driver_manager as dm
+    import adbc_driver_sqlite
+    import pyarrow as pa
+
+    database = adbc_driver_sqlite.connect(uri)
+    try:
+        conn = dm.AdbcConnection(database)
+        try:
+            stmt = dm.AdbcStatement(conn)
+            try:
+                stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(batch_rows)})
+                stmt.set_sql_query(sql)
+                stream, _ = stmt.execute_query()
+                return pa.RecordBatchReader._import_from_c(stream.address).read_all()
+            finally:
+                stmt.close()
+        finally:
+            conn.close()
+    finally:
+        database.close()
 
 
 class NsysDb:
@@ -148,8 +164,6 @@ class NsysDb:
             raise self.error(exc) from None
         self.conn.text_factory = _decode
         self._lock = threading.Lock()  # the shared sqlite3 connection serves one query at a time
-        self._local = threading.local()  # one ADBC connection per reading thread (read_parallel)
-        self._adbc_conns: list = []
         self._adbc_failed = not _adbc_installed()
         self.reader = "sqlite3" if self._adbc_failed else "adbc"
         rows = self.rows("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -159,13 +173,6 @@ class NsysDb:
 
     # ------------------------------------------------------------------ lifecycle / errors
     def close(self) -> None:
-        with self._lock:
-            conns, self._adbc_conns = self._adbc_conns, []
-        for conn in conns:
-            try:
-                conn.close()
-            except Exception:
-                pass
         self.conn.close()
 
     def __enter__(self) -> "NsysDb":
@@ -249,10 +256,10 @@ class NsysDb:
         for c in cols:
             if c.kind == "float":
                 vals = np.asarray(raw[i], dtype=np.float64)
-                null = np.asarray(raw[i + 1]).astype(bool)
-                if null.any():  # perf: no copy when nothing is NULL
+                null = raw[i + 1]  # None: NaN already marks NULL (uncast fast read)
+                if null is not None and np.asarray(null).any():  # perf: no copy without NULLs
                     vals = vals.copy()
-                    vals[null] = np.nan
+                    vals[np.asarray(null).astype(bool)] = np.nan
                 out[c.name] = vals
                 i += 2
                 continue
@@ -275,27 +282,11 @@ class NsysDb:
         (without disabling ADBC) when one of them does not come back numeric.
         """
         try:
-            import pyarrow as pa
-            import pyarrow.compute as pc
-
             from nsys_diag.loaders.prefetch import take_prefetched
 
-            table = take_prefetched(self.path, sql)
-            if table is not None:
-                return self._arrow_columns(table, ncols, int_fill, float_plain)
-            conn = getattr(self._local, "adbc", None)
-            if conn is None:
-                conn = self._local.adbc = _adbc_module().connect(self.uri, autocommit=True)
-                with self._lock:
-                    self._adbc_conns.append(conn)
-            cur = conn.cursor()
-            try:
-                cur.adbc_statement.set_options(
-                    **{"adbc.sqlite.query.batch_rows": str(_ADBC_BATCH_ROWS)})
-                cur.execute(sql)
-                table = cur.fetch_arrow_table()
-            finally:
-                cur.close()
+            table = take_prefetched(self.path, sql)  # already read in the background?
+            if table is None:
+                table = read_arrow(self.uri, sql)
         except Exception:
             if int_fill or float_plain:  # the uncast attempt failed: the type-stable SQL tries
                 return None
@@ -441,12 +432,13 @@ def _plain_sql(cols: Sequence[Col], exprs: list[str]
 
 
 def _float_pairs(raw: list, float_plain: frozenset[int]) -> list:
-    """Fast-read arrays back in the type-stable layout: each plain float becomes
-    (values, is-NULL) (SQLite stores no NaN, so NaN marks NULL)."""
+    """Fast-read arrays back in the type-stable layout: each plain float becomes (values, None),
+    None saying NaN already marks NULL (SQLite stores no NaN; ``_arrow_columns`` maps NULL to
+    NaN)."""
     out: list = []
     for j, arr in enumerate(raw):
         if j in float_plain:
-            out += [arr, np.isnan(arr)]
+            out += [arr, None]
         else:
             out.append(arr)
     return out

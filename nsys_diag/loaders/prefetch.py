@@ -5,7 +5,7 @@ SQLite → Arrow reads of the kernel, CUDA API and GPU-metric tables are plain C
 pyarrow and ADBC. ``start_prefetch(path)`` (pandas-free: this module, ``nsys_db`` and
 ``nsys_specs`` import no pandas) builds exactly the SELECTs the loader will issue
 (``nsys_specs`` + ``nsys_db.select_plan``) and runs them on background threads, each with its own
-read-only ADBC connection; ``NsysDb._read_adbc`` then takes a finished (or still running) result
+read-only ADBC connection (``nsys_db.read_arrow``); ``NsysDb._read_adbc`` then takes a finished (or still running) result
 instead of re-running the same query. The row count of every table (``NsysDb.counts``, for the
 report's table list) is taken the same way. Whatever is not taken is dropped by
 ``clear_prefetch``.
@@ -57,30 +57,6 @@ def _queries(path: str | Path) -> list[str]:
     return out
 
 
-def _read_arrow(uri: str, sql: str, batch_rows: int):
-    """One query through the low-level ADBC API (no pandas import), → ``pyarrow.Table``."""
-    import adbc_driver_manager as dm
-    import adbc_driver_sqlite
-    import pyarrow as pa
-
-    database = adbc_driver_sqlite.connect(uri)
-    try:
-        conn = dm.AdbcConnection(database)
-        try:
-            stmt = dm.AdbcStatement(conn)
-            try:
-                stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(batch_rows)})
-                stmt.set_sql_query(sql)
-                stream, _ = stmt.execute_query()
-                return pa.RecordBatchReader._import_from_c(stream.address).read_all()
-            finally:
-                stmt.close()
-        finally:
-            conn.close()
-    finally:
-        database.close()
-
-
 def _count_rows(path: str | Path) -> dict[str, int]:
     """``count(*)`` of every table on a connection of its own (C work, off the critical path)."""
     from nsys_diag.loaders.nsys_db import NsysDb
@@ -96,7 +72,7 @@ def start_prefetch(path: str | Path) -> int:
     if os.environ.get(PREFETCH_ENV) or os.environ.get("NSYS_DIAG_NO_ADBC"):
         return 0
     try:
-        from nsys_diag.loaders.nsys_db import _ADBC_BATCH_ROWS, ro_uri
+        from nsys_diag.loaders.nsys_db import read_arrow, ro_uri
 
         queries = _queries(path)
         uri = ro_uri(path)
@@ -114,7 +90,7 @@ def start_prefetch(path: str | Path) -> int:
         def run(fut=fut, sql=sql) -> None:
             try:
                 fut.set_result(_count_rows(path) if sql == COUNTS_QUERY else
-                               _read_arrow(uri, sql, _ADBC_BATCH_ROWS))
+                               read_arrow(uri, sql))
             except BaseException as exc:  # noqa: BLE001 - handed to the taker, which re-reads
                 fut.set_exception(exc)
 
