@@ -22,6 +22,7 @@ Option formats
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import re
 import sys
@@ -165,12 +166,25 @@ def now_utc() -> str:
 # ---------------------------------------------------------------------------------- analysis
 def estimate_memory(path: str) -> tuple[int, str] | None:
     """(bytes, how) of the input-dependent peak memory of analysing ``path``; None when the file
-    cannot be read or is neither SQLite nor text (the loader then says why)."""
+    cannot be read or is neither SQLite nor text (the loader then says why).
+
+    Remembered per (path, size, mtime): the memory budget and ``--max-memory`` both ask, and an
+    ncu CSV is estimated by scanning it whole."""
     p = Path(path)
     if p.name.lower().endswith((".nsys-rep", ".qdrep")):
         return None  # converted first; the exported SQLite is checked by its own size
     try:
-        size = p.stat().st_size
+        st = p.stat()
+    except OSError:
+        return None
+    return _estimate_file(str(p), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | None:
+    """``estimate_memory`` of one version of a file (the cache key carries size and mtime)."""
+    p = Path(path)
+    try:
         with p.open("rb") as fh:
             head = fh.read(65536)
             if head.startswith(SQLITE_MAGIC):
