@@ -382,6 +382,11 @@ class SelectPlan:
     float_plain: frozenset
 
 
+def and_where(*clauses: str) -> str:
+    """Join non-empty SQL conditions with AND."""
+    return " AND ".join(f"({c})" for c in clauses if c)
+
+
 def select_plan(actual: str, cols: Sequence[Col], where: str = "") -> SelectPlan:
     """The SELECTs reading ``cols`` of table ``actual`` (see ``NsysDb.read``); pure, so
     ``loaders/prefetch.py`` can start the same query before the loader asks for it."""

@@ -20,7 +20,8 @@ import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
-from nsys_diag.loaders.nsys_specs import gpu_metrics_spec
+from nsys_diag.loaders.nsys_specs import (GPU_METRICS_REQUIRED, GPU_METRICS_TABLE,
+                                          gpu_metrics_spec, gpu_metrics_time_column)
 from nsys_diag.loaders.nsys_strings import categorical, constant_view, pid_of_global_pid
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
@@ -147,14 +148,14 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
                      ) -> tuple[pd.DataFrame, list[LoadWarning]]:
     """GPU_METRICS joined with TARGET_INFO_GPU_METRICS on (typeId, metricId); unit-checked.
     ``window``: only the samples inside it."""
-    if not db.has("GPU_METRICS"):
+    if not db.has(GPU_METRICS_TABLE):
         return C.GPU_METRICS.empty(), []
-    cols = db.columns("GPU_METRICS")
-    if not {"typeId", "metricId", "value"} <= set(cols):
+    cols = db.columns(GPU_METRICS_TABLE)
+    if not set(GPU_METRICS_REQUIRED) <= set(cols):
         return C.GPU_METRICS.empty(), [LoadWarning(
             "unknown_layout", "GPU_METRICS has an unknown layout and was ignored", 0)]
-    ts_col = "timestamp" if "timestamp" in cols else "rawTimestamp"
-    d = db.read("GPU_METRICS", gpu_metrics_spec(cols),
+    ts_col = gpu_metrics_time_column(cols)
+    d = db.read(GPU_METRICS_TABLE, gpu_metrics_spec(cols),
                 where=window.instant(f'"{ts_col}"') if window is not None else "")
     d["ts"] = d.pop(ts_col)
     names: dict[tuple[int, int], str] = {}

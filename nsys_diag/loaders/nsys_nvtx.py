@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_db import Col, NsysDb, Text
-from nsys_diag.loaders.read_window import ReadWindow, and_where
+from nsys_diag.loaders.nsys_db import Col, NsysDb, Text, and_where
+from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.sanity import NULL_TIME
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
 from nsys_diag.model import contracts as C
@@ -37,9 +37,10 @@ def _window_sql(window: ReadWindow, has_end: bool) -> str:
     lo, hi = int(window.start_ns), int(window.end_ns)
     ranges = ", ".join(map(str, PUSH_POP + START_END))
     alive = f'("end" IS NULL OR "end" > {lo})' if has_end else "1"
+    mark_inside = window.instant('"start"')
     return (f'eventType IN ({THREAD_NAME}, {DOMAIN_CREATE}) '
             f'OR (eventType IN ({ranges}) AND "start" < {hi} AND {alive}) '
-            f'OR (eventType = {MARK} AND {window.instant(chr(34) + "start" + chr(34))})')
+            f'OR (eventType = {MARK} AND {mark_inside})')
 
 
 @dataclass

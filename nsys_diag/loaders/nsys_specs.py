@@ -5,8 +5,7 @@ imported, so the largest reads can start while the interpreter is still importin
 """
 from __future__ import annotations
 
-from nsys_diag.loaders.nsys_db import Col
-from nsys_diag.loaders.read_window import and_where
+from nsys_diag.loaders.nsys_db import Col, and_where
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -68,9 +67,16 @@ def api_where(cols: list[str], window_clause: str = "") -> str:
     return and_where(API_CLASS_WHERE if "eventClass" in cols else "", window_clause)
 
 
+GPU_METRICS_REQUIRED = ("typeId", "metricId", "value")
+
+
+def gpu_metrics_time_column(cols: list[str]) -> str:
+    """``timestamp``, or ``rawTimestamp`` in old exports."""
+    return "timestamp" if "timestamp" in cols else "rawTimestamp"
+
+
 def gpu_metrics_spec(cols: list[str]) -> list[Col]:
-    """GPU_METRICS sample columns: the time is the first (``timestamp``, or ``rawTimestamp`` in
-    old exports; read plain, perf), then ``typeId``, ``metricId``, ``value``."""
-    ts_col = "timestamp" if "timestamp" in cols else "rawTimestamp"
-    return [Col(ts_col, "int", fill=0), Col("typeId", "int"), Col("metricId", "int"),
+    """GPU_METRICS sample columns: the time is the first (``gpu_metrics_time_column``, read
+    plain, perf), then ``typeId``, ``metricId``, ``value``."""
+    return [Col(gpu_metrics_time_column(cols), "int", fill=0), Col("typeId", "int"), Col("metricId", "int"),
             Col("value", "float")]

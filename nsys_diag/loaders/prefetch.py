@@ -45,7 +45,7 @@ def _queries(path: str | Path) -> list[str]:
         for table, required, spec, where in (
             (S.RUNTIME_TABLE, S.API_REQUIRED, S.api_spec, S.api_where),
             (S.KERNEL_TABLE, S.GPU_OP_REQUIRED, lambda c: S.kernel_spec(c, detail=False), None),
-            (S.GPU_METRICS_TABLE, ("typeId", "metricId", "value"), S.gpu_metrics_spec, None),
+            (S.GPU_METRICS_TABLE, S.GPU_METRICS_REQUIRED, S.gpu_metrics_spec, None),
         ):
             actual = db.table(table)
             cols = db.columns(table)

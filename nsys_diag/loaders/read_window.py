@@ -25,12 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.nsys_specs import (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE,
+                                          SYNC_TABLE)
 
-GPU_OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-                 "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+GPU_OP_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, SYNC_TABLE)
 """Tables whose rows carry the correlation id of their launching API call."""
 
-SAMPLE_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
+SAMPLE_TABLES = (KERNEL_TABLE, RUNTIME_TABLE)
 """Tables sampled to place a window: the big ones, whose rows make up the memory."""
 
 SAMPLE_ROWS = 20_000
@@ -63,12 +64,6 @@ class ReadWindow:
 
     def to_json(self) -> dict:
         return {"start_ns": int(self.start_ns), "end_ns": int(self.end_ns)}
-
-
-def and_where(*clauses: str) -> str:
-    """Join non-empty SQL conditions with AND."""
-    parts = [c for c in clauses if c]
-    return " AND ".join(f"({c})" for c in parts)
 
 
 def with_launches(db: NsysDb, start_ns: int, end_ns: int) -> ReadWindow:

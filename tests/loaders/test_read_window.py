@@ -8,8 +8,8 @@ import pytest
 
 from nsys_diag import synth
 from nsys_diag.loaders import load_trace
-from nsys_diag.loaders.nsys_db import NsysDb
-from nsys_diag.loaders.read_window import ReadWindow, and_where, plan_window, with_launches
+from nsys_diag.loaders.nsys_db import NsysDb, and_where
+from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 
 
 @pytest.fixture(scope="module")
