@@ -95,11 +95,6 @@ def metric_key_index(gpu_metrics: pd.DataFrame) -> np.ndarray:
     return table[metric.cat.codes.to_numpy()]  # code -1 (missing name) → the trailing -1
 
 
-def metric_keys(gpu_metrics: pd.DataFrame) -> np.ndarray:
-    """Canonical key per sample row ('' for other metrics) — classified once per metric name."""
-    return np.array(list(CANONICAL_KEYS) + [""], dtype=object)[metric_key_index(gpu_metrics)]
-
-
 def canonical_samples(gpu_metrics: pd.DataFrame) -> pd.DataFrame:
     """Long frame ``ts_ns, device_id, key, value`` (value as a fraction 0..1) for canonical keys.
 

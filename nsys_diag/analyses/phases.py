@@ -184,7 +184,7 @@ class PhasesResult:
 def _top_level(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Indices (sorted by start, then longest first) of ranges not contained in an earlier one."""
     order = np.lexsort((-ends, starts))
-    s, e = starts[order], ends[order]
+    e = ends[order]
     prev = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(e)[:-1]))
     return order[e > prev]
 

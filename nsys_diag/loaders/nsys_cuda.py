@@ -14,7 +14,7 @@ import pandas as pd
 from nsys_diag.loaders.nsys_db import Col, NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
-    API_CLASS_WHERE, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
+    API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
     MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, gpu_op_spec,
     kernel_spec, opt_col)
 from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_view,

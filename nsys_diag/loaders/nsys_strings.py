@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_db import Col, NsysDb, Text
+from nsys_diag.loaders.nsys_db import Col, NsysDb
 
 _SQL_CHUNK = 900  # stays under SQLite's oldest host-parameter limit (999)
 _FULL_READ_AT = 20_000  # this many distinct ids or more: read the whole StringIds table instead
@@ -93,10 +93,6 @@ def categorical(codes: np.ndarray, labels: Sequence[str], missing: str = "") -> 
         raise ValueError("categorical codes out of range")
     # perf (bench): codes are in range (checked above), so pandas need not re-validate 2M rows
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats), validate=False)
-
-
-def categorical_from_text(text: Text) -> pd.Categorical:
-    return categorical(text.codes, text.labels)
 
 
 class StringTable:
