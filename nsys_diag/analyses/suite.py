@@ -12,7 +12,7 @@ gives ``Unavailable(reason, hint)``; unexpected exceptions are not swallowed.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,9 +42,10 @@ from nsys_diag.model.thresholds import Thresholds
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
 PARALLEL_MIN_ROWS = 200_000
-"""From this many kernel + CUDA API rows in a process, its gap analysis runs in a worker thread
-while this thread does the kernel, Tensor Core and GPU-metric analyses (perf, bench: numpy
-releases the GIL in its array loops, −70 ms on 2 cores with 2M kernels; same results)."""
+"""From this many kernel + CUDA API rows in a process, its kernel table, gap and GPU-metric
+analyses run on two worker threads while this thread does the busy intervals, phases, Tensor
+Core and the small analyses (perf, bench: numpy and pandas release the GIL in their array loops;
+same results)."""
 ROOFLINE_MIN_MATCHED = 0.5
 """The ncu roofline feeds the verdict only when its kernels match ≥ 50% of the timeline's kernel
 time (an ncu capture of another program, or of a few kernels, must not decide)."""
@@ -236,22 +237,34 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
     steps = analyze_steps(f["nvtx"], kernels, options=options, th=th)
     window = choose_window(steps, kernels, memcpy, memset, user_window=options.window_ns,
                            capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
-    busy = device_busy(kernels, memcpy, memset, window, list(devices))
-    phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
-    steps = _explain_outliers(steps, phases)
-    util = analyze_utilization(busy, window, bundle.gpus)
-    gaps_args = (busy, kernels, f["api"], f["sync"], phases, window, devices, th)
-    side_args = (bundle, f, kernels, devices, window, busy, steps, phases, pid, options, th,
-                 roofline)
-    if len(kernels) + len(f["api"]) < PARALLEL_MIN_ROWS:
-        gaps = _gaps(*gaps_args)
-        side = _kernel_side(*side_args)
-    else:  # the two only read their inputs; the gaps are joined before the verdict
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="nsys-diag-gaps") as pool:
-            gaps_job = pool.submit(_gaps, *gaps_args)
-            side = _kernel_side(*side_args)
-            gaps = gaps_job.result()
-    k_win, kres, roof_p, tc, transfers, gm, comm, memory, timeline = side
+    wt = (window.start_ns, window.end_ns)
+    with _Jobs(parallel=len(kernels) + len(f["api"]) >= PARALLEL_MIN_ROWS) as jobs:
+        kernel_job = jobs.submit(_kernel_table, kernels, window, th, options.max_rows)
+        busy = device_busy(kernels, memcpy, memset, window, list(devices))
+        phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
+        steps = _explain_outliers(steps, phases)
+        util = analyze_utilization(busy, window, bundle.gpus)
+        gaps_job = jobs.submit(_gaps, busy, kernels, f["api"], f["sync"], phases, window, devices,
+                               th)
+        pw = phases.phase_windows() if getattr(phases, "available", False) else None
+        metrics_p = _process_metrics(bundle, devices)
+        metrics_job = jobs.submit(analyze_gpu_metrics, metrics_p, pw, th=th, window=wt)
+        k_win, kres = kernel_job.result()
+        roof_p = _process_roofline(roofline, k_win)
+        tc = analyze_tensor_cores(k_win, metrics_p, th=th,
+                                  counters=_tensor_counters(roof_p),
+                                  name_table=kres.table,  # perf: the name table is computed once
+                                  busy=busy, busy_window=wt)  # and the kernels merged once
+        transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
+        steps_total = steps.total_analysed_ns if getattr(steps, "available", False) \
+            else window.duration_ns
+        comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
+        mem_frame = bundle.gpu_memory
+        if pid != -1 and len(mem_frame):
+            mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
+        memory = analyze_memory(mem_frame, bundle.gpus, th=th)
+        timeline = build_timeline(steps, phases, busy, window)
+        gaps, gm = gaps_job.result(), metrics_job.result()
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
 
     quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
@@ -275,39 +288,55 @@ def _gaps(busy, kernels, api, sync, phases, window: Window, devices, th: Thresho
     return Unavailable("no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
 
 
-def _kernel_side(bundle, f, kernels, devices, window: Window, busy, steps, phases, pid: int,
-                 options: AnalyzeOptions, th: Thresholds, roofline):
-    """The analyses of one process that do not need the gaps (run while they are computed)."""
-    wt = (window.start_ns, window.end_ns)
-    memcpy, memset = f["memcpy"], f["memset"]
-    k_win = _in_window(kernels, window) if len(kernels) else kernels
-    kres = analyze_kernels(k_win, th=th, max_rows=options.max_rows)
-    metrics_p = bundle.gpu_metrics
-    if devices and len(metrics_p):
-        keep = np.isin(metrics_p["device_id"].to_numpy(), devices)
-        if not keep.all():  # perf (bench): no copy of 1M samples when all are this process's
-            metrics_p = metrics_p.loc[keep]
-    roof_p = roofline
-    if getattr(roofline, "available", False):
-        from nsys_diag.analyses.ncu_join import join_roofline_to_timeline  # only with ncu data
+class _Jobs:
+    """Analyses of one large process run on two worker threads while this thread goes on
+    (``submit`` → a Future); for a small one each runs at once, here (same results either way:
+    the analyses only read their inputs)."""
 
-        roof_p = join_roofline_to_timeline(roofline, k_win)
-        if not getattr(roof_p, "available", False):
-            roof_p = roofline  # nothing to weight with: keep ncu's own time weights
-    tc = analyze_tensor_cores(k_win, metrics_p, th=th, counters=_tensor_counters(roof_p),
-                              name_table=kres.table,  # perf: the name table is computed once
-                              busy=busy, busy_window=wt)  # and the kernels merged once
-    transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
-    pw = phases.phase_windows() if getattr(phases, "available", False) else None
-    gm = analyze_gpu_metrics(metrics_p, pw, th=th, window=wt)
-    steps_total = steps.total_analysed_ns if getattr(steps, "available", False) else window.duration_ns
-    comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
-    mem_frame = bundle.gpu_memory
-    if pid != -1 and len(mem_frame):
-        mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-    memory = analyze_memory(mem_frame, bundle.gpus, th=th)
-    timeline = build_timeline(steps, phases, busy, window)
-    return k_win, kres, roof_p, tc, transfers, gm, comm, memory, timeline
+    def __init__(self, parallel: bool):
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nsys-diag-analysis") \
+            if parallel else None
+
+    def submit(self, fn, *args, **kwargs) -> Future:
+        if self._pool is not None:
+            return self._pool.submit(fn, *args, **kwargs)
+        done: Future = Future()
+        done.set_result(fn(*args, **kwargs))  # an exception is raised here, unwrapped
+        return done
+
+    def __enter__(self) -> "_Jobs":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+
+def _kernel_table(kernels: pd.DataFrame, window: Window, th: Thresholds, max_rows: int):
+    """(kernels inside the window, ``analyze_kernels`` of them)."""
+    k_win = _in_window(kernels, window) if len(kernels) else kernels
+    return k_win, analyze_kernels(k_win, th=th, max_rows=max_rows)
+
+
+def _process_metrics(bundle: TraceBundle, devices) -> pd.DataFrame:
+    """The GPU-metric samples of the process's devices."""
+    metrics = bundle.gpu_metrics
+    if devices and len(metrics):
+        keep = np.isin(metrics["device_id"].to_numpy(), devices)
+        if not keep.all():  # perf (bench): no copy of 1M samples when all are this process's
+            metrics = metrics.loc[keep]
+    return metrics
+
+
+def _process_roofline(roofline, k_win: pd.DataFrame):
+    """The ncu roofline weighted by this process's kernel time (when it can be joined)."""
+    if not getattr(roofline, "available", False):
+        return roofline
+    from nsys_diag.analyses.ncu_join import join_roofline_to_timeline  # only with ncu data
+
+    joined = join_roofline_to_timeline(roofline, k_win)
+    # nothing to weight with: keep ncu's own time weights
+    return joined if getattr(joined, "available", False) else roofline
 
 
 def _get(result, key, default=None):

@@ -138,6 +138,11 @@ def window_shares(db: NsysDb, kernels: pd.DataFrame) -> dict:
     return out
 
 
+def _launch_join(ops: pd.DataFrame | None, api: pd.DataFrame):
+    """``attach_launch(ops, api)`` → (frame, unmatched rows); None when the table is absent."""
+    return None if ops is None else cuda.attach_launch(ops, api)
+
+
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
           row_fraction: float | None = None) -> TraceBundle:
     _check_is_nsys(db)
@@ -159,34 +164,36 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         "api": lambda: cuda.read_api(db, strings, window),
         "kernels": lambda: cuda.read_kernels(db, strings, detail=kernel_detail, window=window),
         "gpu_metrics": lambda: read_gpu_metrics(db, window),
-        # the launch join of millions of kernels, on a worker while GPU metrics are still read
-        "kernels_joined": After(("kernels", "api"), lambda k, a: (
-            None if k is None else cuda.attach_launch(k, a))),
+        # the launch joins (millions of kernels) on a worker while GPU metrics are still read
+        "kernels_joined": After(("kernels", "api"), _launch_join),
         "nvtx": lambda: read_nvtx(db, strings, window),
         "memcpy": lambda: cuda.read_memcpy(db, window),
         "memset": lambda: cuda.read_memset(db, window),
         "sync": lambda: cuda.read_sync(db, window),
+        "memcpy_joined": After(("memcpy", "api"), _launch_join),
+        "memset_joined": After(("memset", "api"), _launch_join),
+        "sync_joined": After(("sync", "api"), lambda s, a: (
+            None if s is None else _launch_join(s[0], a))),
         "table_counts": lambda: table_counts(db),  # count(*) scans: C, off the main thread
     })
 
     # ---- CUDA API and GPU work
-    api, kernels, memcpy, memset, sync_raw = (read[k] for k in (
-        "api", "kernels", "memcpy", "memset", "sync"))
+    api, sync_raw = read["api"], read["sync"]
     unmatched: dict[str, tuple[int, int]] = {}
 
-    def joined(df, contract, name, done=None):
-        if df is None:
+    def joined(key, contract, name):
+        if read[key] is None:
             return contract.empty()
-        out, miss = done if done is not None else cuda.attach_launch(df, api)
-        unmatched[name] = (miss, len(df))
+        out, miss = read[key]
+        unmatched[name] = (miss, len(out))
         return out
 
-    kernels_j = joined(kernels, C.KERNELS, "kernels", read["kernels_joined"])
-    memcpy_j = joined(memcpy, C.MEMCPY, "memcpys")
-    memset_j = joined(memset, C.MEMSET, "memsets")
+    kernels_j = joined("kernels_joined", C.KERNELS, "kernels")
+    memcpy_j = joined("memcpy_joined", C.MEMCPY, "memcpys")
+    memset_j = joined("memset_joined", C.MEMSET, "memsets")
     if sync_raw is not None:
-        sync_df, sync_type = sync_raw
-        sync_j = joined(sync_df, C.SYNC, "syncs")
+        sync_type = sync_raw[1]
+        sync_j = joined("sync_joined", C.SYNC, "syncs")
         sync_j["sync_kind"] = cuda.classify_sync(sync_j["launch_api"].array, sync_type,
                                                  use_sync_type=schema >= (3, 25))
     else:

@@ -372,7 +372,9 @@ def test_steps_and_phases_are_the_same_with_kernels_in_or_out_of_launch_order(mi
     assert sum(out[0][0]) > 0 and any(r["gpu_work_ms"] for r in out[0][2])
 
 
-def test_suite_with_the_gap_analysis_in_a_worker_thread_equals_sequential(monkeypatch):
+def test_suite_with_analyses_in_worker_threads_equals_sequential(monkeypatch):
+    """Kernel table, gaps and GPU metrics on worker threads (large processes) give the same
+    results as run one after another."""
     from nsys_diag.analyses import suite
     from nsys_diag.loaders import load_trace
 
@@ -385,5 +387,6 @@ def test_suite_with_the_gap_analysis_in_a_worker_thread_equals_sequential(monkey
         monkeypatch.setattr(suite, "PARALLEL_MIN_ROWS", rows)
         s = suite.run_suite(bundle)
         runs.append([(p.gaps.to_json(), p.kernels.to_json(), p.gpu_metrics.to_json(),
-                      p.verdict.code) for p in s.processes])
+                      p.tensor_cores.to_json(), p.phases.to_json(), p.verdict.code)
+                     for p in s.processes])
     assert runs[0] == runs[1] and runs[0][0][0]["count"] > 0
