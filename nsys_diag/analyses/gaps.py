@@ -305,15 +305,63 @@ def _longest_first(dur: np.ndarray, k: int) -> np.ndarray:
     return cand[np.argsort(-dur[cand], kind="stable")][:k]
 
 
-def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
-                 sync: pd.DataFrame, phases, window: Window, *, th: Thresholds) -> GapsResult:
-    """Gaps and causes for one process. ``phases`` is a PhasesResult or Unavailable."""
+@dataclass(frozen=True)
+class GapEvidence:
+    """The part of a process's gap analysis that needs no phases (``gap_evidence``): per device
+    the gaps (ns) and whether launch evidence covers each, and the merged sync intervals. The
+    suite computes it while the phases are still being analysed (perf)."""
+
+    sync_starts: np.ndarray
+    sync_ends: np.ndarray
+    devices: tuple  # (device_id, gap starts, gap ends, launch flags) per device, sorted by id
+
+
+def gap_evidence(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
+                 sync: pd.DataFrame, window: Window, *, th: Thresholds) -> GapEvidence:
+    """Gaps per device and their sync and launch evidence (see the module docstring)."""
     lo, hi = window.start_ns, window.end_ns
+    empty = np.zeros(0, np.int64)
     sync_s, sync_e = _api_intervals(api, SYNC_API_RE)
     if len(sync):
         sync_s = np.concatenate((sync_s, sync["start_ns"].to_numpy(np.int64)))
         sync_e = np.concatenate((sync_e, sync["end_ns"].to_numpy(np.int64)))
     sync_s, sync_e = iv.merge_intervals(sync_s, sync_e)
+    # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
+    dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi, min_gap=th.min_gap_ns)
+                for d, b in sorted(busy.items())}
+    # a launch/enqueue call overlaps the gap: one pass over the API rows for every device's gaps
+    launch_rows = _name_mask(api["name"], LAUNCH_API_RE) if len(api) else np.zeros(0, bool)
+    overlaps = iv.overlaps_any(api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64),
+                               np.concatenate([g[0] for g in dev_gaps.values()] or [empty]),
+                               np.concatenate([g[1] for g in dev_gaps.values()] or [empty]),
+                               rows=launch_rows)
+    del launch_rows
+    kdev = kernels["device_id"].to_numpy(np.int64) if len(kernels) else empty
+    one_device = all_equal(kdev)
+    k_start = kernels["start_ns"].to_numpy(np.int64) if len(kernels) else empty
+    k_launch_end = kernels["launch_end_ns"].to_numpy(np.int64) if len(kernels) else empty
+    done = 0
+    devices = []
+    for d, (gs, ge) in dev_gaps.items():  # handful of devices
+        overl = overlaps[done:done + gs.size]
+        done += gs.size
+        short = (ge - gs) <= th.launch_gap_max_ns
+        # perf (bench): the two columns it reads as arrays, no copy with one device
+        if one_device or not kdev.size:
+            on_d = (k_start, k_launch_end) if kdev.size and kdev[0] == d else (empty, empty)
+        else:
+            on_d = (k_start[kdev == d], k_launch_end[kdev == d])
+        devices.append((d, gs, ge, short & (overl | _launched_late(*on_d, gs, ge))))
+    return GapEvidence(sync_s, sync_e, tuple(devices))
+
+
+def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
+                 sync: pd.DataFrame, phases, window: Window, *, th: Thresholds,
+                 evidence: GapEvidence | None = None) -> GapsResult:
+    """Gaps and causes for one process. ``phases`` is a PhasesResult or Unavailable;
+    ``evidence``: ``gap_evidence`` of the same inputs, when already computed."""
+    ev = evidence if evidence is not None else gap_evidence(busy, kernels, api, sync, window,
+                                                            th=th)
     has_phases = getattr(phases, "available", False)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     input_iv = iv.merge_intervals(*phases.canonical_intervals("data")) if has_phases else empty
@@ -323,34 +371,10 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
     by_cause = {c: 0.0 for c in GAP_CAUSES}
     all_gaps = []  # per device: (gs, ge, device, cause_matrix)
     per_device = []
-    # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
-    dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi, min_gap=th.min_gap_ns)
-                for d, b in sorted(busy.items())}
-    # a launch/enqueue call overlaps the gap: one pass over the API rows for every device's gaps
-    launch_rows = _name_mask(api["name"], LAUNCH_API_RE) if len(api) else np.zeros(0, bool)
-    overlaps = iv.overlaps_any(api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64),
-                               np.concatenate([g[0] for g in dev_gaps.values()] or [empty[0]]),
-                               np.concatenate([g[1] for g in dev_gaps.values()] or [empty[0]]),
-                               rows=launch_rows)
-    del launch_rows
-    kdev = kernels["device_id"].to_numpy(np.int64) if len(kernels) else np.zeros(0, np.int64)
-    one_device = all_equal(kdev)
-    k_start = kernels["start_ns"].to_numpy(np.int64) if len(kernels) else empty[0]
-    k_launch_end = kernels["launch_end_ns"].to_numpy(np.int64) if len(kernels) else empty[0]
-    done = 0
-    for d, b in sorted(busy.items()):  # handful of devices
-        gs, ge = dev_gaps[d]
-        overl = overlaps[done:done + gs.size]
-        done += gs.size
-        short = (ge - gs) <= th.launch_gap_max_ns
-        # perf (bench): the two columns it reads as arrays, no copy with one device
-        if one_device or not kdev.size:
-            on_d = (k_start, k_launch_end) if kdev.size and kdev[0] == d else (empty[0], empty[0])
-        else:
-            on_d = (k_start[kdev == d], k_launch_end[kdev == d])
-        late = _launched_late(*on_d, gs, ge)
-        mat = _cause_ns(gs, ge, (input_iv, over_iv, (b.copy_starts, b.copy_ends), (sync_s, sync_e)),
-                        short & (overl | late))
+    for d, gs, ge, launch in ev.devices:
+        b = busy[d]
+        mat = _cause_ns(gs, ge, (input_iv, over_iv, (b.copy_starts, b.copy_ends),
+                                 (ev.sync_starts, ev.sync_ends)), launch)
         totals = mat.sum(axis=0)
         for ci, cause in enumerate(GAP_CAUSES):
             by_cause[cause] += float(totals[ci]) / n_dev

@@ -23,7 +23,7 @@ from nsys_diag.analyses._arrays import unique_ints
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.busy import Window, choose_window, device_busy
 from nsys_diag.analyses.communication import analyze_communication
-from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization
+from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization, gap_evidence
 from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
 from nsys_diag.analyses.kernels import analyze_kernels
 from nsys_diag.analyses.memory import analyze_memory
@@ -241,14 +241,19 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
     with _Jobs(parallel=len(kernels) + len(f["api"]) >= PARALLEL_MIN_ROWS) as jobs:
         kernel_job = jobs.submit(_kernel_table, kernels, window, th, options.max_rows)
         busy = device_busy(kernels, memcpy, memset, window, list(devices))
+        gaps_able = bool(devices) and window.duration_ns > 0
+        evidence_job = jobs.submit(gap_evidence, busy, kernels, f["api"], f["sync"], window,
+                                   th=th) if gaps_able else None
         phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
-        steps = _explain_outliers(steps, phases)
-        util = analyze_utilization(busy, window, bundle.gpus)
-        gaps_job = jobs.submit(_gaps, busy, kernels, f["api"], f["sync"], phases, window, devices,
-                               th)
         pw = phases.phase_windows() if getattr(phases, "available", False) else None
         metrics_p = _process_metrics(bundle, devices)
         metrics_job = jobs.submit(analyze_gpu_metrics, metrics_p, pw, th=th, window=wt)
+        # the job runs after the evidence job has started (FIFO), so its wait cannot deadlock
+        gaps_job = jobs.submit(lambda: analyze_gaps(
+            busy, kernels, f["api"], f["sync"], phases, window, th=th,
+            evidence=evidence_job.result())) if gaps_able else None
+        steps = _explain_outliers(steps, phases)
+        util = analyze_utilization(busy, window, bundle.gpus)
         k_win, kres = kernel_job.result()
         roof_p = _process_roofline(roofline, k_win)
         tc = analyze_tensor_cores(k_win, metrics_p, th=th,
@@ -264,7 +269,9 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
             mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
         memory = analyze_memory(mem_frame, bundle.gpus, th=th)
         timeline = build_timeline(steps, phases, busy, window)
-        gaps, gm = gaps_job.result(), metrics_job.result()
+        gm = metrics_job.result()
+        gaps = gaps_job.result() if gaps_able else Unavailable(
+            "no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
 
     quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
@@ -279,13 +286,6 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         transfers=transfers, gpu_metrics=gm, throughput=throughput, communication=comm,
         memory=memory, timeline=timeline, verdict=verdict, verdict_inputs=vin,
         data_quality=quality, roofline=roof_p)
-
-
-def _gaps(busy, kernels, api, sync, phases, window: Window, devices, th: Thresholds):
-    """``analyze_gaps``, or Unavailable without GPU activity or with an empty window."""
-    if devices and window.duration_ns > 0:
-        return analyze_gaps(busy, kernels, api, sync, phases, window, th=th)
-    return Unavailable("no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
 
 
 class _Jobs:

@@ -14,7 +14,7 @@ import pandas as pd
 from nsys_diag.loaders.nsys_db import Col, NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
-    API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
+    API_NAME_KEY, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
     MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, gpu_op_spec,
     kernel_spec, opt_col)
 from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_view,
@@ -23,9 +23,6 @@ from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_v
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
 from nsys_diag.model.errors import SchemaError
-
-EVENT_CLASS_RUNTIME = 0
-EVENT_CLASS_DRIVER = 1
 
 NO_STREAM = 0xFFFFFFFF
 """SYNCHRONIZATION streamId sentinel for device/event-level syncs (§2.6); becomes -1."""
@@ -69,15 +66,16 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
     has_class = "eventClass" in cols
     d = db.read(RUNTIME_TABLE, api_spec(cols), where=api_where(
         cols, window.api("correlationId" in cols) if window is not None else ""))
-    name_ids, event_class = d["nameId"], d["eventClass"]
-    if not has_class:  # no eventClass column: tell runtime from driver by the name
+    if has_class:  # nameId × 2 + eventClass (0 runtime, 1 driver), from SQLite
+        key = d[API_NAME_KEY]
+    else:  # no eventClass column: tell runtime from driver by the name
+        name_ids = d["nameId"]
         names = strings.categorical(name_ids)
         is_rt = np.asarray(pd.Series(names.categories).str.startswith("cuda"))[names.codes] \
             if len(names.categories) else np.zeros(len(name_ids), bool)
-        event_class = np.where(is_rt, EVENT_CLASS_RUNTIME, EVENT_CLASS_DRIVER)
+        key = name_ids * 2
+        key += ~is_rt  # in place (perf: one 2M-row temporary less)
     # One label per distinct (nameId, class): runtime names lose their _vNNNN suffix, driver keep _v2.
-    key = name_ids * 2
-    key += event_class == EVENT_CLASS_DRIVER  # in place (perf: one 2M-row temporary less)
     codes, uniq = pd.factorize(key, use_na_sentinel=False)
     uniq = np.asarray(uniq, dtype=np.int64)
     raw = strings.lookup((uniq // 2).tolist())
@@ -90,8 +88,8 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
         "start_ns": d["start"], "end_ns": d["end"], "global_tid": d["globalTid"],
         "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d["correlationId"],
         "name": categorical(np.asarray(codes, dtype=np.int64), labels),
-        "api_class": pd.Categorical.from_codes((event_class == EVENT_CLASS_DRIVER).astype(np.int8),
-                                               categories=["runtime", "driver"]),  # int8: perf
+        "api_class": pd.Categorical.from_codes((key & 1).astype(np.int8),  # int8: perf
+                                               categories=["runtime", "driver"]),
     })
     return C.API.validate(df, source=str(db.path))
 
@@ -307,11 +305,12 @@ def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, i
 def _lookup(sk: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(position in ``sk``, found) of each key; ``sk`` strictly increasing and ≥ 0.
 
-    Dense keys (correlation ids of one process: 1…N) are looked up in a direct-address table of
-    ``sk[-1] + 1`` entries — one scatter and one gather (perf, bench: 2M kernels, ~4× faster
-    than ``searchsorted``); sparse keys (several processes) by binary search."""
+    Many dense keys (the kernels of one process: correlation ids 1…N) are looked up in a
+    direct-address table of ``sk[-1] + 1`` entries — one scatter and one gather (perf, bench: 2M
+    kernels, ~4× faster than ``searchsorted``); sparse keys (several processes), or a few keys
+    (copies, syncs), by binary search."""
     top = int(sk[-1])
-    if top < LOOKUP_TABLE_FACTOR * (len(sk) + len(keys)) + 1024:
+    if top < LOOKUP_TABLE_FACTOR * (len(sk) + len(keys)) + 1024 and len(keys) * 16 >= len(sk):
         table = np.full(top + 1, -1, np.int32 if len(sk) < 2**31 else np.int64)
         table[sk] = np.arange(len(sk), dtype=table.dtype)
         inside = (keys >= 0) & (keys <= top)
