@@ -1,8 +1,7 @@
 """Read-only access to an nsys SQLite export: discovery (tables, columns, counts) and fast reads.
 
 * The file is opened with a ``file:…?mode=ro&immutable=1`` URI, so SQLite never writes, never
-  creates a journal and never takes a lock; the input stays byte-identical. Pages are read
-  through a memory map (``MMAP_PRAGMA``).
+  creates a journal and never takes a lock; the input stays byte-identical.
 * Reads select only the columns asked for. Every selected expression is made NULL-free and
   type-stable in SQL (``ifnull(CAST(x AS INTEGER), fill)``, a separate ``x IS NULL`` flag where
   NULL matters), so the result maps straight to numpy arrays.
@@ -33,12 +32,6 @@ type-stable anyway)."""
 
 _TEXT_COMBINE_LIMIT = 1 << 30
 """Text columns at least this large (bytes) are combined with 64-bit offsets (see _read_adbc)."""
-
-MMAP_PRAGMA = "PRAGMA mmap_size = 1099511627776"
-"""Every connection reads the file through a memory map (SQLite caps the size at its compiled
-maximum, and maps no more than the file) instead of one ``pread`` system call per 4 KiB page
-(perf, bench: 135,000 calls on the 2M-kernel trace). The file is opened immutable, as it is
-anyway: one truncated by another process *while* it is read could stop the process (SIGBUS)."""
 
 _DB_ERRORS = (sqlite3.Error, UnicodeError)
 """What a damaged file raises from sqlite3 (UnicodeError: undecodable text in sqlite's own error
@@ -144,13 +137,6 @@ def read_arrow(uri: str, sql: str, batch_rows: int = _ADBC_BATCH_ROWS):
     try:
         conn = dm.AdbcConnection(database)
         try:
-            pragma = dm.AdbcStatement(conn)
-            try:
-                pragma.set_sql_query(MMAP_PRAGMA)
-                result, _ = pragma.execute_query()  # held: the handle owns the stream
-                pa.RecordBatchReader._import_from_c(result.address).read_all()
-            finally:
-                pragma.close()
             stmt = dm.AdbcStatement(conn)
             try:
                 stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(batch_rows)})
@@ -177,10 +163,6 @@ class NsysDb:
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
         self.conn.text_factory = _decode
-        try:
-            self.conn.execute(MMAP_PRAGMA).fetchall()
-        except _DB_ERRORS as exc:
-            raise self.error(exc) from None
         self._lock = threading.Lock()  # the shared sqlite3 connection serves one query at a time
         self._adbc_failed = not _adbc_installed()
         self.reader = "sqlite3" if self._adbc_failed else "adbc"
