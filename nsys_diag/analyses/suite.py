@@ -245,30 +245,31 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         evidence_job = jobs.submit(gap_evidence, busy, kernels, f["api"], f["sync"], window,
                                    th=th) if gaps_able else None
         phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
-        pw = phases.phase_windows() if getattr(phases, "available", False) else None
-        metrics_p = _process_metrics(bundle, devices)
-        metrics_job = jobs.submit(analyze_gpu_metrics, metrics_p, pw, th=th, window=wt)
-        # the job runs after the evidence job has started (FIFO), so its wait cannot deadlock
+        # runs after the evidence job has started (FIFO), so its wait cannot deadlock
         gaps_job = jobs.submit(lambda: analyze_gaps(
             busy, kernels, f["api"], f["sync"], phases, window, th=th,
             evidence=evidence_job.result())) if gaps_able else None
+        pw = phases.phase_windows() if getattr(phases, "available", False) else None
+        metrics_p = _process_metrics(bundle, devices)
+        metrics_job = jobs.submit(analyze_gpu_metrics, metrics_p, pw, th=th, window=wt)
+        # what needs no kernel table first, while the kernel job may still run
         steps = _explain_outliers(steps, phases)
         util = analyze_utilization(busy, window, bundle.gpus)
+        transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
+        mem_frame = bundle.gpu_memory
+        if pid != -1 and len(mem_frame):
+            mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
+        memory = analyze_memory(mem_frame, bundle.gpus, th=th)
+        timeline = build_timeline(steps, phases, busy, window)
         k_win, kres = kernel_job.result()
         roof_p = _process_roofline(roofline, k_win)
         tc = analyze_tensor_cores(k_win, metrics_p, th=th,
                                   counters=_tensor_counters(roof_p),
                                   name_table=kres.table,  # perf: the name table is computed once
                                   busy=busy, busy_window=wt)  # and the kernels merged once
-        transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
         steps_total = steps.total_analysed_ns if getattr(steps, "available", False) \
             else window.duration_ns
         comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
-        mem_frame = bundle.gpu_memory
-        if pid != -1 and len(mem_frame):
-            mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-        memory = analyze_memory(mem_frame, bundle.gpus, th=th)
-        timeline = build_timeline(steps, phases, busy, window)
         gm = metrics_job.result()
         gaps = gaps_job.result() if gaps_able else Unavailable(
             "no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
