@@ -39,7 +39,7 @@ from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_
                                          read_export_metadata, read_processes, read_threads,
                                          session_start_utc, table_counts, version_hint)
 from nsys_diag.loaders.nsys_nvtx import finish_ranges, read_nvtx
-from nsys_diag.loaders.nsys_strings import StringTable
+from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
@@ -262,8 +262,8 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
                "nvtx.annotate) and capture with `-t cuda,nvtx`"))
 
     # ---- GPUs, metrics, memory
-    devices = np.concatenate([pd.unique(f["device_id"].to_numpy(np.int64))  # perf: no 2M concat
-                              for f in (kernels_f, memcpy_f, memset_f)])
+    devices = np.concatenate([distinct_ints(f["device_id"].to_numpy(np.int64))  # perf: no 2M
+                              for f in (kernels_f, memcpy_f, memset_f)])  # concat
     gpus, gpu_warn, gpu_layout = read_gpus(db, devices)
     warnings += gpu_warn
     gpu_metrics, metric_warn = read["gpu_metrics"]
@@ -272,7 +272,7 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
 
     # ---- threads and processes
     threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None else None)
-    owners = np.concatenate([pd.unique(f["global_pid"].to_numpy(np.int64)) for f in  # perf
+    owners = np.concatenate([distinct_ints(f["global_pid"].to_numpy(np.int64)) for f in  # perf
                              (kernels_f, memcpy_f, memset_f, sync_f, api, nvtx_f)] +
                             [(marks_f["global_tid"].to_numpy(np.int64) & np.int64(-16777216))
                              if len(marks_f) else np.zeros(0, np.int64)])

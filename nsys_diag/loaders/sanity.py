@@ -56,7 +56,10 @@ def _times(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _basic_bad(df: pd.DataFrame, capped: bool) -> np.ndarray:
-    s, e = _times(df)
+    return _basic_bad_times(*_times(df), capped)
+
+
+def _basic_bad_times(s: np.ndarray, e: np.ndarray, capped: bool) -> np.ndarray:
     bad = (s == NULL_TIME) | (e < s) | (np.abs(s) > HARD_LIMIT_NS) | (np.abs(e) > HARD_LIMIT_NS)
     if capped and len(s):
         dur = np.clip(e, -HARD_LIMIT_NS, HARD_LIMIT_NS) - np.clip(s, -HARD_LIMIT_NS, HARD_LIMIT_NS)
@@ -72,10 +75,10 @@ def trusted_window(frames: dict[str, pd.DataFrame], declared_end: int | None
         if df is None or not len(df):
             continue
         step = max(1, len(df) // TRUST_SAMPLE)  # a strided sample decides as well as every row
-        if step > 1:
-            df = df.iloc[::step]
         s, e = _times(df)
-        ok = ~_basic_bad(df, FRAMES[name][1])
+        if step > 1:  # perf (bench): slice the two time arrays, not every column of the frame
+            s, e = s[::step], e[::step]
+        ok = ~_basic_bad_times(s, e, FRAMES[name][1])
         starts.append(s[ok])
         starts.append(e[ok])
     times = np.concatenate(starts) if starts else np.zeros(0, np.int64)

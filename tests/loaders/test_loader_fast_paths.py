@@ -227,3 +227,15 @@ def test_sanity_fast_check_never_hides_an_invalid_row():
     check()
     clean = pd.DataFrame({"start_ns": np.arange(0, 100, 10), "end_ns": np.arange(5, 105, 10)})
     assert sanity._all_valid("kernels", clean, None)  # the shortcut does fire on clean frames
+
+
+# ------------------------------------------------------------------------------ distinct ids
+def test_distinct_ints_of_a_constant_view_is_its_one_value():
+    from nsys_diag.loaders.nsys_strings import constant_view, distinct_ints
+
+    const = constant_view(np.full(1000, 7, np.int64))
+    assert const.strides == (0,)
+    assert distinct_ints(const).tolist() == [7]
+    mixed = np.array([5, 3, 5, 9, 3], np.int64)
+    assert distinct_ints(mixed).tolist() == [5, 3, 9]  # first appearance, as pd.unique
+    assert distinct_ints(np.zeros(0, np.int64)).tolist() == []
