@@ -28,29 +28,31 @@ from needed_columns import DURATION_TABLES, queries, ro_uri  # noqa: E402
 from nsys_diag.loaders.concurrent import read_threads as analyze_threads  # noqa: E402  same count
 
 
+def _adbc_fetch(conn, sql: str):
+    """One query through an ADBC DB-API connection → ``pyarrow.Table``."""
+    cur = conn.cursor()
+    try:
+        # one big batch per table (the driver's default is 1024 rows per batch)
+        cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(1 << 22)})
+        cur.execute(sql)
+        return cur.fetch_arrow_table()
+    finally:
+        cur.close()
+
+
 def read_adbc(path: str, qs: dict[str, str]) -> dict:
     import adbc_driver_sqlite.dbapi as dbapi  # imported by main() before the clock starts
 
     conn = dbapi.connect(ro_uri(path), autocommit=True)
-    tables = {}
     try:
-        for table, sql in qs.items():
-            cur = conn.cursor()
-            # one big batch per table (the driver's default is 1024 rows per batch)
-            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(1 << 22)})
-            cur.execute(sql)
-            tables[table] = cur.fetch_arrow_table()
-            cur.close()
+        return {table: _adbc_fetch(conn, sql) for table, sql in qs.items()}
     finally:
         conn.close()
-    return tables
 
 
 def read_connectorx(path: str, qs: dict[str, str]) -> dict:
-    import connectorx as cx
-
-    uri = "sqlite://" + str(Path(path).resolve())
-    return {table: cx.read_sql(uri, sql, return_type="arrow") for table, sql in qs.items()}
+    read = connectorx_one(path)
+    return {table: read(sql) for table, sql in qs.items()}
 
 
 def read_threads(read_one, qs: dict[str, str]) -> dict:
@@ -63,17 +65,13 @@ def read_threads(read_one, qs: dict[str, str]) -> dict:
 
 
 def adbc_one(path: str):
+    """``read(sql)`` on a connection of its own (one per thread)."""
     import adbc_driver_sqlite.dbapi as dbapi
 
     def read(sql: str):
         conn = dbapi.connect(ro_uri(path), autocommit=True)
         try:
-            cur = conn.cursor()
-            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(1 << 22)})
-            cur.execute(sql)
-            table = cur.fetch_arrow_table()
-            cur.close()
-            return table
+            return _adbc_fetch(conn, sql)
         finally:
             conn.close()
     return read

@@ -239,7 +239,7 @@ def _check_memory(path: str, limit: int | None, ncu_path: str | None = None,
              if e is not None]
     if not parts:
         return  # the loader reports unreadable paths with its own message
-    if fraction is not None and parts:
+    if fraction is not None:
         parts[0] = (int(parts[0][0] * fraction), f"{fraction:.0%} of {parts[0][1]}")
     need = BASE_MEMORY_BYTES + sum(n for n, _ in parts)
     if need > limit:

@@ -40,8 +40,6 @@ outlier steps (e.g. a periodic checkpoint) are real cost and stay in."""
 PHASE_ORDER = ("data", "forward", "backward", "optimizer", "communication", "overhead", "other")
 
 
-
-
 def _section(view: dict, key: str) -> dict:
     v = view.get(key)
     return v if isinstance(v, dict) else {}

@@ -200,16 +200,9 @@ def _api_intervals(api: pd.DataFrame, rx: re.Pattern) -> tuple[np.ndarray, np.nd
     return (api["start_ns"].to_numpy(np.int64)[m], api["end_ns"].to_numpy(np.int64)[m])
 
 
-def _next_kernel_launched_late(kernels_dev: pd.DataFrame, gap_s: np.ndarray, gap_e: np.ndarray) -> np.ndarray:
-    """Per gap: the kernel starting at the gap's end had its launch call end after the gap began."""
-    if not len(kernels_dev) or gap_s.size == 0:
-        return np.zeros(gap_s.size, bool)
-    return _launched_late(kernels_dev["start_ns"].to_numpy(np.int64),
-                          kernels_dev["launch_end_ns"].to_numpy(np.int64), gap_s, gap_e)
-
-
 def _launched_late(ks: np.ndarray, le: np.ndarray, gap_s: np.ndarray, gap_e: np.ndarray) -> np.ndarray:
-    """``_next_kernel_launched_late`` on one device's kernel start / launch-end columns (ns)."""
+    """Per gap: the kernel starting at the gap's end had its launch call end after the gap began
+    (``ks``/``le``: one device's kernel start and launch-end columns, ns)."""
     if not ks.size or gap_s.size == 0:
         return np.zeros(gap_s.size, bool)
     if not (ks[1:] > ks[:-1]).all():  # perf (bench): rows already in strict start order need no sort
@@ -224,13 +217,9 @@ def _launched_late(ks: np.ndarray, le: np.ndarray, gap_s: np.ndarray, gap_e: np.
 NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
 
 
-def _describe_cpu(api: pd.DataFrame, gs: int, ge: int) -> str:
-    """What CPU threads of the process were doing in CUDA during [gs, ge): the longest call."""
-    return _cpu_describer(api)(gs, ge)
-
-
 def _cpu_describer(api: pd.DataFrame):
-    """``_describe_cpu`` for several gaps of one API frame: ``describe(gs, ge) -> str``.
+    """``describe(gs, ge) -> str``: what CPU threads of the process were doing in CUDA during a
+    gap [gs, ge) — the longest overlapping call.
 
     perf (bench): with calls sorted by start, a call overlapping a gap started at most the longest
     call's duration before it, so a gap looks at that slice of the 2M calls, not at all of them.

@@ -290,8 +290,8 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
                 mask = iv.containing_interval(ts, ms, me) >= 0
                 per_phase.append((name, _means(samples.loc[mask])))
 
-    codes = _metric_categorical(frame).cat.codes.to_numpy()
-    cats = _metric_categorical(frame).cat.categories
+    metric = _metric_categorical(frame)
+    codes, cats = metric.cat.codes.to_numpy(), metric.cat.categories
     count = np.bincount(codes.astype(np.intp) + 1, minlength=len(cats) + 1)  # [0]: missing name
     code_of = {str(cats[c]): c for c in np.flatnonzero(count[1:])}
     metric_names = tuple(sorted(set(code_of) | ({"nan"} if count[0] else set())))

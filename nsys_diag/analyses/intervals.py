@@ -222,9 +222,9 @@ def covered_length_per_window(starts, ends, win_starts, win_ends) -> np.ndarray:
 
 
 def covered_prefix(starts, ends) -> np.ndarray:
-    """Prefix sums of the lengths of **disjoint sorted** intervals: ``out[i]`` = ns covered by
-    intervals ``0..i-1`` (``n + 1`` values, int64). Reusable by
-    ``covered_length_per_window_merged(..., prefix=)``."""
+    """Prefix sums of the interval lengths: ``out[i]`` = total length (ns) of intervals
+    ``0..i-1`` (``n + 1`` values, int64) — for **disjoint sorted** intervals, the ns they cover,
+    reusable by ``covered_length_per_window_merged(..., prefix=)``."""
     s, e = _as_i64(starts), _as_i64(ends)
     cum = np.empty(s.size + 1, np.int64)
     cum[0] = 0

@@ -263,11 +263,8 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
         # perf (bench): launch calls in time order: the kernels launched inside a window are one
         # run of rows, summed from integer prefix sums (equal to the float row sums: integers
         # below 2^53 ns, 104 days, add exactly in any order)
-        cum = np.empty(ls.size + 1, np.int64)
-        cum[0] = 0
-        np.subtract(kernels["end_ns"].to_numpy(np.int64), kernels["start_ns"].to_numpy(np.int64),
-                    out=cum[1:])
-        np.cumsum(cum[1:], out=cum[1:])
+        cum = iv.covered_prefix(kernels["start_ns"].to_numpy(np.int64),
+                                kernels["end_ns"].to_numpy(np.int64))  # kernel ns before row i
 
         def launched_in(s: np.ndarray, e: np.ndarray) -> np.ndarray:
             return cum[np.searchsorted(ls, e, side="left")] - cum[np.searchsorted(ls, s, side="left")]

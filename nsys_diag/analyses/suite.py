@@ -21,7 +21,7 @@ import pandas as pd
 from nsys_diag.analyses import data_quality as dq
 from nsys_diag.analyses._arrays import unique_ints
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.busy import Window, choose_window, device_busy
+from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
 from nsys_diag.analyses.communication import analyze_communication
 from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization, gap_evidence
 from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
@@ -125,11 +125,10 @@ def _gpu_list(bundle: TraceBundle) -> list[dict]:
             "memory_bytes": int(r["total_memory_bytes"]) if r["total_memory_bytes"] >= 0 else None,
             "memory_bandwidth_bytes_per_s": float(bw) if bw == bw else None,
             "compute_capability": cc}
-    for f in (bundle.kernels, bundle.memcpy, bundle.memset):
-        for d in unique_ints(f["device_id"].to_numpy()):  # perf (bench): one pass on 2M rows
-            if d not in rows:
-                rows[d] = {"id": d, "name": f"GPU {d}", "sm_count": None, "memory_bytes": None,
-                           "memory_bandwidth_bytes_per_s": None, "compute_capability": None}
+    for d in device_ids(bundle.kernels, bundle.memcpy, bundle.memset):
+        if d not in rows:
+            rows[d] = {"id": d, "name": f"GPU {d}", "sm_count": None, "memory_bytes": None,
+                       "memory_bandwidth_bytes_per_s": None, "compute_capability": None}
     return [rows[k] for k in sorted(rows)]
 
 
@@ -231,8 +230,7 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         pr = bundle.processes.loc[bundle.processes["global_pid"].to_numpy() == gpid]
         if len(pr):
             pid, pname = int(pr["pid"].iloc[0]), str(pr["name"].iloc[0])
-    devices = tuple(sorted({d for x in (kernels, memcpy, memset)
-                            for d in unique_ints(x["device_id"].to_numpy())}))
+    devices = tuple(sorted(device_ids(kernels, memcpy, memset)))
 
     steps = analyze_steps(f["nvtx"], kernels, options=options, th=th)
     window = choose_window(steps, kernels, memcpy, memset, user_window=options.window_ns,

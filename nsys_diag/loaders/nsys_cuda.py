@@ -220,6 +220,7 @@ LOOKUP_TABLE_FACTOR = 4
 """The launch join uses a direct-address table when the largest key is below this many times
 the rows joined (memory: at most 4 bytes × that many entries)."""
 
+
 def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Add ``launch_*`` columns: the API row with the same (correlationId, process).
 

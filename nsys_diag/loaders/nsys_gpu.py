@@ -22,7 +22,8 @@ from nsys_diag.loaders.nsys_db import Col, NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (GPU_METRICS_REQUIRED, GPU_METRICS_TABLE,
                                           gpu_metrics_spec, gpu_metrics_time_column)
-from nsys_diag.loaders.nsys_strings import categorical, constant_view, pid_of_global_pid
+from nsys_diag.loaders.nsys_strings import (categorical, constant_view, is_constant_view,
+                                            pid_of_global_pid)
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
 
@@ -147,7 +148,7 @@ _UNIT = re.compile(r"\[([^\]]*)\]\s*$")
 def _gpu_of_type(type_ids: np.ndarray) -> np.ndarray:
     """GPU id of each GPU-metric sample: ``typeId & 0xFF`` (NSYS_SQLITE.md §1.5); stride-0 when
     every sample has the same type (perf)."""
-    if type_ids.size and type_ids.strides[0] == 0:
+    if is_constant_view(type_ids):
         return np.broadcast_to(type_ids[:1] & 0xFF, type_ids.shape)
     return constant_view(type_ids & 0xFF)
 
@@ -172,7 +173,7 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
             names[(int(r["typeId"]), int(r["metricId"]))] = r.get("metricName") or ""
     warnings: list[LoadWarning] = []
     type_ids = constant_view(d["typeId"])
-    if type_ids.size and type_ids.strides[0] == 0:  # perf (bench): one sampled GPU, no sort
+    if is_constant_view(type_ids):  # perf (bench): one sampled GPU, no sort
         types, key = type_ids[:1], d["metricId"] & 0xFFFFFFFF
     else:
         types, tinv = np.unique(type_ids, return_inverse=True)

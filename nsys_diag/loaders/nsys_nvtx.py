@@ -16,7 +16,7 @@ import pandas as pd
 
 from nsys_diag.loaders.nsys_db import Col, NsysDb, Text, and_where
 from nsys_diag.loaders.read_window import ReadWindow
-from nsys_diag.loaders.sanity import NULL_TIME
+from nsys_diag.loaders.nsys_specs import NULL_TIME
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
 from nsys_diag.model import contracts as C
 from nsys_diag.model.errors import SchemaError

@@ -25,12 +25,17 @@ _PID_MASK = np.int64(0xFFFFFF)
 _GLOBAL_PID_MASK = np.int64(-16777216)  # 0xFFFFFFFFFF000000 as int64: keep hw|vm|pid, zero tid
 
 
+def is_constant_view(a: np.ndarray) -> bool:
+    """``a`` is a ``constant_view``: one value repeated through a stride-0 view (2+ rows)."""
+    return a.ndim == 1 and a.size > 1 and a.strides[0] == 0
+
+
 def constant_view(a: np.ndarray) -> np.ndarray:
     """``a`` itself, or — when every value is the same — a read-only stride-0 view of that one
     value (perf, bench: one GPU and one process make device / process columns constant; each
     saves a 2M-row array and its page faults). Readers never write into loader arrays."""
     a = np.asarray(a)
-    if a.ndim != 1 or a.size < 2 or a.strides[0] == 0 or a[0] != a[-1] or not (a == a[0]).all():
+    if a.ndim != 1 or a.size < 2 or is_constant_view(a) or a[0] != a[-1] or not (a == a[0]).all():
         return a
     return np.broadcast_to(a[:1], a.shape)
 
@@ -39,7 +44,7 @@ def distinct_ints(a) -> np.ndarray:
     """The distinct values of an int64 column (``pd.unique``, first-appearance order); one value,
     without a pass over the rows, for a ``constant_view`` column (perf)."""
     a = np.asarray(a, dtype=np.int64)
-    if a.ndim == 1 and a.size and a.strides[0] == 0:
+    if is_constant_view(a):
         return a[:1].copy()
     return np.asarray(pd.unique(a), dtype=np.int64)
 
@@ -51,7 +56,7 @@ def decode_global_tid(gtid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     gives constant (stride-0) outputs without computing 2M-row arrays.
     """
     g = np.asarray(gtid, dtype=np.int64)
-    if g.ndim == 1 and g.size > 1 and g.strides[0] == 0:
+    if is_constant_view(g):
         one = decode_global_tid(g[:1])
         return tuple(np.broadcast_to(x, g.shape) for x in one)  # type: ignore[return-value]
     if g.ndim == 1 and g.size > 1 and int(g.min()) >= 0:
@@ -77,7 +82,7 @@ def decode_global_tid(gtid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def pid_of_global_pid(gpid: np.ndarray) -> np.ndarray:
     g = np.asarray(gpid, dtype=np.int64)
-    if g.ndim == 1 and g.size > 1 and g.strides[0] == 0:  # constant: stays a view
+    if is_constant_view(g):  # constant: stays a view
         return np.broadcast_to(pid_of_global_pid(g[:1]), g.shape)
     return np.where(g < 0, -1, (g >> 24) & _PID_MASK)
 

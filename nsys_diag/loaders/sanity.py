@@ -21,10 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_specs import NULL_TIME  # noqa: F401 - re-exported
+from nsys_diag.loaders.nsys_specs import NULL_TIME  # what a NULL start is read as
 from nsys_diag.model.bundle import LoadWarning
-
-# NULL_TIME: fill value for a NULL ``start`` (never a plausible time; the row is then dropped)
 
 HARD_LIMIT_NS = 1 << 60
 """|time| beyond this (≈ 36 years) is never a session time."""

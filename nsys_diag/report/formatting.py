@@ -18,8 +18,6 @@ MISSING = "—"
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-
-
 def _sig(x: float, digits: int = 3) -> str:
     """``x`` with about ``digits`` significant digits, no exponent, no trailing zeros noise."""
     ax = abs(x)

@@ -388,8 +388,6 @@ def slug(text) -> str:
     return s[:40] or "other"
 
 
-
-
 def _frac(x):
     """A fraction clamped to 0..1 for meters (None stays None)."""
     f = finite(x)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses.gaps import _next_kernel_launched_late
+from nsys_diag.analyses.gaps import _launched_late
 from nsys_diag.analyses.gpu_metrics import canonical_samples
 from nsys_diag.analyses.suite import _take_rows
 
@@ -57,17 +57,16 @@ def test_take_rows_equals_loc_reset_index(keep_kind, index):
 
 
 @pytest.mark.parametrize("ties", [False, True])
-def test_next_kernel_launched_late_with_and_without_ties(ties):
+def test_launched_late_with_and_without_ties(ties):
     rng = np.random.default_rng(5)
     ks = np.cumsum(rng.integers(1, 50, 300))
     if ties:
         ks[10] = ks[11]  # two kernels start at the same ns: the lexsort path decides
     le = ks - rng.integers(-20, 20, 300)
     le[::7] = -1
-    k = pd.DataFrame({"start_ns": ks, "launch_end_ns": le})
     gap_e = np.concatenate([ks[::3], [ks[-1] + 5]])
     gap_s = gap_e - 10
-    got = _next_kernel_launched_late(k, gap_s, gap_e)
+    got = _launched_late(ks, le, gap_s, gap_e)
     want = []
     for gs, ge in zip(gap_s.tolist(), gap_e.tolist()):  # reference: smallest launch end wins
         at = sorted(x for x, t in zip(le.tolist(), ks.tolist()) if t == ge)
