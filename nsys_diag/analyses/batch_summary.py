@@ -11,7 +11,7 @@ with ``compare_stats`` and explains the step-time delta. Pure: no I/O.
 """
 from __future__ import annotations
 
-from nsys_diag.analyses._jsonsafe import finite
+from nsys_diag.model.jsonsafe import finite
 
 from collections import Counter
 from typing import Sequence

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses._arrays import unique_ints
-from nsys_diag.analyses._jsonsafe import fnum, ratio
+from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernel_catalog import CATEGORIES, catalogue
 from nsys_diag.model.thresholds import Thresholds
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._jsonsafe import fnum, ratio
+from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.thresholds import Thresholds
 

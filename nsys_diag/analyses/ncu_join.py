@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._jsonsafe import fnum
+from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.kernel_names import (kernel_base_name, kernel_signature_key,
                                              normalize_kernel_name)

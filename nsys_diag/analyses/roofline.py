@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._jsonsafe import fnum, ratio
+from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.gpu_specs import GpuSpec, arch_rates, lookup_gpu
 from nsys_diag.analyses.kernel_names import kernel_base_name, normalize_kernel_name

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses._jsonsafe import fnum, ratio
+from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
 from nsys_diag.analyses.kernels import filter_window, kernel_name_stats

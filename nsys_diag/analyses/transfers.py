@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses._jsonsafe import fnum, ns_to_ms, ratio
+from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels import filter_window
 from nsys_diag.model.thresholds import Thresholds
 

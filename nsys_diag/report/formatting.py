@@ -8,7 +8,7 @@ is how NVIDIA quotes link and memory bandwidth.
 """
 from __future__ import annotations
 
-from nsys_diag.analyses._jsonsafe import finite
+from nsys_diag.model.jsonsafe import finite
 
 import math
 import re

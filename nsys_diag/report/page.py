@@ -20,7 +20,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from nsys_diag.analyses._jsonsafe import finite  # noqa: F401  (re-exported for renderers)
+from nsys_diag.model.jsonsafe import finite  # noqa: F401  (re-exported for renderers)
 from nsys_diag.report.formatting import (
     MISSING,
     fmt_bytes,

@@ -1,7 +1,12 @@
-"""Small helpers that turn numpy/pandas scalars into JSON-safe Python values (no NaN/Infinity)."""
+"""The one place that turns numpy/pandas values into JSON-safe Python values (no NaN/Infinity).
+
+Scalars: ``fnum``/``finite`` (floats), ``ns_to_ms``, ``ratio``; whole structures: ``jsonable``.
+"""
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 
 def finite(value) -> float | None:
@@ -39,3 +44,25 @@ def ratio(num, den) -> float | None:
     if n is None or d is None or d == 0:
         return None
     return n / d
+
+
+def jsonable(obj):
+    """Recursively convert to JSON types: numpy scalars and arrays → Python, NaN/±inf → None,
+    tuples → lists, dict keys → str, anything else → ``str(obj)``. The one converter every JSON
+    output goes through (the outputs never hold NaN or Infinity)."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return x if math.isfinite(x) else None
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [jsonable(v) for v in obj.tolist()]
+    return str(obj)
