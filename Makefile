@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test samples dist-check bench fuzz clean
+.PHONY: help venv demo test lint samples dist-check bench fuzz clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,6 +26,10 @@ demo: $(STAMP) ## Analyze the embedded sample trace; writes build/demo/worked_ex
 
 test: $(STAMP) ## Run the test suite (skips ../shared tests cleanly when absent)
 	$(PY) -m pytest -q
+
+lint: $(STAMP) ## ruff on the whole tree, mypy on model/, analyses/, report/
+	$(VENV)/bin/ruff check nsys_diag tests bench scripts
+	$(VENV)/bin/mypy
 
 samples: $(STAMP) ## Regenerate sample_traces/ from nsys_diag/synth.py
 	$(PY) -m nsys_diag.synth --write-samples sample_traces

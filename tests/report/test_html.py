@@ -30,7 +30,7 @@ ALLOWED_TAGS = {
     "html", "head", "meta", "title", "link", "style", "body", "a", "header", "div", "span", "nav", "ol", "ul",
     "li", "main", "section", "p", "h1", "h2", "h3", "code", "pre", "details", "summary", "table", "caption",
     "thead", "tbody", "tr", "th", "td", "strong", "dl", "dt", "dd", "figure", "figcaption", "svg", "g",
-    "rect", "text", "title", "line", "path", "circle", "footer", "script", "label", "input", "select",
+    "rect", "text", "line", "path", "circle", "footer", "script", "label", "input", "select",
     "option", "br",
 }
 
