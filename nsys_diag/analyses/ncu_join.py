@@ -78,8 +78,7 @@ class RooflineJoinResult:
         kernels = []
         for k in base["kernels"]:  # ncu kernels absent from the timeline get None
             ns, share = self.kernel_timeline.get(k["name"], (None, None))
-            kernels.append({**k, "timeline_time_ns": ns, "timeline_share": fnum(share),
-                            "time_share": fnum(share)})
+            kernels.append({**k, "timeline_time_ns": ns, "timeline_share": fnum(share)})
         kernels.sort(key=lambda k: -(k["timeline_time_ns"] or 0))
         base.update({
             "kernels": kernels,

@@ -34,7 +34,7 @@ import pandas as pd
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.gpu_specs import GpuSpec, arch_rates, lookup_gpu
-from nsys_diag.analyses.kernel_names import kernel_base_name, normalize_kernel_name
+from nsys_diag.analyses.kernel_names import normalize_kernel_name
 from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 BOUND_CLASSES = ("memory", "compute", "latency", "under_occupied", "balanced", "unknown")
@@ -196,13 +196,9 @@ class RooflineResult:
 
     def to_json(self) -> dict:
         kernels = [k.to_json() for k in self.kernels]
-        total = self.total_time_ns
-        for k in kernels:  # aliases read by report/page.py and report/charts.py
-            _add_report_aliases(k, k["time_ns"] / total if total else None)
-        return {
+        return {  # canonical names only: the report's aliases come from report/contract.py
             "available": True,
             "source": "ncu",
-            "device": self.gpu,
             "memory_level": "DRAM",
             "clock_source": self.peaks.provenance,
             "roofs": _roofs(self.peaks, self.kernels),
@@ -231,17 +227,6 @@ class RooflineResult:
 _ROOF_LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor_fp16": "Tensor FP16/BF16",
                 "tensor_tf32": "Tensor TF32", "tensor_fp8": "Tensor FP8", "tensor_int8": "Tensor INT8",
                 "tensor_fp64": "Tensor FP64"}
-
-
-def _add_report_aliases(k: dict, time_share: float | None) -> None:
-    """Extra keys with the names the report layer reads (same values, never different data)."""
-    k["short_name"] = kernel_base_name(k["name"]) or k["name"]
-    k["time_share"] = fnum(time_share)
-    k["arithmetic_intensity"] = k["ai_dram"]
-    k["achieved_flops_per_s"] = k["achieved_flop_per_s"]
-    k["sm_pct"] = k["sol_compute_pct"]
-    k["mem_pct"] = k["sol_memory_pct"]
-    k["precision"] = k["dominant_precision"]
 
 
 def _roofs(peaks: Peaks, kernels) -> list[dict]:

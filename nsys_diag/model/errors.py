@@ -7,7 +7,7 @@ Exit codes (public contract, see README "Exit codes"):
 """
 from __future__ import annotations
 
-import re
+from nsys_diag.model.text import single_line
 from pathlib import Path
 
 EXIT_OK = 0
@@ -49,19 +49,15 @@ class InputError(NsysDiagError):
         return printable_line(msg)
 
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
 MAX_MESSAGE_CHARS = 2000
 
 
 def printable_line(text: str) -> str:
-    """``text`` as one terminal-safe line: ANSI sequences dropped, control and bidi characters
-    (newlines included) turned into a space, at most ``MAX_MESSAGE_CHARS`` characters. Error
-    messages quote file names and SQLite's own messages, which can hold bytes of the file."""
-    text = _CONTROL.sub(" ", _ANSI.sub("", str(text)))
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[:MAX_MESSAGE_CHARS - 1] + "…"
-    return text
+    """``text`` as one terminal-safe line (``model.text.single_line``): ANSI sequences dropped,
+    every run of control, bidi and line-break characters turned into a space, at most
+    ``MAX_MESSAGE_CHARS`` characters. Error messages quote file names and SQLite's own messages,
+    which can hold bytes of the file."""
+    return single_line(text, MAX_MESSAGE_CHARS)
 
 
 class UnrecognizedFormatError(InputError):

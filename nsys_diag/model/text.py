@@ -48,7 +48,7 @@ def terminal_line(text: object, max_len: int | None = None, *, keep_newlines: bo
     """Trace text for a terminal: unsafe characters dropped, tabs (and newlines unless
     ``keep_newlines``) become spaces, cut to ``max_len``."""
     s = strip_unsafe(text, replacement="")
-    s = s.replace("\t", " ") if keep_newlines else _LINE_BREAKS.sub(" ", s)
+    s = s.replace("\t", " ").replace("\r", "") if keep_newlines else _LINE_BREAKS.sub(" ", s)
     return truncate(s, max_len)
 
 
@@ -60,3 +60,68 @@ def escape_markdown(text: object, max_len: int | None = None) -> str:
     punctuation backslash-escaped, ``@`` as an entity (no @mentions in PR comments)."""
     s = terminal_line(text, max_len).replace("&", "&amp;")
     return _MD_SPECIAL.sub(r"\\\1", s).replace("@", "&#64;")
+
+
+_UNSAFE_OR_BREAK_RUN = re.compile(UNSAFE_CHARACTER.pattern[:-1] + r"\t\n\r]+")
+_EACH_BREAK = re.compile(r"[\t\n\r]")
+
+
+def single_line(text: object, max_len: int | None = None) -> str:
+    """Text for a one-line message (error messages quote file names and SQLite's own text): escape
+    sequences dropped, every run of unsafe characters and line breaks becomes one space."""
+    s = ANSI_SEQUENCE.sub("", "" if text is None else str(text))
+    return truncate(_UNSAFE_OR_BREAK_RUN.sub(" ", s), max_len)
+
+
+def printable(text: object, max_len: int | None = None, replacement: str = "?") -> str:
+    """The strictest terminal form: every character Python does not call printable (controls,
+    line breaks, format and non-ASCII space characters) becomes ``replacement``."""
+    s = "" if text is None else str(text)
+    return truncate("".join(ch if ch.isprintable() else replacement for ch in s), max_len)
+
+
+# --------------------------------------------------------------------------- Markdown variants
+WORD_JOINER = "\u2060"
+"""Invisible; placed after ``@`` and inside URL schemes so trace text never mentions or links."""
+
+_MD_INLINE_PUNCT = re.compile(r"([\\`*_\[\]|~#])")  # '(' is inert once '[' and ']' are escaped
+_LIST_START = re.compile(r"^(\s*)(\d+)([.)])")
+_SCHEME = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data)(:)")
+_WWW = re.compile(r"(?i)\b(www)(\.)")
+_BREAK_RUN = re.compile(r"[\r\n\t]+")
+
+
+def markdown_text(text: object, max_len: int | None = None, *, line_start: bool = False) -> str:
+    """Trace text as inert Markdown prose (the analysis summary): one line, ``&``/``<``/``>`` as
+    entities, Markdown punctuation backslash-escaped, a word joiner after ``@`` and inside URL
+    schemes / ``www.`` (no mentions, no autolinks). With ``line_start`` the text may open a line,
+    so list/heading/quote markers are escaped too."""
+    s = clean_text(_BREAK_RUN.sub(" ", "" if text is None else str(text)), max_len)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_INLINE_PUNCT.sub(r"\\\1", s)
+    if line_start:
+        s = _LIST_START.sub(r"\1\2\\\3", s)
+        if s.lstrip().startswith(("-", "+", "=", ">")):
+            s = "\\" + s.lstrip()
+    s = s.replace("@", "@" + WORD_JOINER)
+    s = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER + m.group(2), s)
+    return _WWW.sub(lambda m: m.group(1) + WORD_JOINER + m.group(2), s)
+
+
+_MD_CELL_PUNCT = re.compile(r"([\\`*_\[\]~])")
+
+
+def markdown_cell(text: object, max_len: int | None = 80) -> str:
+    """Trace text for a Markdown table cell (batch index, compare): one stripped line, cut to
+    ``max_len``, ``& < > |`` and ``@`` as entities, the remaining punctuation backslash-escaped."""
+    s = _EACH_BREAK.sub(" ", strip_unsafe(text, replacement=" ")).strip()
+    s = truncate(s, max_len)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
+    return _MD_CELL_PUNCT.sub(r"\\\1", s.replace("@", "&#64;"))
+
+
+def markdown_code_span(text: object, max_len: int | None = 60) -> str:
+    """Content for an inline code span: no backticks (→ ``'``), no pipes (→ ``/``), no control
+    characters, cut to ``max_len``; may be empty (the caller shows a placeholder)."""
+    s = _EACH_BREAK.sub(" ", strip_unsafe(text, replacement=" "))
+    return truncate(s.replace("`", "'").replace("|", "/"), max_len).strip()

@@ -8,38 +8,28 @@ punctuation, control characters are dropped; HTML goes through Jinja autoescape.
 from __future__ import annotations
 
 import math
-import re
 
+from nsys_diag.model.text import markdown_cell, markdown_code_span, printable
+from nsys_diag.report.clean import clean_text
 from nsys_diag.report.formatting import MISSING, fmt_ms, fmt_pct, fmt_share
+from nsys_diag.report.tables import cell, table
 
 MD_MAX_LINES = 60
 """Compare Markdown must fit a PR comment."""
 
-_CTRL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_MD_PUNCT = re.compile(r"([\\`*_\[\]~])")
-
-
 def md_escape(text: object, limit: int = 80) -> str:
-    """One Markdown-table-safe line for an untrusted string."""
-    s = "" if text is None else str(text)
-    s = _CTRL.sub(" ", s).strip()
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
-    s = s.replace("@", "&#64;")  # no @mentions from trace text
-    return _MD_PUNCT.sub(r"\\\1", s)
+    """One Markdown-table-safe line for an untrusted string (``model.text.markdown_cell``)."""
+    return markdown_cell(text, limit)
 
 
 def md_code(text: object, limit: int = 60) -> str:
-    """Content for an inline code span: no backticks, no control characters, no pipes."""
-    s = _CTRL.sub(" ", "" if text is None else str(text)).replace("`", "'").replace("|", "/")
-    return (s if len(s) <= limit else s[: limit - 1] + "…").strip() or MISSING
+    """Content for an inline code span (``model.text.markdown_code_span``); empty → '—'."""
+    return markdown_code_span(text, limit) or MISSING
 
 
 def text_safe(text: object, limit: int = 120) -> str:
-    s = "" if text is None else str(text)
-    s = "".join(ch if ch.isprintable() else "?" for ch in s)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    """Terminal text, every non-printable character as '?' (``model.text.printable``)."""
+    return printable(text, limit)
 
 
 def _signed_pct(x) -> str:
@@ -281,8 +271,7 @@ HTML_MAX_ROWS = 1000
 
 
 def _clean_doc(obj, max_list: int = HTML_MAX_ROWS):
-    """Recursive copy with display-safe strings (page.clean_text), finite numbers, capped lists."""
-    from nsys_diag.report.page import clean_text
+    """Recursive copy with display-safe strings (report.clean.clean_text), finite numbers, capped lists."""
 
     if isinstance(obj, str):
         return clean_text(obj, 2000)
@@ -328,7 +317,6 @@ def _sort(x) -> str:
 
 
 def _index_model(index: dict) -> dict:
-    from nsys_diag.report.page import cell, table
 
     cols = index.get("phase_columns") or []
     c = index.get("counts") or {}
@@ -405,7 +393,6 @@ def render_index_html(index: dict) -> str:
 
 
 def _compare_model(doc: dict) -> dict:
-    from nsys_diag.report.page import cell, table
 
     mrows = []
     for r in compare_rows(doc, limit=200):

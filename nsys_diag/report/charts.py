@@ -16,7 +16,10 @@ import math
 import numpy as np
 
 from nsys_diag.report.formatting import fmt_ms, fmt_number, fmt_ns, fmt_rate, fmt_share
-from nsys_diag.report.page import CAUSES, finite, normalize, slug
+from nsys_diag.model.jsonsafe import finite
+from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
+from nsys_diag.report.contract import normalize
+from nsys_diag.report.tables import slug
 
 WIDTH = 720
 HALF_WIDTH = 460  # charts shown two side by side

@@ -21,16 +21,10 @@ from markupsafe import Markup
 
 from nsys_diag.report import formatting
 from nsys_diag.report.charts import chart_model
-from nsys_diag.report.page import (
-    DEFAULT_LIMITS,
-    MINIMAL_LIMITS,
-    SECTIONS,
-    TIGHT_LIMITS,
-    Limits,
-    build_page,
-    clean_view,
-    segments,
-)
+from nsys_diag.report.clean import DEFAULT_LIMITS, MINIMAL_LIMITS, TIGHT_LIMITS, Limits, clean_view
+from nsys_diag.report.contract import SECTIONS
+from nsys_diag.report.page import build_page
+from nsys_diag.report.tables import segments
 from nsys_diag.report.templates_path import templates_dir
 
 MAX_HTML_BYTES = 2_000_000
@@ -84,7 +78,7 @@ def render_document(template: str, *, page: dict, data: dict, **context) -> str:
     ``page`` needs ``title``, ``tool`` {name, version}, ``generated_at`` and ``sections``
     [{id, label, available}] (the nav); ``data`` is embedded as the JSON blob. Extra keyword
     arguments are passed to the template (``compare.html`` / ``batch_index.html`` use this).
-    All strings must already be clean (see ``page.clean_text``); escaping is Jinja's.
+    All strings must already be clean (see ``report.clean.clean_text``); escaping is Jinja's.
     """
     return environment().get_template(template).render(page=page, data=data, **context)
 

@@ -13,17 +13,13 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-import re
-
 from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share, fmt_value
-from nsys_diag.report.page import (
-    CAUSES,
-    VERDICT_TITLES,
-    finite,
-    clean_text,
-    clean_view,
-    normalize,
-)
+from nsys_diag.model.jsonsafe import finite
+from nsys_diag.model.text import markdown_text
+from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
+from nsys_diag.model.vocabulary import VERDICT_TITLES
+from nsys_diag.report.clean import clean_view
+from nsys_diag.report.contract import normalize
 
 MAX_LINES = 59
 """Hard ceiling (the issue asks for < 60 lines)."""
@@ -35,29 +31,10 @@ MAX_WARNINGS = 4
 NAME_LEN = 60
 TEXT_LEN = 400
 
-_WJ = "\u2060"  # word joiner: invisible, stops @mentions and autolinks
-_MD_PUNCT = re.compile(r"([\\`*_\[\]|~#])")  # '(' is inert once '[' and ']' are escaped
-_LIST_START = re.compile(r"^(\s*)(\d+)([.)])")
-_SCHEME = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data)(:)")
-_WWW = re.compile(r"(?i)\b(www)(\.)")
-
-
 def md_text(value, max_len: int = TEXT_LEN, *, line_start: bool = False) -> str:
-    """``value`` as inert Markdown text (see module docstring); ``None`` → '—'. With
+    """``value`` as inert Markdown text (``model.text.markdown_text``); ``None`` → '—'. With
     ``line_start`` the text may open a Markdown line, so list/heading markers are escaped too."""
-    if value is None:
-        return MISSING
-    text = clean_text(re.sub(r"[\r\n\t]+", " ", str(value)), max_len)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_PUNCT.sub(r"\\\1", text)
-    if line_start:
-        text = _LIST_START.sub(r"\1\2\\\3", text)
-        if text.lstrip().startswith(("-", "+", "=", ">")):
-            text = "\\" + text.lstrip()
-    text = text.replace("@", "@" + _WJ)
-    text = _SCHEME.sub(lambda m: m.group(1) + _WJ + m.group(2), text)
-    text = _WWW.sub(lambda m: m.group(1) + _WJ + m.group(2), text)
-    return text
+    return MISSING if value is None else markdown_text(value, max_len, line_start=line_start)
 
 
 def _key_numbers(v: dict) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ns, fmt_number, fmt_rate,
                                          fmt_share)
-from nsys_diag.report.page import clean_text
+from nsys_diag.model.text import clean_text
 
 _BOUND_LABEL = {"memory": "memory", "compute": "compute", "latency": "latency",
                 "under_occupied": "under-occupied", "balanced": "balanced", "unknown": "unknown"}

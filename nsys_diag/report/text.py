@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share,
                                          fmt_value)
-from nsys_diag.report.sanitize import clean_terminal
+from nsys_diag.model.text import terminal_line
 
 WIDTH = 100
 NAME_COL = 28
@@ -16,7 +16,7 @@ RECS_SHOWN = 4
 
 
 def _c(s, n: int | None = None) -> str:
-    return clean_terminal(s, max_len=n)
+    return terminal_line(s, n)
 
 
 def _header(v: dict) -> list[str]:

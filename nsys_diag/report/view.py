@@ -10,44 +10,22 @@ with ``options.include_host_info``; the environment is never included.
 """
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
-import numpy as np
-
 from nsys_diag import __version__
+from nsys_diag.analyses.step_phases import per_step_phase_ms
+from nsys_diag.model.jsonsafe import jsonable
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
+from nsys_diag.report.contract import SCHEMA_VERSION, SECTION_KEYS, apply_aliases, unavailable
 
-SCHEMA_VERSION = 1
-
-SECTION_KEYS = ("tensor_cores", "transfers", "gpu_metrics", "throughput", "communication",
-                "memory", "roofline")
-
-
-def jsonable(obj: Any) -> Any:
-    """Recursively convert to JSON types: numpy scalars → Python, NaN/±inf → None, tuples → lists."""
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        x = float(obj)
-        return x if math.isfinite(x) else None
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [jsonable(v) for v in obj.tolist()]
-    return str(obj)
+__all__ = ["SCHEMA_VERSION", "SECTION_KEYS", "build_view", "jsonable", "process_name"]
 
 
 def _section(result, *, missing_reason: str = "not analysed") -> dict:
     """A result's JSON, or ``{available: false, reason, hint}``."""
     if result is None:
-        return {"available": False, "reason": missing_reason, "hint": ""}
+        return unavailable(missing_reason)
     j = result.to_json()
     if isinstance(j, dict):
         j = dict(j)
@@ -121,25 +99,16 @@ def _quality(suite, head) -> list[dict]:
 
 
 def _attach_step_phases(steps: dict, phases_result) -> None:
-    """Add ``phases{canonical: ms}`` to each analysed entry of ``steps.per_step`` (exclusive
-    time per canonical phase in that step) so compare can bootstrap phases over steps."""
+    """Add ``phases{canonical: ms}`` to each analysed entry of ``steps.per_step`` (computed by
+    ``analyses.step_phases``) so compare can bootstrap phases over steps."""
     per_step = steps.get("per_step") if isinstance(steps, dict) else None
-    if not per_step or not getattr(phases_result, "available", False):
+    if not per_step:
         return
-    matrix = getattr(phases_result, "per_step_ns", None)
-    analysed = getattr(phases_result, "analysed_indices", None)
-    if matrix is None or analysed is None or matrix.size == 0:
-        return
-    canon = [r.canonical for r in phases_result.rows]
-    names = sorted(set(canon))
-    cols = {c: [j for j, k in enumerate(canon) if k == c] for c in names}
-    by_index = {int(i): pos for pos, i in enumerate(analysed.tolist())}
+    by_index = per_step_phase_ms(phases_result)
     for entry in per_step:
-        pos = by_index.get(int(entry.get("index", -1)))
-        if pos is None:
-            continue
-        row = matrix[pos]
-        entry["phases"] = {c: float(row[cols[c]].sum()) / 1e6 for c in names}
+        phases = by_index.get(int(entry.get("index", -1)))
+        if phases is not None:
+            entry["phases"] = phases
 
 
 def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
@@ -150,9 +119,8 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
     steps = _section(head.steps)
     _attach_step_phases(steps, head.phases)
     phases = head.phases.to_json() if getattr(head.phases, "available", False) else []
-    gpu = _section(head.utilization) if head.devices else {
-        "available": False, "reason": "no GPU activity in this process",
-        "hint": "capture CUDA with `nsys profile -t cuda`"}
+    gpu = (_section(head.utilization) if head.devices
+           else unavailable("no GPU activity in this process", HINT_CAPTURE_CUDA))
     view: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "nsys-diag", "version": __version__},
@@ -169,7 +137,7 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "phases": phases,
         "phases_status": ({"available": True} if phases else _section(head.phases)
                           if not getattr(head.phases, "available", False)
-                          else {"available": False, "reason": "no phase ranges", "hint": ""}),
+                          else unavailable("no phase ranges")),
         "gpu": gpu,
         "gaps": _section(head.gaps),
         "timeline": _section(head.timeline, missing_reason="no steps and no GPU activity"),
@@ -180,9 +148,9 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "throughput": _section(head.throughput),
         "communication": _section(head.communication),
         "memory": _section(head.memory),
-        "roofline": (_section(head.roofline) if head.roofline is not None else
-                     {"available": False, "reason": "no Nsight Compute data",
-                      "hint": "pass --ncu report.csv (ncu --csv --page raw … or --page details)"}),
+        "roofline": (apply_aliases("roofline", _section(head.roofline)) if head.roofline is not None
+                     else unavailable("no Nsight Compute data",
+                                      "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
         "processes": ([dict(p.summary(), is_headline=(i == suite.headline_index),
                             name=process_name(p.summary().get("name"), host_info))
                        for i, p in enumerate(suite.processes)] if len(suite.processes) > 1 else []),

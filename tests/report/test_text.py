@@ -9,7 +9,7 @@ import handframes as hf
 from handframes import MS
 from nsys_diag.analyses.suite import run_suite
 from nsys_diag.model.bundle import TraceBundle, TraceMeta
-from nsys_diag.report.sanitize import clean_terminal, escape_markdown
+from nsys_diag.model.text import escape_markdown, terminal_line
 from nsys_diag.report.text import render_text
 from nsys_diag.report.view import build_view
 
@@ -84,12 +84,12 @@ def test_renders_sparse_and_hostile_hand_views():
     ("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "link"),
 ])
 def test_clean_terminal(raw, clean):
-    assert clean_terminal(raw) == clean
+    assert terminal_line(raw) == clean
 
 
 def test_clean_terminal_truncates_and_keeps_newlines_on_request():
-    assert clean_terminal("abcdef", max_len=4) == "abc…"
-    assert clean_terminal("a\nb", keep_newlines=True) == "a\nb"
+    assert terminal_line("abcdef", max_len=4) == "abc…"
+    assert terminal_line("a\r\nb", keep_newlines=True) == "a\nb"
 
 
 def test_escape_markdown():

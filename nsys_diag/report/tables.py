@@ -1,0 +1,280 @@
+"""Table and cell models for the HTML report: cells already formatted (templates do no
+arithmetic), with the raw value the JS sorter uses. Every builder reads a normalized view
+(``contract.normalize``)."""
+from __future__ import annotations
+
+import re
+
+from nsys_diag.model.jsonsafe import finite
+from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS, VERDICT_TITLES
+from nsys_diag.report.contract import normalize_as
+from nsys_diag.report.formatting import (
+    MISSING,
+    fmt_bytes,
+    fmt_count,
+    fmt_ms,
+    fmt_ns,
+    fmt_number,
+    fmt_pct,
+    fmt_rate,
+    fmt_ratio,
+    fmt_share,
+)
+
+CAUSES = GAP_CAUSE_LABELS
+"""Gap causes with their labels, in report order (``model.vocabulary.GAP_CAUSE_LABELS``)."""
+CAUSE_LABELS = dict(CAUSES)
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(text) -> str:
+    """CSS-class-safe token (a-z, 0-9, '-') for a category or phase name."""
+    s = _SLUG.sub("-", str(text or "other").lower()).strip("-")
+    return s[:40] or "other"
+
+
+def _frac(x):
+    """A fraction clamped to 0..1 for meters (None stays None)."""
+    f = finite(x)
+    return None if f is None else max(0.0, min(1.0, f))
+
+
+def _fmt_frac_or_rate(x) -> str:
+    """GPU-metric values: fractions of peak (≤ 1) as percent, larger numbers as bytes/s."""
+    f = finite(x)
+    if f is None:
+        return MISSING
+    return fmt_pct(f) if f <= 1.0 else fmt_rate(f)
+
+
+def segments(text) -> list[tuple[bool, str]]:
+    """Split prose on backticks: [(is_code, text), …] so hints like "run `nsys profile …`" show
+    their commands as code (the template escapes every part)."""
+    parts = str(text if text is not None else "").split("`")
+    if len(parts) % 2 == 0:  # unbalanced: keep the last backtick literal
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    return [(i % 2 == 1, p) for i, p in enumerate(parts) if p]
+
+
+# ----------------------------------------------------------------------------------- tables
+
+
+def cell(text, sort=None, title=None, cls=None, swatch=None, meter=None) -> dict:
+    """One table cell: display ``text``; ``sort`` is the raw value the JS sorter uses; ``swatch`` a
+    colour class shown as a small square before the text; ``meter`` a width in percent for an
+    inline bar behind numbers."""
+    return {"text": MISSING if text is None else str(text), "sort": "" if sort is None else sort,
+            "title": title, "cls": cls, "swatch": swatch, "meter": meter}
+
+
+def table(tid: str, columns: list[tuple[str, bool]], rows: list[list[dict]], *, total=None,
+          caption=None, filterable=False) -> dict:
+    """A table model for ``macros/tables.html``: ``columns`` are (label, numeric) pairs."""
+    shown = len(rows)
+    total = shown if total is None else max(int(total), shown)
+    return {"id": tid, "columns": [{"label": lab, "num": num} for lab, num in columns], "rows": rows,
+            "shown": shown, "total": total, "caption": caption, "filterable": filterable}
+
+
+def _yes_no(flag) -> str:
+    return MISSING if flag is None else ("yes" if flag else "no")
+
+
+def _kernel_table(v: dict) -> dict:
+    rows = []
+    for k in v["kernels"]:
+        name = k["name"] or k["short_name"] or MISSING
+        short = k["short_name"] or name
+        cat = k["category"] or "other"
+        tc = k["tensor_core"]
+        rows.append([
+            cell(short, str(short).lower(), title=name if name != short else None, cls="name"),
+            cell(cat, cat, swatch="cat-" + slug(cat), cls="nowrap"),
+            cell(_yes_no(tc), {True: 1, False: 0}.get(tc, -1), cls="tc-" + _yes_no(tc).replace(MISSING, "na")),
+            cell(fmt_count(k["count"]), finite(k["count"])),
+            cell(fmt_ns(k["total_ns"]), finite(k["total_ns"])),
+            cell(fmt_share(k["share"]), finite(k["share"])),
+            cell(fmt_ns(k["mean_ns"]), finite(k["mean_ns"])),
+            cell(fmt_ns(k["median_ns"]), finite(k["median_ns"])),
+            cell(fmt_ns(k["max_ns"]), finite(k["max_ns"])),
+        ])
+    cols = [("Kernel", False), ("Category", False), ("Tensor Cores", False), ("Launches", True),
+            ("Total", True), ("Share", True), ("Mean", True), ("Median", True), ("Max", True)]
+    total = v["kernels_total"] if finite(v["kernels_total"]) is not None else len(rows)
+    return table("tbl-kernels", cols, rows, total=total, filterable=True,
+                 caption="Kernels by total GPU time (share of all kernel time).")
+
+
+def _phase_table(v: dict) -> dict:
+    rows = []
+    for p in v["phases"]:
+        canonical = p["canonical"] or "other"
+        rows.append([
+            cell(p["name"], str(p["name"] or "").lower(), cls="name", swatch="ph-" + slug(canonical)),
+            cell(canonical, canonical),
+            cell(fmt_ms(p["mean_ms"]), finite(p["mean_ms"])),
+            cell(fmt_share(p["share"]), finite(p["share"]), cls="has-meter", meter=_meter(p["share"])),
+            cell(fmt_ms(p["gpu_busy_ms"]), finite(p["gpu_busy_ms"])),
+            cell(fmt_share(p["gpu_busy_share"]), finite(p["gpu_busy_share"]), cls="has-meter",
+                 meter=_meter(p["gpu_busy_share"])),
+            cell(fmt_ms(p["gpu_work_ms"]), finite(p["gpu_work_ms"])),
+        ])
+    cols = [("Phase", False), ("Canonical", False), ("Mean per step", True), ("Share of step", True),
+            ("GPU busy in its span", True), ("GPU busy share", True), ("GPU work launched", True)]
+    return table("tbl-phases", cols, rows,
+                 caption="Mean time per step, exclusive (nested ranges counted once). "
+                         "“GPU busy in its span”: kernel time inside the phase's wall-clock span; "
+                         "“GPU work launched”: kernel time launched from it, which may run later.")
+
+
+def _meter(fraction) -> str | None:
+    """Width in percent (string with one decimal) for an inline meter, or None."""
+    f = _frac(fraction)
+    return None if f is None else f"{f * 100:.1f}"
+
+
+def _gap_table(v: dict) -> dict:
+    w0 = finite(v["window"]["start_ns"])
+    rows = []
+    for g in v["gaps"]["top"]:
+        start = finite(g["start_ns"])
+        rel = None if start is None or w0 is None else (start - w0) / 1e6
+        cause = g["cause"] or "other"
+        rows.append([
+            cell(fmt_ms(rel), rel),
+            cell(fmt_ms(g["duration_ms"]), finite(g["duration_ms"])),
+            cell(MISSING if g["device_id"] is None else g["device_id"], finite(g["device_id"])),
+            cell(CAUSE_LABELS.get(cause, cause), cause, swatch="cause-" + slug(cause), cls="nowrap"),
+            cell(g["phase"], str(g["phase"] or "").lower(), cls="name"),
+            cell(g["cpu_activity"], str(g["cpu_activity"] or "").lower(), cls="name"),
+        ])
+    cols = [("Start", True), ("Length", True), ("GPU", True), ("Cause", False),
+            ("Phase", False), ("What the CPU was doing", False)]
+    return table("tbl-gaps", cols, rows, total=v["gaps"]["count"] if rows else None,
+                 caption="Longest GPU idle intervals; start is measured from the start of the analysed window.")
+
+
+def _step_outlier_table(v: dict) -> dict:
+    rows = [[cell(o["index"], finite(o["index"])), cell(fmt_ms(o["duration_ms"]), finite(o["duration_ms"])),
+             cell(fmt_ratio(o["ratio_to_median"]), finite(o["ratio_to_median"])), cell(o["reason"], None, cls="name")]
+            for o in v["steps"]["outliers"]]
+    return table("tbl-outliers", [("Step", True), ("Duration", True), ("× median", True), ("Why", False)], rows,
+                 caption="Outlier steps, listed rather than silently averaged away.")
+
+
+def _transfer_table(v: dict) -> dict:
+    rows = []
+    for kind, t in v["transfers"]["by_kind"].items():
+        if not isinstance(t, dict) or not finite(t.get("count")):
+            continue
+        t = normalize_as(t, "transfer_kind")
+        got, exp = finite(t["gb_per_s"]), finite(t["expected_gb_per_s"])
+        of_peak = None if got is None or not exp else got / exp
+        rows.append([
+            cell(kind, kind, cls="name"),
+            cell(fmt_count(t["count"]), finite(t["count"])),
+            cell(fmt_bytes(t["bytes"]), finite(t["bytes"])),
+            cell(fmt_ms(t["time_ms"]), finite(t["time_ms"])),
+            cell(fmt_rate(None if got is None else got * 1e9), got),
+            cell(fmt_rate(None if exp is None else exp * 1e9), exp),
+            cell(fmt_share(of_peak), of_peak),
+        ])
+    cols = [("Kind", False), ("Copies", True), ("Bytes", True), ("Time", True), ("Achieved", True),
+            ("Expected link peak", True), ("Of peak", True)]
+    return table("tbl-transfers", cols, rows)
+
+
+def _device_table(v: dict) -> dict:
+    rows = [[cell(d["device_id"], finite(d["device_id"])), cell(d["name"], str(d["name"] or ""), cls="name"),
+             cell(fmt_pct(d["utilization"]), finite(d["utilization"]), cls="has-meter", meter=_meter(d["utilization"])),
+             cell(fmt_ms(d["compute_busy_ms"]), finite(d["compute_busy_ms"])),
+             cell(fmt_ms(d["copy_busy_ms"]), finite(d["copy_busy_ms"])),
+             cell(fmt_ms(d["idle_ms"]), finite(d["idle_ms"]))]
+            for d in v["gpu"]["per_device"]]
+    cols = [("GPU", True), ("Name", False), ("Compute busy", True), ("Kernels", True), ("Copies", True),
+            ("Idle", True)]
+    return table("tbl-devices", cols, rows)
+
+
+def _metrics_phase_table(v: dict) -> dict:
+    rows = [[cell(p["phase"], str(p["phase"] or "").lower(), cls="name"),
+             cell(_fmt_frac_or_rate(p["sm_active"]), finite(p["sm_active"])),
+             cell(_fmt_frac_or_rate(p["tensor_active"]), finite(p["tensor_active"])),
+             cell(_fmt_frac_or_rate(p["dram_bandwidth"]), finite(p["dram_bandwidth"])),
+             cell(_fmt_frac_or_rate(p["pcie_rx"]), finite(p["pcie_rx"])),
+             cell(_fmt_frac_or_rate(p["pcie_tx"]), finite(p["pcie_tx"]))]
+            for p in v["gpu_metrics"]["per_phase"]]
+    cols = [("Phase", False), ("SM active", True), ("Tensor active", True), ("DRAM bandwidth", True),
+            ("PCIe RX", True), ("PCIe TX", True)]
+    return table("tbl-metrics-phase", cols, rows, caption="GPU metrics (sampled counters) per phase.")
+
+
+def _comm_table(v: dict) -> dict:
+    rows = [[cell(d["device_id"], finite(d["device_id"])), cell(fmt_ms(d["comm_ms"]), finite(d["comm_ms"])),
+             cell(fmt_ms(d["hidden_ms"]), finite(d["hidden_ms"])),
+             cell(fmt_ms(d["exposed_ms"]), finite(d["exposed_ms"]))]
+            for d in v["communication"]["per_device"]]
+    return table("tbl-comm", [("GPU", True), ("Communication", True), ("Hidden behind compute", True),
+                              ("Exposed", True)], rows)
+
+
+def _memory_table(v: dict) -> dict:
+    rows = [[cell(d["device_id"], finite(d["device_id"])), cell(fmt_bytes(d["peak_bytes"]), finite(d["peak_bytes"])),
+             cell(fmt_bytes(d["device_bytes"]), finite(d["device_bytes"])),
+             cell(fmt_share(d["peak_share"]), finite(d["peak_share"]), cls="has-meter", meter=_meter(d["peak_share"]))]
+            for d in v["memory"]["per_device"]]
+    return table("tbl-memory", [("GPU", True), ("Peak allocated", True), ("Device memory", True),
+                                ("Peak share", True)], rows)
+
+
+def _process_table(v: dict) -> dict:
+    rows = [[cell(p["pid"], finite(p["pid"])), cell(p["name"], str(p["name"] or ""), cls="name"),
+             cell(fmt_ms(p["steps_mean_ms"]), finite(p["steps_mean_ms"])),
+             cell(VERDICT_TITLES.get(p["verdict_code"], p["verdict_code"]), p["verdict_code"])]
+            for p in v["processes"]]
+    return table("tbl-processes", [("PID", True), ("Process", False), ("Mean step", True), ("Verdict", False)],
+                 rows, caption="Per process (rank); the headline comes from the slowest.")
+
+
+def _roofline_table(v: dict) -> dict:
+    rows = []
+    for k in v["roofline"]["kernels"]:
+        name = k["name"] or k["short_name"] or MISSING
+        short = k["short_name"] or name
+        bound = k["bound"] or "unknown"
+        rows.append([
+            cell(short, str(short).lower(), title=name if name != short else None, cls="name"),
+            cell(fmt_share(k["time_share"]), finite(k["time_share"])),
+            cell(fmt_number(k["arithmetic_intensity"]), finite(k["arithmetic_intensity"])),
+            cell(fmt_rate(k["achieved_flops_per_s"], "FLOP"), finite(k["achieved_flops_per_s"])),
+            cell(fmt_number(k["sm_pct"]) + ("%" if finite(k["sm_pct"]) is not None else ""), finite(k["sm_pct"])),
+            cell(fmt_number(k["mem_pct"]) + ("%" if finite(k["mem_pct"]) is not None else ""), finite(k["mem_pct"])),
+            cell(bound, bound, swatch="bound-" + slug(bound), cls="nowrap"),
+            cell(k["precision"], k["precision"]),
+        ])
+    cols = [("Kernel", False), ("Time share", True), ("FLOP/byte", True), ("Achieved", True), ("SM %", True),
+            ("Memory %", True), ("Bound", False), ("Precision", False)]
+    total = v["roofline"]["kernels_total"]
+    return table("tbl-roofline", cols, rows, total=total if finite(total) is not None else None,
+                 caption="Per kernel, from Nsight Compute: arithmetic intensity against DRAM bytes and the "
+                         "speed-of-light bound (ncu's rule: ≥ 80% of a unit's peak is its bound; "
+                         "everything < 60% is latency-bound).")
+
+
+def _gpu_table(v: dict) -> dict:
+    rows = [[cell(g["id"], finite(g["id"])), cell(g["name"], str(g["name"] or ""), cls="name"),
+             cell(g["compute_capability"], str(g["compute_capability"] or "")),
+             cell(fmt_count(g["sm_count"]), finite(g["sm_count"])),
+             cell(fmt_bytes(g["memory_bytes"]), finite(g["memory_bytes"])),
+             cell(fmt_rate(g["memory_bandwidth_bytes_per_s"]), finite(g["memory_bandwidth_bytes_per_s"]))]
+            for g in v["trace"]["gpus"]]
+    return table("tbl-gpus", [("Id", True), ("GPU", False), ("CC", False), ("SMs", True), ("Memory", True),
+                              ("Memory bandwidth", True)], rows)
+
+
+def _tables_table(v: dict) -> dict:
+    items = sorted(v["trace"]["tables"].items(), key=lambda kv: (str(kv[0]).lower(), str(kv[0])))
+    rows = [[cell(name, str(name).lower(), cls="name"), cell(fmt_count(n), finite(n))] for name, n in items]
+    return table("tbl-tables", [("Table", False), ("Rows", True)], rows)
+
