@@ -1,0 +1,114 @@
+"""The report contract (report/contract.py): docs and schema agree with it; aliases; defaults."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from nsys_diag.report import contract
+from nsys_diag.report.clean import DEFAULT_LIMITS, Limits, clean_view
+from nsys_diag.report.json_out import load_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_docs_key_reference_equals_the_generated_one():
+    text = (ROOT / "docs" / "JSON.md").read_text(encoding="utf-8")
+    assert contract.docs_with_reference(text) == text
+    assert contract.key_reference() in text
+
+
+def _schema_keys(node, schema, seen=None) -> set[str]:
+    """Every property name reachable from ``node`` (following $ref, oneOf/anyOf/allOf, items)."""
+    seen = set() if seen is None else seen
+    out: set[str] = set()
+    if isinstance(node, list):
+        for n in node:
+            out |= _schema_keys(n, schema, seen)
+        return out
+    if not isinstance(node, dict):
+        return out
+    ref = node.get("$ref")
+    if ref and ref not in seen:
+        seen.add(ref)
+        target = schema
+        for part in ref.lstrip("#/").split("/"):
+            target = target[part]
+        out |= _schema_keys(target, schema, seen)
+    for key, sub in (node.get("properties") or {}).items():
+        out.add(key)
+        out |= _schema_keys(sub, schema, seen)
+    for key in ("oneOf", "anyOf", "allOf", "items", "additionalProperties"):
+        if key in node:
+            out |= _schema_keys(node[key], schema, seen)
+    return out
+
+
+def _spec_keys(spec) -> set[str]:
+    if isinstance(spec, contract.Section):
+        return _spec_keys(spec.spec)
+    if isinstance(spec, list):
+        return _spec_keys(spec[0]) if spec else set()
+    if isinstance(spec, dict):
+        keys = set(spec)
+        for v in spec.values():
+            keys |= _spec_keys(v)
+        return keys
+    return set()
+
+
+SCHEMA_SHALLOW = {"tensor_cores", "transfers", "gpu_metrics", "communication", "memory", "roofline",
+                  "data_quality"}
+"""Sections the hand-written JSON Schema only describes in part (it validates their top level or
+a few keys). Only ever shrink this set: a section leaves it once the schema lists all its keys."""
+
+
+def test_every_contract_key_is_in_the_json_schema():
+    schema = load_schema()
+    top = schema["properties"]
+    shallow_now = set()
+    for key, spec in contract.SPEC.items():
+        assert key in top, key
+        missing = _spec_keys(spec) - _schema_keys(top[key], schema)
+        missing -= {"H2D", "D2H", "D2D", "P2P"}  # by_kind is keyed by copy kind
+        if missing:
+            shallow_now.add(key)
+    assert shallow_now == SCHEMA_SHALLOW
+
+
+def test_unavailable_sections_take_the_contract_reason_and_hint():
+    v = contract.normalize({"roofline": None, "memory": {"available": False, "reason": "r"}})
+    assert v["roofline"]["available"] is False
+    assert v["roofline"]["reason"] == contract.SPEC["roofline"].reason
+    assert v["memory"]["reason"] == "r" and v["memory"]["hint"] == contract.SPEC["memory"].hint
+    assert v["steps"]["per_step"] == [] and v["verdict"]["code"] == "insufficient_data"
+    assert contract.unavailable("why", "how") == {"available": False, "reason": "why", "hint": "how"}
+
+
+def test_apply_aliases_copies_canonical_values_and_derives_report_keys():
+    data = {"available": True, "gpu": "H100", "total_time_ns": 400,
+            "kernels": [{"name": "void gemm<float>(int)", "time_ns": 100, "ai_dram": 2.5,
+                         "achieved_flop_per_s": 1e12, "sol_compute_pct": 80.0,
+                         "sol_memory_pct": 10.0, "dominant_precision": "fp16"}]}
+    out = contract.apply_aliases("roofline", data)
+    k = out["kernels"][0]
+    assert out["device"] == "H100"
+    assert (k["arithmetic_intensity"], k["achieved_flops_per_s"], k["sm_pct"], k["mem_pct"],
+            k["precision"]) == (2.5, 1e12, 80.0, 10.0, "fp16")
+    assert k["time_share"] == 0.25 and k["short_name"] == "gemm"
+    joined = contract.apply_aliases("roofline", {"available": True, "gpu": None, "total_time_ns": 400,
+                                                 "kernels": [{"name": "k", "time_ns": 100,
+                                                              "timeline_share": 0.9}]})
+    assert joined["kernels"][0]["time_share"] == 0.9
+    na = {"available": False, "reason": "x", "hint": ""}
+    assert contract.apply_aliases("roofline", dict(na)) == na
+
+
+def test_list_caps_come_from_the_contract():
+    view = {"kernels": [{}] * 500, "gaps": {"top": [{}] * 500, "histogram": [{}] * 900},
+            "verdict": {"evidence": [{}] * 300}, "roofline": {"kernels": [{}] * 300, "notes": [""] * 300}}
+    small = Limits(max_rows=7, max_gaps=5, max_list=3, max_bins=4)
+    out = clean_view(view, small)
+    assert len(out["kernels"]) == 7 and len(out["gaps"]["top"]) == 5
+    assert len(out["gaps"]["histogram"]) == 4 and len(out["verdict"]["evidence"]) == 3
+    assert len(out["roofline"]["kernels"]) == 7 and len(out["roofline"]["notes"]) == 7
+    assert len(view["kernels"]) == 500  # input untouched
+    assert len(clean_view(view, DEFAULT_LIMITS)["kernels"]) == DEFAULT_LIMITS.max_rows
