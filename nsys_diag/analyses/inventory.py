@@ -64,7 +64,7 @@ class Inventory:
 
     def to_json(self) -> dict:
         """The ``inspect --json`` document (``host`` only with ``include_host_info``)."""
-        out = {"inspect_version": INSPECT_VERSION}
+        out: dict = {"inspect_version": INSPECT_VERSION}
         out.update({k: getattr(self, k) for k in self.__dataclass_fields__ if k != "host"})
         if self.host is not None:
             out["host"] = self.host
@@ -131,7 +131,7 @@ def _time(bundle: TraceBundle) -> dict:
         "session_start_utc_ns": m.session_start_utc_ns,
         "session_start_utc": _iso_utc(m.session_start_utc_ns),
         "first_event_ns": first, "last_event_ns": last,
-        "event_span_ns": None if first is None else last - first,
+        "event_span_ns": None if first is None or last is None else last - first,
     }
 
 

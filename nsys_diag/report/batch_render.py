@@ -110,7 +110,8 @@ def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
             and (m.get("significant") or (m.get("delta") or 0) != 0)]
     tail.sort(key=lambda m: (not m.get("significant"), -abs(m.get("delta_pct") or 0.0), m["name"]))
     rows = head + tail
-    return [dict(m, label=metric_label(m["name"]), value_baseline=_fmt_metric_value(m.get("baseline"), m.get("unit", "")),
+    return [dict(m, label=metric_label(m["name"]),
+                 value_baseline=_fmt_metric_value(m.get("baseline"), m.get("unit", "")),
                  value_candidate=_fmt_metric_value(m.get("candidate"), m.get("unit", "")),
                  delta_text=_fmt_delta(m), ci_text=_fmt_ci(m), change_text=_change_word(m),
                  short_change={"none": "—", "n/a": "n/a"}.get(m.get("change"), _change_word(m)))

@@ -59,7 +59,7 @@ _METRICS_ROW = {"phase": None, "sm_active": None, "tensor_active": None, "dram_b
                 "pcie_rx": None, "pcie_tx": None}
 _XFER = {"count": None, "bytes": None, "time_ms": None, "gb_per_s": None, "expected_gb_per_s": None}
 
-SPEC = {
+SPEC: dict[str, Any] = {
     "schema_version": None,
     "tool": {"name": "nsys-diag", "version": None},
     "generated_at": None,

@@ -124,7 +124,8 @@ def render_markdown(view: dict) -> str:
         blocks.append((3, [idle]))
     fixes = [r for r in vd["recommendations"] if r][:MAX_FIXES]
     if fixes:
-        blocks.append((1, ["**What to try, in order**"] + [f"{i}. {md_text(r, line_start=True)}" for i, r in enumerate(fixes, 1)]))
+        blocks.append((1, ["**What to try, in order**"]
+                       + [f"{i}. {md_text(r, line_start=True)}" for i, r in enumerate(fixes, 1)]))
     evidence = _evidence(v)
     if evidence:
         blocks.append((4, ["**Evidence**"] + evidence))

@@ -13,6 +13,8 @@ The names other modules imported from here before the split stay importable.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import VERDICT_TITLES
 from nsys_diag.report.clean import (
@@ -80,7 +82,7 @@ def _section_status(v: dict) -> dict:
         return ok() if sec["available"] else na(sec["reason"], sec["hint"])
 
     status = {"verdict": ok(), "capture": ok(), "data-quality": ok()}
-    phases_status = v.get("phases_status") if isinstance(v.get("phases_status"), dict) else {}
+    phases_status: dict = v["phases_status"] if isinstance(v.get("phases_status"), dict) else {}
     if v["phases"]:
         status["phases"] = ok()
     elif phases_status.get("available") is False and phases_status.get("reason"):
@@ -127,7 +129,7 @@ def _evidence_rows(v: dict) -> list[dict]:
 def _metric_cards(v: dict) -> list[dict]:
     """The core metric set, side by side: label, big value, meter fraction, detail lines."""
     gpu, tc, gm, tp = v["gpu"], v["tensor_cores"], v["gpu_metrics"], v["throughput"]
-    cards = []
+    cards: list[dict[str, Any]] = []
     if gpu["available"]:
         cards.append({"key": "gpu-busy", "label": "GPU compute busy", "value": fmt_pct(gpu["utilization"]),
                       "meter": _meter(gpu["utilization"]),
@@ -146,7 +148,7 @@ def _metric_cards(v: dict) -> list[dict]:
                            ("dram_bandwidth", "DRAM bandwidth"), ("pcie_rx", "PCIe RX"), ("pcie_tx", "PCIe TX")):
             if finite(o.get(key)) is None:
                 continue
-            f = finite(o[key])
+            f = float(o[key])
             cards.append({"key": slug(key), "label": label, "value": _fmt_frac_or_rate(f),
                           "meter": _meter(f) if f is not None and f <= 1 else None,
                           "detail": ["sampled GPU metrics, " + ("share of peak" if f <= 1 else "bytes per second")]})
@@ -168,7 +170,7 @@ def _metric_cards(v: dict) -> list[dict]:
                       "detail": ["share of step time where NCCL runs with no compute beside it"]})
     mem = v["memory"]
     if mem["available"]:
-        peaks = [finite(d["peak_share"]) for d in mem["per_device"] if finite(d["peak_share"]) is not None]
+        peaks = [float(d["peak_share"]) for d in mem["per_device"] if finite(d["peak_share"]) is not None]
         peak = max(peaks) if peaks else None
         cards.append({"key": "memory", "label": "Peak GPU memory", "value": fmt_pct(peak), "meter": _meter(peak),
                       "detail": [mem["advice"] or "of device memory, highest GPU"]})
@@ -306,8 +308,8 @@ def _capture(v: dict) -> list[dict]:
     procs = ", ".join(f"{p['name'] or '?'} ({p['pid']})" for p in t["processes"][:8])
     if len(t["processes"]) > 8:
         procs += f" … (+{len(t['processes']) - 8})"
-    scope = v.get("scope") if isinstance(v.get("scope"), dict) else {}
-    analysed = []
+    scope: dict = v["scope"] if isinstance(v.get("scope"), dict) else {}
+    analysed: list[dict] = []
     if scope.get("pid") is not None or scope.get("name"):
         who = f"{scope.get('name') or '?'} (pid {scope.get('pid') if scope.get('pid') is not None else '?'})"
         if (finite(scope.get("process_count")) or 0) > 1:
