@@ -49,6 +49,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Sequence
 
+from nsys_diag.app.analyze import analyze_command
 from nsys_diag.model.errors import EXIT_BAD_INPUT, EXIT_NSYS_MISSING, EXIT_OK, UsageError
 
 TRACE_APIS = "cuda,nvtx,osrt"
@@ -206,13 +207,6 @@ def _export(report: Path, sqlite: Path, nsys_path: str, echo: Callable[[str], No
 
 
 def _analyze(sqlite: Path, echo: Callable[[str], None]) -> None:
-    try:
-        from nsys_diag.pipeline import analyze_command
-    except ImportError as exc:
-        if exc.name not in ("nsys_diag.pipeline",):
-            raise
-        echo(f"nsys-diag: analyze it with: {shlex.join(['nsys-diag', 'analyze', str(sqlite)])}")
-        return
     for line in analyze_command(str(sqlite), **ANALYZE_DEFAULTS):
         echo(line)
 
