@@ -86,7 +86,7 @@ def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | Non
         return None
     with_steps = [(r, k) for r, k in zip(ok, assignment.ranks)
                   if (r.summary or {}).get("per_step", {}).get("duration_ms")]
-    inputs = rank_inputs([r.summary for r, _ in with_steps], [k for _, k in with_steps],
+    inputs = rank_inputs([r.summary or {} for r, _ in with_steps], [k for _, k in with_steps],
                          [r.trace.label for r, _ in with_steps])
     result = analyze_ranks(inputs, z_cutoff=th.outlier_mad_k)
     result["source"] = assignment.source

@@ -94,7 +94,7 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
     skipped = _skipped((("baseline", baseline, base_res), ("candidate", candidate, cand_res)))
     b_ok = [r for r in base_res if r.ok]
     c_ok = [r for r in cand_res if r.ok]
-    result = compare_runs([r.summary for r in b_ok], [r.summary for r in c_ok], seed=seed,
+    result = compare_runs([r.summary or {} for r in b_ok], [r.summary or {} for r in c_ok], seed=seed,
                           fail_pct=fail_on_regression)
     exit_code = EXIT_REGRESSION if result["regression"] else EXIT_OK
     doc = jsonable({

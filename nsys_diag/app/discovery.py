@@ -45,7 +45,8 @@ def natural_key(text: str):
 
 
 def _root_names(roots: Sequence[Path]) -> list[str]:
-    names, seen = [], {}
+    names: list[str] = []
+    seen: dict[str, int] = {}
     for r in roots:
         base = r.name or r.resolve().name or "root"
         n = seen.get(base, 0) + 1

@@ -146,7 +146,7 @@ def build_profile_commands(
 
 
 def _notes(nvtx_capture: str | None, delay: float | None, duration: float | None) -> list[str]:
-    notes = []
+    notes: list[str | None] = []
     if nvtx_capture and "@" not in nvtx_capture:
         notes.append(f"note: --nvtx-capture {nvtx_capture!r} has no @DOMAIN, so it matches only the "
                      f"default NVTX domain; ranges from nsys_diag.annotate are in "
