@@ -7,8 +7,9 @@ bug (exit 1, traceback only with ``--debug``).
 """
 from __future__ import annotations
 
+import atexit
+import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -30,8 +31,6 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except BrokenPipeError:  # `nsys-diag analyze … | head`: the reader left; stop quietly
-            import os
-
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_INTERNAL)
@@ -64,16 +63,6 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.obj["debug"] = debug
 
 
-def _emit(text: str, dest: str | None) -> None:
-    """Write ``text`` to a file, or stdout for '-'."""
-    if dest is None:
-        return
-    if dest == "-":
-        click.echo(text, nl=not text.endswith("\n"))
-    else:
-        Path(dest).write_text(text, encoding="utf-8")
-
-
 # ------------------------------------------------------------------------------------ inspect
 @main.command()
 @click.argument("trace")
@@ -81,16 +70,10 @@ def _emit(text: str, dest: str | None) -> None:
 @click.option("--include-host-info", is_flag=True, help="Show host, user, paths and command line.")
 def inspect(trace: str, json_out: str | None, include_host_info: bool) -> None:
     """Describe an export: format, version, tables, GPUs, NVTX, what can be analysed."""
-    from nsys_diag.loaders import load_trace
-    from nsys_diag.report.inspect import build_inspect_view, inspect_to_json, render_inspect_text
+    from nsys_diag.app.inspect import inspect_command
 
-    view = build_inspect_view(load_trace(trace), include_host_info=include_host_info)
-    text = render_inspect_text(view)
-    if json_out == "-":
-        click.echo(text, err=True)
-    else:
-        click.echo(text)
-    _emit(inspect_to_json(view), json_out)
+    inspect_command(trace, json_out=json_out, include_host_info=include_host_info,
+                    echo=lambda s: click.echo(s, err=json_out == "-"))
 
 
 # ------------------------------------------------------------------------------------ analyze
@@ -131,7 +114,7 @@ def _analyze_options(f):
 @_analyze_options
 def analyze(trace: str, **kw) -> None:
     """Diagnose one trace: verdict, step/phase breakdown, GPU gaps, Tensor Cores, transfers."""
-    from nsys_diag.pipeline import analyze_command
+    from nsys_diag.app.analyze import analyze_command
 
     for line in analyze_command(trace, **kw):
         click.echo(line, err=kw.get("json_out") == "-" or kw.get("md_out") == "-")
@@ -151,7 +134,7 @@ def analyze(trace: str, **kw) -> None:
 @click.option("--md", "md_out", metavar="FILE|-", help="Also write the index Markdown here.")
 def batch(dirs, jobs, scheduler, use_dask, outdir, no_cache, json_out, md_out) -> None:
     """Analyse every trace under DIRS; one report each plus an index. Exit 4 if any was skipped."""
-    from nsys_diag.batch import batch_command
+    from nsys_diag.app.batch import batch_command
 
     code = batch_command(list(dirs), jobs=jobs, scheduler=scheduler, use_dask=use_dask,
                          outdir=outdir, use_cache=not no_cache, json_out=json_out, md_out=md_out,
@@ -169,12 +152,15 @@ def batch(dirs, jobs, scheduler, use_dask, outdir, no_cache, json_out, md_out) -
 @click.option("--json", "json_out", metavar="FILE|-", help="Write the comparison JSON.")
 @click.option("--md", "md_out", metavar="FILE|-", help="Write a Markdown comparison.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-def compare(baseline, candidate, fail_on_regression, html_out, json_out, md_out, seed) -> None:
+@click.option("--no-cache", is_flag=True, help="Re-analyse every trace.")
+def compare(baseline, candidate, fail_on_regression, html_out, json_out, md_out, seed,
+            no_cache) -> None:
     """Compare BASELINE and CANDIDATE (each a trace or a directory of runs)."""
-    from nsys_diag.batch import compare_command
+    from nsys_diag.app.compare import compare_command
 
     code = compare_command(baseline, candidate, fail_on_regression=fail_on_regression,
                            html_out=html_out, json_out=json_out, md_out=md_out, seed=seed,
+                           use_cache=not no_cache,
                            echo=lambda s: click.echo(s, err=json_out == "-" or md_out == "-"))
     sys.exit(code)
 
@@ -199,25 +185,49 @@ def profile(command, **kw) -> None:
 
     Usage: nsys-diag profile [OPTIONS] -- python train.py --epochs 1
     """
-    from nsys_diag.profile import profile_command
+    from nsys_diag.app.profile import profile_command
 
     code = profile_command(list(command), echo=click.echo, **kw)
     sys.exit(code)
 
 
 # ------------------------------------------------------------------------------ entry point
+_exit_code: int | None = None
+"""Set by ``run`` once ``main`` has finished: the process's exit code for ``_fast_exit``."""
+
+
+def _fast_exit() -> None:
+    """The last exit handler of a ``run`` process (registered when this module is imported, so
+    ``atexit`` runs it after every handler registered later — thread pools, temporary files, a
+    caller's own): shut logging down, flush stdout/stderr, then end the process at once with
+    ``os._exit`` instead of tearing the interpreter down object by object (perf, bench: freeing
+    millions of analysed rows one array at a time took ~0.1 s on the 2M-kernel trace; the
+    operating system reclaims the memory in one go). Does nothing outside ``run`` (tests call
+    ``main`` through click's runner, which never ends the process)."""
+    if _exit_code is None:
+        return
+    if "logging" in sys.modules:  # its own exit handler may have been registered before ours
+        sys.modules["logging"].shutdown()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (BrokenPipeError, ValueError):  # `nsys-diag … | head`: the reader left; or closed
+        pass
+    os._exit(_exit_code)
+
+
+atexit.register(_fast_exit)
+
+
 def run() -> None:
     """The ``nsys-diag`` console script (and ``python -m nsys_diag``): ``main`` as a process.
 
-    When the command has finished, its output is flushed and the exit handlers have run, the
-    process ends at once (``os._exit``) instead of tearing the interpreter down object by object
-    (perf, bench: freeing millions of analysed rows one array at a time took ~0.1 s on the
-    2M-kernel trace; the operating system reclaims the memory in one go). Exit codes are
-    ``main``'s. Tests call ``main`` itself (click's runner), which never ends the process.
+    Exit codes are ``main``'s. The process then ends the ordinary way (``SystemExit``: threads
+    joined, exit handlers run in reverse order of registration), and the last handler,
+    ``_fast_exit``, skips the interpreter's object-by-object teardown.
     """
-    import atexit
-    import os
-
+    global _exit_code
     try:
         main()  # standalone mode: always ends with SystemExit
         code: object = 0
@@ -228,14 +238,8 @@ def run() -> None:
     elif not isinstance(code, int):  # sys.exit("message"): print it, exit 1 (as Python does)
         print(code, file=sys.stderr)
         code = 1
-    try:
-        atexit._run_exitfuncs()  # e.g. thread pools, temporary files
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-    except BrokenPipeError:  # `nsys-diag … | head`: the reader left; nothing more to say
-        pass
-    finally:
-        os._exit(code)
+    _exit_code = code
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -77,8 +77,3 @@ class UsageError(NsysDiagError):
 
     exit_code = EXIT_USAGE
 
-
-class NsysNotFoundError(NsysDiagError):
-    """`nsys` is needed (profile / .nsys-rep conversion) but not on PATH. Exit code 6."""
-
-    exit_code = EXIT_NSYS_MISSING

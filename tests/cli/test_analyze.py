@@ -81,9 +81,9 @@ def test_markdown_output_and_explicit_html_path(traces, tmp_path):
 
 
 def test_unwritable_trace_directory_falls_back_to_cwd(traces, tmp_path, monkeypatch):
-    from nsys_diag import pipeline
+    from nsys_diag.app import outputs
 
-    monkeypatch.setattr(pipeline, "_dir_writable", lambda d: False)
+    monkeypatch.setattr(outputs, "dir_writable", lambda d: False)
     monkeypatch.chdir(tmp_path)
     res = run(traces["healthy_tc"])
     assert res.exit_code == 0, res.output

@@ -1,6 +1,6 @@
 """`nsys-diag batch` on the command line: exit codes, outputs, messages.
 
-(Named ``test_batch_cli.py``: ``tests/test_batch.py`` exists and test basenames must be unique
+(Named ``test_batch_cli.py``: ``tests/app/test_batch.py`` exists and test basenames must be unique
 because the test directories are not packages.)
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The console-script entry (``cli.run``, also ``python -m nsys_diag``) as a real process: exit
 codes, complete output on stdout and through a closed pipe, exit handlers run before the fast
-``os._exit``."""
+``os._exit`` of ``cli._fast_exit`` (the last exit handler)."""
 from __future__ import annotations
 
 import json
@@ -42,9 +42,11 @@ def test_errors_keep_their_exit_codes():
 
 
 def test_exit_handlers_run_before_the_process_ends(sample, tmp_path):
+    # as in the console script, nsys_diag.cli is imported first; handlers registered from then on
+    # (thread pools, temporary files, a caller's own) run before its last handler ends the process
     code = ("import atexit, sys\n"
-            "atexit.register(lambda: print('exit handler ran', file=sys.stderr))\n"
             "from nsys_diag.cli import run\n"
+            "atexit.register(lambda: print('exit handler ran', file=sys.stderr))\n"
             "sys.argv = ['nsys-diag'] + sys.argv[1:]\n"
             "run()\n")
     out = _run("analyze", str(sample), "--json", str(tmp_path / "v.json"), "--no-html", code=code)
@@ -61,3 +63,18 @@ def test_a_reader_that_leaves_early_causes_no_traceback(sample):
     err = proc.stderr.read()
     proc.wait(timeout=120)
     assert b"Traceback" not in err
+
+
+def test_the_fast_exit_is_the_last_handler_and_flushes(sample, tmp_path):
+    code = ("import atexit, logging, sys\n"
+            "from nsys_diag.cli import run\n"
+            "logging.basicConfig(filename=sys.argv[-1], level=logging.INFO)\n"
+            "logging.getLogger('x').info('logged before exit')\n"
+            "sys.stdout.write('unflushed text')\n"
+            "sys.argv = ['nsys-diag', '--version']\n"
+            "run()\n")
+    log = tmp_path / "log.txt"
+    out = _run(str(log), code=code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(b"unflushed text")
+    assert "logged before exit" in log.read_text()

@@ -7,7 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from nsys_diag import pipeline, synth
+from nsys_diag import synth
+from nsys_diag.app.analyze import analyze_path
+from nsys_diag.loaders import memory_estimate as me
 from nsys_diag.cli import main
 from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
 
@@ -29,8 +31,8 @@ def _view(res) -> dict:
 
 
 def _half_budget(trace) -> int:
-    est, _ = pipeline.estimate_memory(str(trace))
-    return pipeline.BASE_MEMORY_BYTES + est // 2
+    est, _ = me.estimate_memory(str(trace))
+    return me.BASE_MEMORY_BYTES + est // 2
 
 
 def test_budget_below_the_estimate_reads_a_middle_window(trace):
@@ -81,7 +83,7 @@ def test_user_window_is_pushed_down(trace):
 
 def test_read_fraction_rules(trace, tmp_path):
     half = _half_budget(trace)
-    frac = pipeline.memory_read_fraction
+    frac = me.memory_read_fraction
     assert AnalyzeOptions().memory_budget_bytes == DEFAULT_MEMORY_BUDGET_BYTES
     assert frac(str(trace), AnalyzeOptions()) is None  # a small file fits the default
     assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=None)) is None
@@ -92,7 +94,7 @@ def test_read_fraction_rules(trace, tmp_path):
     assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=half, window_ns=(0, 10))) is None
     csv = tmp_path / "x.csv"
     csv.write_text('"ID","Kernel Name"\n' * 1000)
-    assert frac(str(csv), AnalyzeOptions(memory_budget_bytes=pipeline.BASE_MEMORY_BYTES + 1)) \
+    assert frac(str(csv), AnalyzeOptions(memory_budget_bytes=me.BASE_MEMORY_BYTES + 1)) \
         is None
 
 
@@ -101,10 +103,10 @@ def test_a_middle_window_keeps_the_verdict_and_its_evidence(tmp_path, preset):
     """The window is representative: on a 40-step capture, the middle half gives the verdict of
     the whole export, with utilization within a percentage point."""
     path = synth.write_preset(tmp_path / "t.sqlite", preset, steps=40)
-    whole = pipeline.analyze_path(str(path), AnalyzeOptions(memory_budget_bytes=None))
-    est, _ = pipeline.estimate_memory(str(path))
-    half = pipeline.analyze_path(str(path), AnalyzeOptions(
-        memory_budget_bytes=pipeline.BASE_MEMORY_BYTES + est // 2))
+    whole = analyze_path(str(path), AnalyzeOptions(memory_budget_bytes=None))
+    est, _ = me.estimate_memory(str(path))
+    half = analyze_path(str(path), AnalyzeOptions(
+        memory_budget_bytes=me.BASE_MEMORY_BYTES + est // 2))
     assert half["trace"]["read_window"]["reason"] == "memory_budget"
     assert half["verdict"]["code"] == whole["verdict"]["code"] == synth.expected(preset)["verdict"]
     assert half["steps"]["analysed_count"] < whole["steps"]["analysed_count"]

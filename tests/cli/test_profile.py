@@ -13,15 +13,15 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import types
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from nsys_diag.app import profile as profile_app
+from nsys_diag.app.profile import build_profile_commands, profile_command
 from nsys_diag.cli import main
 from nsys_diag.model.errors import EXIT_NSYS_MISSING, UsageError
-from nsys_diag.profile import build_profile_commands, profile_command
 
 PY = sys.executable
 OK_APP = [PY, "-c", "pass"]
@@ -290,8 +290,7 @@ def test_analyze_runs_on_the_export_with_default_options(fake_nsys, monkeypatch)
         seen.append((trace, kw))
         return ["verdict: fake"]
 
-    monkeypatch.setitem(sys.modules, "nsys_diag.pipeline",
-                        types.SimpleNamespace(analyze_command=analyze_command))
+    monkeypatch.setattr(profile_app, "analyze_command", analyze_command)
     res = invoke("-o", "r2", "--", *OK_APP)
     assert res.exit_code == 0, res.output
     assert "verdict: fake" in res.output
@@ -300,15 +299,7 @@ def test_analyze_runs_on_the_export_with_default_options(fake_nsys, monkeypatch)
     assert kw["html_out"] is None and kw["no_html"] is False and kw["max_rows"] == 200
 
 
-def test_without_the_pipeline_module_the_analyze_command_is_printed(fake_nsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "nsys_diag.pipeline", None)
-    res = invoke("-o", "r3", "--", *OK_APP)
-    assert res.exit_code == 0, res.output
-    assert "analyze it with: nsys-diag analyze r3.sqlite" in res.output
-
-
 def test_end_to_end_with_the_real_pipeline(fake_nsys, tmp_path):
-    pytest.importorskip("nsys_diag.pipeline")
     pytest.importorskip("nsys_diag.synth")
     res = CliRunner().invoke(main, ["profile", "-o", "e2e", "--", *OK_APP])
     assert res.exit_code == 0, res.output

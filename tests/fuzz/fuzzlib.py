@@ -678,7 +678,7 @@ def run_case(path: Path, *, ncu: Path | None = None, differential: bool = False)
     from nsys_diag.model.errors import NsysDiagError
     from nsys_diag.model.options import AnalyzeOptions
     from nsys_diag.model.thresholds import Thresholds
-    from nsys_diag.pipeline import analyze_bundle
+    from nsys_diag.app.analyze import analyze_bundle
     from nsys_diag.report.inspect import build_inspect_view, inspect_to_json, render_inspect_text
     from nsys_diag.report.json_out import to_json
     from nsys_diag.report.markdown import render_markdown

@@ -111,7 +111,6 @@ def test_missing_file_is_an_input_error(tmp_path):
 
 
 def test_cli_error_only_exit_code_3(tmp_path):
-    pytest.importorskip("nsys_diag.pipeline")
     from click.testing import CliRunner
 
     from nsys_diag.cli import main

@@ -8,7 +8,8 @@ import sys
 import pandas as pd
 import pytest
 
-from nsys_diag import pipeline, synth
+from nsys_diag import synth
+from nsys_diag.app import analyze
 from nsys_diag.loaders import load_trace, prefetch
 from nsys_diag.model.errors import InputError
 from nsys_diag.model.options import AnalyzeOptions
@@ -44,7 +45,7 @@ def test_prefetched_load_equals_plain_load_and_takes_every_query(trace, monkeypa
 
 
 def test_pipeline_prefetches_and_leaves_nothing_behind(trace):
-    bundle = pipeline.load_for_analysis(str(trace), AnalyzeOptions())
+    bundle = analyze.load_for_analysis(str(trace), AnalyzeOptions())
     assert len(bundle.kernels) and not prefetch._PENDING
 
 
@@ -78,5 +79,5 @@ def test_damaged_file_is_still_reported_by_the_loader(trace, tmp_path):
     bad.write_bytes(bytes(data))
     prefetch.start_prefetch(bad)
     with pytest.raises(InputError):
-        pipeline.load_for_analysis(str(bad), AnalyzeOptions())
+        analyze.load_for_analysis(str(bad), AnalyzeOptions())
     assert not prefetch._PENDING

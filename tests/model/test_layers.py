@@ -9,15 +9,14 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "nsys_diag"
 
 # layer -> packages it must never import
+_ABOVE_REPORT = ("nsys_diag.app", "nsys_diag.cli", "click")
 FORBIDDEN = {
-    "model": ("nsys_diag.loaders", "nsys_diag.analyses", "nsys_diag.report", "nsys_diag.pipeline",
-              "nsys_diag.batch", "nsys_diag.cli", "click", "jinja2"),
-    "loaders": ("nsys_diag.analyses", "nsys_diag.report", "nsys_diag.pipeline", "nsys_diag.batch",
-                "nsys_diag.cli", "click", "jinja2"),
-    "analyses": ("nsys_diag.loaders", "nsys_diag.report", "nsys_diag.pipeline", "nsys_diag.batch",
-                 "nsys_diag.cli", "click", "jinja2"),
-    "report": ("nsys_diag.loaders", "nsys_diag.pipeline", "nsys_diag.batch", "nsys_diag.cli",
-               "click"),
+    "model": ("nsys_diag.loaders", "nsys_diag.analyses", "nsys_diag.report", *_ABOVE_REPORT,
+              "jinja2"),
+    "loaders": ("nsys_diag.analyses", "nsys_diag.report", *_ABOVE_REPORT, "jinja2"),
+    "analyses": ("nsys_diag.loaders", "nsys_diag.report", *_ABOVE_REPORT, "jinja2"),
+    "report": ("nsys_diag.loaders", *_ABOVE_REPORT),
+    "app": ("nsys_diag.cli", "click"),
 }
 
 
@@ -46,3 +45,16 @@ def test_only_cli_imports_click():
     users = [f.relative_to(PKG).as_posix() for f in sorted(PKG.rglob("*.py"))
              if any(n == "click" or n.startswith("click.") for n in _imports(f))]
     assert users == ["cli.py"]
+
+
+def test_nothing_but_cli_imports_app():
+    users = sorted(f.relative_to(PKG).as_posix() for f in PKG.rglob("*.py")
+                   if not f.relative_to(PKG).as_posix().startswith("app/")
+                   and any(n == "nsys_diag.app" or n.startswith("nsys_diag.app.")
+                           for n in _imports(f)))
+    assert users == ["cli.py"]
+
+
+def test_the_old_orchestration_modules_are_gone():
+    assert not (PKG / "pipeline.py").exists() and not (PKG / "batch.py").exists()
+    assert not (PKG / "profile.py").exists()

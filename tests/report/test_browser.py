@@ -97,7 +97,7 @@ def _worked_example_view(tmp_path: Path) -> dict:
     """Real pipeline output on the worked-example preset when available, else the sample view."""
     try:
         from nsys_diag import synth
-        from nsys_diag.pipeline import analyze_path
+        from nsys_diag.app.analyze import analyze_path
     except ImportError:
         return input_bound_view()
     trace = synth.write_preset(tmp_path / "worked_example.sqlite", "worked_example")

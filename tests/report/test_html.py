@@ -316,7 +316,7 @@ def _synth():
 
 def test_end_to_end_worked_example(tmp_path):
     synth = _synth()
-    from nsys_diag.pipeline import analyze_path
+    from nsys_diag.app.analyze import analyze_path
 
     trace = synth.write_preset(tmp_path / "worked_example.sqlite", "worked_example")
     view = analyze_path(str(trace), generated_at=GENERATED_AT)
@@ -333,7 +333,7 @@ def test_end_to_end_worked_example(tmp_path):
 @pytest.mark.parametrize("preset", ["healthy_tc", "multi_gpu", "no_cuda"])
 def test_end_to_end_presets_render(tmp_path, preset):
     synth = _synth()
-    from nsys_diag.pipeline import analyze_path
+    from nsys_diag.app.analyze import analyze_path
 
     if preset not in synth.PRESETS:
         pytest.skip(f"preset {preset} not in this synth")
@@ -346,7 +346,7 @@ def test_end_to_end_presets_render(tmp_path, preset):
 
 def test_analyze_command_writes_the_report_and_markdown(tmp_path):
     synth = _synth()
-    from nsys_diag.pipeline import analyze_command
+    from nsys_diag.app.analyze import analyze_command
 
     trace = synth.write_preset(tmp_path / "we.sqlite", "worked_example")
     out, md = tmp_path / "r.html", tmp_path / "r.md"

@@ -124,7 +124,7 @@ def test_deterministic():
 
 def test_end_to_end_worked_example(tmp_path):
     synth = pytest.importorskip("nsys_diag.synth")
-    from nsys_diag.pipeline import analyze_path
+    from nsys_diag.app.analyze import analyze_path
 
     trace = synth.write_preset(tmp_path / "worked_example.sqlite", "worked_example")
     md = render_markdown(analyze_path(str(trace), generated_at=GENERATED_AT))

@@ -160,7 +160,7 @@ synth = pytest.importorskip("nsys_diag.synth")
 
 @pytest.mark.parametrize("name", ["worked_example", "multi_gpu", "no_cuda", "inference"])
 def test_preset_views_validate(tmp_path, name):
-    from nsys_diag.pipeline import analyze_path
+    from nsys_diag.app.analyze import analyze_path
 
     path = synth.write_preset(tmp_path / f"{name}.sqlite", name)
     v = analyze_path(str(path), generated_at=GEN)
@@ -186,7 +186,7 @@ def _walk(obj):
                                   "saxpy_mpi_a100_2022.2", "mordred_rtx6000_2021",
                                   "centerformer_nvtx_only_2022.4", "dynamicvit_no_cuda_tables"])
 def test_real_trace_views_validate(name):
-    from nsys_diag.pipeline import analyze_path
+    from nsys_diag.app.analyze import analyze_path
 
     v = analyze_path(str(shared_trace(f"nsys/{name}.sqlite")), generated_at=GEN)
     _assert_valid(v)

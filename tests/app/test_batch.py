@@ -9,7 +9,7 @@ import pytest
 
 import batch_traces as bt
 from conftest import shared_trace
-from nsys_diag import batch
+from nsys_diag.app import batch, trace_job
 from nsys_diag.model.errors import EXIT_OK, EXIT_PARTIAL_BATCH, InputError, UsageError
 
 GEN = "2026-11-30T00:00:00Z"
@@ -27,78 +27,6 @@ def _run(dirs, out, **kw) -> tuple[int, dict, list[str]]:
                                generated_at=GEN, **kw)
     index = json.loads((Path(out) / "index.json").read_text(encoding="utf-8"))
     return code, index, lines
-
-
-# ------------------------------------------------------------------------------------ discovery
-def test_discovery_natural_order_kinds_and_ignored(tmp_path):
-    root = tmp_path / "runs"
-    for name in ("rank10.sqlite", "rank2.sqlite", "rank1.sqlite", "sub/rank3.sqlite",
-                 "report.nsys-rep", "report.sqlite", "alone.nsys-rep", "notes.csv", "readme.txt",
-                 ".hidden/rank0.sqlite", "ncu.csv"):
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(b"x")
-    (root / "notes.csv").write_text("a,b\n1,2\n")
-    (root / "ncu.csv").write_text('"ID","Process ID","Process Name","Host Name","Kernel Name"\n')
-    found = batch.discover([root])
-    assert [t.label for t in found.traces] == [
-        "alone.nsys-rep", "ncu.csv", "rank1.sqlite", "rank2.sqlite", "rank10.sqlite",
-        "report.sqlite", "sub/rank3.sqlite"]
-    kinds = {t.label: t.kind for t in found.traces}
-    assert kinds["ncu.csv"] == "ncu" and kinds["alone.nsys-rep"] == "nsys-rep"
-    ignored = {d["label"]: d["reason"] for d in found.ignored}
-    assert "notes.csv" in ignored and "report.nsys-rep" in ignored  # exported .sqlite beside it
-    with pytest.raises(InputError):
-        batch.discover([tmp_path / "missing"])
-
-
-def test_discovery_several_roots_are_prefixed(tmp_path):
-    for d in ("a/x", "b/x"):
-        (tmp_path / d).mkdir(parents=True)
-        (tmp_path / d / "t.sqlite").write_bytes(b"x")
-    found = batch.discover([tmp_path / "a" / "x", tmp_path / "b" / "x"])
-    assert [t.label for t in found.traces] == ["x/t.sqlite", "x~2/t.sqlite"]
-
-
-def test_report_paths_are_unique_and_stay_inside():
-    paths = batch._report_paths(["a/t.sqlite", "a/t.csv", "../evil.sqlite", "t.sqlite"])
-    assert paths["a/t.sqlite"] == "a/t.nsys-diag"
-    assert paths["a/t.csv"] == "a/t.csv.nsys-diag"
-    assert ".." not in paths["../evil.sqlite"]
-    assert len(set(paths.values())) == 4
-
-
-def test_cache_key_depends_on_content_version_and_thresholds():
-    from nsys_diag.model.thresholds import Thresholds
-
-    th = Thresholds()
-    k = batch.cache_key("abc", th)
-    assert k == batch.cache_key("abc", Thresholds())
-    assert k != batch.cache_key("abd", th)
-    assert k != batch.cache_key("abc", th.with_overrides(min_gap_ns=2_000))
-
-
-def test_cache_dir_respects_xdg(tmp_path):
-    assert batch.cache_dir() == tmp_path / "xdg-cache" / "nsys-diag" / "batch"
-
-
-def test_progress_bar_only_on_a_terminal():
-    import io
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    quiet, tty = io.StringIO(), Tty()
-    for stream in (quiet, tty):
-        p = batch.Progress(3, "batch", stream=stream)
-        p.update()
-        p.update(cached=True)
-        p.update(skipped=True)
-        p.close()
-    assert quiet.getvalue() == ""
-    out = tty.getvalue()
-    assert "3/3" in out and "1 cached" in out and "1 skipped" in out and "\r" in out
 
 
 # ---------------------------------------------------------------------------------- batch runs
@@ -253,7 +181,7 @@ def test_no_traces_is_an_input_error(tmp_path):
 
 
 def test_nsys_rep_without_nsys_is_skipped_with_hint(tmp_path, monkeypatch):
-    monkeypatch.setattr(batch.shutil, "which", lambda name: None)
+    monkeypatch.setattr(trace_job.shutil, "which", lambda name: None)
     d = tmp_path / "traces"
     bt.write(d / "good.sqlite", bt.tiny(1, steps=4))
     (d / "capture.nsys-rep").write_bytes(b"not really a report")
@@ -269,14 +197,14 @@ def test_internal_error_in_one_trace_does_not_abort(tmp_path, monkeypatch):
     d = tmp_path / "traces"
     bt.write(d / "a.sqlite", bt.tiny(1, steps=4))
     bt.write(d / "b.sqlite", bt.tiny(2, steps=4))
-    real = batch._run_analysis
+    real = trace_job.run_analysis
 
     def flaky(path, th, generated_at):
         if path.endswith("b.sqlite"):
             raise RuntimeError("boom")
         return real(path, th, generated_at)
 
-    monkeypatch.setattr(batch, "_run_analysis", flaky)
+    monkeypatch.setattr(trace_job, "run_analysis", flaky)
     code, index, _ = _run([d], tmp_path / "out", use_cache=False)
     assert code == EXIT_PARTIAL_BATCH
     assert index["skipped"][0]["label"] == "b.sqlite"

@@ -49,6 +49,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Sequence
 
+from nsys_diag.app.analyze import analyze_command
 from nsys_diag.model.errors import EXIT_BAD_INPUT, EXIT_NSYS_MISSING, EXIT_OK, UsageError
 
 TRACE_APIS = "cuda,nvtx,osrt"
@@ -145,7 +146,7 @@ def build_profile_commands(
 
 
 def _notes(nvtx_capture: str | None, delay: float | None, duration: float | None) -> list[str]:
-    notes = []
+    notes: list[str | None] = []
     if nvtx_capture and "@" not in nvtx_capture:
         notes.append(f"note: --nvtx-capture {nvtx_capture!r} has no @DOMAIN, so it matches only the "
                      f"default NVTX domain; ranges from nsys_diag.annotate are in "
@@ -206,13 +207,6 @@ def _export(report: Path, sqlite: Path, nsys_path: str, echo: Callable[[str], No
 
 
 def _analyze(sqlite: Path, echo: Callable[[str], None]) -> None:
-    try:
-        from nsys_diag.pipeline import analyze_command
-    except ImportError as exc:
-        if exc.name not in ("nsys_diag.pipeline",):
-            raise
-        echo(f"nsys-diag: analyze it with: {shlex.join(['nsys-diag', 'analyze', str(sqlite)])}")
-        return
     for line in analyze_command(str(sqlite), **ANALYZE_DEFAULTS):
         echo(line)
 

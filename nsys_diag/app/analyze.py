@@ -1,0 +1,112 @@
+"""``nsys-diag analyze``: options → load → analyses → view → outputs.
+
+``analyze_command(trace, **cli_kwargs)`` is what the CLI calls; it writes the requested files
+(JSON, Markdown, HTML) and returns the terminal summary as lines. ``analyze_path`` /
+``analyze_bundle`` return the view dict without writing anything (``batch``/``compare`` use
+them). Option formats: ``app/options.py``; the memory budget: ``loaders/memory_estimate.py`` and
+``app/memory_policy.py``.
+
+Imports of the loaders, analyses and report happen inside the functions (perf, bench: the CLI
+imports this module for ``analyze`` only, and the analyses' imports overlap the SQLite reads).
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from nsys_diag.app.background import BackgroundImports, import_in_background
+from nsys_diag.app.memory_policy import check_memory
+from nsys_diag.app.options import build_options, load_thresholds
+from nsys_diag.app.outputs import STDOUT, emit, to_stdout, write_file, write_html_report
+from nsys_diag.loaders.memory_estimate import memory_read_fraction
+from nsys_diag.loaders.sniff import is_sqlite_file
+from nsys_diag.model.clock import now_utc
+from nsys_diag.model.errors import InputError
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+SUITE_MODULE = "nsys_diag.analyses.suite"
+VIEW_MODULE = "nsys_diag.report.view"
+
+
+def analyze_bundle(bundle, options: AnalyzeOptions, th: Thresholds, generated_at: str,
+                   imports: BackgroundImports | None = None) -> dict:
+    """The view dict of an already loaded bundle. ``imports``: the background imports started
+    while it was loaded (``load_and_import``); an error they hit is raised here."""
+    get = imports.module if imports is not None else importlib.import_module
+    suite = get(SUITE_MODULE).run_suite(bundle, options, th)
+    return get(VIEW_MODULE).build_view(bundle.meta, suite, generated_at=generated_at,
+                                       options=options)
+
+
+def load_and_import(path: str, options: AnalyzeOptions):
+    """Load ``path`` (and ``options.ncu_path``) the way ``analyze`` does — without the kernel
+    columns no analysis reads, with ``--window`` and the memory budget pushed down into the reads
+    (``loaders/read_window.py``), after the ``--max-memory`` check (``ResourceLimitError``) —
+    while the analyses are imported in the background. Returns ``(bundle, imports)``."""
+    from nsys_diag.loaders.prefetch import clear_prefetch, start_prefetch
+
+    fraction = memory_read_fraction(str(path), options)
+    check_memory(str(path), options.max_memory_bytes, options.ncu_path, fraction)
+    if fraction is None and options.window_ns is None and is_sqlite_file(str(path)):
+        start_prefetch(path)  # perf (bench): the big reads run while pandas is imported
+    try:
+        from nsys_diag.loaders import load_trace
+
+        imports = import_in_background(SUITE_MODULE, VIEW_MODULE)
+        # perf (bench): no analysis reads the kernels' stream/context/launch configuration
+        bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=False,
+                            time_window=options.window_ns, row_fraction=fraction)
+        return bundle, imports
+    finally:
+        clear_prefetch(path)
+
+
+def load_for_analysis(path: str, options: AnalyzeOptions):
+    """The bundle of ``load_and_import`` (the background imports left to finish on their own)."""
+    return load_and_import(path, options)[0]
+
+
+def analyze_path(path: str, options: AnalyzeOptions | None = None, th: Thresholds | None = None,
+                 generated_at: str | None = None) -> dict:
+    """Load ``path`` (and ``options.ncu_path``), analyse, return the view dict. Writes nothing."""
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
+    bundle, imports = load_and_import(path, options)
+    return analyze_bundle(bundle, options, th, generated_at or now_utc(), imports)
+
+
+def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no_html=False,
+                    thresholds_path=None, **kw) -> list[str]:
+    """``nsys-diag analyze``: write the requested outputs, return the terminal summary lines.
+
+    ``json_out``/``md_out``: a path or ``-`` (stdout); the HTML report goes to ``html_out``, else
+    beside the trace, unless ``no_html``. ``kw``: the raw analysis options (``build_options``).
+    """
+    from nsys_diag.report.json_out import to_json
+    from nsys_diag.report.text import render_text
+
+    if Path(trace).is_dir():
+        raise InputError(trace, "is a directory, not a trace",
+                         "pass one .sqlite export (use `nsys-diag batch DIR` for directories)")
+    th = load_thresholds(thresholds_path)
+    options = build_options(**kw)
+    view = analyze_path(trace, options, th, now_utc())
+    lines = render_text(view).rstrip("\n").split("\n")
+    if json_out == STDOUT:
+        to_stdout(to_json(view))
+    elif json_out:
+        lines.append(f"json: {write_file(json_out, to_json(view), 'the JSON')}")
+    if md_out:
+        from nsys_diag.report.markdown import render_markdown  # perf: only when asked for
+
+        md = render_markdown(view)
+        if md_out == STDOUT:
+            emit(md, STDOUT)
+        else:
+            lines.append(f"markdown: {write_file(md_out, md, 'the Markdown')}")
+    if not no_html:
+        from nsys_diag.report.html import render_html  # perf: jinja2 only when asked for
+
+        write_html_report(render_html(view), trace, html_out, lines)
+    return lines

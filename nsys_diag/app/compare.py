@@ -1,0 +1,117 @@
+"""``nsys-diag compare BASELINE CANDIDATE``: before/after step times with statistics.
+
+Each side is one trace or a directory of runs (``app/discovery.py``); every trace is analysed
+through the same cached scheduler as ``batch`` (``--no-cache``: re-analyse all). The comparison
+itself (bootstrap confidence interval, Mann-Whitney) is ``analyses.batch_summary.compare_runs``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from nsys_diag import __version__
+from nsys_diag.app.discovery import TraceInput, classify, discover
+from nsys_diag.app.outputs import dumps, emit, write_text
+from nsys_diag.app.scheduling import TraceResult, run_traces
+from nsys_diag.model.clock import now_utc
+from nsys_diag.model.errors import EXIT_OK, EXIT_REGRESSION, InputError
+from nsys_diag.model.jsonsafe import jsonable
+from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
+
+COMPARE_SCHEMA_VERSION = 1
+Echo = Callable[[str], None]
+
+
+def _side(path: str, role: str) -> tuple[list[TraceInput], list[dict]]:
+    """The traces (and ignored files) of one side: a trace file, or a directory of runs."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(p, "no such file or directory")
+    if p.is_file():
+        return [TraceInput(p, p.name, classify(p) or "sqlite")], []
+    found = discover([p])
+    if not found.traces:
+        raise InputError(p, f"no traces found in the {role} directory",
+                         "compare takes a trace or a directory of traces (runs) per side")
+    return found.traces, found.ignored
+
+
+def _skipped(sides) -> list[dict]:
+    """The skipped traces of both sides; ``InputError`` when a side has no usable trace."""
+    skipped = []
+    for role, path, side in sides:
+        bad = [r for r in side if not r.ok]
+        for r in bad:
+            skipped.append({"side": role, "label": r.trace.label, "reason": r.reason,
+                            "hint": r.hint})
+        if len(bad) == len(side):
+            first = bad[0]
+            raise InputError(first.trace.path if len(side) == 1 else path,
+                             first.reason if len(side) == 1 else
+                             f"no usable trace in the {role} (first: {first.trace.label}: "
+                             f"{first.reason})", first.hint or None)
+    return skipped
+
+
+def _describe(path: str, side: list[TraceResult], ignored: list[dict]) -> dict:
+    p = Path(path)
+    steps = sum(len((r.summary or {})["per_step"]["duration_ms"]) for r in side)
+    return {"path": p.name or str(p), "kind": "directory" if p.is_dir() else "trace",
+            "runs": len(side), "steps": steps,
+            "traces": [r.trace.label for r in side],
+            "verdicts": [(r.summary or {}).get("verdict") for r in side],
+            "ignored": ignored}
+
+
+def compare_command(baseline: str, candidate: str, *, fail_on_regression: float | None = None,
+                    html_out: str | None = None, json_out: str | None = None,
+                    md_out: str | None = None, seed: int = 0, echo: Echo = print,
+                    th: Thresholds | None = None, generated_at: str | None = None,
+                    jobs: int | None = None, use_cache: bool = True) -> int:
+    """Compare BASELINE and CANDIDATE (each a trace or a directory of runs).
+
+    Returns 0, or 5 (``EXIT_REGRESSION``) when ``fail_on_regression`` is set and the candidate's
+    step time is slower by more than that many percent with confidence. ``use_cache=False``
+    (``--no-cache``) re-analyses every trace.
+    """
+    from nsys_diag.analyses.batch_summary import compare_runs
+    from nsys_diag.report.batch_render import (
+        render_compare_html,
+        render_compare_markdown,
+        render_compare_text,
+    )
+
+    th = th or DEFAULT_THRESHOLDS
+    generated_at = generated_at or now_utc()
+    base_traces, base_ignored = _side(baseline, "baseline")
+    cand_traces, cand_ignored = _side(candidate, "candidate")
+    all_traces = base_traces + cand_traces
+    results = run_traces(all_traces, th=th, generated_at=generated_at,
+                         jobs=jobs or min(os.cpu_count() or 1, len(all_traces)),
+                         use_cache=use_cache, echo=echo, progress_label="compare")
+    base_res, cand_res = results[: len(base_traces)], results[len(base_traces):]
+    skipped = _skipped((("baseline", baseline, base_res), ("candidate", candidate, cand_res)))
+    b_ok = [r for r in base_res if r.ok]
+    c_ok = [r for r in cand_res if r.ok]
+    result = compare_runs([r.summary or {} for r in b_ok], [r.summary or {} for r in c_ok], seed=seed,
+                          fail_pct=fail_on_regression)
+    exit_code = EXIT_REGRESSION if result["regression"] else EXIT_OK
+    doc = jsonable({
+        "schema_version": COMPARE_SCHEMA_VERSION,
+        "kind": "compare",
+        "tool": {"name": "nsys-diag", "version": __version__},
+        "generated_at": generated_at,
+        "baseline": _describe(baseline, b_ok, base_ignored),
+        "candidate": _describe(candidate, c_ok, cand_ignored),
+        **result,
+        "skipped": skipped,
+        "exit_code": exit_code,
+    })
+    for line in render_compare_text(doc):
+        echo(line)
+    if html_out:
+        write_text(Path(html_out), render_compare_html(doc))
+    emit(dumps(doc), json_out)
+    emit(render_compare_markdown(doc), md_out)
+    return exit_code

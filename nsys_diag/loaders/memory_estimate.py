@@ -1,0 +1,90 @@
+"""How much memory analysing a file will need, estimated from file facts before anything is read.
+
+Only the size, the first bytes and (for ncu CSVs) the comma count of a file are looked at. The
+numbers are measurements (peak RSS of ``nsys-diag analyze``), documented where they are defined.
+The *policy* built on them (``--max-memory`` refusals, the ``--memory-budget`` default and
+minimum) is the application's (``nsys_diag/app/memory_policy.py``, ``app/options.py``).
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from nsys_diag.loaders.sniff import SQLITE_MAGIC, is_sqlite_file
+from nsys_diag.model.options import AnalyzeOptions
+
+LOAD_MEMORY_FACTOR = 3.0
+"""Peak memory of analysing an SQLite export ≈ 3 × its file size on top of ``BASE_MEMORY_BYTES``
+(measured peak RSS of ``analyze``: 2.6× on a 277 MB / 2M-kernel bench export, 2.9× on 69 MB)."""
+
+BASE_MEMORY_BYTES = 150 * 2**20
+"""Interpreter, numpy/pandas/pyarrow and the report code (measured 115 MiB before any input)."""
+
+CSV_BYTES_PER_CELL = {"details": 100, "raw": 400}
+"""Peak bytes per ncu CSV cell (measured 90 B for the long ``details`` page and 345 B for the wide
+``raw`` page, which is melted into one row per cell)."""
+
+
+def format_bytes(n: int) -> str:
+    """Bytes for a message: ``512 KiB``, ``300 MiB``, ``2.50 GiB``."""
+    for unit, k in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= k:
+            return f"{n / k:.2f} {unit}" if unit == "GiB" else f"{n / k:.0f} {unit}"
+    return f"{n} B"
+
+
+def estimate_memory(path: str) -> tuple[int, str] | None:
+    """(bytes, how) of the input-dependent peak memory of analysing ``path``; None when the file
+    cannot be read or is neither SQLite nor text (the loader then says why).
+
+    Remembered per (path, size, mtime): the memory budget and ``--max-memory`` both ask, and an
+    ncu CSV is estimated by scanning it whole."""
+    p = Path(path)
+    if p.name.lower().endswith((".nsys-rep", ".qdrep")):
+        return None  # converted first; the exported SQLite is checked by its own size
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return _estimate_file(str(p), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | None:
+    """``estimate_memory`` of one version of a file (the cache key carries size and mtime)."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(65536)
+            if head.startswith(SQLITE_MAGIC):
+                return (int(size * LOAD_MEMORY_FACTOR),
+                        f"{LOAD_MEMORY_FACTOR:g} × the {format_bytes(size)} SQLite file")
+            cells, block = head.count(b","), head
+            while block:
+                block = fh.read(1 << 22)
+                cells += block.count(b",")
+    except OSError:
+        return None
+    layout = "details" if b"Metric Name" in head else "raw"
+    return (cells * CSV_BYTES_PER_CELL[layout],
+            f"{cells:,} CSV cells × {CSV_BYTES_PER_CELL[layout]} B ({layout} page)")
+
+
+def memory_read_fraction(path: str, options: AnalyzeOptions) -> float | None:
+    """Share (0–1) of an nsys export's kernel and API rows to read so that the estimated analysis
+    fits ``--memory-budget``; None: read everything (it fits, there is no budget, the input is
+    not an SQLite export, or ``--window`` already chose the span). ``--max-memory`` stays a
+    refusal (``app/memory_policy.check_memory``), checked against what will actually be read."""
+    budget = options.memory_budget_bytes
+    if not budget or options.window_ns is not None or not is_sqlite_file(path):
+        return None
+    est = estimate_memory(path)
+    if est is None or est[0] <= 0:
+        return None
+    ncu = estimate_memory(options.ncu_path) if options.ncu_path else None
+    room = budget - BASE_MEMORY_BYTES - (ncu[0] if ncu else 0)
+    if room >= est[0]:
+        return None
+    if room <= 0:
+        return None  # not even the base fits: read everything (--max-memory may refuse)
+    return room / est[0]
