@@ -50,59 +50,7 @@ def expected(scenario: str | Scenario, **overrides) -> dict:
     step_ms = (st["end"][sel] - st["start"][sel]) / MS
     step_mean = float(step_ms.mean())
     n_an = int(analysed.size)
-
-    def window(pidx: int) -> tuple[int, int]:
-        """[first analysed step start, last analysed step end] of one process."""
-        m = (st["pidx"] == pidx) & np.isin(st["step"], analysed)
-        return int(st["start"][m].min()), int(st["end"][m].max())
-
-    occ = tl.phase_occ
-    k = tl.kernels
-    phases = []
-    all_phases = list(sc.phases) + [q.phase for q in sc.periodic]
-    for ph in all_phases:
-        code = tl.phase_names.code(ph.name)
-        om = (occ["pidx"] == 0) & (occ["phase"] == code) & np.isin(occ["step"], analysed)
-        mean = float((occ["end"][om] - occ["start"][om]).sum()) / MS / n_an
-        km = (k["pidx"] == 0) & (k["phase"] == code) & np.isin(k["step"], analysed)
-        phases.append({"name": ph.name, "canonical": ph.canonical, "mean_ms": mean,
-                       "share": mean / step_mean,
-                       "gpu_work_ms": float((k["end"][km] - k["start"][km]).sum()) / MS / n_an,
-                       "occurrences": int(om.sum())})
-
-    infos = tl.kernel_infos
-    is_tc = np.array([i.tensor_core for i in infos], bool)
-    cat = np.array([i.category for i in infos], object)
-    per_device = []
-    for p in tl.processes:
-        lo, hi = window(p.index)
-        pm = k["pidx"] == p.index
-        compute = pm & (cat[k["kinfo"]] != "nccl") if k["start"].size else pm
-        busy = _busy_in(k["start"][pm], k["end"][pm], lo, hi)
-        copies_s = np.concatenate([tl.memcpy["start"][tl.memcpy["pidx"] == p.index],
-                                   tl.memset["start"][tl.memset["pidx"] == p.index]])
-        copies_e = np.concatenate([tl.memcpy["end"][tl.memcpy["pidx"] == p.index],
-                                   tl.memset["end"][tl.memset["pidx"] == p.index]])
-        row = {"device_id": p.device, "pid": p.pid, "window_ms": (hi - lo) / MS,
-               "compute_busy_ms": busy / MS, "utilization": busy / (hi - lo),
-               "copy_busy_ms": _busy_in(copies_s, copies_e, lo, hi) / MS}
-        nccl = pm & (cat[k["kinfo"]] == "nccl") if k["start"].size else pm
-        if nccl.any():
-            comm_s, comm_e = union_intervals(k["start"][nccl], k["end"][nccl])
-            comm = _busy_in(comm_s, comm_e, lo, hi)
-            both = _busy_in(np.concatenate([k["start"][nccl], k["start"][compute]]),
-                            np.concatenate([k["end"][nccl], k["end"][compute]]), lo, hi)
-            exposed = both - _busy_in(k["start"][compute], k["end"][compute], lo, hi)
-            row.update({"comm_ms": comm / MS, "exposed_comm_ms": exposed / MS,
-                        "hidden_comm_ms": (comm - exposed) / MS,
-                        "exposed_comm_share": exposed / (hi - lo)})
-        per_device.append(row)
-
-    km = (k["pidx"] == 0) & np.isin(k["step"], analysed)
-    kd = (k["end"] - k["start"])[km]
-    kinfo = k["kinfo"][km]
-    total = float(kd.sum())
-    gemm = np.isin(cat[kinfo], ("gemm",)) if kd.size else np.zeros(0, bool)
+    per_device = [_device_row(tl, p.index, analysed) for p in tl.processes]
     out: dict[str, Any] = {
         "preset": sc.name,
         "verdict": sc.expected_verdict,
@@ -121,25 +69,15 @@ def expected(scenario: str | Scenario, **overrides) -> dict:
                           "steps": [int(i) for i in range(1, sc.steps) if i % q.every == q.every - 1]}
                          for q in sc.periodic],
         },
-        "phases": phases,
+        "phases": _phase_rows(tl, analysed, step_mean),
         "gpu": {"utilization": per_device[0]["utilization"],
                 "compute_busy_ms_per_step": per_device[0]["compute_busy_ms"] / n_an,
                 "copy_busy_ms_per_step": per_device[0]["copy_busy_ms"] / n_an,
                 "window_ms": per_device[0]["window_ms"], "per_device": per_device},
-        "kernels": {
-            "per_step": float(km.sum()) / n_an,
-            "total": int(k["start"].size),
-            "small_fraction": float((kd < 10 * US).mean()) if kd.size else 0.0,
-            "tensor_core_share": float(kd[is_tc[kinfo]].sum()) / total if total else 0.0,
-            "gemm_share": float(kd[gemm].sum()) / total if total else 0.0,
-            "tc_share_of_gemm": (float(kd[gemm & is_tc[kinfo]].sum()) / float(kd[gemm].sum())
-                                 if kd.size and kd[gemm].sum() else None),
-            "categories": {str(c): float(kd[cat[kinfo] == c].sum()) / total
-                           for c in sorted(set(cat[kinfo].tolist()))} if total else {},
-        },
+        "kernels": _kernel_summary(tl, analysed),
         "batch_size": sc.batch_size,
     }
-    lo, hi = window(0)
+    lo, hi = _window(tl, 0, analysed)
     mt = tl.metrics
     if mt["ts"].size:
         w = (mt["ts"] > lo) & (mt["ts"] <= hi) & (mt["device"] == tl.processes[0].device)
@@ -153,3 +91,83 @@ def expected(scenario: str | Scenario, **overrides) -> dict:
                          "peak_share": peak / total_mem}
     return out
 
+
+def _window(tl: Timeline, pidx: int, analysed: np.ndarray) -> tuple[int, int]:
+    """[first analysed step start, last analysed step end] of one process (ns)."""
+    st = tl.steps
+    m = (st["pidx"] == pidx) & np.isin(st["step"], analysed)
+    return int(st["start"][m].min()), int(st["end"][m].max())
+
+
+def _phase_rows(tl: Timeline, analysed: np.ndarray, step_mean: float) -> list[dict]:
+    """Process 0, per phase (step order, periodic last): mean CPU ms per analysed step (0 where
+    absent), share of the mean step, kernel ms launched from it per analysed step."""
+    sc, occ, k = tl.scenario, tl.phase_occ, tl.kernels
+    n_an = int(analysed.size)
+    phases = []
+    for ph in list(sc.phases) + [q.phase for q in sc.periodic]:
+        code = tl.phase_names.code(ph.name)
+        om = (occ["pidx"] == 0) & (occ["phase"] == code) & np.isin(occ["step"], analysed)
+        mean = float((occ["end"][om] - occ["start"][om]).sum()) / MS / n_an
+        km = (k["pidx"] == 0) & (k["phase"] == code) & np.isin(k["step"], analysed)
+        phases.append({"name": ph.name, "canonical": ph.canonical, "mean_ms": mean,
+                       "share": mean / step_mean,
+                       "gpu_work_ms": float((k["end"][km] - k["start"][km]).sum()) / MS / n_an,
+                       "occurrences": int(om.sum())})
+    return phases
+
+
+def _device_row(tl: Timeline, pidx: int, analysed: np.ndarray) -> dict:
+    """One process's GPU: kernel and copy busy (interval unions) over its analysed window,
+    utilization = busy / window; with NCCL kernels also communication exposed (not overlapped
+    by compute kernels) and hidden."""
+    p = tl.processes[pidx]
+    k = tl.kernels
+    cat = np.array([i.category for i in tl.kernel_infos], object)
+    lo, hi = _window(tl, p.index, analysed)
+    pm = k["pidx"] == p.index
+    compute = pm & (cat[k["kinfo"]] != "nccl") if k["start"].size else pm
+    busy = _busy_in(k["start"][pm], k["end"][pm], lo, hi)
+    copies_s = np.concatenate([tl.memcpy["start"][tl.memcpy["pidx"] == p.index],
+                               tl.memset["start"][tl.memset["pidx"] == p.index]])
+    copies_e = np.concatenate([tl.memcpy["end"][tl.memcpy["pidx"] == p.index],
+                               tl.memset["end"][tl.memset["pidx"] == p.index]])
+    row = {"device_id": p.device, "pid": p.pid, "window_ms": (hi - lo) / MS,
+           "compute_busy_ms": busy / MS, "utilization": busy / (hi - lo),
+           "copy_busy_ms": _busy_in(copies_s, copies_e, lo, hi) / MS}
+    nccl = pm & (cat[k["kinfo"]] == "nccl") if k["start"].size else pm
+    if nccl.any():
+        comm_s, comm_e = union_intervals(k["start"][nccl], k["end"][nccl])
+        comm = _busy_in(comm_s, comm_e, lo, hi)
+        both = _busy_in(np.concatenate([k["start"][nccl], k["start"][compute]]),
+                        np.concatenate([k["end"][nccl], k["end"][compute]]), lo, hi)
+        exposed = both - _busy_in(k["start"][compute], k["end"][compute], lo, hi)
+        row.update({"comm_ms": comm / MS, "exposed_comm_ms": exposed / MS,
+                    "hidden_comm_ms": (comm - exposed) / MS,
+                    "exposed_comm_share": exposed / (hi - lo)})
+    return row
+
+
+def _kernel_summary(tl: Timeline, analysed: np.ndarray) -> dict:
+    """Process 0's kernels in the analysed steps: count per step, total, share under 10 µs,
+    Tensor Core / GEMM shares of kernel time, kernel time share per category."""
+    k = tl.kernels
+    n_an = int(analysed.size)
+    is_tc = np.array([i.tensor_core for i in tl.kernel_infos], bool)
+    cat = np.array([i.category for i in tl.kernel_infos], object)
+    km = (k["pidx"] == 0) & np.isin(k["step"], analysed)
+    kd = (k["end"] - k["start"])[km]
+    kinfo = k["kinfo"][km]
+    total = float(kd.sum())
+    gemm = np.isin(cat[kinfo], ("gemm",)) if kd.size else np.zeros(0, bool)
+    return {
+        "per_step": float(km.sum()) / n_an,
+        "total": int(k["start"].size),
+        "small_fraction": float((kd < 10 * US).mean()) if kd.size else 0.0,
+        "tensor_core_share": float(kd[is_tc[kinfo]].sum()) / total if total else 0.0,
+        "gemm_share": float(kd[gemm].sum()) / total if total else 0.0,
+        "tc_share_of_gemm": (float(kd[gemm & is_tc[kinfo]].sum()) / float(kd[gemm].sum())
+                             if kd.size and kd[gemm].sum() else None),
+        "categories": {str(c): float(kd[cat[kinfo] == c].sum()) / total
+                       for c in sorted(set(cat[kinfo].tolist()))} if total else {},
+    }

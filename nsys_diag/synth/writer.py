@@ -164,9 +164,20 @@ class _Writer:
         return env
 
     def _metadata(self) -> None:
-        v, sc, tl = self.v, self.sc, self.tl
+        """The export metadata table of the variant (none before 2022.1), then
+        META_DATA_CAPTURE where the variant has it."""
+        v = self.v
         if v.metadata_table is None:
             return
+        rows = self._export_rows()
+        self.insert(v.metadata_table, {"name": [r[0] for r in rows],
+                                       "value": [r[1] for r in rows]}, len(rows))
+        if v.capture_metadata:
+            self._capture_metadata()
+
+    def _export_rows(self) -> list[tuple[str, str]]:
+        """EXPORT_* (name, value) rows in the spelling of the variant's nsys version."""
+        v, sc, tl = self.v, self.sc, self.tl
         major, minor, micro = v.schema_version.split(".")
         exported = sc.utc_start_ns + tl.capture_end + 95 * 1_000_000_000
         name = sc.name
@@ -207,10 +218,11 @@ class _Writer:
             rows += [("EXPORT_PARAM_TIME_NORMALIZE", "false"), ("EXPORT_PARAM_TIME_SHIFT", "0"),
                      ("EXPORT_PARAM_TABLES_TO_EXPORT", ""), ("EXPORT_PARAM_TIMES_TO_EXPORT", ""),
                      ("EXPORT_CONFIG_TIME_SHIFT", "0"), ("EXPORT_TIME", "0.21 sec")]
-        self.insert(v.metadata_table, {"name": [r[0] for r in rows],
-                                       "value": [r[1] for r in rows]}, len(rows))
-        if not v.capture_metadata:
-            return
+        return rows
+
+    def _capture_metadata(self) -> None:
+        """META_DATA_CAPTURE: capture options, the launched command and its environment."""
+        sc, tl = self.sc, self.tl
         cap = [("DEVICE_ID", "Local (CLI)"), ("CAPTURE_EVENT_TYPE", "NvtxEvents")]
         if sc.cuda:
             cap.append(("CAPTURE_EVENT_TYPE", "Cuda"))
@@ -367,62 +379,68 @@ class _Writer:
         return suffixed, plain
 
     def _cuda_tables(self) -> None:
-        v, tl, s = self.v, self.tl, self.s
-        procs = tl.processes
-        api = tl.api
-        suffixed, plain = self._api_name_ids()
-        gtid_pid_mask = np.int64(-16_777_216)  # 0xFFFFFFFFFF000000 as signed int64
-        assert gtid_pid_mask == np.int64(np.uint64(0xFFFFFFFFFF000000).astype(np.int64))
-        corr = api["corr"]
-
-        # runtime (API) rows
-        if api["start"].size:
+        """CUDA API rows, then the GPU activity tables, then streams and contexts."""
+        api = self.tl.api
+        suffixed, plain = self._api_name_ids()  # interned first, as in real files
+        if api["start"].size:  # runtime (API) rows
             o = np.argsort(api["start"], kind="stable")
             name = np.where(api["unsuffixed"], plain[api["name"]], suffixed[api["name"]])
             self.insert("CUPTI_ACTIVITY_KIND_RUNTIME", {
                 "start": api["start"][o], "end": api["end"][o], "eventClass": api["eclass"][o],
-                "globalTid": api["gtid"][o], "correlationId": corr[o], "nameId": name[o],
+                "globalTid": api["gtid"][o], "correlationId": api["corr"][o], "nameId": name[o],
                 "returnValue": 0}, o.size)
+        if self.tl.kernels["start"].size:
+            self._kernels()
+        self._copies_and_syncs()
+        self._streams_contexts()
 
+    def _kernels(self) -> None:
+        """CUPTI_ACTIVITY_KIND_KERNEL in start order: names and launch geometry from the kernel
+        catalog, gridId 1.. per process, shared-memory carve-out from the smem used."""
+        v, tl, s = self.v, self.tl, self.s
+        corr = tl.api["corr"]
         k = tl.kernels
-        if k["start"].size:
-            o = np.argsort(k["start"], kind="stable")
-            ki = k["kinfo"][o]
-            infos = tl.kernel_infos
-            dem = s.ids_of([i.demangled for i in infos])
-            short = s.ids_of([i.short for i in infos])
-            mang = s.ids_of([i.mangled or i.demangled for i in infos])
-            arr = lambda f: np.array([f(i) for i in infos], np.int64)[ki]  # noqa: E731
-            smem = arr(lambda i: i.static_smem + i.dynamic_smem)
-            carve = np.where(smem == 0, 32768, np.where(smem <= 49152, 65536,
-                                                         self.gpu.max_shmem_per_sm))
-            cluster = arr(lambda i: i.cluster[0])
-            pidx = k["pidx"][o]
-            grid_id = np.zeros(o.size, np.int64)
-            for p in range(len(procs)):
-                m = pidx == p
-                grid_id[m] = 1 + np.arange(int(m.sum()))
-            self.insert("CUPTI_ACTIVITY_KIND_KERNEL", {
-                "start": k["start"][o], "end": k["end"][o], "deviceId": self.p_device[pidx],
-                "contextId": self.p_context[pidx], "greenContextId": v.green_context,
-                "streamId": k["stream"][o], "correlationId": corr[k["api_row"][o]],
-                "globalPid": self.p_gpid[pidx], "demangledName": dem[ki], "shortName": short[ki],
-                "mangledName": mang[ki], "launchType": 1, "cacheConfig": 1,
-                "registersPerThread": arr(lambda i: i.registers),
-                "gridX": arr(lambda i: i.grid[0]), "gridY": arr(lambda i: i.grid[1]),
-                "gridZ": arr(lambda i: i.grid[2]), "blockX": arr(lambda i: i.block[0]),
-                "blockY": arr(lambda i: i.block[1]), "blockZ": arr(lambda i: i.block[2]),
-                "staticSharedMemory": arr(lambda i: i.static_smem),
-                "dynamicSharedMemory": arr(lambda i: i.dynamic_smem),
-                "localMemoryPerThread": 0, "localMemoryTotal": 155_713_536, "gridId": grid_id,
-                "sharedMemoryExecuted": carve,
-                "sharedMemoryLimitConfig": (smem > 49152).astype(np.int64),
-                "clusterX": cluster, "clusterY": arr(lambda i: i.cluster[1]),
-                "clusterZ": arr(lambda i: i.cluster[2]), "clusterSchedulingPolicy": 1,
-                "maxPotentialClusterSize": np.where(cluster > 0, 16, 0),
-                "maxActiveClusters": np.where(cluster > 0, 66, 0),
-                "tensorSizeMinusOneElements": "[]"}, o.size)
+        o = np.argsort(k["start"], kind="stable")
+        ki = k["kinfo"][o]
+        infos = tl.kernel_infos
+        dem = s.ids_of([i.demangled for i in infos])
+        short = s.ids_of([i.short for i in infos])
+        mang = s.ids_of([i.mangled or i.demangled for i in infos])
+        arr = lambda f: np.array([f(i) for i in infos], np.int64)[ki]  # noqa: E731
+        smem = arr(lambda i: i.static_smem + i.dynamic_smem)
+        carve = np.where(smem == 0, 32768, np.where(smem <= 49152, 65536,
+                                                     self.gpu.max_shmem_per_sm))
+        cluster = arr(lambda i: i.cluster[0])
+        pidx = k["pidx"][o]
+        grid_id = np.zeros(o.size, np.int64)
+        for p in range(len(tl.processes)):
+            m = pidx == p
+            grid_id[m] = 1 + np.arange(int(m.sum()))
+        self.insert("CUPTI_ACTIVITY_KIND_KERNEL", {
+            "start": k["start"][o], "end": k["end"][o], "deviceId": self.p_device[pidx],
+            "contextId": self.p_context[pidx], "greenContextId": v.green_context,
+            "streamId": k["stream"][o], "correlationId": corr[k["api_row"][o]],
+            "globalPid": self.p_gpid[pidx], "demangledName": dem[ki], "shortName": short[ki],
+            "mangledName": mang[ki], "launchType": 1, "cacheConfig": 1,
+            "registersPerThread": arr(lambda i: i.registers),
+            "gridX": arr(lambda i: i.grid[0]), "gridY": arr(lambda i: i.grid[1]),
+            "gridZ": arr(lambda i: i.grid[2]), "blockX": arr(lambda i: i.block[0]),
+            "blockY": arr(lambda i: i.block[1]), "blockZ": arr(lambda i: i.block[2]),
+            "staticSharedMemory": arr(lambda i: i.static_smem),
+            "dynamicSharedMemory": arr(lambda i: i.dynamic_smem),
+            "localMemoryPerThread": 0, "localMemoryTotal": 155_713_536, "gridId": grid_id,
+            "sharedMemoryExecuted": carve,
+            "sharedMemoryLimitConfig": (smem > 49152).astype(np.int64),
+            "clusterX": cluster, "clusterY": arr(lambda i: i.cluster[1]),
+            "clusterZ": arr(lambda i: i.cluster[2]), "clusterSchedulingPolicy": 1,
+            "maxPotentialClusterSize": np.where(cluster > 0, 16, 0),
+            "maxActiveClusters": np.where(cluster > 0, 66, 0),
+            "tensorSizeMinusOneElements": "[]"}, o.size)
 
+    def _copies_and_syncs(self) -> None:
+        """MEMCPY, MEMSET and SYNCHRONIZATION rows in start order (sync type per variant)."""
+        v, tl = self.v, self.tl
+        corr = tl.api["corr"]
         m = tl.memcpy
         if m["start"].size:
             o = np.argsort(m["start"], kind="stable")
@@ -458,7 +476,12 @@ class _Writer:
                 "globalPid": self.p_gpid[pidx], "syncType": sync_type[sy["sync_kind"][o]],
                 "eventId": sy["event_id"][o], "eventSyncId": v.event_sync_id}, o.size)
 
-        # streams / contexts (plain OS pids, §1.5)
+    def _streams_contexts(self) -> None:
+        """TARGET_INFO_CUDA_STREAM (every stream used + the default stream, per process) and the
+        context / null-stream / device tables of the variant (plain OS pids, §1.5)."""
+        v, tl = self.v, self.tl
+        procs = tl.processes
+        k, m, ms = tl.kernels, tl.memcpy, tl.memset
         streams = sorted({int(x) for x in np.concatenate([k["stream"], m["stream"],
                                                            ms["stream"]]).tolist()}
                          | {COMPUTE_STREAM})

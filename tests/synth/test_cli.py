@@ -34,3 +34,14 @@ def test_cli_writes_one_preset_and_prints_its_answers(tmp_path, capsys):
     assert "worked_example" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         synth.main(["not_a_preset", str(tmp_path / "x.sqlite")])
+
+
+def test_package_keeps_the_public_names_and_runs_as_a_module(tmp_path):
+    import subprocess
+    import sys
+
+    for name in synth.__all__:
+        assert getattr(synth, name) is not None
+    r = subprocess.run([sys.executable, "-m", "nsys_diag.synth", "--list"], capture_output=True,
+                       text=True, check=True)
+    assert r.stdout.splitlines()[0].startswith("worked_example") and "schemas: 2020" in r.stdout

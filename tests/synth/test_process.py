@@ -86,3 +86,36 @@ def test_a_host_sync_waits_for_the_queued_gpu_work(tmp_path):
                                       WHERE s.value = 'cudaStreamSynchronize_v3020' ORDER BY r.start""")]
     for k, s in zip(k_end, s_end):
         assert k < s < k + 10 * US
+
+
+# ============================================================================ builder seams
+def test_phase_template_spreads_packs_and_groups_launches():
+    from nsys_diag.synth.process import phase_template
+
+    spread = phase_template(PhaseSpec("p", MS, kernels=[KernelSpec("ew_add", 10 * US, 4)]))
+    assert spread.n == 4 and spread.a.tolist() == [0.0, 0.25, 0.5, 0.75] and (spread.b == 0).all()
+    packed = phase_template(PhaseSpec("p", MS, launch_gap_ns=2 * US,
+                                      kernels=[KernelSpec("ew_add", 10 * US, 3, launch_ns=5 * US)]))
+    assert packed.b.tolist() == [0, 7 * US, 14 * US] and (packed.spread == 0).all()
+    at_end = phase_template(PhaseSpec("p", MS, kernels=[KernelSpec("ew_add", 10 * US, 2, at=1.0)]))
+    assert (at_end.a == 1.0).all() and at_end.b.tolist() == [-2 * 7 * US, -7 * US]  # end at phase end
+
+
+def test_builder_layout_tiles_steps_with_warmup_and_periodic_phases():
+    from nsys_diag.synth.events import Interning
+    from nsys_diag.synth.process import ProcessBuilder
+    from nsys_diag.synth.timeline import _process_info
+
+    sc = Scenario(steps=4, warmup_extra_ns=3 * MS, step_gap_ns=1 * MS,
+                  phases=[PhaseSpec("a", 2 * MS), PhaseSpec("b", 5 * MS)],
+                  periodic=[synth.PeriodicSpec(PhaseSpec("ckpt", 7 * MS), every=2)])
+    parts = {k: [] for k in ("api", "kernels", "memcpy", "memset", "sync", "nvtx", "memory",
+                             "steps", "phase_occ")}
+    b = ProcessBuilder(sc, _process_info(sc, 0), parts, Interning())
+    lay = b._layout()
+    assert lay.dur.tolist() == [[5 * MS, 5 * MS, 0], [2 * MS, 5 * MS, 7 * MS], [2 * MS, 5 * MS, 0],
+                                [2 * MS, 5 * MS, 7 * MS]]
+    assert (lay.step_end - lay.step_start).tolist() == [10 * MS, 14 * MS, 7 * MS, 14 * MS]
+    assert (lay.step_start[1:] - lay.step_end[:-1]).tolist() == [1 * MS] * 3  # step_gap_ns
+    assert lay.step_start[0] == sc.session_offset_ns + sc.preamble_ns
+    assert parts["steps"][0]["step"].tolist() == [0, 1, 2, 3]
