@@ -31,7 +31,7 @@ lint: $(STAMP) ## ruff on the whole tree, mypy on model/, analyses/, report/
 	$(VENV)/bin/ruff check nsys_diag tests bench scripts
 	$(VENV)/bin/mypy
 
-samples: $(STAMP) ## Regenerate sample_traces/ from nsys_diag/synth.py
+samples: $(STAMP) ## Regenerate sample_traces/ from nsys_diag/synth/
 	$(PY) -m nsys_diag.synth --write-samples sample_traces
 
 dist-check: $(STAMP) ## Build the wheel, install it in a fresh venv, check templates ship, run it

@@ -182,7 +182,7 @@ def run_child(cmd: list[str], *, env: dict | None = None, cwd: str | None = None
 # ---------------------------------------------------------------------------------- traces
 def _generator_hash() -> str:
     h = hashlib.sha1()
-    for p in sorted((ROOT / "nsys_diag").glob("synth*.py")) + [HERE / "gen.py"]:
+    for p in sorted((ROOT / "nsys_diag" / "synth").glob("*.py")) + [HERE / "gen.py"]:
         h.update(p.read_bytes())
     return h.hexdigest()[:8]
 

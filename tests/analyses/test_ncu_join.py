@@ -11,7 +11,7 @@ from nsys_diag.analyses.ncu_join import RooflineJoinResult, join_roofline_to_tim
 from nsys_diag.analyses.roofline import RooflineResult, analyze_roofline
 from nsys_diag.loaders import load_trace
 from nsys_diag.model import contracts as C
-from nsys_diag.synth_ncu import SynthKernel, write_ncu_csv
+from nsys_diag.synth.ncu import SynthKernel, write_ncu_csv
 
 US = 1_000
 

@@ -15,7 +15,7 @@ from nsys_diag.analyses.roofline import (ROOFLINE_METRICS, RooflineResult, _clas
 from nsys_diag.loaders import load_trace
 from nsys_diag.model import contracts as C
 from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS
-from nsys_diag.synth_ncu import SynthKernel, write_ncu_csv
+from nsys_diag.synth.ncu import SynthKernel, write_ncu_csv
 
 REAL = "ncu/interp_a100_details.csv"
 

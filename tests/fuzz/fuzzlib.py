@@ -1,7 +1,7 @@
 """Fuzzing toolkit shared by the in-suite fuzz tests (tests/hardening) and ``make fuzz``.
 
 * **Seeds** — small nsys exports from :mod:`nsys_diag.synth` (several presets and schema
-  variants), ncu CSVs from :mod:`nsys_diag.synth_ncu`, and *copies* of the real traces in
+  variants), ncu CSVs from :mod:`nsys_diag.synth.ncu`, and *copies* of the real traces in
   ``../shared/traces`` (the originals are never opened for writing).
 * **Mutators** — byte level on SQLite files (flips in the header and inside pages, truncation at
   page boundaries and mid-page, zeroed / copied pages, header fields), byte level on CSV files
@@ -60,7 +60,7 @@ def write_synth_seed(dest: Path, preset: str, schema: str, steps: int = 3) -> Pa
 
 def build_seeds(directory: Path, *, real: bool = True, synth_steps: int = 3) -> dict[str, Path]:
     """Write every seed into ``directory``; returns seed name -> path (real traces are copies)."""
-    from nsys_diag import synth_ncu
+    from nsys_diag.synth import ncu as synth_ncu
 
     directory.mkdir(parents=True, exist_ok=True)
     seeds: dict[str, Path] = {}

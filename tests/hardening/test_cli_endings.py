@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from fuzz import fuzzlib as F
-from nsys_diag import synth, synth_ncu
+from nsys_diag import synth
+from nsys_diag.synth import ncu as synth_ncu
 from nsys_diag.cli import main
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e]")

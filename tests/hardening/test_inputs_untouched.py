@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from fuzz.fuzzlib import SHARED_TRACES, fingerprint
-from nsys_diag import synth, synth_ncu
+from nsys_diag import synth
+from nsys_diag.synth import ncu as synth_ncu
 from nsys_diag.cli import main
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from nsys_diag import synth, synth_ncu
+from nsys_diag import synth
+from nsys_diag.synth import ncu as synth_ncu
 
 SITECUSTOMIZE = '''
 import os, socket

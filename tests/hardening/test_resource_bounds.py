@@ -164,7 +164,7 @@ def test_max_memory_refuses_with_estimate_and_limit(base, tmp_path):
 
 
 def test_max_memory_counts_the_ncu_csv_too(base, tmp_path):
-    from nsys_diag import synth_ncu
+    from nsys_diag.synth import ncu as synth_ncu
 
     csv = synth_ncu.write_ncu_csv(tmp_path / "k.csv", layout="raw")
     res = CliRunner().invoke(main, ["analyze", str(base), "--ncu", str(csv), "--no-html",

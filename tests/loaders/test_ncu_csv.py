@@ -15,7 +15,7 @@ from nsys_diag.loaders.ncu_csv import (attach_ncu, decide_decimal_mark, load_ncu
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import TraceBundle, TraceMeta
 from nsys_diag.model.errors import EXIT_BAD_INPUT, InputError
-from nsys_diag.synth_ncu import ERROR_ONLY_TEXT, SynthKernel, demo_kernels, ncu_csv_text, write_ncu_csv
+from nsys_diag.synth.ncu import ERROR_ONLY_TEXT, SynthKernel, demo_kernels, ncu_csv_text, write_ncu_csv
 
 REAL = "ncu/interp_a100_details.csv"
 

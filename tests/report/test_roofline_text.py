@@ -8,7 +8,7 @@ from nsys_diag.analyses.roofline import analyze_roofline
 from nsys_diag.loaders import load_trace
 from nsys_diag.model import contracts as C
 from nsys_diag.report.roofline_text import render_roofline_table
-from nsys_diag.synth_ncu import SynthKernel, write_ncu_csv
+from nsys_diag.synth.ncu import SynthKernel, write_ncu_csv
 
 
 def _roofline(path):

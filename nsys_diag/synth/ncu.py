@@ -186,6 +186,8 @@ def _metrics_for(k: SynthKernel, *, gpu_name: str | None, device_attrs: dict | N
 
 @dataclass(frozen=True)
 class _Opts:
+    """The quirks of one CSV (see :func:`ncu_csv_text`)."""
+
     layout: str
     header: str
     decimal_comma: bool
@@ -194,6 +196,12 @@ class _Opts:
     use_labels: bool
     rules: bool
     ragged: bool
+    junk: bool = False
+    drop: frozenset = frozenset()
+    na: frozenset = frozenset()
+    device: int = 0
+    cc: str = "8.0"
+    metrics_kw: dict = field(default_factory=dict)  # gpu_name, device_attrs, peak_metrics
 
 
 def _cell(value: object, kind: str, o: _Opts) -> tuple[str, str]:
@@ -241,8 +249,9 @@ def ncu_csv_text(kernels: list[SynthKernel], *, layout: str = "details", header:
         raise ValueError(layout)
     o = _Opts(layout, header, decimal_comma,
               (layout == "details") if grouping is None else grouping,
-              auto_units, use_labels, rules, ragged)
-    drop, na = set(drop_metrics), set(na_metrics)
+              auto_units, use_labels, rules, ragged, junk, frozenset(drop_metrics),
+              frozenset(na_metrics), device, cc,
+              {"gpu_name": gpu_name, "device_attrs": device_attrs, "peak_metrics": peak_metrics})
     lines: list[str] = []
     if junk:
         lines += ["step 0 loss 2.3025 (application output)",
@@ -250,78 +259,83 @@ def ncu_csv_text(kernels: list[SynthKernel], *, layout: str = "details", header:
                   "==WARNING== Found outstanding GPU clock reset, trying to revert...Success.",
                   '==PROF== Profiling "gemm_kernel" - 0: 0%....50%....100% - 38 passes',
                   "==PROF== Disconnected from process 4242"]
-    launch_id = 0
-    launches = [(k, i) for k in kernels for i in range(k.launches)]
-    if layout == "details":
-        hdr = _identity_header(o) + ["Section Name", "Metric Name", "Metric Unit", "Metric Value"]
-        rule_cols = ["Rule Name", "Rule Type", "Rule Description"]
-        if rules and header == "new":
-            rule_cols += ["Estimated Speedup Type", "Estimated Speedup"]
-        if rules:
-            hdr += rule_cols
-        lines.append(_csv_line(hdr).rstrip("\n"))
-        for k, _ in launches:
-            ident = _identity(k, launch_id, o, device, cc)
-            for name, value, kind in _metrics_for(k, gpu_name=gpu_name, device_attrs=device_attrs,
-                                                  peak_metrics=peak_metrics):
-                if name in drop:
-                    continue
-                section, label = "Command line profiler metrics", name
-                if use_labels and name in _LABELS:
-                    section, label = _LABELS[name]
-                unit, cell = _cell(value, kind, o)
-                if name in na:
-                    cell = "n/a"
-                row = ident + [section, label, unit, cell]
-                if rules and not ragged:
-                    row += [""] * len(rule_cols)
-                line = _csv_line(row).rstrip("\n")
-                lines.append(line + ("," if rules and ragged else ""))
-            if rules:
-                desc = (f"The grid for this launch is configured to execute only {k.grid[0]} "
-                        "blocks, which is less than the GPU's 108 multiprocessors.")
-                rr = ident + ["LaunchStats", "", "", "", "LaunchConfiguration", "WRN", desc]
-                if header == "new":
-                    rr += ["global", "12.5"]
-                lines.append(_csv_line(rr).rstrip("\n"))
-            if junk and launch_id == 0:
-                lines.append("step 1 loss 1.9 (application output inside the table)")
-            launch_id += 1
-    else:
-        per_launch = [(k, {n: (v, kind) for n, v, kind in _metrics_for(
-            k, gpu_name=gpu_name, device_attrs=device_attrs, peak_metrics=peak_metrics)
-            if n not in drop}) for k, _ in launches]
-        names = sorted({n for _, ms in per_launch for n in ms})
-        # one unit per column (the raw page has a single units row): chosen from the first
-        # launch that has the metric, then every launch is printed in that unit
-        col_unit: dict[str, tuple[str, float, bool]] = {}
-        for _, ms in per_launch:
-            for n, (v, kind) in ms.items():
-                if n not in col_unit and kind != "str":
-                    unit, scaled, rounded = _with_unit(float(v), kind, auto=o.auto_units,
-                                                       layout=o.layout)
-                    col_unit[n] = (unit, float(v) / scaled if scaled else 1.0, rounded)
-        lines.append(_csv_line(_identity_header(o) + names).rstrip("\n"))
-        lines.append(_csv_line([""] * len(_identity_header(o)) +
-                               [col_unit.get(n, ("", 1.0, False))[0] for n in names]).rstrip("\n"))
-        for k, ms in per_launch:
-            cells = []
-            for n in names:
-                if n not in ms:
-                    cells.append("")
-                elif n in na:
-                    cells.append("n/a")
-                elif ms[n][1] == "str":
-                    cells.append(str(ms[n][0]))
-                else:
-                    _, f, rounded = col_unit[n]
-                    cells.append(_fmt_number(float(ms[n][0]) / f, decimal_comma=o.decimal_comma,
-                                             grouping=o.grouping, decimals=2 if rounded else None))
-            lines.append(_csv_line(_identity(k, launch_id, o, device, cc) + cells).rstrip("\n"))
-            launch_id += 1
+    launches = [k for k in kernels for _ in range(k.launches)]
+    lines += _details_lines(launches, o) if layout == "details" else _raw_lines(launches, o)
     if junk:
         lines.append("==PROF== Report: done")
     return "\n".join(lines) + "\n"
+
+
+def _details_lines(launches: list[SynthKernel], o: _Opts) -> list[str]:
+    """The details page: one row per (launch, metric), optional rule rows and rule columns."""
+    rules, header = o.rules, o.header
+    hdr = _identity_header(o) + ["Section Name", "Metric Name", "Metric Unit", "Metric Value"]
+    rule_cols = ["Rule Name", "Rule Type", "Rule Description"]
+    if rules and header == "new":
+        rule_cols += ["Estimated Speedup Type", "Estimated Speedup"]
+    if rules:
+        hdr += rule_cols
+    lines = [_csv_line(hdr).rstrip("\n")]
+    for launch_id, k in enumerate(launches):
+        ident = _identity(k, launch_id, o, o.device, o.cc)
+        for name, value, kind in _metrics_for(k, **o.metrics_kw):
+            if name in o.drop:
+                continue
+            section, label = "Command line profiler metrics", name
+            if o.use_labels and name in _LABELS:
+                section, label = _LABELS[name]
+            unit, cell = _cell(value, kind, o)
+            if name in o.na:
+                cell = "n/a"
+            row = ident + [section, label, unit, cell]
+            if rules and not o.ragged:
+                row += [""] * len(rule_cols)
+            line = _csv_line(row).rstrip("\n")
+            lines.append(line + ("," if rules and o.ragged else ""))
+        if rules:
+            desc = (f"The grid for this launch is configured to execute only {k.grid[0]} "
+                    "blocks, which is less than the GPU's 108 multiprocessors.")
+            rr = ident + ["LaunchStats", "", "", "", "LaunchConfiguration", "WRN", desc]
+            if header == "new":
+                rr += ["global", "12.5"]
+            lines.append(_csv_line(rr).rstrip("\n"))
+        if o.junk and launch_id == 0:
+            lines.append("step 1 loss 1.9 (application output inside the table)")
+    return lines
+
+
+def _raw_lines(launches: list[SynthKernel], o: _Opts) -> list[str]:
+    """The raw page: one column per metric, a units row, one row per launch."""
+    per_launch = [(k, {n: (v, kind) for n, v, kind in _metrics_for(k, **o.metrics_kw)
+                       if n not in o.drop}) for k in launches]
+    names = sorted({n for _, ms in per_launch for n in ms})
+    # one unit per column (the raw page has a single units row): chosen from the first
+    # launch that has the metric, then every launch is printed in that unit
+    col_unit: dict[str, tuple[str, float, bool]] = {}
+    for _, ms in per_launch:
+        for n, (v, kind) in ms.items():
+            if n not in col_unit and kind != "str":
+                unit, scaled, rounded = _with_unit(float(v), kind, auto=o.auto_units,
+                                                   layout=o.layout)
+                col_unit[n] = (unit, float(v) / scaled if scaled else 1.0, rounded)
+    lines = [_csv_line(_identity_header(o) + names).rstrip("\n"),
+             _csv_line([""] * len(_identity_header(o)) +
+                       [col_unit.get(n, ("", 1.0, False))[0] for n in names]).rstrip("\n")]
+    for launch_id, (k, ms) in enumerate(per_launch):
+        cells = []
+        for n in names:
+            if n not in ms:
+                cells.append("")
+            elif n in o.na:
+                cells.append("n/a")
+            elif ms[n][1] == "str":
+                cells.append(str(ms[n][0]))
+            else:
+                _, f, rounded = col_unit[n]
+                cells.append(_fmt_number(float(ms[n][0]) / f, decimal_comma=o.decimal_comma,
+                                         grouping=o.grouping, decimals=2 if rounded else None))
+        lines.append(_csv_line(_identity(k, launch_id, o, o.device, o.cc) + cells).rstrip("\n"))
+    return lines
 
 
 def write_ncu_csv(path: str | Path, kernels: list[SynthKernel] | None = None, **kw) -> Path:
@@ -333,7 +347,8 @@ def write_ncu_csv(path: str | Path, kernels: list[SynthKernel] | None = None, **
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Write demo ncu CSVs (both layouts) to a folder.")
+    ap = argparse.ArgumentParser(prog="python -m nsys_diag.synth.ncu",
+                                 description="Write demo ncu CSVs (both layouts) to a folder.")
     ap.add_argument("outdir")
     args = ap.parse_args(argv)
     out = Path(args.outdir)

@@ -1,79 +1,29 @@
-"""nsys-diag's own trace generator: schema-faithful nsys SQLite exports with known answers.
-
-Entry points::
-
-    python -m nsys_diag.synth --write-samples sample_traces        # what `make samples` runs
-    python -m nsys_diag.synth PRESET OUT.sqlite [--schema V] [--steps N] [--scale K] [--seed S]
-                                               [--env NAME=VALUE ...] [--expected]
-    python -m nsys_diag.synth --list
-
-Python API (stable; other modules and tests build on it)::
-
-    from nsys_diag import synth
-    sc = synth.preset("worked_example", steps=20)           # a Scenario (dataclass)
-    synth.write_nsys_sqlite(path, sc, schema="2024.6")      # -> Path
-    synth.write_preset(path, "launch_bound", schema="2026.2", env={"HF_TOKEN": "hf_FAKE"})
-    synth.expected("worked_example")                        # the known answers (dict)
-    synth.PRESETS, synth.SCHEMAS                             # names
-
-The scenario model (:mod:`nsys_diag.synth_scenarios`), the timing model
-(:mod:`nsys_diag.synth_timeline`) and the per-version table layouts
-(:mod:`nsys_diag.synth_schema`) live in their own modules; this one maps a timeline onto the
-tables of one schema variant, computes :func:`expected` answers and runs the CLI.
+"""Writer of the trace generator: maps a :class:`~nsys_diag.synth.timeline.Timeline` onto the
+tables of one nsys schema variant (:mod:`nsys_diag.synth.schema`) in a SQLite file.
 
 Only ``sqlite3`` and numpy are used. Rows are written with ``executemany`` over numpy-built
 columns, in one transaction with ``journal_mode=OFF``/``synchronous=OFF``; the timeline is
-vectorised, so millions of kernels are fine (``--scale``/``--steps``).
+vectorised, so millions of kernels are fine. Times are integer ns as in real exports.
 """
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import itertools
 import sqlite3
-import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nsys_diag.synth_scenarios import (  # re-exported: the public Scenario API
-    COMPUTE_STREAM, KERNEL_CATALOG, MS, NCCL_STREAM, PRESETS, US, GiB, GpuMemorySpec,
-    GpuMetricsSpec, KernelInfo, KernelSpec, MemcpySpec, MemsetSpec, MiB, PeriodicSpec, PhaseSpec,
-    RangeSpec, Scenario, SyncSpec, kernel_info, preset, scaled)
-from nsys_diag.synth_schema import (
-    ALL_SCHEMAS, ENUM_ROWS, GPU_CATALOG, GPU_METRIC_NAMES, KERNEL_LAYOUTS, SCHEMAS, VM_GLOBAL_ID,
-    SchemaVariant, gpu_model, variant)
-from nsys_diag.synth_timeline import (
-    SYNC_KINDS, Timeline, build_timeline, covered_before, union_intervals)
-
-__all__ = [
-    "Scenario", "PhaseSpec", "KernelSpec", "MemcpySpec", "MemsetSpec", "SyncSpec", "RangeSpec",
-    "PeriodicSpec", "GpuMetricsSpec", "GpuMemorySpec", "KernelInfo", "KERNEL_CATALOG",
-    "kernel_info", "PRESETS", "SCHEMAS", "ALL_SCHEMAS", "KERNEL_LAYOUTS", "GPU_CATALOG",
-    "GPU_METRIC_NAMES", "SAMPLES", "preset", "scaled", "write_nsys_sqlite", "write_preset",
-    "write_samples", "expected", "build_timeline", "main", "MS", "US", "MiB", "GiB",
-    "COMPUTE_STREAM", "NCCL_STREAM",
-]
+from nsys_diag.synth.events import SYNC_KINDS
+from nsys_diag.synth.presets import preset
+from nsys_diag.synth.scenarios import COMPUTE_STREAM, Scenario
+from nsys_diag.synth.schema import ENUM_ROWS, GPU_METRIC_NAMES, VM_GLOBAL_ID, SchemaVariant, gpu_model, variant
+from nsys_diag.synth.timeline import Timeline, build_timeline
 
 _CHUNK = 100_000  # rows per executemany batch (bounds memory of the Python row tuples)
 _ANALYSIS_START_TIME = 4_211_337_000  # raw target clock at session start (ANALYSIS_DETAILS)
 _RAW_GPU_CLOCK_OFFSET = 7_000_000_000  # GPU_METRICS.rawTimestamp - timestamp
-
-SAMPLES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
-    # (file name, preset, schema variant, overrides)
-    ("worked_example.sqlite", "worked_example", "2024.6", {}),
-    ("healthy_tc.sqlite", "healthy_tc", "2026.2", {}),
-    ("simt_gemm.sqlite", "simt_gemm", "2022.2", {"cuda_backtraces": True}),
-    ("memory_bound.sqlite", "memory_bound", "2024.6", {}),
-    ("overhead_bound.sqlite", "overhead_bound", "2021", {}),
-    ("launch_bound.sqlite", "launch_bound", "2026.2", {"steps": 3, "scale": 0.5}),
-    ("multi_gpu.sqlite", "multi_gpu", "2026.2", {}),
-    ("no_cuda.sqlite", "no_cuda", "2022.2", {}),
-    ("inference.sqlite", "inference", "2024.6", {}),
-)
-"""The committed ``sample_traces/`` files: ``make samples`` regenerates exactly these."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,9 +164,20 @@ class _Writer:
         return env
 
     def _metadata(self) -> None:
-        v, sc, tl = self.v, self.sc, self.tl
+        """The export metadata table of the variant (none before 2022.1), then
+        META_DATA_CAPTURE where the variant has it."""
+        v = self.v
         if v.metadata_table is None:
             return
+        rows = self._export_rows()
+        self.insert(v.metadata_table, {"name": [r[0] for r in rows],
+                                       "value": [r[1] for r in rows]}, len(rows))
+        if v.capture_metadata:
+            self._capture_metadata()
+
+    def _export_rows(self) -> list[tuple[str, str]]:
+        """EXPORT_* (name, value) rows in the spelling of the variant's nsys version."""
+        v, sc, tl = self.v, self.sc, self.tl
         major, minor, micro = v.schema_version.split(".")
         exported = sc.utc_start_ns + tl.capture_end + 95 * 1_000_000_000
         name = sc.name
@@ -257,10 +218,11 @@ class _Writer:
             rows += [("EXPORT_PARAM_TIME_NORMALIZE", "false"), ("EXPORT_PARAM_TIME_SHIFT", "0"),
                      ("EXPORT_PARAM_TABLES_TO_EXPORT", ""), ("EXPORT_PARAM_TIMES_TO_EXPORT", ""),
                      ("EXPORT_CONFIG_TIME_SHIFT", "0"), ("EXPORT_TIME", "0.21 sec")]
-        self.insert(v.metadata_table, {"name": [r[0] for r in rows],
-                                       "value": [r[1] for r in rows]}, len(rows))
-        if not v.capture_metadata:
-            return
+        return rows
+
+    def _capture_metadata(self) -> None:
+        """META_DATA_CAPTURE: capture options, the launched command and its environment."""
+        sc, tl = self.sc, self.tl
         cap = [("DEVICE_ID", "Local (CLI)"), ("CAPTURE_EVENT_TYPE", "NvtxEvents")]
         if sc.cuda:
             cap.append(("CAPTURE_EVENT_TYPE", "Cuda"))
@@ -294,7 +256,7 @@ class _Writer:
             prio.append(20)
             gtids.append(VM_GLOBAL_ID | (pid << 24) | pid)
         for p in self.tl.processes:
-            for key, (tid, tname) in p.threads.items():
+            for key, (_tid, tname) in p.threads.items():
                 name_ids.append(s.id(tname))
                 prio.append(20)
                 gtids.append(p.gtid(key))
@@ -417,62 +379,68 @@ class _Writer:
         return suffixed, plain
 
     def _cuda_tables(self) -> None:
-        v, tl, s = self.v, self.tl, self.s
-        procs = tl.processes
-        api = tl.api
-        suffixed, plain = self._api_name_ids()
-        gtid_pid_mask = np.int64(-16_777_216)  # 0xFFFFFFFFFF000000 as signed int64
-        assert gtid_pid_mask == np.int64(np.uint64(0xFFFFFFFFFF000000).astype(np.int64))
-        corr = api["corr"]
-
-        # runtime (API) rows
-        if api["start"].size:
+        """CUDA API rows, then the GPU activity tables, then streams and contexts."""
+        api = self.tl.api
+        suffixed, plain = self._api_name_ids()  # interned first, as in real files
+        if api["start"].size:  # runtime (API) rows
             o = np.argsort(api["start"], kind="stable")
             name = np.where(api["unsuffixed"], plain[api["name"]], suffixed[api["name"]])
             self.insert("CUPTI_ACTIVITY_KIND_RUNTIME", {
                 "start": api["start"][o], "end": api["end"][o], "eventClass": api["eclass"][o],
-                "globalTid": api["gtid"][o], "correlationId": corr[o], "nameId": name[o],
+                "globalTid": api["gtid"][o], "correlationId": api["corr"][o], "nameId": name[o],
                 "returnValue": 0}, o.size)
+        if self.tl.kernels["start"].size:
+            self._kernels()
+        self._copies_and_syncs()
+        self._streams_contexts()
 
+    def _kernels(self) -> None:
+        """CUPTI_ACTIVITY_KIND_KERNEL in start order: names and launch geometry from the kernel
+        catalog, gridId 1.. per process, shared-memory carve-out from the smem used."""
+        v, tl, s = self.v, self.tl, self.s
+        corr = tl.api["corr"]
         k = tl.kernels
-        if k["start"].size:
-            o = np.argsort(k["start"], kind="stable")
-            ki = k["kinfo"][o]
-            infos = tl.kernel_infos
-            dem = s.ids_of([i.demangled for i in infos])
-            short = s.ids_of([i.short for i in infos])
-            mang = s.ids_of([i.mangled or i.demangled for i in infos])
-            arr = lambda f: np.array([f(i) for i in infos], np.int64)[ki]  # noqa: E731
-            smem = arr(lambda i: i.static_smem + i.dynamic_smem)
-            carve = np.where(smem == 0, 32768, np.where(smem <= 49152, 65536,
-                                                         self.gpu.max_shmem_per_sm))
-            cluster = arr(lambda i: i.cluster[0])
-            pidx = k["pidx"][o]
-            grid_id = np.zeros(o.size, np.int64)
-            for p in range(len(procs)):
-                m = pidx == p
-                grid_id[m] = 1 + np.arange(int(m.sum()))
-            self.insert("CUPTI_ACTIVITY_KIND_KERNEL", {
-                "start": k["start"][o], "end": k["end"][o], "deviceId": self.p_device[pidx],
-                "contextId": self.p_context[pidx], "greenContextId": v.green_context,
-                "streamId": k["stream"][o], "correlationId": corr[k["api_row"][o]],
-                "globalPid": self.p_gpid[pidx], "demangledName": dem[ki], "shortName": short[ki],
-                "mangledName": mang[ki], "launchType": 1, "cacheConfig": 1,
-                "registersPerThread": arr(lambda i: i.registers),
-                "gridX": arr(lambda i: i.grid[0]), "gridY": arr(lambda i: i.grid[1]),
-                "gridZ": arr(lambda i: i.grid[2]), "blockX": arr(lambda i: i.block[0]),
-                "blockY": arr(lambda i: i.block[1]), "blockZ": arr(lambda i: i.block[2]),
-                "staticSharedMemory": arr(lambda i: i.static_smem),
-                "dynamicSharedMemory": arr(lambda i: i.dynamic_smem),
-                "localMemoryPerThread": 0, "localMemoryTotal": 155_713_536, "gridId": grid_id,
-                "sharedMemoryExecuted": carve,
-                "sharedMemoryLimitConfig": (smem > 49152).astype(np.int64),
-                "clusterX": cluster, "clusterY": arr(lambda i: i.cluster[1]),
-                "clusterZ": arr(lambda i: i.cluster[2]), "clusterSchedulingPolicy": 1,
-                "maxPotentialClusterSize": np.where(cluster > 0, 16, 0),
-                "maxActiveClusters": np.where(cluster > 0, 66, 0),
-                "tensorSizeMinusOneElements": "[]"}, o.size)
+        o = np.argsort(k["start"], kind="stable")
+        ki = k["kinfo"][o]
+        infos = tl.kernel_infos
+        dem = s.ids_of([i.demangled for i in infos])
+        short = s.ids_of([i.short for i in infos])
+        mang = s.ids_of([i.mangled or i.demangled for i in infos])
+        arr = lambda f: np.array([f(i) for i in infos], np.int64)[ki]  # noqa: E731
+        smem = arr(lambda i: i.static_smem + i.dynamic_smem)
+        carve = np.where(smem == 0, 32768, np.where(smem <= 49152, 65536,
+                                                     self.gpu.max_shmem_per_sm))
+        cluster = arr(lambda i: i.cluster[0])
+        pidx = k["pidx"][o]
+        grid_id = np.zeros(o.size, np.int64)
+        for p in range(len(tl.processes)):
+            m = pidx == p
+            grid_id[m] = 1 + np.arange(int(m.sum()))
+        self.insert("CUPTI_ACTIVITY_KIND_KERNEL", {
+            "start": k["start"][o], "end": k["end"][o], "deviceId": self.p_device[pidx],
+            "contextId": self.p_context[pidx], "greenContextId": v.green_context,
+            "streamId": k["stream"][o], "correlationId": corr[k["api_row"][o]],
+            "globalPid": self.p_gpid[pidx], "demangledName": dem[ki], "shortName": short[ki],
+            "mangledName": mang[ki], "launchType": 1, "cacheConfig": 1,
+            "registersPerThread": arr(lambda i: i.registers),
+            "gridX": arr(lambda i: i.grid[0]), "gridY": arr(lambda i: i.grid[1]),
+            "gridZ": arr(lambda i: i.grid[2]), "blockX": arr(lambda i: i.block[0]),
+            "blockY": arr(lambda i: i.block[1]), "blockZ": arr(lambda i: i.block[2]),
+            "staticSharedMemory": arr(lambda i: i.static_smem),
+            "dynamicSharedMemory": arr(lambda i: i.dynamic_smem),
+            "localMemoryPerThread": 0, "localMemoryTotal": 155_713_536, "gridId": grid_id,
+            "sharedMemoryExecuted": carve,
+            "sharedMemoryLimitConfig": (smem > 49152).astype(np.int64),
+            "clusterX": cluster, "clusterY": arr(lambda i: i.cluster[1]),
+            "clusterZ": arr(lambda i: i.cluster[2]), "clusterSchedulingPolicy": 1,
+            "maxPotentialClusterSize": np.where(cluster > 0, 16, 0),
+            "maxActiveClusters": np.where(cluster > 0, 66, 0),
+            "tensorSizeMinusOneElements": "[]"}, o.size)
 
+    def _copies_and_syncs(self) -> None:
+        """MEMCPY, MEMSET and SYNCHRONIZATION rows in start order (sync type per variant)."""
+        v, tl = self.v, self.tl
+        corr = tl.api["corr"]
         m = tl.memcpy
         if m["start"].size:
             o = np.argsort(m["start"], kind="stable")
@@ -508,7 +476,12 @@ class _Writer:
                 "globalPid": self.p_gpid[pidx], "syncType": sync_type[sy["sync_kind"][o]],
                 "eventId": sy["event_id"][o], "eventSyncId": v.event_sync_id}, o.size)
 
-        # streams / contexts (plain OS pids, §1.5)
+    def _streams_contexts(self) -> None:
+        """TARGET_INFO_CUDA_STREAM (every stream used + the default stream, per process) and the
+        context / null-stream / device tables of the variant (plain OS pids, §1.5)."""
+        v, tl = self.v, self.tl
+        procs = tl.processes
+        k, m, ms = tl.kernels, tl.memcpy, tl.memset
         streams = sorted({int(x) for x in np.concatenate([k["stream"], m["stream"],
                                                            ms["stream"]]).tolist()}
                          | {COMPUTE_STREAM})
@@ -580,325 +553,3 @@ class _Writer:
             "correlationId": self.tl.api["corr"][me["api_row"][o]],
             "streamId": COMPUTE_STREAM}, o.size)
 
-
-# ---------------------------------------------------------------------------------------------
-# expected answers
-# ---------------------------------------------------------------------------------------------
-
-def _busy_in(s: np.ndarray, e: np.ndarray, lo: int, hi: int) -> int:
-    us, ue = union_intervals(s, e)
-    c = covered_before(us, ue, np.array([lo, hi]))
-    return int(c[1] - c[0])
-
-
-def expected(scenario: str | Scenario, **overrides) -> dict:
-    """The known answers of a preset (or Scenario), computed from its definition by building
-    its timeline — never typed in. Times in ms (float), shares in 0..1.
-
-    ``steps``: count, warm-up indices (step 0 — it carries ``warmup_extra_ns``), analysed steps
-    (all others), step mean over analysed steps, periodic-phase steps. ``phases``: one row per
-    phase name (in step order, periodic phases last) with the mean CPU duration over analysed
-    steps (0 where absent), share of the mean step, canonical class and GPU work launched from it
-    (sum of kernel durations per analysed step). ``gpu``: per device (= process), kernel busy
-    (interval union) over that process's analysed window = [first analysed step start, last
-    analysed step end], utilization = busy / window, copy busy likewise; the top-level values
-    are process 0's. Plus kernel counts, Tensor Core share,
-    exposed communication, GPU-metric means and GPU memory peak where the scenario has them.
-    ``tolerance`` is the jitter fraction (0 = exact)."""
-    if isinstance(scenario, str):
-        sc = preset(scenario, **overrides)
-    else:
-        sc = replace(scenario, **overrides) if overrides else scenario
-    tl = build_timeline(sc)
-    st = tl.steps
-    p0 = st["pidx"] == 0
-    analysed = np.arange(1, sc.steps) if sc.steps > 1 else np.arange(sc.steps)
-    sel = p0 & np.isin(st["step"], analysed)
-    step_ms = (st["end"][sel] - st["start"][sel]) / MS
-    step_mean = float(step_ms.mean())
-    n_an = int(analysed.size)
-
-    def window(pidx: int) -> tuple[int, int]:
-        """[first analysed step start, last analysed step end] of one process."""
-        m = (st["pidx"] == pidx) & np.isin(st["step"], analysed)
-        return int(st["start"][m].min()), int(st["end"][m].max())
-
-    occ = tl.phase_occ
-    k = tl.kernels
-    phases = []
-    all_phases = list(sc.phases) + [q.phase for q in sc.periodic]
-    for ph in all_phases:
-        code = tl.phase_names.code(ph.name)
-        om = (occ["pidx"] == 0) & (occ["phase"] == code) & np.isin(occ["step"], analysed)
-        mean = float((occ["end"][om] - occ["start"][om]).sum()) / MS / n_an
-        km = (k["pidx"] == 0) & (k["phase"] == code) & np.isin(k["step"], analysed)
-        phases.append({"name": ph.name, "canonical": ph.canonical, "mean_ms": mean,
-                       "share": mean / step_mean,
-                       "gpu_work_ms": float((k["end"][km] - k["start"][km]).sum()) / MS / n_an,
-                       "occurrences": int(om.sum())})
-
-    infos = tl.kernel_infos
-    is_tc = np.array([i.tensor_core for i in infos], bool)
-    cat = np.array([i.category for i in infos], object)
-    per_device = []
-    for p in tl.processes:
-        lo, hi = window(p.index)
-        pm = k["pidx"] == p.index
-        compute = pm & (cat[k["kinfo"]] != "nccl") if k["start"].size else pm
-        busy = _busy_in(k["start"][pm], k["end"][pm], lo, hi)
-        copies_s = np.concatenate([tl.memcpy["start"][tl.memcpy["pidx"] == p.index],
-                                   tl.memset["start"][tl.memset["pidx"] == p.index]])
-        copies_e = np.concatenate([tl.memcpy["end"][tl.memcpy["pidx"] == p.index],
-                                   tl.memset["end"][tl.memset["pidx"] == p.index]])
-        row = {"device_id": p.device, "pid": p.pid, "window_ms": (hi - lo) / MS,
-               "compute_busy_ms": busy / MS, "utilization": busy / (hi - lo),
-               "copy_busy_ms": _busy_in(copies_s, copies_e, lo, hi) / MS}
-        nccl = pm & (cat[k["kinfo"]] == "nccl") if k["start"].size else pm
-        if nccl.any():
-            comm_s, comm_e = union_intervals(k["start"][nccl], k["end"][nccl])
-            comm = _busy_in(comm_s, comm_e, lo, hi)
-            both = _busy_in(np.concatenate([k["start"][nccl], k["start"][compute]]),
-                            np.concatenate([k["end"][nccl], k["end"][compute]]), lo, hi)
-            exposed = both - _busy_in(k["start"][compute], k["end"][compute], lo, hi)
-            row.update({"comm_ms": comm / MS, "exposed_comm_ms": exposed / MS,
-                        "hidden_comm_ms": (comm - exposed) / MS,
-                        "exposed_comm_share": exposed / (hi - lo)})
-        per_device.append(row)
-
-    km = (k["pidx"] == 0) & np.isin(k["step"], analysed)
-    kd = (k["end"] - k["start"])[km]
-    kinfo = k["kinfo"][km]
-    total = float(kd.sum())
-    gemm = np.isin(cat[kinfo], ("gemm",)) if kd.size else np.zeros(0, bool)
-    out: dict[str, Any] = {
-        "preset": sc.name,
-        "verdict": sc.expected_verdict,
-        "description": sc.description,
-        "gpu_name": gpu_model(sc.gpu).name,
-        "processes": len(tl.processes),
-        "tolerance": sc.jitter,
-        "steps": {
-            "count": sc.steps, "warmup": [0] if sc.steps > 1 else [],
-            "analysed": analysed.tolist(), "analysed_count": n_an,
-            "range_prefix": sc.step_prefix, "mean_ms": step_mean,
-            "min_ms": float(step_ms.min()), "max_ms": float(step_ms.max()),
-            "nominal_ms": sum(p.dur_ns for p in sc.phases) / MS,
-            "warmup_ms": float((st["end"][p0][0] - st["start"][p0][0]) / MS),
-            "periodic": [{"phase": q.phase.name, "every": q.every,
-                          "steps": [int(i) for i in range(1, sc.steps) if i % q.every == q.every - 1]}
-                         for q in sc.periodic],
-        },
-        "phases": phases,
-        "gpu": {"utilization": per_device[0]["utilization"],
-                "compute_busy_ms_per_step": per_device[0]["compute_busy_ms"] / n_an,
-                "copy_busy_ms_per_step": per_device[0]["copy_busy_ms"] / n_an,
-                "window_ms": per_device[0]["window_ms"], "per_device": per_device},
-        "kernels": {
-            "per_step": float(km.sum()) / n_an,
-            "total": int(k["start"].size),
-            "small_fraction": float((kd < 10 * US).mean()) if kd.size else 0.0,
-            "tensor_core_share": float(kd[is_tc[kinfo]].sum()) / total if total else 0.0,
-            "gemm_share": float(kd[gemm].sum()) / total if total else 0.0,
-            "tc_share_of_gemm": (float(kd[gemm & is_tc[kinfo]].sum()) / float(kd[gemm].sum())
-                                 if kd.size and kd[gemm].sum() else None),
-            "categories": {str(c): float(kd[cat[kinfo] == c].sum()) / total
-                           for c in sorted(set(cat[kinfo].tolist()))} if total else {},
-        },
-        "batch_size": sc.batch_size,
-    }
-    lo, hi = window(0)
-    mt = tl.metrics
-    if mt["ts"].size:
-        w = (mt["ts"] > lo) & (mt["ts"] <= hi) & (mt["device"] == tl.processes[0].device)
-        out["gpu_metrics"] = {name: float(mt["value"][w & (mt["metric"] == i)].mean())
-                              for i, name in enumerate(GPU_METRIC_NAMES)}
-    if sc.gpu_memory is not None:
-        gm = sc.gpu_memory
-        peak = gm.weights_bytes // gm.chunks * gm.chunks + gm.activation_bytes // gm.chunks * gm.chunks
-        total_mem = gpu_model(sc.gpu).total_memory
-        out["memory"] = {"peak_bytes": peak, "device_bytes": total_mem,
-                         "peak_share": peak / total_mem}
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# samples + CLI
-# ---------------------------------------------------------------------------------------------
-
-def write_samples(directory: str | Path) -> list[Path]:
-    """(Re)write every file of :data:`SAMPLES` and the directory's README.md."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    written = [write_nsys_sqlite(d / fname, preset(name, **ov), schema)
-               for fname, name, schema, ov in SAMPLES]
-    readme = d / "README.md"
-    block = f"{README_BEGIN}\n{_samples_readme()}{README_END}\n"
-    old = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    if README_BEGIN in old and README_END in old:  # keep what others wrote around our block
-        head, _, rest = old.partition(README_BEGIN)
-        _, _, tail = rest.partition(README_END)
-        block = head + block.rstrip("\n") + tail
-    readme.write_text(block, encoding="utf-8")
-    return written
-
-
-README_BEGIN = "<!-- synth:begin (generated by `make samples`; edit nsys_diag/synth.py) -->"
-README_END = "<!-- synth:end -->"
-
-
-def samples_readme_block(text: str) -> str:
-    """The generated part of a sample_traces/README.md (between the synth markers)."""
-    return text.partition(README_BEGIN)[2].partition(README_END)[0]
-
-
-def _samples_readme() -> str:
-    lines = [
-        "# sample_traces/",
-        "",
-        "Small nsys SQLite exports written by nsys-diag's own generator (`nsys_diag/synth.py`).",
-        "Regenerate them with `make samples` (= `python -m nsys_diag.synth --write-samples "
-        "sample_traces`); `tests/test_synth.py` proves the committed files equal a fresh "
-        "regeneration, table by table and row by row. The numbers below are computed by "
-        "`nsys_diag.synth.expected(preset)` from the scenario definitions, not typed in.",
-        "",
-        "Each file can also be written on its own, in any schema variant "
-        f"({', '.join(ALL_SCHEMAS)}; see `nsys_diag/synth_schema.py`):",
-        "",
-        "```",
-        "python -m nsys_diag.synth PRESET OUT.sqlite --schema 2024.6 [--steps N] [--scale K]",
-        "```",
-        "",
-        "| file | preset | schema (nsys) | expected verdict | steps (warm-up) | mean step | "
-        "GPU compute busy | kernels (per step) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    details = []
-    for fname, name, schema, ov in SAMPLES:
-        sc = preset(name, **ov)
-        e = expected(sc)
-        v = variant(schema)
-        ver = f"{schema} ({v.product_version} / {v.schema_version})" if v.schema_version else \
-            f"{schema} (qdrep era, no version table)"
-        util = "no CUDA trace" if not sc.cuda else f"{e['gpu']['utilization']:.1%}"
-        lines.append(f"| `{fname}` | `{name}` | {ver} | `{e['verdict']}` | {sc.steps} (step 0) | "
-                     f"{e['steps']['mean_ms']:.1f} ms | {util} | {e['kernels']['total']} "
-                     f"({e['kernels']['per_step']:.0f}) |")
-        phases = ", ".join(f"`{p['name']}` {p['mean_ms']:.1f} ms ({p['share']:.1%})"
-                           for p in e["phases"])
-        extra = f" Written with overrides `{ov}`." if ov else ""
-        details.append(f"* **`{fname}`** — {sc.description} Step ranges `{sc.step_prefix}N`; "
-                       f"phases (mean over analysed steps): {phases}. Contains: "
-                       f"{', '.join(_features(sc, v))}.{extra}")
-    lines += ["", "## What each file shows", ""] + details + [
-        "",
-        "Conventions shared by all files: step 0 is a longer warm-up; backward kernels are "
-        "launched from a second thread (`pt_autograd_0`) while the main thread holds the "
-        "`backward` range; timestamps start at 1.25 s (exports never start at 0); the "
-        "`jitter` of a preset is the ± tolerance on its numbers (the worked example has none, so "
-        "its phase shares are exactly 0.525 / 0.225 / 0.1875 / 0.0375 / 0.025 and the GPU is "
-        "busy exactly 24% of the analysed window).",
-        ""]
-    return "\n".join(lines)
-
-
-def _features(sc: Scenario, v: SchemaVariant) -> list[str]:
-    """What a reader of the sample can exercise with it (for the README)."""
-    phases = list(sc.phases) + [q.phase for q in sc.periodic]
-    specs = [s for p in phases for s in p.kernels + p.memcpys + p.memsets + p.syncs]
-    text = {"inline": "inline", "registered": "via textId",
-            "mixed": "mixed (steps inline, phases via textId)"}[sc.nvtx_text]
-    f = [f"{sc.n_processes} process{'es' if sc.n_processes > 1 else ''} "
-         f"({gpu_model(sc.gpu).name} × {sc.n_processes})", f"step/phase NVTX text {text}"]
-    if not sc.cuda:
-        f.append("no CUDA tables at all")
-    if any(s.thread == "autograd" for s in specs):
-        f.append("backward launches from `pt_autograd_0`")
-    if any(p.kind == "start_end" for p in phases):
-        f.append("start/end (eventType 60) ranges")
-    if any(p.ranges for p in phases):
-        f.append("nested sub-ranges")
-    if any(p.marks for p in phases):
-        f.append("NVTX marks")
-    if any(getattr(s, "nvtx_domain", "") for s in specs):
-        f.append("an `NCCL` NVTX domain (domain-create rows, textId)")
-    if any(isinstance(s, SyncSpec) for s in specs):
-        f.append("host syncs with SYNCHRONIZATION rows")
-    if any(isinstance(s, MemsetSpec) for s in specs):
-        f.append("memsets")
-    if any(isinstance(s, MemcpySpec) and s.host == "pageable" for s in specs):
-        f.append("pageable copies")
-    if sc.periodic:
-        f.append(", ".join(f"`{q.phase.name}` every {q.every} steps" for q in sc.periodic))
-    if sc.gpu_metrics is not None and v.gpu_metrics:
-        f.append(f"GPU metrics every {sc.gpu_metrics.period_ns / MS:g} ms")
-    if sc.gpu_memory is not None:
-        f.append("GPU memory usage events")
-    if sc.cuda_backtraces:
-        f.append("eventClass-67 CUDA-backtrace duplicate API rows")
-    if v.gpuinfo_blob:
-        f.append("a non-UTF-8 `GpuInfo` row in TARGET_INFO_SYSTEM_ENV")
-    if v.gpu_table != "full":
-        f.append("`TARGET_INFO_CUDA_GPU` (kHz clock, kB/s bandwidth) + a 5-column "
-                 "`TARGET_INFO_GPU`")
-    return f
-
-
-def _parse_env(items: list[str]) -> dict[str, str]:
-    env = {}
-    for it in items:
-        k, sep, val = it.partition("=")
-        if not sep:
-            raise SystemExit(f"--env expects NAME=VALUE, got {it!r}")
-        env[k] = val
-    return env
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m nsys_diag.synth",
-                                 description="Write synthetic nsys SQLite exports with known answers.")
-    ap.add_argument("preset", nargs="?", help=f"one of: {', '.join(PRESETS)}")
-    ap.add_argument("out", nargs="?", help="output .sqlite path")
-    ap.add_argument("--schema", default="2024.6", choices=ALL_SCHEMAS)
-    ap.add_argument("--steps", type=int, help="number of steps (step 0 is the warm-up)")
-    ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiply kernel counts by K (durations / K: same shares, more rows)")
-    ap.add_argument("--seed", type=int)
-    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                    help="add an environment variable to the capture (repeatable)")
-    ap.add_argument("--expected", action="store_true", help="print the expected answers (JSON)")
-    ap.add_argument("--write-samples", metavar="DIR", help="regenerate the sample_traces/ files")
-    ap.add_argument("--list", action="store_true", help="list presets and schema variants")
-    a = ap.parse_args(argv)
-    if a.list:
-        for name in PRESETS:
-            sc = preset(name)
-            print(f"{name:16s} {sc.expected_verdict:32s} {sc.description}")
-        print("schemas:", ", ".join(ALL_SCHEMAS))
-        return 0
-    if a.write_samples:
-        for p in write_samples(a.write_samples):
-            print(f"wrote {p} ({p.stat().st_size // 1024} KiB)")
-        return 0
-    if not a.preset or not a.out:
-        ap.error("give PRESET OUT.sqlite, or --write-samples DIR, or --list")
-    if a.preset not in PRESETS:
-        ap.error(f"unknown preset {a.preset!r}; choose one of {', '.join(PRESETS)}")
-    ov: dict[str, Any] = {"scale": a.scale}
-    if a.steps is not None:
-        ov["steps"] = a.steps
-    if a.seed is not None:
-        ov["seed"] = a.seed
-    sc = preset(a.preset, **ov)
-    if a.env:
-        sc = replace(sc, env={**sc.env, **_parse_env(a.env)})
-    path = write_nsys_sqlite(a.out, sc, a.schema)
-    print(f"wrote {path} ({path.stat().st_size // 1024} KiB, schema {a.schema})", file=sys.stderr)
-    if a.expected:
-        import json
-
-        print(json.dumps(expected(sc), indent=2))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
