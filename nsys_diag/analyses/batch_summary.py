@@ -28,6 +28,7 @@ from nsys_diag.analyses.compare_stats import (
 )
 from nsys_diag.analyses.kernel_names import normalize_kernel_name
 from nsys_diag.analyses.ranks import RankInput
+from nsys_diag.model.vocabulary import PHASE_DISPLAY_ORDER
 
 SUMMARY_VERSION = 1
 TOP_KERNELS = 40
@@ -37,7 +38,6 @@ COMPARE_KERNELS = 10
 ANALYSED_KINDS = ("normal", "outlier")
 """Steps that count in distributions: warm-up and incomplete steps are excluded (like analyze);
 outlier steps (e.g. a periodic checkpoint) are real cost and stay in."""
-PHASE_ORDER = ("data", "forward", "backward", "optimizer", "communication", "overhead", "other")
 
 
 def _section(view: dict, key: str) -> dict:
@@ -46,7 +46,8 @@ def _section(view: dict, key: str) -> dict:
 
 
 def phase_sort_key(name: str) -> tuple:
-    return (PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER), name)
+    return (PHASE_DISPLAY_ORDER.index(name) if name in PHASE_DISPLAY_ORDER
+            else len(PHASE_DISPLAY_ORDER), name)
 
 
 def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
                              "ncu_na_values"})
 """Loader warnings that do not affect conclusions (shown as info)."""
 
-CAPTURE_BASE = "nsys profile -t cuda,nvtx,osrt --cuda-graph-trace=node -o report python train.py"
+CAPTURE_BASE = NSYS_CAPTURE_COMMAND
 
 
 @dataclass(frozen=True)

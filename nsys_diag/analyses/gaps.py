@@ -39,9 +39,8 @@ from nsys_diag.analyses._arrays import all_equal
 from nsys_diag.analyses.busy import DeviceBusy, Window
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSES
 
-GAP_CAUSES = ("input", "overhead", "transfer", "sync", "launch", "other")
-"""Cause priority, highest first."""
 
 SYNC_API_RE = re.compile(
     r"^(?:cuda(?:Stream|Device|Event|Ctx|Thread)Synchronize|cu(?:Stream|Ctx|Event)Synchronize"

@@ -27,6 +27,7 @@ from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.kernel_names import (kernel_base_name, kernel_signature_key,
                                              normalize_kernel_name)
 from nsys_diag.analyses.roofline import BOUND_CLASSES, RooflineResult, TIME_WEIGHT_KEYS
+from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
 
 MATCH_LEVELS = ("signature", "base", "family")
 _KEYERS = {"signature": kernel_signature_key, "base": kernel_base_name,
@@ -121,7 +122,7 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
         return roofline_result
     if kernels_frame is None or len(kernels_frame) == 0:
         return Unavailable("no timeline kernels to weight the ncu roofline with",
-                           "capture the nsys trace with CUDA tracing (`nsys profile -t cuda,nvtx`)")
+                           f"capture the nsys trace with CUDA tracing (`{NSYS_TRACE_CUDA_NVTX}`)")
     tl = _timeline_by_name(kernels_frame)
     total_ns = int(tl["ns"].sum())
     ncu = roofline_result.kernels

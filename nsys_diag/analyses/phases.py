@@ -30,8 +30,8 @@ from nsys_diag.analyses.busy import DeviceBusy, mean_covered_per_window
 from nsys_diag.analyses.steps import StepsResult, normalize_name, normalized_names
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.errors import UsageError
+from nsys_diag.model.vocabulary import CANONICAL_PHASES
 
-CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication", "other")
 
 _NB = r"(?:^|[^a-z])"  # "not preceded by a letter"
 DEFAULT_PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -38,6 +38,7 @@ from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
 
 STEP_NAME_RE = re.compile(
     r"^\s*(?:profilerstep\s*#\s*\d+"
@@ -366,7 +367,7 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
             "--step-range NAME")
     if len(nvtx) == 0:
         return Unavailable("no NVTX ranges in the trace, so steps cannot be found",
-                           "capture with `nsys profile -t cuda,nvtx` and " + hint)
+                           f"capture with `{NSYS_TRACE_CUDA_NVTX}` and " + hint)
     notes: list[tuple[str, str, str]] = []
     starts_all = nvtx["start_ns"].to_numpy(np.int64)
     ends_all = nvtx["end_ns"].to_numpy(np.int64)

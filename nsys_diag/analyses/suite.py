@@ -38,6 +38,7 @@ from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
@@ -270,7 +271,7 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
         gm = metrics_job.result()
         gaps = gaps_job.result() if gaps_able else Unavailable(
-            "no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
+            "no GPU activity to find gaps in", HINT_CAPTURE_CUDA)
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
 
     quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
@@ -357,8 +358,7 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
             phase_ms[r.canonical] = phase_ms.get(r.canonical, 0.0) + r.mean_ms
     gap_share = {}
     if getattr(gaps, "available", False):
-        gap_share = {c: gaps.cause_share(c) for c in ("transfer", "sync", "input", "overhead",
-                                                        "launch", "other")}
+        gap_share = {c: gaps.cause_share(c) for c in GAP_CAUSES}
     cat_share = {}
     small = 0.0
     if getattr(kernels, "available", False):

@@ -35,6 +35,7 @@ from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
 from nsys_diag.analyses.kernels import filter_window, kernel_name_stats
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX
 
 LIST_LIMIT = 20
 """Rows kept in each kernel list of the JSON."""
@@ -188,7 +189,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     if total <= 0:
         return TensorCoreResult(
             available=False, reason="no GPU kernels in the analysed window",
-            hint="capture CUDA activity with `nsys profile -t cuda,nvtx`")
+            hint=HINT_CAPTURE_CUDA_NVTX)
 
     tot = table["total_ns"].to_numpy(dtype=np.int64)
     is_tc = table["tensor_core"].to_numpy(dtype=bool)

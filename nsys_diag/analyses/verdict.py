@@ -39,9 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSES, NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
 
-VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
-                 "overhead_bound", "launch_bound", "communication_bound", "insufficient_data")
 
 NON_TC_ASSUMED_SPEEDUP = 2.0
 """Projection only: GEMMs moved from CUDA cores to Tensor Cores assumed ≥ 2× faster (peak ratios
@@ -202,8 +201,7 @@ def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Eviden
 def _insufficient(x: VerdictInputs) -> Verdict:
     missing = ", ".join(x.missing) if x.missing else "no CUDA kernels in the analysed window"
     recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
-        "Re-capture with: nsys profile -t cuda,nvtx,osrt --cuda-graph-trace=node -o report "
-        "python train.py, then nsys export --type sqlite report.nsys-rep",)
+        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then nsys export --type sqlite report.nsys-rep",)
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
@@ -223,7 +221,7 @@ def _kernel_level(x: VerdictInputs) -> Verdict:
     conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
     ev = (Evidence("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
           Evidence("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
-    timeline = ("Capture an nsys timeline of the same run (nsys profile -t cuda,nvtx) to see "
+    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
                 "whether the GPU waits on input, launches or the host between kernels.")
     if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
         code = "memory_bound" if mem >= comp else "compute_bound"
@@ -251,8 +249,7 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         return _kernel_level(x)
     if not x.has_kernels or x.window_ms <= 0:
         return _insufficient(x)
-    g = {c: float(x.gap_share.get(c, 0.0)) for c in
-         ("transfer", "sync", "input", "overhead", "launch", "other")}
+    g = {c: float(x.gap_share.get(c, 0.0)) for c in GAP_CAUSES}
     u = float(x.utilization)
     unexplained_to_overhead = u < th.low_utilization
     costs = {

@@ -43,8 +43,9 @@ from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
+from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
 
-CAPTURE_FLAGS = "nsys profile -t cuda,nvtx,osrt"
+CAPTURE_FLAGS = NSYS_TRACE_FLAGS
 """The capture command line we recommend when CUDA data is missing."""
 
 NSYS_TABLES = (cuda.KERNEL_TABLE, cuda.MEMCPY_TABLE, cuda.MEMSET_TABLE, cuda.SYNC_TABLE,
