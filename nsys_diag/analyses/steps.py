@@ -35,6 +35,7 @@ import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.phase_names import canonical_phase
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -344,8 +345,6 @@ def _repeat_steps(nvtx: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, str]
         return None
     longest = cand["period"].max()
     cand = cand[cand["period"] >= 0.95 * longest].copy()
-    from nsys_diag.analyses.phases import canonical_phase  # lazy: phases imports this module
-
     cand["is_data"] = [canonical_phase(str(uniq[n])) == "data" for _, n in cand.index]
     cand = cand.sort_values(["is_data", "first"], ascending=[False, True], kind="stable")
     tid, name_code = cand.index[0]
