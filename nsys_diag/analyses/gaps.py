@@ -36,6 +36,7 @@ import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses._arrays import all_equal
+from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.busy import DeviceBusy, Window
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.thresholds import Thresholds
@@ -350,7 +351,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
     ``evidence``: ``gap_evidence`` of the same inputs, when already computed."""
     ev = evidence if evidence is not None else gap_evidence(busy, kernels, api, sync, window,
                                                             th=th)
-    has_phases = getattr(phases, "available", False)
+    has_phases = is_available(phases)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     input_iv = iv.merge_intervals(*phases.canonical_intervals("data")) if has_phases else empty
     over_iv = iv.merge_intervals(*phases.canonical_intervals("overhead")) if has_phases else empty
