@@ -14,7 +14,7 @@ from __future__ import annotations
 from nsys_diag.model.jsonsafe import finite
 
 from collections import Counter
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 
@@ -283,7 +283,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
     if step_cmp.method == "none" or step_cmp.baseline is None:
         summary = "step time: not enough steps for a confidence interval"
     elif step_cmp.significant:
-        word = "slower" if step_cmp.delta > 0 else "faster"
+        word = "slower" if cast(float, step_cmp.delta) > 0 else "faster"
         summary = (f"step time {step_cmp.delta_pct:+.1f}% ({word}; {int(100 * settings.confidence)}% CI "
                    f"{step_cmp.ci_low_pct:+.1f}% … {step_cmp.ci_high_pct:+.1f}%)")
     else:

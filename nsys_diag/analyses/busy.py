@@ -120,7 +120,7 @@ def gpu_activity_span(*frames: pd.DataFrame) -> tuple[int, int] | None:
             s, e = _se(f)
             lo = int(s.min()) if lo is None else min(lo, int(s.min()))
             hi = int(e.max()) if hi is None else max(hi, int(e.max()))
-    return None if lo is None else (lo, hi)
+    return None if lo is None or hi is None else (lo, hi)
 
 
 def choose_window(steps, kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataFrame, *,

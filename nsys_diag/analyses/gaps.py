@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable, cast
 
 import numpy as np
 import pandas as pd
@@ -401,7 +402,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
         top.append(Gap(int(gs[j]), int(dur[j]), int(dev[j]), cause,
-                       describe_cpu(int(gs[j]), int(ge[j])), phase))
+                       cast(Callable[[int, int], str], describe_cpu)(int(gs[j]), int(ge[j])), phase))
     return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
                       total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
                       histogram=tuple(hist), top=tuple(top), per_device=tuple(per_device))

@@ -268,7 +268,8 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
     overall = _grouped_means(samples)[0]
     frame_dev = frame["device_id"].to_numpy(dtype=np.int64)
     if all_equal(frame_dev):  # perf (bench): one GPU: its means are the overall means
-        per_device = ((int(frame_dev[0]), dict(overall)),)
+        per_device: tuple[tuple[int, dict[str, float | None]], ...] = (
+            (int(frame_dev[0]), dict(overall)),)
     else:
         devices = np.unique(frame_dev)
         s_dev = samples["device_id"].to_numpy(dtype=np.int64)

@@ -128,7 +128,7 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
     ncu = roofline_result.kernels
     ncu_time = {k.name: k.time_ns for k in ncu}
     # index ncu kernels by each key level (a few dozen unique names)
-    ncu_index = {lvl: {} for lvl in MATCH_LEVELS}
+    ncu_index: dict[str, dict[str, list[str]]] = {lvl: {} for lvl in MATCH_LEVELS}
     for k in ncu:
         for lvl in MATCH_LEVELS:
             ncu_index[lvl].setdefault(_KEYERS[lvl](k.name), []).append(k.name)
@@ -144,7 +144,8 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
     used_ncu: set[str] = set()
     # loop over unique timeline names (bounded by distinct kernels, not launches)
     for name, short, ns in zip(tl["name"], tl["short_name"], tl["ns"]):
-        hit, level = None, None
+        hit: list[str] | None = None
+        level = ""
         for lvl in MATCH_LEVELS:
             for candidate in (name, short):
                 key = _KEYERS[lvl](candidate) if candidate else ""
@@ -175,7 +176,7 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
         matches.append(KernelMatch(
             timeline_name=name, ncu_names=tuple(hit), level=level, time_ns=int(ns),
             share=ns / total_ns if total_ns else 0.0,
-            bound=max(bound_here, key=bound_here.get) if bound_here else "unknown",
+            bound=max(bound_here, key=lambda c: bound_here[c]) if bound_here else "unknown",
             tensor_core_share=float(sum(tc_parts)) if tc_parts else None))
 
     matched_ns = float(sum(level_ns.values()))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses.base import Unavailable, is_available
+from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.busy import DeviceBusy, mean_covered_per_window
 from nsys_diag.analyses.steps import StepsResult, normalize_name, normalized_names
 from nsys_diag.model.contracts import MISSING
@@ -133,7 +133,7 @@ def _top_level(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels: pd.DataFrame,
                    busy: dict[int, DeviceBusy], *, phase_map=None) -> PhasesResult | Unavailable:
     """Exclusive per-step phase breakdown of one process (frames restricted to it)."""
-    if not is_available(steps):
+    if not isinstance(steps, StepsResult):
         return Unavailable("phases need steps: " + getattr(steps, "reason", "no steps"),
                            getattr(steps, "hint", ""))
     a_idx = np.flatnonzero(steps.analysed_mask)

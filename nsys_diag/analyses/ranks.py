@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -221,25 +221,25 @@ def assign_ranks(evidence: Sequence[Sequence[RankId | None]]) -> RankAssignment:
     best_ranks = [b.rank if b is not None else None for b in best]
     if _distinct(best_ranks):
         sources = sorted({b.source for b in best if b is not None})
-        return RankAssignment([int(r) for r in best_ranks], " + ".join(sources))
+        return RankAssignment([int(cast(int, r)) for r in best_ranks], " + ".join(sources))
 
     for strength in (3, 2, 1, 0):
         level = [next((e for e in ev if e.strength == strength and e.rank is not None), None)
                  for ev in cleaned]
         ranks = [e.rank if e else None for e in level]
         if _distinct(ranks):
-            return RankAssignment([int(r) for r in ranks], level[0].source)
+            return RankAssignment([int(cast(int, r)) for r in ranks], cast(RankId, level[0]).source)
 
     for strength in (3, 2):
         level = [next((e for e in ev if e.strength == strength and e.local_rank is not None), None)
                  for ev in cleaned]
         pairs = [(e.node if e.node is not None else -1, e.local_rank) if e else None for e in level]
         if _distinct(pairs):
-            order = sorted(range(n), key=lambda i: pairs[i])
-            ranks = [0] * n
+            order = sorted(range(n), key=lambda i: cast(tuple[int, int], pairs[i]))
+            positions = [0] * n
             for pos, i in enumerate(order):
-                ranks[i] = pos
-            return RankAssignment(ranks, level[0].source + " (node, local rank)",
+                positions[i] = pos
+            return RankAssignment(positions, cast(RankId, level[0]).source + " (node, local rank)",
                                   "rank = position in (node, local rank) order")
     return RankAssignment(None, "", "no distinct rank per trace found (names, environment, "
                           "thread names)")
@@ -316,7 +316,7 @@ def _start_skew_ms(inputs: Sequence[RankInput], common: np.ndarray) -> np.ndarra
         idx = np.asarray(idx, dtype=np.int64)
         order = np.argsort(idx, kind="stable")
         cols = order[np.searchsorted(idx[order], common)]
-        abs_ns = int(r.session_start_utc_ns) + np.asarray(r.step_start_ns, dtype=np.int64)[cols]
+        abs_ns = int(cast(int, r.session_start_utc_ns)) + np.asarray(r.step_start_ns, dtype=np.int64)[cols]
         starts[i] = abs_ns
     skew = starts - starts.min(axis=0, keepdims=True)
     return np.median(skew.astype(np.float64), axis=1) / 1e6

@@ -13,7 +13,7 @@ gives ``Unavailable(reason, hint)``; unexpected exceptions are not swallowed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import pandas as pd
@@ -22,24 +22,30 @@ from nsys_diag.analyses import data_quality as dq
 from nsys_diag.analyses._arrays import unique_ints
 from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
-from nsys_diag.analyses.communication import analyze_communication
-from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization, gap_evidence
-from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
-from nsys_diag.analyses.kernels import analyze_kernels
-from nsys_diag.analyses.memory import analyze_memory
-from nsys_diag.analyses.phases import analyze_phases
+from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
+from nsys_diag.analyses.data_quality import QualityItem
+from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps, analyze_utilization,
+                                     gap_evidence)
+from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
+from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
+from nsys_diag.analyses.memory import MemoryResult, analyze_memory
+from nsys_diag.analyses.phases import PhasesResult, analyze_phases
 from nsys_diag.analyses.steps import StepsResult, analyze_steps
 from nsys_diag.analyses.taskgraph import Task, run_tasks
-from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
-from nsys_diag.analyses.throughput import analyze_throughput
-from nsys_diag.analyses.timeline import build_timeline
-from nsys_diag.analyses.transfers import analyze_transfers
+from nsys_diag.analyses.tensor_cores import TensorCoreResult, analyze_tensor_cores
+from nsys_diag.analyses.throughput import ThroughputResult, analyze_throughput
+from nsys_diag.analyses.timeline import TimelineResult, build_timeline
+from nsys_diag.analyses.transfers import TransfersResult, analyze_transfers
 from nsys_diag.analyses.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
+
+if TYPE_CHECKING:  # imported at run time only with ncu data (see run_suite)
+    from nsys_diag.analyses.ncu_join import RooflineJoinResult
+    from nsys_diag.analyses.roofline import RooflineResult
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
@@ -48,6 +54,9 @@ PARALLEL_MIN_ROWS = 200_000
 analyses run on two worker threads while this thread does the busy intervals, phases, Tensor
 Core and the small analyses (perf, bench: numpy and pandas release the GIL in their array loops;
 same results: ``_process_tasks`` is a task graph, ``analyses/taskgraph.py``)."""
+AnyRoofline = Union["RooflineResult", "RooflineJoinResult", Unavailable, None]
+"""The ncu roofline of a bundle (``analyze_roofline``), of one process when joined to its
+kernels (``ncu_join``), or None without ncu data."""
 ROOFLINE_MIN_MATCHED = 0.5
 """The ncu roofline feeds the verdict only when its kernels match ≥ 50% of the timeline's kernel
 time (an ncu capture of another program, or of a few kernels, must not decide)."""
@@ -62,32 +71,32 @@ class ProcessAnalysis:
     name: str
     devices: tuple[int, ...]
     window: Window
-    steps: object
-    phases: object
-    utilization: object
-    gaps: object
-    kernels: object
-    tensor_cores: object
-    transfers: object
-    gpu_metrics: object
-    throughput: object
-    communication: object
-    memory: object
-    timeline: object
+    steps: StepsResult | Unavailable
+    phases: PhasesResult | Unavailable
+    utilization: UtilizationResult
+    gaps: GapsResult | Unavailable
+    kernels: KernelsResult
+    tensor_cores: TensorCoreResult
+    transfers: TransfersResult
+    gpu_metrics: GpuMetricsResult | Unavailable
+    throughput: ThroughputResult | Unavailable
+    communication: CommunicationResult | Unavailable
+    memory: MemoryResult | Unavailable
+    timeline: TimelineResult | None
     verdict: Verdict
     verdict_inputs: VerdictInputs
-    data_quality: list = field(default_factory=list)
-    roofline: object = None
+    data_quality: list[QualityItem] = field(default_factory=list)
+    roofline: AnyRoofline = None
 
     def summary(self) -> dict:
         """One row of the per-process table."""
-        steps_ok = is_available(self.steps)
+        steps = self.steps if isinstance(self.steps, StepsResult) else None
         util = self.utilization
         return {
             "pid": int(self.pid), "name": self.name, "devices": list(self.devices),
-            "steps_count": self.steps.count if steps_ok else 0,
-            "steps_mean_ms": self.steps.mean_ms if steps_ok else None,
-            "steps_median_ms": self.steps.median_ms if steps_ok else None,
+            "steps_count": steps.count if steps else 0,
+            "steps_mean_ms": steps.mean_ms if steps else None,
+            "steps_median_ms": steps.median_ms if steps else None,
             "utilization": util.utilization if is_available(util) and util.per_device else None,
             "window_ms": self.window.duration_ns / 1e6,
             "verdict_code": self.verdict.code,
@@ -100,13 +109,12 @@ class ProcessAnalysis:
 class AnalysisSuite:
     processes: tuple[ProcessAnalysis, ...]
     headline_index: int
-    gpus: list
-    roofline: object
-    data_quality: list
-    capture_hints: list
+    gpus: list[dict]
+    roofline: AnyRoofline
+    data_quality: list[QualityItem]
+    capture_hints: list[str]
     thresholds: Thresholds
     options: AnalyzeOptions
-    skipped_processes: list = field(default_factory=list)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -359,7 +367,8 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
                    communication, memory, roofline, window, quality, has_kernels) -> VerdictInputs:
     steps_ok = is_available(steps)
     phases_ok = is_available(phases)
-    phase_share, phase_ms = {}, {}
+    phase_share: dict[str, float] = {}
+    phase_ms: dict[str, float] = {}
     if phases_ok:
         for r in phases.rows:  # ≤ 22 rows
             phase_share[r.canonical] = phase_share.get(r.canonical, 0.0) + r.share
@@ -427,11 +436,12 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
 
 # ------------------------------------------------------------------------------------- suite
 def _headline_index(procs: list[ProcessAnalysis]) -> int:
-    with_steps = [i for i, p in enumerate(procs) if is_available(p.steps)
-                  and p.steps.mean_ms is not None]
-    if with_steps:
-        return max(with_steps, key=lambda i: procs[i].steps.mean_ms)
-    def compute(p):
+    means = {i: p.steps.mean_ms for i, p in enumerate(procs)
+             if isinstance(p.steps, StepsResult) and p.steps.mean_ms is not None}
+    if means:
+        return max(means, key=lambda i: means[i])
+
+    def compute(p: ProcessAnalysis) -> int:
         u = p.utilization
         return sum(d.compute_ns for d in u.per_device) if is_available(u) else 0
     return max(range(len(procs)), key=lambda i: compute(procs[i]))
@@ -443,7 +453,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     options = options or AnalyzeOptions()
     th = th or Thresholds()
     bundle = _select_device(bundle, options.device)
-    roofline = None
+    roofline: AnyRoofline = None
     if bundle.has_ncu:
         # perf: imported only when the bundle has ncu data (a fifth of the package's import time)
         from nsys_diag.analyses.roofline import analyze_roofline

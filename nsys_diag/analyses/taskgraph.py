@@ -16,6 +16,7 @@ result are not run. Overhead is a few microseconds per task (bench: the suite ru
 """
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ class _Run:
             fut = self.pool.submit(t.fn, *args)
         except RuntimeError:  # the pool is shutting down after a failure
             return
-        fut.add_done_callback(lambda f, name=t.name: self._done(name, f))
+        fut.add_done_callback(functools.partial(self._done, t.name))
 
     def _done(self, name: str, fut: Future) -> None:
         exc = fut.exception()

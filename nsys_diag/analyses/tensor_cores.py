@@ -225,7 +225,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     names_line = f"kernel names: {_pct(name_share)} of kernel time in Tensor Core kernels"
 
     if counters_share is not None:
-        share, source, confidence = counters_share, str(counters.get("source", "ncu")), "high"
+        share, source, confidence = counters_share, str((counters or {}).get("source", "ncu")), "high"
         evidence.insert(0, f"{source} counters: {_pct(counters_share)} of kernel time in kernels "
                            f"with tensor-pipe activity (counters win over names; {names_line})")
         if ta_share is not None:

@@ -385,7 +385,7 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     for s in secondary:
         recs.append(RECOMMENDATIONS[s][0])
     mem_rec, mem_ev = _memory_advice(x, th)
-    if mem_rec:
+    if mem_rec and mem_ev is not None:
         recs.append(mem_rec)
         ev.append(mem_ev)
     recs = list(dict.fromkeys(recs))
