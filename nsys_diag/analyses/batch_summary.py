@@ -21,6 +21,7 @@ import numpy as np
 from nsys_diag.analyses.compare_stats import (
     DEFAULT_SETTINGS,
     CompareSettings,
+    MetricComparison,
     compare_metric,
     explain_delta,
     is_regression,
@@ -186,58 +187,42 @@ def _kernel_ms(summary: dict, key: str) -> float | None:
     return 0.0
 
 
-def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
-                 fail_pct: float | None = None,
-                 settings: CompareSettings = DEFAULT_SETTINGS) -> dict:
-    """Compare two run sets (lists of ``summarize_view`` summaries). JSON-able result:
-
-    ``step_time`` (metric), ``metrics`` (all metrics), ``explain`` (components of the mean
-    step-time delta), ``verdict_change``, ``summary`` (one line), ``regression``, ``notes``.
-    """
-    notes: list[str] = []
-    step_b = [np.asarray(s["per_step"]["duration_ms"], float) for s in baseline]
-    step_c = [np.asarray(s["per_step"]["duration_ms"], float) for s in candidate]
-    step_cmp = compare_metric("step_time_ms", step_b, step_c, unit="ms", seed=seed,
-                              settings=settings)
-    base_step_ms = step_cmp.baseline or 0.0
-    ms_floor = 0.01 * base_step_ms  # a component appearing from 0 must be ≥ 1% of the step
-    metrics = [step_cmp]
-    if not any(a.size for a in step_b) or not any(a.size for a in step_c):
-        notes.append("no steps detected on one side: step-level comparison unavailable "
-                     "(annotate steps with NVTX or pass traces with a repeating pattern)")
-
+def _phase_metrics(baseline: Sequence[dict], candidate: Sequence[dict], per_step_phases: bool,
+                   ms_floor: float, seed: int, settings: CompareSettings) -> dict[str, MetricComparison]:
+    """One comparison per canonical phase either side has, in display order (ms per step)."""
     everything = list(baseline) + list(candidate)
-    per_step_phases = all(s["per_step"]["duration_ms"] and s["per_step"]["phases"]
-                          for s in everything)
     canons = sorted({c for s in everything for c in (s.get("phases") or {})}
                     | {c for s in everything for c in s["per_step"]["phases"]}, key=phase_sort_key)
-    phase_cmps = {}
-    for c in canons:
-        m = compare_metric(f"phase.{c}_ms", _phase_samples(baseline, c, per_step_phases),
-                           _phase_samples(candidate, c, per_step_phases), unit="ms", seed=seed,
-                           abs_floor=ms_floor, settings=settings)
-        phase_cmps[c] = m
-        metrics.append(m)
-    if canons and not per_step_phases:
-        notes.append("phase times are per-run means here (no per-step phase data): their "
-                     "intervals come from runs only")
+    return {c: compare_metric(f"phase.{c}_ms", _phase_samples(baseline, c, per_step_phases),
+                              _phase_samples(candidate, c, per_step_phases), unit="ms", seed=seed,
+                              abs_floor=ms_floor, settings=settings) for c in canons}
 
-    metrics.append(compare_metric("gpu_busy", _scalar_runs(baseline, lambda s: s.get("gpu_busy")),
-                                  _scalar_runs(candidate, lambda s: s.get("gpu_busy")),
-                                  unit="share", higher_is_worse=False, seed=seed, abs_floor=0.01,
-                                  settings=settings))
-    metrics.append(compare_metric(
-        "tensor_core_share", _scalar_runs(baseline, lambda s: s.get("tensor_core_share")),
-        _scalar_runs(candidate, lambda s: s.get("tensor_core_share")), unit="share",
-        higher_is_worse=False, seed=seed, abs_floor=0.01, settings=settings))
+
+def _run_metrics(baseline: Sequence[dict], candidate: Sequence[dict], ms_floor: float, seed: int,
+                 settings: CompareSettings) -> list[MetricComparison]:
+    """Per-run scalars: GPU busy share, Tensor Core share, idle ms per step per gap cause."""
+    out = [compare_metric("gpu_busy", _scalar_runs(baseline, lambda s: s.get("gpu_busy")),
+                          _scalar_runs(candidate, lambda s: s.get("gpu_busy")),
+                          unit="share", higher_is_worse=False, seed=seed, abs_floor=0.01,
+                          settings=settings),
+           compare_metric(
+               "tensor_core_share", _scalar_runs(baseline, lambda s: s.get("tensor_core_share")),
+               _scalar_runs(candidate, lambda s: s.get("tensor_core_share")), unit="share",
+               higher_is_worse=False, seed=seed, abs_floor=0.01, settings=settings)]
+    everything = list(baseline) + list(candidate)
     causes = sorted({c for s in everything for c in (s.get("gaps_ms_per_step") or {})})
     for cause in causes:
-        metrics.append(compare_metric(
+        out.append(compare_metric(
             f"gaps.{cause}_ms",
             _scalar_runs(baseline, lambda s, c=cause: (s.get("gaps_ms_per_step") or {}).get(c, 0.0)),
             _scalar_runs(candidate, lambda s, c=cause: (s.get("gaps_ms_per_step") or {}).get(c, 0.0)),
             unit="ms", seed=seed, abs_floor=ms_floor, settings=settings))
+    return out
 
+
+def _kernel_metrics(baseline: Sequence[dict], candidate: Sequence[dict], ms_floor: float, seed: int,
+                    settings: CompareSettings) -> dict[str, MetricComparison]:
+    """The ``COMPARE_KERNELS`` kernel families with the most ms per step across both sides."""
     totals: Counter = Counter()
     for side in (baseline, candidate):
         for s in side:
@@ -252,10 +237,14 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                            unit="ms", seed=seed, abs_floor=ms_floor, settings=settings)
         m.extra["kernel"] = key
         kernel_cmps[key] = m
-        metrics.append(m)
+    return kernel_cmps
 
-    # explanation: mean deltas are additive (phase means sum to the step mean)
-    step_delta = mean_delta(step_b, step_c) or 0.0
+
+def _explain(baseline: Sequence[dict], candidate: Sequence[dict], step_delta: float,
+             phase_cmps: dict[str, MetricComparison], kernel_cmps: dict[str, MetricComparison],
+             per_step_phases: bool) -> list[dict]:
+    """Components of the mean step-time delta: mean deltas are additive (phase means sum to the
+    step mean); a residual when phases miss > 5% of it; kernel rows (GPU time) after."""
     components = []
     phase_sum = 0.0
     for c, m in phase_cmps.items():
@@ -271,15 +260,11 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                        _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k)))
         if d is not None:
             components.append(("kernel", key, d, m.significant if m.method != "none" else None))
-    explain = [c.to_json() for c in explain_delta(step_delta, components)]
+    return [c.to_json() for c in explain_delta(step_delta, components)]
 
-    vb = _mode([s.get("verdict") for s in baseline])
-    vc = _mode([s.get("verdict") for s in candidate])
-    verdict_change = {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
-                      "baseline_runs": [s.get("verdict") for s in baseline],
-                      "candidate_runs": [s.get("verdict") for s in candidate]}
 
-    significant = [m for m in metrics if m.significant]
+def _summary_line(step_cmp: MetricComparison, significant: list[MetricComparison],
+                  settings: CompareSettings) -> str:
     if step_cmp.method == "none" or step_cmp.baseline is None:
         summary = "step time: not enough steps for a confidence interval"
     elif step_cmp.significant:
@@ -293,7 +278,45 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
     if not significant:
         summary = "no significant change" + ("" if step_cmp.method != "none" else
                                              " (too few samples for intervals)")
+    return summary
 
+
+def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
+                 fail_pct: float | None = None,
+                 settings: CompareSettings = DEFAULT_SETTINGS) -> dict:
+    """Compare two run sets (lists of ``summarize_view`` summaries). JSON-able result:
+
+    ``step_time`` (metric), ``metrics`` (all metrics), ``explain`` (components of the mean
+    step-time delta), ``verdict_change``, ``summary`` (one line), ``regression``, ``notes``.
+    """
+    notes: list[str] = []
+    step_b = [np.asarray(s["per_step"]["duration_ms"], float) for s in baseline]
+    step_c = [np.asarray(s["per_step"]["duration_ms"], float) for s in candidate]
+    step_cmp = compare_metric("step_time_ms", step_b, step_c, unit="ms", seed=seed,
+                              settings=settings)
+    base_step_ms = step_cmp.baseline or 0.0
+    ms_floor = 0.01 * base_step_ms  # a component appearing from 0 must be ≥ 1% of the step
+    if not any(a.size for a in step_b) or not any(a.size for a in step_c):
+        notes.append("no steps detected on one side: step-level comparison unavailable "
+                     "(annotate steps with NVTX or pass traces with a repeating pattern)")
+    per_step_phases = all(s["per_step"]["duration_ms"] and s["per_step"]["phases"]
+                          for s in list(baseline) + list(candidate))
+    phase_cmps = _phase_metrics(baseline, candidate, per_step_phases, ms_floor, seed, settings)
+    if phase_cmps and not per_step_phases:
+        notes.append("phase times are per-run means here (no per-step phase data): their "
+                     "intervals come from runs only")
+    kernel_cmps = _kernel_metrics(baseline, candidate, ms_floor, seed, settings)
+    metrics = [step_cmp, *phase_cmps.values(),
+               *_run_metrics(baseline, candidate, ms_floor, seed, settings), *kernel_cmps.values()]
+    explain = _explain(baseline, candidate, mean_delta(step_b, step_c) or 0.0, phase_cmps,
+                       kernel_cmps, per_step_phases)
+
+    vb = _mode([s.get("verdict") for s in baseline])
+    vc = _mode([s.get("verdict") for s in candidate])
+    verdict_change = {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
+                      "baseline_runs": [s.get("verdict") for s in baseline],
+                      "candidate_runs": [s.get("verdict") for s in candidate]}
+    significant = [m for m in metrics if m.significant]
     regression = False
     if fail_pct is not None:
         regression = is_regression(step_cmp, fail_pct)
@@ -308,7 +331,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                          "wall time only where the GPU is on the critical path",
         "verdict_change": verdict_change,
         "significant_count": len(significant),
-        "summary": summary,
+        "summary": _summary_line(step_cmp, significant, settings),
         "regression": regression,
         "fail_on_regression_pct": fail_pct,
         "notes": notes,
