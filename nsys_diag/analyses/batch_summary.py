@@ -51,24 +51,8 @@ def phase_sort_key(name: str) -> tuple:
             else len(PHASE_DISPLAY_ORDER), name)
 
 
-def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
-    """Small JSON-able summary of one analysis view (see module docstring).
-
-    ``rank_evidence``: dicts ``{rank, local_rank, node, source, strength}`` found in the trace
-    (environment, thread names) — numbers only.
-    """
-    trace = _section(view, "trace")
-    steps = _section(view, "steps")
-    verdict = _section(view, "verdict")
-    per_step = [s for s in (steps.get("per_step") or []) if isinstance(s, dict)]
-    analysed = [s for s in per_step if s.get("kind", "normal") in ANALYSED_KINDS
-                and finite(s.get("duration_ms")) is not None]
-    step_phase: dict[str, list[float]] = {}
-    if analysed and all(isinstance(s.get("phases"), dict) for s in analysed):
-        names = sorted({k for s in analysed for k in s["phases"]}, key=phase_sort_key)
-        step_phase = {n: [float(finite(s["phases"].get(n)) or 0.0) for s in analysed] for n in names}
-    n_steps = len(analysed)
-
+def _phase_means(view: dict) -> dict[str, dict]:
+    """Mean ms and share per canonical phase (rows of one canonical summed), display order."""
     phases: dict[str, dict] = {}
     for row in view.get("phases") or []:
         if not isinstance(row, dict):
@@ -77,16 +61,12 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0})
         agg["mean_ms"] += finite(row.get("mean_ms")) or 0.0
         agg["share"] += finite(row.get("share")) or 0.0
-    phases = {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
+    return {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
 
-    per_step_div = n_steps if n_steps else None
-    gaps = _section(view, "gaps")
-    gaps_per_step = {}
-    for cause, ms in (gaps.get("by_cause") or {}).items():
-        v = finite(ms)
-        if v is not None:
-            gaps_per_step[str(cause)] = v / per_step_div if per_step_div else v
 
+def _kernel_families(view: dict, per_step_div: int | None) -> tuple[list[dict], float | None]:
+    """(the ``TOP_KERNELS`` kernel families by total time, with ms per step; communication
+    kernel ms per step — None without kernels). Per run when there are no steps."""
     families: dict[str, dict] = {}
     for k in view.get("kernels") or []:
         if not isinstance(k, dict):
@@ -106,6 +86,36 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
     comm = None
     if kernels:
         comm = comm_ns / 1e6 / per_step_div if per_step_div else comm_ns / 1e6
+    return kernels, comm
+
+
+def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
+    """Small JSON-able summary of one analysis view (see module docstring).
+
+    ``rank_evidence``: dicts ``{rank, local_rank, node, source, strength}`` found in the trace
+    (environment, thread names) — numbers only.
+    """
+    trace = _section(view, "trace")
+    steps = _section(view, "steps")
+    verdict = _section(view, "verdict")
+    per_step = [s for s in (steps.get("per_step") or []) if isinstance(s, dict)]
+    analysed = [s for s in per_step if s.get("kind", "normal") in ANALYSED_KINDS
+                and finite(s.get("duration_ms")) is not None]
+    step_phase: dict[str, list[float]] = {}
+    if analysed and all(isinstance(s.get("phases"), dict) for s in analysed):
+        names = sorted({k for s in analysed for k in s["phases"]}, key=phase_sort_key)
+        step_phase = {n: [float(finite(s["phases"].get(n)) or 0.0) for s in analysed] for n in names}
+    n_steps = len(analysed)
+
+    phases = _phase_means(view)
+    per_step_div = n_steps if n_steps else None
+    gaps = _section(view, "gaps")
+    gaps_per_step = {}
+    for cause, ms in (gaps.get("by_cause") or {}).items():
+        v = finite(ms)
+        if v is not None:
+            gaps_per_step[str(cause)] = v / per_step_div if per_step_div else v
+    kernels, comm = _kernel_families(view, per_step_div)
 
     gpu = _section(view, "gpu")
     tc = _section(view, "tensor_cores")
