@@ -322,6 +322,83 @@ def _start_skew_ms(inputs: Sequence[RankInput], common: np.ndarray) -> np.ndarra
     return np.median(skew.astype(np.float64), axis=1) / 1e6
 
 
+def _losing_phase(phases: list[str], phase_mat: np.ndarray, phase_center: np.ndarray,
+                  i: int) -> tuple[str | None, float | None]:
+    """(phase where rank ``i`` exceeds the median rank most, its excess ms), or (None, None)."""
+    if not phases:
+        return None, None
+    excess = phase_mat[i] - phase_center
+    j = int(np.argmax(excess))
+    if not math.isfinite(excess[j]) or excess[j] <= 0:
+        return None, None
+    return phases[j], float(excess[j])
+
+
+def _stragglers(ranks: list[RankInput], med_step: np.ndarray, z: np.ndarray, center: float,
+                phases: list[str], phase_mat: np.ndarray, phase_center: np.ndarray,
+                z_cutoff: float, min_excess: float) -> tuple[list[dict], set[int]]:
+    """Straggler rows and the flagged rank positions: by median step time (robust z beyond
+    ``z_cutoff`` and ``min_excess`` above the median), else by a non-communication phase
+    (synchronous collectives equalise step times; the slow rank then shows in a phase)."""
+    stragglers = []
+    flagged = set()
+    for i, r in enumerate(ranks):
+        if z[i] > z_cutoff and med_step[i] > center * (1 + min_excess):
+            phase, excess = _losing_phase(phases, phase_mat, phase_center, i)
+            stragglers.append({"rank": r.rank, "label": r.label, "kind": "step_time",
+                               "median_step_ms": float(med_step[i]), "z": float(z[i]),
+                               "excess_pct": 100 * (med_step[i] / center - 1),
+                               "phase": phase, "phase_excess_ms": excess})
+            flagged.add(i)
+    for j, p in enumerate(phases):
+        if p == "communication":
+            continue
+        pz = robust_z(phase_mat[:, j])
+        for i, r in enumerate(ranks):
+            excess = phase_mat[i, j] - phase_center[j]
+            if (i not in flagged and pz[i] > z_cutoff
+                    and excess > PHASE_STRAGGLER_MIN_SHARE * center):
+                stragglers.append({"rank": r.rank, "label": r.label, "kind": "phase",
+                                   "median_step_ms": float(med_step[i]), "z": float(pz[i]),
+                                   "excess_pct": 100 * excess / center if center else None,
+                                   "phase": p, "phase_excess_ms": float(excess)})
+                flagged.add(i)
+    stragglers.sort(key=lambda s: -(s["phase_excess_ms"] or 0.0) if s["kind"] == "phase"
+                    else -s["median_step_ms"])
+    return stragglers, flagged
+
+
+def _slowest_per_step(ranks: list[RankInput], common: np.ndarray, mat: np.ndarray) -> list[dict]:
+    """The (up to 5) ranks most often slowest on a common step."""
+    if not common.size:
+        return []
+    worst = np.nanargmax(np.where(np.isnan(mat), -np.inf, mat), axis=0)
+    counts = np.bincount(worst, minlength=len(ranks))
+    return [{"rank": ranks[i].rank, "label": ranks[i].label, "steps_slowest": int(counts[i])}
+            for i in np.argsort(-counts, kind="stable") if counts[i] > 0][:5]
+
+
+def _rank_rows(ranks: list[RankInput], med_step: np.ndarray, mean_step: np.ndarray, z: np.ndarray,
+               phases: list[str], phase_mat: np.ndarray, comm: np.ndarray,
+               skew: np.ndarray | None, flagged: set[int]) -> list[dict]:
+    rows = []
+    for i, r in enumerate(ranks):
+        total = float(phase_mat[i].sum()) if phases else 0.0
+        rows.append({
+            "rank": r.rank, "label": r.label,
+            "steps": int(np.asarray(r.step_ms).size),
+            "median_step_ms": float(med_step[i]), "mean_step_ms": float(mean_step[i]),
+            "z": float(z[i]),
+            "phase_ms": {p: float(phase_mat[i, j]) for j, p in enumerate(phases)},
+            "phase_shares": {p: (float(phase_mat[i, j]) / total if total > 0 else None)
+                             for j, p in enumerate(phases)},
+            "comm_ms": _f(comm[i]),
+            "start_skew_ms": None if skew is None else float(skew[i]),
+            "straggler": i in flagged,
+        })
+    return rows
+
+
 def analyze_ranks(inputs: Sequence[RankInput], *, z_cutoff: float = 3.5,
                   min_excess: float = STRAGGLER_MIN_EXCESS) -> dict:
     """Cross-rank view (JSON-able dict). ``z_cutoff``: pass ``Thresholds.outlier_mad_k``.
@@ -341,74 +418,14 @@ def analyze_ranks(inputs: Sequence[RankInput], *, z_cutoff: float = 3.5,
     phase_mat = np.array([[float(r.phase_ms.get(p, 0.0)) for p in phases] for r in ranks])
     phase_center = np.median(phase_mat, axis=0) if phases else np.zeros(0)
 
-    def losing_phase(i: int, exclude: tuple[str, ...] = ()) -> tuple[str | None, float | None]:
-        if not phases:
-            return None, None
-        excess = phase_mat[i] - phase_center
-        for j, p in enumerate(phases):
-            if p in exclude:
-                excess[j] = -np.inf
-        j = int(np.argmax(excess))
-        if not math.isfinite(excess[j]) or excess[j] <= 0:
-            return None, None
-        return phases[j], float(excess[j])
-
-    stragglers = []
-    flagged = set()
-    for i, r in enumerate(ranks):
-        if z[i] > z_cutoff and med_step[i] > center * (1 + min_excess):
-            phase, excess = losing_phase(i)
-            stragglers.append({"rank": r.rank, "label": r.label, "kind": "step_time",
-                               "median_step_ms": float(med_step[i]), "z": float(z[i]),
-                               "excess_pct": 100 * (med_step[i] / center - 1),
-                               "phase": phase, "phase_excess_ms": excess})
-            flagged.add(i)
-    # Synchronous collectives equalise step times: the slow rank then shows up in a phase
-    # (others wait for it in communication), so look at each non-communication phase too.
-    for j, p in enumerate(phases):
-        if p == "communication":
-            continue
-        pz = robust_z(phase_mat[:, j])
-        for i, r in enumerate(ranks):
-            excess = phase_mat[i, j] - phase_center[j]
-            if (i not in flagged and pz[i] > z_cutoff
-                    and excess > PHASE_STRAGGLER_MIN_SHARE * center):
-                stragglers.append({"rank": r.rank, "label": r.label, "kind": "phase",
-                                   "median_step_ms": float(med_step[i]), "z": float(pz[i]),
-                                   "excess_pct": 100 * excess / center if center else None,
-                                   "phase": p, "phase_excess_ms": float(excess)})
-                flagged.add(i)
-    stragglers.sort(key=lambda s: -(s["phase_excess_ms"] or 0.0) if s["kind"] == "phase"
-                    else -s["median_step_ms"])
-
+    stragglers, flagged = _stragglers(ranks, med_step, z, center, phases, phase_mat, phase_center,
+                                      z_cutoff, min_excess)
     comm = np.array([np.nan if r.comm_ms is None else float(r.comm_ms) for r in ranks])
     has_comm = bool(np.isfinite(comm).any())
-
     common, mat = _aligned_matrix(ranks)
     skew = _start_skew_ms(ranks, common)
-    slowest_per_step = []
-    if common.size:
-        worst = np.nanargmax(np.where(np.isnan(mat), -np.inf, mat), axis=0)
-        counts = np.bincount(worst, minlength=len(ranks))
-        slowest_per_step = [{"rank": ranks[i].rank, "label": ranks[i].label,
-                             "steps_slowest": int(counts[i])}
-                            for i in np.argsort(-counts, kind="stable") if counts[i] > 0][:5]
-
-    rows = []
-    for i, r in enumerate(ranks):
-        total = float(phase_mat[i].sum()) if phases else 0.0
-        rows.append({
-            "rank": r.rank, "label": r.label,
-            "steps": int(np.asarray(r.step_ms).size),
-            "median_step_ms": float(med_step[i]), "mean_step_ms": float(mean_step[i]),
-            "z": float(z[i]),
-            "phase_ms": {p: float(phase_mat[i, j]) for j, p in enumerate(phases)},
-            "phase_shares": {p: (float(phase_mat[i, j]) / total if total > 0 else None)
-                             for j, p in enumerate(phases)},
-            "comm_ms": _f(comm[i]),
-            "start_skew_ms": None if skew is None else float(skew[i]),
-            "straggler": i in flagged,
-        })
+    slowest_per_step = _slowest_per_step(ranks, common, mat)
+    rows = _rank_rows(ranks, med_step, mean_step, z, phases, phase_mat, comm, skew, flagged)
 
     mean_all = float(np.mean(med_step))
     return {
