@@ -61,6 +61,7 @@ import inspect
 import itertools
 import os
 from typing import Any, Callable, Iterable, Iterator, TypeVar
+from nsys_diag.model.vocabulary import ANNOTATED_PHASES
 
 __all__ = [
     "DOMAIN",
@@ -77,7 +78,7 @@ __all__ = [
 DOMAIN = "nsys-diag"
 """The NVTX domain of every range this module emits."""
 
-CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication")
+CANONICAL_PHASES = ANNOTATED_PHASES
 """Phase names the analyzer maps to its canonical phases by exact name (no configuration)."""
 
 STEP_PREFIX = "train_step_"

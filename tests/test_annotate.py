@@ -345,3 +345,11 @@ def test_analyzer_maps_our_names_without_configuration():
     assert {n: phases.canonical_phase(n) for n in annotate.CANONICAL_PHASES} == \
         {n: n for n in annotate.CANONICAL_PHASES}
     assert steps_mod.STEP_NAME_RE.match(f"{annotate.STEP_PREFIX}12")
+
+
+def test_canonical_phases_are_the_vocabulary_s_annotated_phases():
+    from nsys_diag.model import vocabulary
+
+    assert annotate.CANONICAL_PHASES is vocabulary.ANNOTATED_PHASES
+    assert annotate.CANONICAL_PHASES == ("data", "forward", "backward", "optimizer", "overhead",
+                                         "communication")

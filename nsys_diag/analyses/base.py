@@ -2,6 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Result(Protocol):
+    """What every analysis result offers: ``available`` (False: the data could not support it,
+    see :class:`Unavailable`) and its JSON section."""
+
+    @property
+    def available(self) -> bool: ...
+
+    def to_json(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -17,6 +29,8 @@ class Unavailable:
         return {"available": False, "reason": self.reason, "hint": self.hint}
 
 
-def is_available(result) -> bool:
-    """True for a real result, False for ``Unavailable`` or ``None``."""
-    return result is not None and not isinstance(result, Unavailable)
+def is_available(result: Result | None) -> bool:
+    """The one "available" check: True for a result the data supported (its ``available`` is
+    true — some results, e.g. transfers and Tensor Cores, carry it as a field), False for
+    :class:`Unavailable`, ``None`` or anything that is not a result."""
+    return bool(getattr(result, "available", False))

@@ -14,13 +14,14 @@ from __future__ import annotations
 from nsys_diag.model.jsonsafe import finite
 
 from collections import Counter
-from typing import Sequence
+from typing import Sequence, cast
 
 import numpy as np
 
 from nsys_diag.analyses.compare_stats import (
     DEFAULT_SETTINGS,
     CompareSettings,
+    MetricComparison,
     compare_metric,
     explain_delta,
     is_regression,
@@ -28,6 +29,7 @@ from nsys_diag.analyses.compare_stats import (
 )
 from nsys_diag.analyses.kernel_names import normalize_kernel_name
 from nsys_diag.analyses.ranks import RankInput
+from nsys_diag.model.vocabulary import PHASE_DISPLAY_ORDER
 
 SUMMARY_VERSION = 1
 TOP_KERNELS = 40
@@ -37,7 +39,6 @@ COMPARE_KERNELS = 10
 ANALYSED_KINDS = ("normal", "outlier")
 """Steps that count in distributions: warm-up and incomplete steps are excluded (like analyze);
 outlier steps (e.g. a periodic checkpoint) are real cost and stay in."""
-PHASE_ORDER = ("data", "forward", "backward", "optimizer", "communication", "overhead", "other")
 
 
 def _section(view: dict, key: str) -> dict:
@@ -46,7 +47,46 @@ def _section(view: dict, key: str) -> dict:
 
 
 def phase_sort_key(name: str) -> tuple:
-    return (PHASE_ORDER.index(name) if name in PHASE_ORDER else len(PHASE_ORDER), name)
+    return (PHASE_DISPLAY_ORDER.index(name) if name in PHASE_DISPLAY_ORDER
+            else len(PHASE_DISPLAY_ORDER), name)
+
+
+def _phase_means(view: dict) -> dict[str, dict]:
+    """Mean ms and share per canonical phase (rows of one canonical summed), display order."""
+    phases: dict[str, dict] = {}
+    for row in view.get("phases") or []:
+        if not isinstance(row, dict):
+            continue
+        canon = str(row.get("canonical") or "other")
+        agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0})
+        agg["mean_ms"] += finite(row.get("mean_ms")) or 0.0
+        agg["share"] += finite(row.get("share")) or 0.0
+    return {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
+
+
+def _kernel_families(view: dict, per_step_div: int | None) -> tuple[list[dict], float | None]:
+    """(the ``TOP_KERNELS`` kernel families by total time, with ms per step; communication
+    kernel ms per step — None without kernels). Per run when there are no steps."""
+    families: dict[str, dict] = {}
+    for k in view.get("kernels") or []:
+        if not isinstance(k, dict):
+            continue
+        raw = k.get("name") or k.get("short_name") or ""
+        key = normalize_kernel_name(raw) or str(k.get("short_name") or raw)[:200]
+        fam = families.setdefault(key, {"key": key, "name": str(raw)[:300], "total_ns": 0,
+                                        "count": 0, "category": k.get("category"),
+                                        "tensor_core": bool(k.get("tensor_core"))})
+        fam["total_ns"] += int(finite(k.get("total_ns")) or 0)
+        fam["count"] += int(finite(k.get("count")) or 0)
+        fam["tensor_core"] = fam["tensor_core"] or bool(k.get("tensor_core"))
+    kernels = sorted(families.values(), key=lambda f: (-f["total_ns"], f["key"]))[:TOP_KERNELS]
+    for f in kernels:
+        f["ms_per_step"] = f["total_ns"] / 1e6 / per_step_div if per_step_div else f["total_ns"] / 1e6
+    comm_ns = sum(f["total_ns"] for f in families.values() if f.get("category") == "communication")
+    comm = None
+    if kernels:
+        comm = comm_ns / 1e6 / per_step_div if per_step_div else comm_ns / 1e6
+    return kernels, comm
 
 
 def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
@@ -67,16 +107,7 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         step_phase = {n: [float(finite(s["phases"].get(n)) or 0.0) for s in analysed] for n in names}
     n_steps = len(analysed)
 
-    phases: dict[str, dict] = {}
-    for row in view.get("phases") or []:
-        if not isinstance(row, dict):
-            continue
-        canon = str(row.get("canonical") or "other")
-        agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0})
-        agg["mean_ms"] += finite(row.get("mean_ms")) or 0.0
-        agg["share"] += finite(row.get("share")) or 0.0
-    phases = {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
-
+    phases = _phase_means(view)
     per_step_div = n_steps if n_steps else None
     gaps = _section(view, "gaps")
     gaps_per_step = {}
@@ -84,26 +115,7 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         v = finite(ms)
         if v is not None:
             gaps_per_step[str(cause)] = v / per_step_div if per_step_div else v
-
-    families: dict[str, dict] = {}
-    for k in view.get("kernels") or []:
-        if not isinstance(k, dict):
-            continue
-        raw = k.get("name") or k.get("short_name") or ""
-        key = normalize_kernel_name(raw) or str(k.get("short_name") or raw)[:200]
-        fam = families.setdefault(key, {"key": key, "name": str(raw)[:300], "total_ns": 0,
-                                        "count": 0, "category": k.get("category"),
-                                        "tensor_core": bool(k.get("tensor_core"))})
-        fam["total_ns"] += int(finite(k.get("total_ns")) or 0)
-        fam["count"] += int(finite(k.get("count")) or 0)
-        fam["tensor_core"] = fam["tensor_core"] or bool(k.get("tensor_core"))
-    kernels = sorted(families.values(), key=lambda f: (-f["total_ns"], f["key"]))[:TOP_KERNELS]
-    for f in kernels:
-        f["ms_per_step"] = f["total_ns"] / 1e6 / per_step_div if per_step_div else f["total_ns"] / 1e6
-    comm_ns = sum(f["total_ns"] for f in families.values() if f.get("category") == "communication")
-    comm = None
-    if kernels:
-        comm = comm_ns / 1e6 / per_step_div if per_step_div else comm_ns / 1e6
+    kernels, comm = _kernel_families(view, per_step_div)
 
     gpu = _section(view, "gpu")
     tc = _section(view, "tensor_cores")
@@ -185,58 +197,42 @@ def _kernel_ms(summary: dict, key: str) -> float | None:
     return 0.0
 
 
-def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
-                 fail_pct: float | None = None,
-                 settings: CompareSettings = DEFAULT_SETTINGS) -> dict:
-    """Compare two run sets (lists of ``summarize_view`` summaries). JSON-able result:
-
-    ``step_time`` (metric), ``metrics`` (all metrics), ``explain`` (components of the mean
-    step-time delta), ``verdict_change``, ``summary`` (one line), ``regression``, ``notes``.
-    """
-    notes: list[str] = []
-    step_b = [np.asarray(s["per_step"]["duration_ms"], float) for s in baseline]
-    step_c = [np.asarray(s["per_step"]["duration_ms"], float) for s in candidate]
-    step_cmp = compare_metric("step_time_ms", step_b, step_c, unit="ms", seed=seed,
-                              settings=settings)
-    base_step_ms = step_cmp.baseline or 0.0
-    ms_floor = 0.01 * base_step_ms  # a component appearing from 0 must be ≥ 1% of the step
-    metrics = [step_cmp]
-    if not any(a.size for a in step_b) or not any(a.size for a in step_c):
-        notes.append("no steps detected on one side: step-level comparison unavailable "
-                     "(annotate steps with NVTX or pass traces with a repeating pattern)")
-
+def _phase_metrics(baseline: Sequence[dict], candidate: Sequence[dict], per_step_phases: bool,
+                   ms_floor: float, seed: int, settings: CompareSettings) -> dict[str, MetricComparison]:
+    """One comparison per canonical phase either side has, in display order (ms per step)."""
     everything = list(baseline) + list(candidate)
-    per_step_phases = all(s["per_step"]["duration_ms"] and s["per_step"]["phases"]
-                          for s in everything)
     canons = sorted({c for s in everything for c in (s.get("phases") or {})}
                     | {c for s in everything for c in s["per_step"]["phases"]}, key=phase_sort_key)
-    phase_cmps = {}
-    for c in canons:
-        m = compare_metric(f"phase.{c}_ms", _phase_samples(baseline, c, per_step_phases),
-                           _phase_samples(candidate, c, per_step_phases), unit="ms", seed=seed,
-                           abs_floor=ms_floor, settings=settings)
-        phase_cmps[c] = m
-        metrics.append(m)
-    if canons and not per_step_phases:
-        notes.append("phase times are per-run means here (no per-step phase data): their "
-                     "intervals come from runs only")
+    return {c: compare_metric(f"phase.{c}_ms", _phase_samples(baseline, c, per_step_phases),
+                              _phase_samples(candidate, c, per_step_phases), unit="ms", seed=seed,
+                              abs_floor=ms_floor, settings=settings) for c in canons}
 
-    metrics.append(compare_metric("gpu_busy", _scalar_runs(baseline, lambda s: s.get("gpu_busy")),
-                                  _scalar_runs(candidate, lambda s: s.get("gpu_busy")),
-                                  unit="share", higher_is_worse=False, seed=seed, abs_floor=0.01,
-                                  settings=settings))
-    metrics.append(compare_metric(
-        "tensor_core_share", _scalar_runs(baseline, lambda s: s.get("tensor_core_share")),
-        _scalar_runs(candidate, lambda s: s.get("tensor_core_share")), unit="share",
-        higher_is_worse=False, seed=seed, abs_floor=0.01, settings=settings))
+
+def _run_metrics(baseline: Sequence[dict], candidate: Sequence[dict], ms_floor: float, seed: int,
+                 settings: CompareSettings) -> list[MetricComparison]:
+    """Per-run scalars: GPU busy share, Tensor Core share, idle ms per step per gap cause."""
+    out = [compare_metric("gpu_busy", _scalar_runs(baseline, lambda s: s.get("gpu_busy")),
+                          _scalar_runs(candidate, lambda s: s.get("gpu_busy")),
+                          unit="share", higher_is_worse=False, seed=seed, abs_floor=0.01,
+                          settings=settings),
+           compare_metric(
+               "tensor_core_share", _scalar_runs(baseline, lambda s: s.get("tensor_core_share")),
+               _scalar_runs(candidate, lambda s: s.get("tensor_core_share")), unit="share",
+               higher_is_worse=False, seed=seed, abs_floor=0.01, settings=settings)]
+    everything = list(baseline) + list(candidate)
     causes = sorted({c for s in everything for c in (s.get("gaps_ms_per_step") or {})})
     for cause in causes:
-        metrics.append(compare_metric(
+        out.append(compare_metric(
             f"gaps.{cause}_ms",
             _scalar_runs(baseline, lambda s, c=cause: (s.get("gaps_ms_per_step") or {}).get(c, 0.0)),
             _scalar_runs(candidate, lambda s, c=cause: (s.get("gaps_ms_per_step") or {}).get(c, 0.0)),
             unit="ms", seed=seed, abs_floor=ms_floor, settings=settings))
+    return out
 
+
+def _kernel_metrics(baseline: Sequence[dict], candidate: Sequence[dict], ms_floor: float, seed: int,
+                    settings: CompareSettings) -> dict[str, MetricComparison]:
+    """The ``COMPARE_KERNELS`` kernel families with the most ms per step across both sides."""
     totals: Counter = Counter()
     for side in (baseline, candidate):
         for s in side:
@@ -251,10 +247,14 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                            unit="ms", seed=seed, abs_floor=ms_floor, settings=settings)
         m.extra["kernel"] = key
         kernel_cmps[key] = m
-        metrics.append(m)
+    return kernel_cmps
 
-    # explanation: mean deltas are additive (phase means sum to the step mean)
-    step_delta = mean_delta(step_b, step_c) or 0.0
+
+def _explain(baseline: Sequence[dict], candidate: Sequence[dict], step_delta: float,
+             phase_cmps: dict[str, MetricComparison], kernel_cmps: dict[str, MetricComparison],
+             per_step_phases: bool) -> list[dict]:
+    """Components of the mean step-time delta: mean deltas are additive (phase means sum to the
+    step mean); a residual when phases miss > 5% of it; kernel rows (GPU time) after."""
     components = []
     phase_sum = 0.0
     for c, m in phase_cmps.items():
@@ -270,19 +270,15 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                        _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k)))
         if d is not None:
             components.append(("kernel", key, d, m.significant if m.method != "none" else None))
-    explain = [c.to_json() for c in explain_delta(step_delta, components)]
+    return [c.to_json() for c in explain_delta(step_delta, components)]
 
-    vb = _mode([s.get("verdict") for s in baseline])
-    vc = _mode([s.get("verdict") for s in candidate])
-    verdict_change = {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
-                      "baseline_runs": [s.get("verdict") for s in baseline],
-                      "candidate_runs": [s.get("verdict") for s in candidate]}
 
-    significant = [m for m in metrics if m.significant]
+def _summary_line(step_cmp: MetricComparison, significant: list[MetricComparison],
+                  settings: CompareSettings) -> str:
     if step_cmp.method == "none" or step_cmp.baseline is None:
         summary = "step time: not enough steps for a confidence interval"
     elif step_cmp.significant:
-        word = "slower" if step_cmp.delta > 0 else "faster"
+        word = "slower" if cast(float, step_cmp.delta) > 0 else "faster"
         summary = (f"step time {step_cmp.delta_pct:+.1f}% ({word}; {int(100 * settings.confidence)}% CI "
                    f"{step_cmp.ci_low_pct:+.1f}% … {step_cmp.ci_high_pct:+.1f}%)")
     else:
@@ -292,7 +288,45 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
     if not significant:
         summary = "no significant change" + ("" if step_cmp.method != "none" else
                                              " (too few samples for intervals)")
+    return summary
 
+
+def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
+                 fail_pct: float | None = None,
+                 settings: CompareSettings = DEFAULT_SETTINGS) -> dict:
+    """Compare two run sets (lists of ``summarize_view`` summaries). JSON-able result:
+
+    ``step_time`` (metric), ``metrics`` (all metrics), ``explain`` (components of the mean
+    step-time delta), ``verdict_change``, ``summary`` (one line), ``regression``, ``notes``.
+    """
+    notes: list[str] = []
+    step_b = [np.asarray(s["per_step"]["duration_ms"], float) for s in baseline]
+    step_c = [np.asarray(s["per_step"]["duration_ms"], float) for s in candidate]
+    step_cmp = compare_metric("step_time_ms", step_b, step_c, unit="ms", seed=seed,
+                              settings=settings)
+    base_step_ms = step_cmp.baseline or 0.0
+    ms_floor = 0.01 * base_step_ms  # a component appearing from 0 must be ≥ 1% of the step
+    if not any(a.size for a in step_b) or not any(a.size for a in step_c):
+        notes.append("no steps detected on one side: step-level comparison unavailable "
+                     "(annotate steps with NVTX or pass traces with a repeating pattern)")
+    per_step_phases = all(s["per_step"]["duration_ms"] and s["per_step"]["phases"]
+                          for s in list(baseline) + list(candidate))
+    phase_cmps = _phase_metrics(baseline, candidate, per_step_phases, ms_floor, seed, settings)
+    if phase_cmps and not per_step_phases:
+        notes.append("phase times are per-run means here (no per-step phase data): their "
+                     "intervals come from runs only")
+    kernel_cmps = _kernel_metrics(baseline, candidate, ms_floor, seed, settings)
+    metrics = [step_cmp, *phase_cmps.values(),
+               *_run_metrics(baseline, candidate, ms_floor, seed, settings), *kernel_cmps.values()]
+    explain = _explain(baseline, candidate, mean_delta(step_b, step_c) or 0.0, phase_cmps,
+                       kernel_cmps, per_step_phases)
+
+    vb = _mode([s.get("verdict") for s in baseline])
+    vc = _mode([s.get("verdict") for s in candidate])
+    verdict_change = {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
+                      "baseline_runs": [s.get("verdict") for s in baseline],
+                      "candidate_runs": [s.get("verdict") for s in candidate]}
+    significant = [m for m in metrics if m.significant]
     regression = False
     if fail_pct is not None:
         regression = is_regression(step_cmp, fail_pct)
@@ -307,7 +341,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                          "wall time only where the GPU is on the critical path",
         "verdict_change": verdict_change,
         "significant_count": len(significant),
-        "summary": summary,
+        "summary": _summary_line(step_cmp, significant, settings),
         "regression": regression,
         "fail_on_regression_pct": fail_pct,
         "notes": notes,

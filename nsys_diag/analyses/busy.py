@@ -17,6 +17,7 @@ import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses._arrays import all_equal, unique_ints
+from nsys_diag.analyses.base import is_available
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def gpu_activity_span(*frames: pd.DataFrame) -> tuple[int, int] | None:
             s, e = _se(f)
             lo = int(s.min()) if lo is None else min(lo, int(s.min()))
             hi = int(e.max()) if hi is None else max(hi, int(e.max()))
-    return None if lo is None else (lo, hi)
+    return None if lo is None or hi is None else (lo, hi)
 
 
 def choose_window(steps, kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataFrame, *,
@@ -133,7 +134,7 @@ def choose_window(steps, kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd
         if last > 0 and hi > last:  # an open end ("60s:") stops at the end of the capture
             hi = max(last, lo)
         return Window(lo, hi, "user")
-    if getattr(steps, "available", False) and steps.analysed_count:
+    if is_available(steps) and steps.analysed_count:
         return Window(int(steps.analysed_starts_ns.min()), int(steps.analysed_ends_ns.max()), "steps")
     span = gpu_activity_span(kernels, memcpy, memset)
     if span is not None and span[1] > span[0]:

@@ -24,6 +24,7 @@ from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.kernel_catalog import classify_category
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def analyze_communication(kernels: pd.DataFrame, *, window: tuple[int, int] | No
     if not comm.any():
         return Unavailable("no communication (NCCL) kernels in the capture",
                            "single-GPU run, or multi-GPU collectives were not traced "
-                           "(`nsys profile -t cuda,nvtx` records NCCL kernels)")
+                           f"(`{NSYS_TRACE_CUDA_NVTX}` records NCCL kernels)")
     s = kernels["start_ns"].to_numpy(dtype=np.int64)
     e = kernels["end_ns"].to_numpy(dtype=np.int64)
     if window is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -253,7 +253,7 @@ def compare_metric(name: str, baseline, candidate, *, stat: str = "median", unit
     n_b = int(sum(r.size for r in b_runs))
     n_c = int(sum(r.size for r in c_runs))
     b_stat, c_stat = pooled_stat(b_runs, stat), pooled_stat(c_runs, stat)
-    common = dict(name=name, unit=unit, stat=stat, n_baseline=n_b, n_candidate=n_c,
+    common: dict[str, Any] = dict(name=name, unit=unit, stat=stat, n_baseline=n_b, n_candidate=n_c,
                   runs_baseline=len(b_runs), runs_candidate=len(c_runs))
     if b_stat is None or c_stat is None:
         side = "baseline" if b_stat is None else "candidate"

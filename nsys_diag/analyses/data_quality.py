@@ -12,12 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nsys_diag.analyses.base import is_available
+from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND
+
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
                              "ncu_na_values"})
 """Loader warnings that do not affect conclusions (shown as info)."""
 
-CAPTURE_BASE = "nsys profile -t cuda,nvtx,osrt --cuda-graph-trace=node -o report python train.py"
+CAPTURE_BASE = NSYS_CAPTURE_COMMAND
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,11 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
     items: list[QualityItem] = []
     for code, message, severity in getattr(steps, "notes", ()):
         items.append(QualityItem(code, message, 0, severity))
-    if not getattr(steps, "available", False):
+    if not is_available(steps):
         items.append(QualityItem("no_steps", "no training steps found: "
                                  + getattr(steps, "reason", ""), 0, "warning",
                                  getattr(steps, "hint", "")))
-    if getattr(phases, "available", False):
+    if is_available(phases):
         if phases.unattributed_kernels:
             items.append(QualityItem(
                 "unattributed_kernels", f"{phases.unattributed_kernels} kernels have no launch call "

@@ -30,18 +30,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable, cast
 
 import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses._arrays import all_equal
+from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.busy import DeviceBusy, Window
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSES
 
-GAP_CAUSES = ("input", "overhead", "transfer", "sync", "launch", "other")
-"""Cause priority, highest first."""
 
 SYNC_API_RE = re.compile(
     r"^(?:cuda(?:Stream|Device|Event|Ctx|Thread)Synchronize|cu(?:Stream|Ctx|Event)Synchronize"
@@ -351,7 +352,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
     ``evidence``: ``gap_evidence`` of the same inputs, when already computed."""
     ev = evidence if evidence is not None else gap_evidence(busy, kernels, api, sync, window,
                                                             th=th)
-    has_phases = getattr(phases, "available", False)
+    has_phases = is_available(phases)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     input_iv = iv.merge_intervals(*phases.canonical_intervals("data")) if has_phases else empty
     over_iv = iv.merge_intervals(*phases.canonical_intervals("overhead")) if has_phases else empty
@@ -401,7 +402,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
         top.append(Gap(int(gs[j]), int(dur[j]), int(dev[j]), cause,
-                       describe_cpu(int(gs[j]), int(ge[j])), phase))
+                       cast(Callable[[int, int], str], describe_cpu)(int(gs[j]), int(ge[j])), phase))
     return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
                       total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
                       histogram=tuple(hist), top=tuple(top), per_device=tuple(per_device))

@@ -29,9 +29,9 @@ from nsys_diag.analyses._arrays import all_equal, contiguous_run
 from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_GPU_METRICS_CAPTURE
 
-CAPTURE_HINT = ("capture GPU metrics with `nsys profile --gpu-metrics-devices=all` "
-                "(`--gpu-metrics-device=all` on nsys before 2023.x)")
+CAPTURE_HINT = HINT_GPU_METRICS_CAPTURE
 
 CANONICAL_KEYS = ("sm_active", "tensor_active", "dram_bandwidth", "dram_read", "dram_write",
                   "pcie_rx", "pcie_tx", "nvlink_rx", "nvlink_tx", "gr_active", "gpu_active",
@@ -268,7 +268,8 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
     overall = _grouped_means(samples)[0]
     frame_dev = frame["device_id"].to_numpy(dtype=np.int64)
     if all_equal(frame_dev):  # perf (bench): one GPU: its means are the overall means
-        per_device = ((int(frame_dev[0]), dict(overall)),)
+        per_device: tuple[tuple[int, dict[str, float | None]], ...] = (
+            (int(frame_dev[0]), dict(overall)),)
     else:
         devices = np.unique(frame_dev)
         s_dev = samples["device_id"].to_numpy(dtype=np.int64)

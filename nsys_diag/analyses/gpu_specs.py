@@ -292,7 +292,3 @@ def arch_rates(cc_major: int, cc_minor: int) -> dict[str, float] | None:
         return rates
     same_major = sorted(k for k in ARCH_RATES if k[0] == cc_major and k[1] <= cc_minor)
     return ARCH_RATES[same_major[-1]] if same_major else None
-
-
-def get_spec(key: str) -> GpuSpec:
-    return _BY_KEY[key]

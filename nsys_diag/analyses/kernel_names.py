@@ -133,7 +133,9 @@ def _skeleton(s: str) -> tuple[str, str]:
 
 
 def _split_top_level(s: str, sep: str = ",") -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in s:
         if ch in "<([":
             depth += 1

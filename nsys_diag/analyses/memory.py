@@ -22,8 +22,9 @@ import pandas as pd
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_MEMORY_USAGE
 
-CAPTURE_HINT = "capture allocations with `nsys profile --cuda-memory-usage=true`"
+CAPTURE_HINT = HINT_MEMORY_USAGE
 HEADROOM_ADVICE = ("headroom: peak GPU memory is {pct} of the device — raise the batch size (or "
                    "use gradient accumulation to keep the optimisation batch) to use the GPU better")
 NEAR_FULL_ADVICE = ("near full: peak GPU memory is {pct} of the device — gradient/activation "

@@ -27,6 +27,7 @@ from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.kernel_names import (kernel_base_name, kernel_signature_key,
                                              normalize_kernel_name)
 from nsys_diag.analyses.roofline import BOUND_CLASSES, RooflineResult, TIME_WEIGHT_KEYS
+from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
 
 MATCH_LEVELS = ("signature", "base", "family")
 _KEYERS = {"signature": kernel_signature_key, "base": kernel_base_name,
@@ -113,6 +114,37 @@ def _timeline_by_name(kernels: pd.DataFrame) -> pd.DataFrame:
     return g.assign(name=g["name"].astype(str), short_name=g["short_name"].astype(str))
 
 
+def _ncu_index(names: list[str]) -> dict[str, dict[str, list[str]]]:
+    """ncu kernel names indexed by each key level (a few dozen unique names)."""
+    ncu_index: dict[str, dict[str, list[str]]] = {lvl: {} for lvl in MATCH_LEVELS}
+    for name in names:
+        for lvl in MATCH_LEVELS:
+            ncu_index[lvl].setdefault(_KEYERS[lvl](name), []).append(name)
+    return ncu_index
+
+
+def _find_match(name: str, short: str, ncu_index: dict[str, dict[str, list[str]]]
+                ) -> tuple[list[str] | None, str]:
+    """(ncu kernels a timeline kernel matches, the level): the strictest level first, full name
+    before short name at each level; (None, '') when none matches."""
+    for lvl in MATCH_LEVELS:
+        for candidate in (name, short):
+            key = _KEYERS[lvl](candidate) if candidate else ""
+            if key and key in ncu_index[lvl]:
+                return ncu_index[lvl][key], lvl
+    return None, ""
+
+
+def _join_confidence(matched_share: float, family_frac: float, roofline_confidence: str) -> str:
+    """high: ≥ 80% of timeline kernel time matched, mostly above family level, a high-confidence
+    roofline; medium: ≥ 50% matched; else low."""
+    if matched_share >= 0.8 and roofline_confidence == "high" and family_frac < 0.5:
+        return "high"
+    if matched_share >= 0.5 and roofline_confidence in ("high", "medium"):
+        return "medium"
+    return "low"
+
+
 def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
                               kernels_frame: pd.DataFrame) -> RooflineJoinResult | Unavailable:
     """Weight the ncu bound classes by nsys timeline kernel time (see module doc)."""
@@ -120,16 +152,12 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
         return roofline_result
     if kernels_frame is None or len(kernels_frame) == 0:
         return Unavailable("no timeline kernels to weight the ncu roofline with",
-                           "capture the nsys trace with CUDA tracing (`nsys profile -t cuda,nvtx`)")
+                           f"capture the nsys trace with CUDA tracing (`{NSYS_TRACE_CUDA_NVTX}`)")
     tl = _timeline_by_name(kernels_frame)
     total_ns = int(tl["ns"].sum())
     ncu = roofline_result.kernels
     ncu_time = {k.name: k.time_ns for k in ncu}
-    # index ncu kernels by each key level (a few dozen unique names)
-    ncu_index = {lvl: {} for lvl in MATCH_LEVELS}
-    for k in ncu:
-        for lvl in MATCH_LEVELS:
-            ncu_index[lvl].setdefault(_KEYERS[lvl](k.name), []).append(k.name)
+    ncu_index = _ncu_index([k.name for k in ncu])
     by_name = {k.name: k for k in ncu}
 
     matches: list[KernelMatch] = []
@@ -142,15 +170,7 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
     used_ncu: set[str] = set()
     # loop over unique timeline names (bounded by distinct kernels, not launches)
     for name, short, ns in zip(tl["name"], tl["short_name"], tl["ns"]):
-        hit, level = None, None
-        for lvl in MATCH_LEVELS:
-            for candidate in (name, short):
-                key = _KEYERS[lvl](candidate) if candidate else ""
-                if key and key in ncu_index[lvl]:
-                    hit, level = ncu_index[lvl][key], lvl
-                    break
-            if hit:
-                break
+        hit, level = _find_match(name, short, ncu_index)
         if not hit:
             unmatched.append((name, int(ns), ns / total_ns if total_ns else 0.0))
             continue
@@ -173,7 +193,7 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
         matches.append(KernelMatch(
             timeline_name=name, ncu_names=tuple(hit), level=level, time_ns=int(ns),
             share=ns / total_ns if total_ns else 0.0,
-            bound=max(bound_here, key=bound_here.get) if bound_here else "unknown",
+            bound=max(bound_here, key=lambda c: bound_here[c]) if bound_here else "unknown",
             tensor_core_share=float(sum(tc_parts)) if tc_parts else None))
 
     matched_ns = float(sum(level_ns.values()))
@@ -189,13 +209,9 @@ def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
     tc_share = tc_ns / total_ns if has_tc and total_ns else None
     tc_of_matched = tc_ns / tc_known_ns if has_tc else None
 
-    family_frac = level_ns["family"] / matched_ns if matched_ns else 0.0
-    if matched_share >= 0.8 and roofline_result.confidence == "high" and family_frac < 0.5:
-        confidence = "high"
-    elif matched_share >= 0.5 and roofline_result.confidence in ("high", "medium"):
-        confidence = "medium"
-    else:
-        confidence = "low"
+    confidence = _join_confidence(matched_share,
+                                  level_ns["family"] / matched_ns if matched_ns else 0.0,
+                                  roofline_result.confidence)
     matches.sort(key=lambda m: -m.time_ns)
     unmatched.sort(key=lambda u: -u[1])
     kernel_timeline = {n: (int(round(v)), v / total_ns if total_ns else 0.0)

@@ -29,31 +29,12 @@ from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.busy import DeviceBusy, mean_covered_per_window
 from nsys_diag.analyses.steps import StepsResult, normalize_name, normalized_names
 from nsys_diag.model.contracts import MISSING
-from nsys_diag.model.errors import UsageError
+from nsys_diag.analyses.phase_names import DEFAULT_PHASE_PATTERNS, canonical_phase, parse_phase_map
+from nsys_diag.model.vocabulary import CANONICAL_PHASES
 
-CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication", "other")
+__all__ = ["DEFAULT_PHASE_PATTERNS", "MAX_PHASE_ROWS", "PhaseRow", "PhasesResult", "analyze_phases",
+           "canonical_phase", "parse_phase_map", "phase_group_name"]
 
-_NB = r"(?:^|[^a-z])"  # "not preceded by a letter"
-DEFAULT_PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("optimizer", (r"optim", r"zero_?grad", r"clip_?grad", r"grad_?clip", r"lr_?sched",
-                   _NB + r"(?:adam|adamw|sgd|lamb|scheduler|scaler)(?:[^a-z]|$)",
-                   r"update_?(?:params|parameters|weights)", _NB + r"ema(?:[^a-z]|$)")),
-    ("backward", (r"backward", _NB + r"bwd", r"autograd", r"grad(?:ient)?s?_?(?:compute|calc)")),
-    ("communication", (r"nccl", r"all_?reduce", r"all_?gather", r"reduce_?scatter",
-                       r"all_?to_?all", r"broadcast", r"barrier", r"sync_?grad",
-                       _NB + r"comm(?:unication)?(?:[^a-z]|$)",
-                       _NB + r"i?(?:send|recv)(?:[^a-z]|$)")),
-    ("overhead", (r"overhead", _NB + r"log", r"checkpoint", r"ckpt", _NB + r"save", r"eval", r"valid",
-                  r"metric", r"print", r"wandb", r"tensorboard", r"summar", r"callback",
-                  r"profil", r"(?:load|restore)_?(?:model|state)")),
-    ("data", (r"data", r"load", r"fetch", r"input", r"__next__", r"next_?batch", r"get_?batch",
-              r"collate", r"sampler", r"reader", r"preprocess", r"augment", r"to_?device",
-              _NB + r"h2d", r"prefetch")),
-    ("forward", (r"forward", _NB + r"fwd", r"predict", r"infer", r"loss", r"criterion",
-                 r"training_step", _NB + r"model(?:[^a-z]|$)")),
-)
-"""Built-in name patterns per canonical phase, tried top to bottom (order matters:
-``loss.backward`` is backward, ``save_checkpoint`` overhead, ``zero_grad`` optimizer)."""
 
 MAX_PHASE_ROWS = 15
 """Distinct phase names beyond the 15 longest are folded into one row per canonical phase."""
@@ -63,46 +44,6 @@ _TRAILING_COUNTER_RE = re.compile(r"[ _#:\-]+\d+\s*$")
 
 def phase_group_name(text: str) -> str:
     return _TRAILING_COUNTER_RE.sub("", normalize_name(text)) or str(text)
-
-
-def parse_phase_map(data: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``--phase-map`` TOML (already parsed) → ((canonical, (regex, …)), …).
-
-    Accepted forms: a ``[phases]`` table or top-level keys, each canonical phase mapped to a
-    string or a list of strings (regexes, case-insensitive, searched anywhere in the name)::
-
-        [phases]
-        data = ["my_loader", "^fetch_"]
-        overhead = "push_metrics"
-    """
-    table = data.get("phases", data) if isinstance(data, dict) else None
-    if not isinstance(table, dict):
-        raise UsageError("--phase-map: expected a table of canonical phase = [patterns]")
-    out = []
-    for key, pats in table.items():
-        if key not in CANONICAL_PHASES:
-            raise UsageError(f"--phase-map: unknown phase {key!r}; use one of "
-                             f"{', '.join(CANONICAL_PHASES)}")
-        if isinstance(pats, str):
-            pats = [pats]
-        if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
-            raise UsageError(f"--phase-map: {key} must be a string or a list of strings")
-        for p in pats:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                raise UsageError(f"--phase-map: bad pattern {p!r} for {key}: {exc}") from None
-        out.append((key, tuple(pats)))
-    return tuple(out)
-
-
-def canonical_phase(name: str, phase_map=None) -> str:
-    """Canonical phase of a (normalised) range name: user patterns first, then the defaults."""
-    for canon, pats in tuple(phase_map or ()) + DEFAULT_PHASE_PATTERNS:
-        for p in pats:
-            if re.search(p, name, re.IGNORECASE):
-                return canon
-    return "other"
 
 
 @dataclass(frozen=True)
@@ -189,17 +130,9 @@ def _top_level(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return order[e > prev]
 
 
-def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels: pd.DataFrame,
-                   busy: dict[int, DeviceBusy], *, phase_map=None) -> PhasesResult | Unavailable:
-    """Exclusive per-step phase breakdown of one process (frames restricted to it)."""
-    if not getattr(steps, "available", False):
-        return Unavailable("phases need steps: " + getattr(steps, "reason", "no steps"),
-                           getattr(steps, "hint", ""))
-    a_idx = np.flatnonzero(steps.analysed_mask)
-    st_s, st_e = steps.starts_ns[a_idx], steps.ends_ns[a_idx]
-    n_steps = a_idx.size
-    step_ns = (st_e - st_s).astype(np.int64)
-
+def _phase_instances(nvtx: pd.DataFrame, steps: StepsResult, st_s: np.ndarray, st_e: np.ndarray):
+    """Top-level NVTX ranges inside the analysed steps (clipped to them, made exclusive) →
+    (NVTX row index, step position, effective start ns, end ns, thread scope)."""
     starts = nvtx["start_ns"].to_numpy(np.int64)
     ends = nvtx["end_ns"].to_numpy(np.int64)
     step_rows = steps.is_step_row if steps.is_step_row.size == len(nvtx) else np.zeros(len(nvtx), bool)
@@ -223,9 +156,11 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
     prev_end = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(c_e)[:-1]))
     eff_s = np.maximum(c_s, prev_end)
     keep = c_e > eff_s
-    idx, c_step, eff_s, eff_e = idx[keep], c_step[keep], eff_s[keep], c_e[keep]
+    return idx[keep], c_step[keep], eff_s[keep], c_e[keep], scope
 
-    # names: normalise once per category
+
+def _instance_groups(nvtx: pd.DataFrame, idx: np.ndarray) -> tuple[pd.Index, np.ndarray]:
+    """(sorted group names, group of each instance): names normalised once per category."""
     text = nvtx["text"]
     if not isinstance(text.dtype, pd.CategoricalDtype):
         text = text.astype("category")
@@ -237,6 +172,110 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
     group_names = pd.Index(pd.unique(names)).sort_values() if len(names) else pd.Index([], dtype=object)
     inst_group = (group_names.get_indexer(names)[inst_cat.reshape(-1)] if idx.size
                   else np.zeros(0, np.int64)).astype(np.int64)
+    return group_names, inst_group
+
+
+def _launched_work(kernels: pd.DataFrame, eff_s: np.ndarray, eff_e: np.ndarray,
+                   st_s: np.ndarray, st_e: np.ndarray) -> tuple[np.ndarray, float, int]:
+    """Kernel ns launched inside each instance (any thread of the process), kernel ns launched
+    in the steps but in no instance, and the number of kernels without a launch call."""
+    inst_work = np.zeros(eff_s.size, np.float64)
+    if not len(kernels):
+        return inst_work, 0.0, 0
+    ls = kernels["launch_start_ns"].to_numpy(np.int64)
+    has = ls != MISSING
+    unattributed = int(has.size - np.count_nonzero(has))
+    if not unattributed and iv.is_sorted(ls):
+        # perf (bench): launch calls in time order: the kernels launched inside a window are one
+        # run of rows, summed from integer prefix sums (equal to the float row sums: integers
+        # below 2^53 ns, 104 days, add exactly in any order)
+        cum = iv.covered_prefix(kernels["start_ns"].to_numpy(np.int64),
+                                kernels["end_ns"].to_numpy(np.int64))  # kernel ns before row i
+
+        def launched_in(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+            return cum[np.searchsorted(ls, e, side="left")] - cum[np.searchsorted(ls, s, side="left")]
+
+        inst_ns = launched_in(eff_s, eff_e)
+        # instances lie inside their (disjoint) steps: in steps but in no instance = the rest
+        return inst_ns.astype(np.float64), float(int(launched_in(st_s, st_e).sum())
+                                                 - int(inst_ns.sum())), unattributed
+    kd = (kernels["end_ns"].to_numpy(np.int64) - kernels["start_ns"].to_numpy(np.int64))
+    if unattributed:  # perf (bench): no copy of 2M launch times when every kernel has one
+        ls, kd = ls[has], kd[has]
+    del has
+    order = np.argsort(eff_s, kind="stable")
+    which = iv.containing_interval(ls, eff_s[order], eff_e[order])
+    hit = which >= 0
+    # per instance, kernel durations summed in row order (what np.add.at did), bin 0 = none
+    which += 1
+    work = np.bincount(which, weights=kd.astype(np.float64), minlength=eff_s.size + 1)
+    del which
+    inst_work[order] = work[1:]
+    in_steps = iv.containing_interval(ls, st_s, st_e) >= 0
+    in_steps &= ~hit
+    return inst_work, float(kd.sum(where=in_steps)), unattributed
+
+
+def _row_map(present: np.ndarray, total_by_group: np.ndarray, mean_offset: np.ndarray,
+             group_names: pd.Index, phase_map) -> tuple[list[str], list[str], np.ndarray]:
+    """(row names, their canonical phases, group → row): the ``MAX_PHASE_ROWS`` longest groups in
+    time order, rarer names folded into one row per canonical phase."""
+    ranked = present[np.argsort(-total_by_group[present], kind="stable")]
+    kept, folded = ranked[:MAX_PHASE_ROWS], ranked[MAX_PHASE_ROWS:]
+    row_names: list[str] = []
+    row_canon: list[str] = []
+    group_to_row = np.full(len(group_names), -1, np.int64)
+    for g in sorted(kept, key=lambda g: (mean_offset[g], group_names[g])):  # ≤ 15 rows
+        group_to_row[g] = len(row_names)
+        row_names.append(str(group_names[g]))
+        row_canon.append(canonical_phase(str(group_names[g]), phase_map))
+    if folded.size:
+        fold_canon = [canonical_phase(str(group_names[g]), phase_map) for g in folded]
+        for canon in CANONICAL_PHASES:  # fixed handful
+            members = [g for g, c in zip(folded, fold_canon) if c == canon]
+            if members:
+                group_to_row[members] = len(row_names)
+                row_names.append(f"{len(members)} more {canon} ranges")
+                row_canon.append(canon)
+    return row_names, row_canon, group_to_row
+
+
+def _rows(per_row: np.ndarray, row_names: list[str], row_canon: list[str], row_busy: np.ndarray,
+          row_work: np.ndarray, row_count: np.ndarray, other_busy: float, other_work_ns: float,
+          step_ns: np.ndarray, n_dev: int, has_busy: bool) -> list[PhaseRow]:
+    """One :class:`PhaseRow` per row plus ``other`` (step time in no phase), means per step."""
+    n_steps, n_rows = per_row.shape[0], len(row_names)
+    mean_step_ns = float(step_ns.mean())
+    rows = []
+    for j in range(n_rows + 1):  # ≤ 22 rows
+        is_other = j == n_rows
+        mean_ns = float(per_row[:, j].sum()) / n_steps
+        busy_ns = (max(other_busy, 0.0) if is_other else float(row_busy[j])) / n_steps
+        work_ns = (other_work_ns if is_other else float(row_work[j])) / n_steps / n_dev
+        rows.append(PhaseRow(
+            name="other" if is_other else row_names[j],
+            canonical="other" if is_other else row_canon[j],
+            mean_ms=mean_ns / 1e6,
+            share=mean_ns / mean_step_ns if mean_step_ns > 0 else 0.0,
+            gpu_busy_ms=min(busy_ns, mean_ns) / 1e6 if has_busy else None,
+            gpu_work_ms=work_ns / 1e6 if has_busy else None,
+            count=0 if is_other else int(row_count[j]),
+        ))
+    return rows
+
+
+def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels: pd.DataFrame,
+                   busy: dict[int, DeviceBusy], *, phase_map=None) -> PhasesResult | Unavailable:
+    """Exclusive per-step phase breakdown of one process (frames restricted to it)."""
+    if not isinstance(steps, StepsResult):
+        return Unavailable("phases need steps: " + getattr(steps, "reason", "no steps"),
+                           getattr(steps, "hint", ""))
+    a_idx = np.flatnonzero(steps.analysed_mask)
+    st_s, st_e = steps.starts_ns[a_idx], steps.ends_ns[a_idx]
+    n_steps = a_idx.size
+    step_ns = (st_e - st_s).astype(np.int64)
+    idx, c_step, eff_s, eff_e, scope = _phase_instances(nvtx, steps, st_s, st_e)
+    group_names, inst_group = _instance_groups(nvtx, idx)
     n_groups = len(group_names)
     dur = (eff_e - eff_s).astype(np.int64)
 
@@ -251,69 +290,13 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
 
     # GPU busy per instance (mean over devices) and GPU work launched inside each instance
     inst_busy = mean_covered_per_window(busy, eff_s, eff_e, "compute")
-    n_dev = max(len(busy), 1)
-    unattributed = 0
-    inst_work = np.zeros(idx.size, np.float64)
-    other_work_ns = 0.0
-    if len(kernels):
-        ls = kernels["launch_start_ns"].to_numpy(np.int64)
-        has = ls != MISSING
-        unattributed = int(has.size - np.count_nonzero(has))
-    if len(kernels) and not unattributed and iv.is_sorted(ls):
-        # perf (bench): launch calls in time order: the kernels launched inside a window are one
-        # run of rows, summed from integer prefix sums (equal to the float row sums: integers
-        # below 2^53 ns, 104 days, add exactly in any order)
-        cum = iv.covered_prefix(kernels["start_ns"].to_numpy(np.int64),
-                                kernels["end_ns"].to_numpy(np.int64))  # kernel ns before row i
-
-        def launched_in(s: np.ndarray, e: np.ndarray) -> np.ndarray:
-            return cum[np.searchsorted(ls, e, side="left")] - cum[np.searchsorted(ls, s, side="left")]
-
-        inst_ns = launched_in(eff_s, eff_e)
-        inst_work = inst_ns.astype(np.float64)
-        # instances lie inside their (disjoint) steps: in steps but in no instance = the rest
-        other_work_ns = float(int(launched_in(st_s, st_e).sum()) - int(inst_ns.sum()))
-        del cum
-    elif len(kernels):
-        kd = (kernels["end_ns"].to_numpy(np.int64) - kernels["start_ns"].to_numpy(np.int64))
-        if unattributed:  # perf (bench): no copy of 2M launch times when every kernel has one
-            ls, kd = ls[has], kd[has]
-        del has
-        order = np.argsort(eff_s, kind="stable")
-        which = iv.containing_interval(ls, eff_s[order], eff_e[order])
-        hit = which >= 0
-        # per instance, kernel durations summed in row order (what np.add.at did), bin 0 = none
-        which += 1
-        work = np.bincount(which, weights=kd.astype(np.float64), minlength=idx.size + 1)
-        del which
-        inst_work[order] = work[1:]
-        in_steps = iv.containing_interval(ls, st_s, st_e) >= 0
-        in_steps &= ~hit
-        other_work_ns = float(kd.sum(where=in_steps))
+    inst_work, other_work_ns, unattributed = _launched_work(kernels, eff_s, eff_e, st_s, st_e)
     step_busy = mean_covered_per_window(busy, st_s, st_e, "compute")
 
-    # fold rare names beyond MAX_PHASE_ROWS into one row per canonical phase
-    total_by_group = per_step.sum(axis=0)
-    ranked = present[np.argsort(-total_by_group[present], kind="stable")]
-    kept, folded = ranked[:MAX_PHASE_ROWS], ranked[MAX_PHASE_ROWS:]
-    row_names: list[str] = []
-    row_canon: list[str] = []
-    group_to_row = np.full(n_groups, -1, np.int64)
-    for g in sorted(kept, key=lambda g: (mean_offset[g], group_names[g])):  # ≤ 15 rows
-        group_to_row[g] = len(row_names)
-        row_names.append(str(group_names[g]))
-        row_canon.append(canonical_phase(str(group_names[g]), phase_map))
-    if folded.size:
-        fold_canon = [canonical_phase(str(group_names[g]), phase_map) for g in folded]
-        for canon in CANONICAL_PHASES:  # fixed handful
-            members = [g for g, c in zip(folded, fold_canon) if c == canon]
-            if members:
-                group_to_row[members] = len(row_names)
-                row_names.append(f"{len(members)} more {canon} ranges")
-                row_canon.append(canon)
+    row_names, row_canon, group_to_row = _row_map(present, per_step.sum(axis=0), mean_offset,
+                                                  group_names, phase_map)
     n_rows = len(row_names)
     inst_row = group_to_row[inst_group] if inst_group.size else np.zeros(0, np.int64)
-
     per_row = np.zeros((n_steps, n_rows + 1), np.int64)
     if inst_row.size:
         np.add.at(per_row, (c_step, inst_row), dur)
@@ -321,27 +304,12 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
     row_busy = np.bincount(inst_row, weights=inst_busy, minlength=n_rows) if inst_row.size else np.zeros(n_rows)
     row_work = np.bincount(inst_row, weights=inst_work, minlength=n_rows) if inst_row.size else np.zeros(n_rows)
     row_count = np.bincount(inst_row, minlength=n_rows) if inst_row.size else np.zeros(n_rows, np.int64)
-    other_busy = float(step_busy.sum() - inst_busy.sum())
-
-    mean_step_ns = float(step_ns.mean())
-    rows = []
-    for j in range(n_rows + 1):  # ≤ 22 rows
-        is_other = j == n_rows
-        mean_ns = float(per_row[:, j].sum()) / n_steps
-        busy_ns = (max(other_busy, 0.0) if is_other else float(row_busy[j])) / n_steps
-        work_ns = (other_work_ns if is_other else float(row_work[j])) / n_steps / n_dev
-        rows.append(PhaseRow(
-            name="other" if is_other else row_names[j],
-            canonical="other" if is_other else row_canon[j],
-            mean_ms=mean_ns / 1e6,
-            share=mean_ns / mean_step_ns if mean_step_ns > 0 else 0.0,
-            gpu_busy_ms=min(busy_ns, mean_ns) / 1e6 if busy else None,
-            gpu_work_ms=work_ns / 1e6 if busy else None,
-            count=0 if is_other else int(row_count[j]),
-        ))
+    rows = _rows(per_row, row_names, row_canon, row_busy, row_work, row_count,
+                 float(step_busy.sum() - inst_busy.sum()), other_work_ns, step_ns,
+                 max(len(busy), 1), bool(busy))
     order = np.argsort(eff_s, kind="stable")
     return PhasesResult(
-        rows=tuple(rows), step_mean_ms=mean_step_ns / 1e6,
+        rows=tuple(rows), step_mean_ms=float(step_ns.mean()) / 1e6,
         inst_starts_ns=eff_s[order], inst_ends_ns=eff_e[order], inst_row=inst_row[order],
         inst_step=a_idx[c_step][order], analysed_indices=a_idx, per_step_ns=per_row,
         unattributed_kernels=unattributed, thread_scope=scope,

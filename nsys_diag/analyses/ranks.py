@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, cast
 
 import numpy as np
 
@@ -221,25 +221,25 @@ def assign_ranks(evidence: Sequence[Sequence[RankId | None]]) -> RankAssignment:
     best_ranks = [b.rank if b is not None else None for b in best]
     if _distinct(best_ranks):
         sources = sorted({b.source for b in best if b is not None})
-        return RankAssignment([int(r) for r in best_ranks], " + ".join(sources))
+        return RankAssignment([int(cast(int, r)) for r in best_ranks], " + ".join(sources))
 
     for strength in (3, 2, 1, 0):
         level = [next((e for e in ev if e.strength == strength and e.rank is not None), None)
                  for ev in cleaned]
         ranks = [e.rank if e else None for e in level]
         if _distinct(ranks):
-            return RankAssignment([int(r) for r in ranks], level[0].source)
+            return RankAssignment([int(cast(int, r)) for r in ranks], cast(RankId, level[0]).source)
 
     for strength in (3, 2):
         level = [next((e for e in ev if e.strength == strength and e.local_rank is not None), None)
                  for ev in cleaned]
         pairs = [(e.node if e.node is not None else -1, e.local_rank) if e else None for e in level]
         if _distinct(pairs):
-            order = sorted(range(n), key=lambda i: pairs[i])
-            ranks = [0] * n
+            order = sorted(range(n), key=lambda i: cast(tuple[int, int], pairs[i]))
+            positions = [0] * n
             for pos, i in enumerate(order):
-                ranks[i] = pos
-            return RankAssignment(ranks, level[0].source + " (node, local rank)",
+                positions[i] = pos
+            return RankAssignment(positions, cast(RankId, level[0]).source + " (node, local rank)",
                                   "rank = position in (node, local rank) order")
     return RankAssignment(None, "", "no distinct rank per trace found (names, environment, "
                           "thread names)")
@@ -316,10 +316,87 @@ def _start_skew_ms(inputs: Sequence[RankInput], common: np.ndarray) -> np.ndarra
         idx = np.asarray(idx, dtype=np.int64)
         order = np.argsort(idx, kind="stable")
         cols = order[np.searchsorted(idx[order], common)]
-        abs_ns = int(r.session_start_utc_ns) + np.asarray(r.step_start_ns, dtype=np.int64)[cols]
+        abs_ns = int(cast(int, r.session_start_utc_ns)) + np.asarray(r.step_start_ns, dtype=np.int64)[cols]
         starts[i] = abs_ns
     skew = starts - starts.min(axis=0, keepdims=True)
     return np.median(skew.astype(np.float64), axis=1) / 1e6
+
+
+def _losing_phase(phases: list[str], phase_mat: np.ndarray, phase_center: np.ndarray,
+                  i: int) -> tuple[str | None, float | None]:
+    """(phase where rank ``i`` exceeds the median rank most, its excess ms), or (None, None)."""
+    if not phases:
+        return None, None
+    excess = phase_mat[i] - phase_center
+    j = int(np.argmax(excess))
+    if not math.isfinite(excess[j]) or excess[j] <= 0:
+        return None, None
+    return phases[j], float(excess[j])
+
+
+def _stragglers(ranks: list[RankInput], med_step: np.ndarray, z: np.ndarray, center: float,
+                phases: list[str], phase_mat: np.ndarray, phase_center: np.ndarray,
+                z_cutoff: float, min_excess: float) -> tuple[list[dict], set[int]]:
+    """Straggler rows and the flagged rank positions: by median step time (robust z beyond
+    ``z_cutoff`` and ``min_excess`` above the median), else by a non-communication phase
+    (synchronous collectives equalise step times; the slow rank then shows in a phase)."""
+    stragglers = []
+    flagged = set()
+    for i, r in enumerate(ranks):
+        if z[i] > z_cutoff and med_step[i] > center * (1 + min_excess):
+            phase, excess = _losing_phase(phases, phase_mat, phase_center, i)
+            stragglers.append({"rank": r.rank, "label": r.label, "kind": "step_time",
+                               "median_step_ms": float(med_step[i]), "z": float(z[i]),
+                               "excess_pct": 100 * (med_step[i] / center - 1),
+                               "phase": phase, "phase_excess_ms": excess})
+            flagged.add(i)
+    for j, p in enumerate(phases):
+        if p == "communication":
+            continue
+        pz = robust_z(phase_mat[:, j])
+        for i, r in enumerate(ranks):
+            excess = phase_mat[i, j] - phase_center[j]
+            if (i not in flagged and pz[i] > z_cutoff
+                    and excess > PHASE_STRAGGLER_MIN_SHARE * center):
+                stragglers.append({"rank": r.rank, "label": r.label, "kind": "phase",
+                                   "median_step_ms": float(med_step[i]), "z": float(pz[i]),
+                                   "excess_pct": 100 * excess / center if center else None,
+                                   "phase": p, "phase_excess_ms": float(excess)})
+                flagged.add(i)
+    stragglers.sort(key=lambda s: -(s["phase_excess_ms"] or 0.0) if s["kind"] == "phase"
+                    else -s["median_step_ms"])
+    return stragglers, flagged
+
+
+def _slowest_per_step(ranks: list[RankInput], common: np.ndarray, mat: np.ndarray) -> list[dict]:
+    """The (up to 5) ranks most often slowest on a common step."""
+    if not common.size:
+        return []
+    worst = np.nanargmax(np.where(np.isnan(mat), -np.inf, mat), axis=0)
+    counts = np.bincount(worst, minlength=len(ranks))
+    return [{"rank": ranks[i].rank, "label": ranks[i].label, "steps_slowest": int(counts[i])}
+            for i in np.argsort(-counts, kind="stable") if counts[i] > 0][:5]
+
+
+def _rank_rows(ranks: list[RankInput], med_step: np.ndarray, mean_step: np.ndarray, z: np.ndarray,
+               phases: list[str], phase_mat: np.ndarray, comm: np.ndarray,
+               skew: np.ndarray | None, flagged: set[int]) -> list[dict]:
+    rows = []
+    for i, r in enumerate(ranks):
+        total = float(phase_mat[i].sum()) if phases else 0.0
+        rows.append({
+            "rank": r.rank, "label": r.label,
+            "steps": int(np.asarray(r.step_ms).size),
+            "median_step_ms": float(med_step[i]), "mean_step_ms": float(mean_step[i]),
+            "z": float(z[i]),
+            "phase_ms": {p: float(phase_mat[i, j]) for j, p in enumerate(phases)},
+            "phase_shares": {p: (float(phase_mat[i, j]) / total if total > 0 else None)
+                             for j, p in enumerate(phases)},
+            "comm_ms": _f(comm[i]),
+            "start_skew_ms": None if skew is None else float(skew[i]),
+            "straggler": i in flagged,
+        })
+    return rows
 
 
 def analyze_ranks(inputs: Sequence[RankInput], *, z_cutoff: float = 3.5,
@@ -341,74 +418,14 @@ def analyze_ranks(inputs: Sequence[RankInput], *, z_cutoff: float = 3.5,
     phase_mat = np.array([[float(r.phase_ms.get(p, 0.0)) for p in phases] for r in ranks])
     phase_center = np.median(phase_mat, axis=0) if phases else np.zeros(0)
 
-    def losing_phase(i: int, exclude: tuple[str, ...] = ()) -> tuple[str | None, float | None]:
-        if not phases:
-            return None, None
-        excess = phase_mat[i] - phase_center
-        for j, p in enumerate(phases):
-            if p in exclude:
-                excess[j] = -np.inf
-        j = int(np.argmax(excess))
-        if not math.isfinite(excess[j]) or excess[j] <= 0:
-            return None, None
-        return phases[j], float(excess[j])
-
-    stragglers = []
-    flagged = set()
-    for i, r in enumerate(ranks):
-        if z[i] > z_cutoff and med_step[i] > center * (1 + min_excess):
-            phase, excess = losing_phase(i)
-            stragglers.append({"rank": r.rank, "label": r.label, "kind": "step_time",
-                               "median_step_ms": float(med_step[i]), "z": float(z[i]),
-                               "excess_pct": 100 * (med_step[i] / center - 1),
-                               "phase": phase, "phase_excess_ms": excess})
-            flagged.add(i)
-    # Synchronous collectives equalise step times: the slow rank then shows up in a phase
-    # (others wait for it in communication), so look at each non-communication phase too.
-    for j, p in enumerate(phases):
-        if p == "communication":
-            continue
-        pz = robust_z(phase_mat[:, j])
-        for i, r in enumerate(ranks):
-            excess = phase_mat[i, j] - phase_center[j]
-            if (i not in flagged and pz[i] > z_cutoff
-                    and excess > PHASE_STRAGGLER_MIN_SHARE * center):
-                stragglers.append({"rank": r.rank, "label": r.label, "kind": "phase",
-                                   "median_step_ms": float(med_step[i]), "z": float(pz[i]),
-                                   "excess_pct": 100 * excess / center if center else None,
-                                   "phase": p, "phase_excess_ms": float(excess)})
-                flagged.add(i)
-    stragglers.sort(key=lambda s: -(s["phase_excess_ms"] or 0.0) if s["kind"] == "phase"
-                    else -s["median_step_ms"])
-
+    stragglers, flagged = _stragglers(ranks, med_step, z, center, phases, phase_mat, phase_center,
+                                      z_cutoff, min_excess)
     comm = np.array([np.nan if r.comm_ms is None else float(r.comm_ms) for r in ranks])
     has_comm = bool(np.isfinite(comm).any())
-
     common, mat = _aligned_matrix(ranks)
     skew = _start_skew_ms(ranks, common)
-    slowest_per_step = []
-    if common.size:
-        worst = np.nanargmax(np.where(np.isnan(mat), -np.inf, mat), axis=0)
-        counts = np.bincount(worst, minlength=len(ranks))
-        slowest_per_step = [{"rank": ranks[i].rank, "label": ranks[i].label,
-                             "steps_slowest": int(counts[i])}
-                            for i in np.argsort(-counts, kind="stable") if counts[i] > 0][:5]
-
-    rows = []
-    for i, r in enumerate(ranks):
-        total = float(phase_mat[i].sum()) if phases else 0.0
-        rows.append({
-            "rank": r.rank, "label": r.label,
-            "steps": int(np.asarray(r.step_ms).size),
-            "median_step_ms": float(med_step[i]), "mean_step_ms": float(mean_step[i]),
-            "z": float(z[i]),
-            "phase_ms": {p: float(phase_mat[i, j]) for j, p in enumerate(phases)},
-            "phase_shares": {p: (float(phase_mat[i, j]) / total if total > 0 else None)
-                             for j, p in enumerate(phases)},
-            "comm_ms": _f(comm[i]),
-            "start_skew_ms": None if skew is None else float(skew[i]),
-            "straggler": i in flagged,
-        })
+    slowest_per_step = _slowest_per_step(ranks, common, mat)
+    rows = _rank_rows(ranks, med_step, mean_step, z, phases, phase_mat, comm, skew, flagged)
 
     mean_all = float(np.mean(med_step))
     return {

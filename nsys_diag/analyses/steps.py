@@ -35,9 +35,11 @@ import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.phase_names import canonical_phase
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
 
 STEP_NAME_RE = re.compile(
     r"^\s*(?:profilerstep\s*#\s*\d+"
@@ -343,8 +345,6 @@ def _repeat_steps(nvtx: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, str]
         return None
     longest = cand["period"].max()
     cand = cand[cand["period"] >= 0.95 * longest].copy()
-    from nsys_diag.analyses.phases import canonical_phase  # lazy: phases imports this module
-
     cand["is_data"] = [canonical_phase(str(uniq[n])) == "data" for _, n in cand.index]
     cand = cand.sort_values(["is_data", "first"], ascending=[False, True], kind="stable")
     tid, name_code = cand.index[0]
@@ -356,87 +356,62 @@ def _repeat_steps(nvtx: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, str]
 
 
 # ------------------------------------------------------------------------------------ analysis
-def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: AnalyzeOptions | None = None,
-                  th: Thresholds | None = None) -> StepsResult | Unavailable:
-    """Find the steps of one process (``nvtx``/``kernels`` already restricted to it)."""
-    options = options or AnalyzeOptions()
-    th = th or Thresholds()
-    hint = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
-            "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
-            "--step-range NAME")
-    if len(nvtx) == 0:
-        return Unavailable("no NVTX ranges in the trace, so steps cannot be found",
-                           "capture with `nsys profile -t cuda,nvtx` and " + hint)
-    notes: list[tuple[str, str, str]] = []
+STEP_HINT = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
+             "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
+             "--step-range NAME")
+Notes = list[tuple[str, str, str]]
+
+
+def _range_steps(nvtx: pd.DataFrame, rows: np.ndarray, notes: Notes):
+    """Steps from step ranges (``rows``): the ranges of the thread holding most of them, disjoint,
+    in time order; with gaps between them (median gap > ``PERIOD_GAP_FRAC`` × median step) each
+    step is extended to the next one's start (``boundary`` "period").
+    → (starts ns, ends ns, closed, payloads, thread, boundary, is_step_row)."""
     starts_all = nvtx["start_ns"].to_numpy(np.int64)
     ends_all = nvtx["end_ns"].to_numpy(np.int64)
-    closed_all = nvtx["closed"].to_numpy(bool)
     tids_all = nvtx["global_tid"].to_numpy(np.int64)
-    payload_all = nvtx["payload"].to_numpy(np.float64)
-    boundary = "range"
     is_step_row = np.zeros(len(nvtx), bool)
+    tid = int(pd.Series(tids_all[rows]).mode().iloc[0])
+    rows &= tids_all == tid
+    idx = np.flatnonzero(rows)
+    idx = idx[np.argsort(starts_all[idx], kind="stable")]
+    idx = idx[_disjoint(starts_all[idx], ends_all[idx])]
+    is_step_row[np.flatnonzero(rows)] = True
+    starts, ends = starts_all[idx], ends_all[idx]
+    closed = nvtx["closed"].to_numpy(bool)[idx]
+    payloads = nvtx["payload"].to_numpy(np.float64)[idx]
+    boundary = "range"
+    if starts.size >= 3:
+        gaps = starts[1:] - ends[:-1]
+        med_dur = float(np.median(ends - starts))
+        if float(np.median(gaps)) > PERIOD_GAP_FRAC * med_dur:
+            boundary = "period"
+            ends = np.append(starts[1:], ends[-1]).astype(np.int64)
+            notes.append(("step_gaps", f"step ranges leave {np.median(gaps) / 1e6:.3g} ms "
+                          "between consecutive steps (median); each step was extended to the "
+                          "next step's start so that time is analysed", "info"))
+    return starts, ends, closed, payloads, tid, boundary, is_step_row
 
-    if options.step_range:
-        rows = _user_rows(nvtx, options.step_range)
-        if not rows.any():
-            top = _as_category(nvtx["text"]).value_counts().head(5)
-            names = ", ".join(f"{n!s} ({c})" for n, c in top.items())
-            return Unavailable(f"no NVTX range matches --step-range {options.step_range!r}",
-                               f"most frequent NVTX ranges: {names}")
-        source, range_name = f"user:{options.step_range}", options.step_range
-    else:
-        rows, fam = _named_step_rows(nvtx)
-        source, range_name = f"nvtx:{fam}", fam
 
-    if rows.any():
-        tid = int(pd.Series(tids_all[rows]).mode().iloc[0])
-        rows &= tids_all == tid
-        idx = np.flatnonzero(rows)
-        idx = idx[np.argsort(starts_all[idx], kind="stable")]
-        keep = _disjoint(starts_all[idx], ends_all[idx])
-        idx = idx[keep]
-        is_step_row[np.flatnonzero(rows)] = True
-        starts, ends = starts_all[idx], ends_all[idx]
-        closed, payloads = closed_all[idx], payload_all[idx]
-        if starts.size >= 3:
-            gaps = starts[1:] - ends[:-1]
-            med_dur = float(np.median(ends - starts))
-            if float(np.median(gaps)) > PERIOD_GAP_FRAC * med_dur:
-                boundary = "period"
-                ends = np.append(starts[1:], ends[-1]).astype(np.int64)
-                notes.append(("step_gaps", f"step ranges leave {np.median(gaps) / 1e6:.3g} ms "
-                              "between consecutive steps (median); each step was extended to the "
-                              "next step's start so that time is analysed", "info"))
-    else:
-        if options.step_range:
-            return Unavailable("no usable step ranges", hint)  # pragma: no cover - guarded above
-        rep = _repeat_steps(nvtx)
-        if rep is None:
-            return Unavailable("no NVTX range looks like a training step and no repeating "
-                               "NVTX pattern was found", hint)
-        starts, ends, tid, head = rep
-        source, range_name = f"repeat:{head}", head
-        closed = np.ones(starts.size, bool)
-        payloads = np.full(starts.size, np.nan)
-        notes.append(("steps_from_repeat", f"no step ranges: steps were inferred from the repeating "
-                      f"NVTX range {head!r} (lower confidence)", "warning"))
+def _kernels_per_step(kernels: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Kernels launched (CPU side; start without a launch call) inside each step."""
+    if not len(kernels):
+        return np.zeros(starts.size, np.int64)
+    launch = _launch_or_start(kernels)
+    if iv.is_sorted(launch):  # perf (bench): sorted launches: two binary searches per step
+        return (np.searchsorted(launch, ends, side="left")
+                - np.searchsorted(launch, starts, side="left")).astype(np.int64)
+    which = iv.containing_interval(launch, starts, ends)
+    which += 1  # bin 0 takes the kernels outside every step
+    return np.bincount(which, minlength=starts.size + 1)[1:].astype(np.int64)
 
-    n = starts.size
-    # kernels per step (by launch time, CPU side)
-    if len(kernels):
-        launch = _launch_or_start(kernels)
-        if iv.is_sorted(launch):  # perf (bench): sorted launches: two binary searches per step
-            kcount = (np.searchsorted(launch, ends, side="left")
-                      - np.searchsorted(launch, starts, side="left")).astype(np.int64)
-        else:
-            which = iv.containing_interval(launch, starts, ends)
-            which += 1  # bin 0 takes the kernels outside every step
-            kcount = np.bincount(which, minlength=n + 1)[1:].astype(np.int64)
-    else:
-        kcount = np.zeros(n, np.int64)
 
+def _incomplete(dur: np.ndarray, closed: np.ndarray, boundary: str, source: str,
+                kcount: np.ndarray, th: Thresholds, notes: Notes) -> np.ndarray:
+    """Kinds "normal" / "incomplete": unterminated; the last of extended or repeat steps when
+    short (< 0.8 × median); the last with < ``incomplete_step_kernel_frac`` of the median kernels."""
+    n = dur.size
     kinds = np.array(["normal"] * n, dtype=object)
-    dur = ends - starts
     kinds[~closed] = "incomplete"
     if boundary == "period" and n:
         kinds[-1] = "incomplete"
@@ -450,7 +425,16 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
         notes.append(("incomplete_steps", f"{int((kinds == 'incomplete').sum())} incomplete "
                       "step(s) (unterminated or cut by the capture) excluded from averages",
                       "info"))
+    return kinds
 
+
+def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: AnalyzeOptions,
+            th: Thresholds, notes: Notes) -> None:
+    """Marks (in place) steps outside the user's ``--steps``/``--window`` "unselected", else the
+    first ``warmup_steps`` complete steps — and following ones slower than ``outlier_factor`` ×
+    the median — "warmup"."""
+    n = kinds.size
+    dur = ends - starts
     sel = None  # the user's selection (--steps and/or --window): no warm-up guessing then
     if options.steps is not None:
         first, last = options.steps
@@ -462,48 +446,100 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
         sel = inside if sel is None else sel & inside
     if sel is not None:
         kinds[~sel & (kinds != "incomplete")] = "unselected"
-    else:
-        complete = np.flatnonzero(kinds == "normal")
-        if complete.size >= th.warmup_steps + 2:
-            kinds[complete[: th.warmup_steps]] = "warmup"
-            rest = complete[th.warmup_steps:]
-            med = float(np.median(dur[rest]))
-            for i in rest:  # a handful of leading steps at most; stops at the first fast one
-                if dur[i] > th.outlier_factor * med and (kinds[: i] != "normal").all():
-                    kinds[i] = "warmup"
-                else:
-                    break
-        elif complete.size == 1:
-            notes.append(("single_step", "only one complete step: warm-up effects are included "
-                          "and no step statistics are possible", "warning"))
+        return
+    complete = np.flatnonzero(kinds == "normal")
+    if complete.size >= th.warmup_steps + 2:
+        kinds[complete[: th.warmup_steps]] = "warmup"
+        rest = complete[th.warmup_steps:]
+        med = float(np.median(dur[rest]))
+        for i in rest:  # a handful of leading steps at most; stops at the first fast one
+            if dur[i] > th.outlier_factor * med and (kinds[: i] != "normal").all():
+                kinds[i] = "warmup"
+            else:
+                break
+    elif complete.size == 1:
+        notes.append(("single_step", "only one complete step: warm-up effects are included "
+                      "and no step statistics are possible", "warning"))
 
+
+def _outliers(kinds: np.ndarray, dur: np.ndarray, normal: np.ndarray,
+              th: Thresholds) -> list[StepOutlier]:
+    """Slow/fast steps among ≥ 3 normal ones: robust z (MAD) beyond ``outlier_mad_k`` and a ratio
+    to the median beyond ``outlier_factor``; marked "outlier" in ``kinds`` (in place)."""
+    outliers: list[StepOutlier] = []
+    if normal.size < 3:
+        return outliers
+    d = dur[normal].astype(np.float64)
+    med = float(np.median(d))
+    mad = float(np.median(np.abs(d - med)))
+    if mad > 0:
+        z = 0.6745 * (d - med) / mad
+    else:  # perfectly regular steps: any deviation is "infinitely" unusual; the ratio decides
+        z = np.where(d > med, np.inf, np.where(d < med, -np.inf, 0.0))
+    ratio = d / med if med > 0 else np.ones_like(d)
+    slow = (z > th.outlier_mad_k) & (ratio >= th.outlier_factor)
+    fast = (z < -th.outlier_mad_k) & (ratio <= 1.0 / th.outlier_factor)
+    slow_idx = normal[slow]
+    periodic = ""
+    if slow_idx.size >= 2:
+        strides = np.diff(slow_idx)
+        if np.all(strides == strides[0]):
+            periodic = f"periodic (every {int(strides[0])} steps)"
+    for i, r, is_slow in zip(normal[slow | fast], ratio[slow | fast], slow[slow | fast]):
+        reason = (periodic or "slow step") if is_slow else "fast step"
+        outliers.append(StepOutlier(int(i), int(dur[i]), float(r), reason))
+        kinds[i] = "outlier"
+    return outliers
+
+
+def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: AnalyzeOptions | None = None,
+                  th: Thresholds | None = None) -> StepsResult | Unavailable:
+    """Find the steps of one process (``nvtx``/``kernels`` already restricted to it)."""
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
+    hint = STEP_HINT
+    if len(nvtx) == 0:
+        return Unavailable("no NVTX ranges in the trace, so steps cannot be found",
+                           f"capture with `{NSYS_TRACE_CUDA_NVTX}` and " + hint)
+    notes: Notes = []
+    if options.step_range:
+        rows = _user_rows(nvtx, options.step_range)
+        if not rows.any():
+            top = _as_category(nvtx["text"]).value_counts().head(5)
+            names = ", ".join(f"{n!s} ({c})" for n, c in top.items())
+            return Unavailable(f"no NVTX range matches --step-range {options.step_range!r}",
+                               f"most frequent NVTX ranges: {names}")
+        source, range_name = f"user:{options.step_range}", options.step_range
+    else:
+        rows, fam = _named_step_rows(nvtx)
+        source, range_name = f"nvtx:{fam}", fam
+
+    if rows.any():
+        starts, ends, closed, payloads, tid, boundary, is_step_row = _range_steps(nvtx, rows, notes)
+    else:
+        if options.step_range:
+            return Unavailable("no usable step ranges", hint)  # pragma: no cover - guarded above
+        rep = _repeat_steps(nvtx)
+        if rep is None:
+            return Unavailable("no NVTX range looks like a training step and no repeating "
+                               "NVTX pattern was found", hint)
+        starts, ends, tid, head = rep
+        source, range_name, boundary = f"repeat:{head}", head, "range"
+        closed = np.ones(starts.size, bool)
+        payloads = np.full(starts.size, np.nan)
+        is_step_row = np.zeros(len(nvtx), bool)
+        notes.append(("steps_from_repeat", f"no step ranges: steps were inferred from the repeating "
+                      f"NVTX range {head!r} (lower confidence)", "warning"))
+
+    kcount = _kernels_per_step(kernels, starts, ends)
+    dur = ends - starts
+    kinds = _incomplete(dur, closed, boundary, source, kcount, th, notes)
+    _select(kinds, starts, ends, options, th, notes)
     normal = np.flatnonzero(kinds == "normal")
     if normal.size == 0:
         return Unavailable("no complete step to analyse (every step is unterminated, cut or "
                            "outside --steps)", hint)
-    outliers: list[StepOutlier] = []
-    if normal.size >= 3:
-        d = dur[normal].astype(np.float64)
-        med = float(np.median(d))
-        mad = float(np.median(np.abs(d - med)))
-        if mad > 0:
-            z = 0.6745 * (d - med) / mad
-        else:  # perfectly regular steps: any deviation is "infinitely" unusual; the ratio decides
-            z = np.where(d > med, np.inf, np.where(d < med, -np.inf, 0.0))
-        ratio = d / med if med > 0 else np.ones_like(d)
-        slow = (z > th.outlier_mad_k) & (ratio >= th.outlier_factor)
-        fast = (z < -th.outlier_mad_k) & (ratio <= 1.0 / th.outlier_factor)
-        slow_idx = normal[slow]
-        periodic = ""
-        if slow_idx.size >= 2:
-            strides = np.diff(slow_idx)
-            if np.all(strides == strides[0]):
-                periodic = f"periodic (every {int(strides[0])} steps)"
-        for i, r, is_slow in zip(normal[slow | fast], ratio[slow | fast], slow[slow | fast]):
-            reason = (periodic or "slow step") if is_slow else "fast step"
-            outliers.append(StepOutlier(int(i), int(dur[i]), float(r), reason))
-            kinds[i] = "outlier"
-
+    outliers = _outliers(kinds, dur, normal, th)
     return StepsResult(
         source=source, range_name=range_name, boundary=boundary, global_tid=int(tid),
         starts_ns=starts.astype(np.int64), ends_ns=ends.astype(np.int64),

@@ -12,32 +12,40 @@ gives ``Unavailable(reason, hint)``; unexpected exceptions are not swallowed.
 """
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import data_quality as dq
 from nsys_diag.analyses._arrays import unique_ints
-from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
-from nsys_diag.analyses.communication import analyze_communication
-from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization, gap_evidence
-from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
-from nsys_diag.analyses.kernels import analyze_kernels
-from nsys_diag.analyses.memory import analyze_memory
-from nsys_diag.analyses.phases import analyze_phases
-from nsys_diag.analyses.steps import analyze_steps
-from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
-from nsys_diag.analyses.throughput import analyze_throughput
-from nsys_diag.analyses.timeline import build_timeline
-from nsys_diag.analyses.transfers import analyze_transfers
+from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
+from nsys_diag.analyses.data_quality import QualityItem
+from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps, analyze_utilization,
+                                     gap_evidence)
+from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
+from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
+from nsys_diag.analyses.memory import MemoryResult, analyze_memory
+from nsys_diag.analyses.phases import PhasesResult, analyze_phases
+from nsys_diag.analyses.steps import StepsResult, analyze_steps
+from nsys_diag.analyses.taskgraph import Task, run_tasks
+from nsys_diag.analyses.tensor_cores import TensorCoreResult, analyze_tensor_cores
+from nsys_diag.analyses.throughput import ThroughputResult, analyze_throughput
+from nsys_diag.analyses.timeline import TimelineResult, build_timeline
+from nsys_diag.analyses.transfers import TransfersResult, analyze_transfers
 from nsys_diag.analyses.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
+
+if TYPE_CHECKING:  # imported at run time only with ncu data (see run_suite)
+    from nsys_diag.analyses.ncu_join import RooflineJoinResult
+    from nsys_diag.analyses.roofline import RooflineResult
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
@@ -45,7 +53,10 @@ PARALLEL_MIN_ROWS = 200_000
 """From this many kernel + CUDA API rows in a process, its kernel table, gap and GPU-metric
 analyses run on two worker threads while this thread does the busy intervals, phases, Tensor
 Core and the small analyses (perf, bench: numpy and pandas release the GIL in their array loops;
-same results)."""
+same results: ``_process_tasks`` is a task graph, ``analyses/taskgraph.py``)."""
+AnyRoofline = Union["RooflineResult", "RooflineJoinResult", Unavailable, None]
+"""The ncu roofline of a bundle (``analyze_roofline``), of one process when joined to its
+kernels (``ncu_join``), or None without ncu data."""
 ROOFLINE_MIN_MATCHED = 0.5
 """The ncu roofline feeds the verdict only when its kernels match ≥ 50% of the timeline's kernel
 time (an ncu capture of another program, or of a few kernels, must not decide)."""
@@ -60,33 +71,33 @@ class ProcessAnalysis:
     name: str
     devices: tuple[int, ...]
     window: Window
-    steps: object
-    phases: object
-    utilization: object
-    gaps: object
-    kernels: object
-    tensor_cores: object
-    transfers: object
-    gpu_metrics: object
-    throughput: object
-    communication: object
-    memory: object
-    timeline: object
+    steps: StepsResult | Unavailable
+    phases: PhasesResult | Unavailable
+    utilization: UtilizationResult
+    gaps: GapsResult | Unavailable
+    kernels: KernelsResult
+    tensor_cores: TensorCoreResult
+    transfers: TransfersResult
+    gpu_metrics: GpuMetricsResult | Unavailable
+    throughput: ThroughputResult | Unavailable
+    communication: CommunicationResult | Unavailable
+    memory: MemoryResult | Unavailable
+    timeline: TimelineResult | None
     verdict: Verdict
     verdict_inputs: VerdictInputs
-    data_quality: list = field(default_factory=list)
-    roofline: object = None
+    data_quality: list[QualityItem] = field(default_factory=list)
+    roofline: AnyRoofline = None
 
     def summary(self) -> dict:
         """One row of the per-process table."""
-        steps_ok = getattr(self.steps, "available", False)
+        steps = self.steps if isinstance(self.steps, StepsResult) else None
         util = self.utilization
         return {
             "pid": int(self.pid), "name": self.name, "devices": list(self.devices),
-            "steps_count": self.steps.count if steps_ok else 0,
-            "steps_mean_ms": self.steps.mean_ms if steps_ok else None,
-            "steps_median_ms": self.steps.median_ms if steps_ok else None,
-            "utilization": util.utilization if getattr(util, "available", False) and util.per_device else None,
+            "steps_count": steps.count if steps else 0,
+            "steps_mean_ms": steps.mean_ms if steps else None,
+            "steps_median_ms": steps.median_ms if steps else None,
+            "utilization": util.utilization if is_available(util) and util.per_device else None,
             "window_ms": self.window.duration_ns / 1e6,
             "verdict_code": self.verdict.code,
             "headline": self.verdict.headline,
@@ -98,13 +109,12 @@ class ProcessAnalysis:
 class AnalysisSuite:
     processes: tuple[ProcessAnalysis, ...]
     headline_index: int
-    gpus: list
-    roofline: object
-    data_quality: list
-    capture_hints: list
+    gpus: list[dict]
+    roofline: AnyRoofline
+    data_quality: list[QualityItem]
+    capture_hints: list[str]
     thresholds: Thresholds
     options: AnalyzeOptions
-    skipped_processes: list = field(default_factory=list)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -193,8 +203,8 @@ def _take_rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
 
 def _explain_outliers(steps, phases):
     """Outlier reasons name the phase that grew the most in that step (e.g. save_checkpoint)."""
-    if not getattr(steps, "available", False) or not steps.outliers or \
-            not getattr(phases, "available", False):
+    if not is_available(steps) or not steps.outliers or \
+            not is_available(phases):
         return steps
     import dataclasses
 
@@ -208,7 +218,7 @@ def _explain_outliers(steps, phases):
 def _roofline_usable(roofline) -> bool:
     """Available, and (when joined to the timeline) matching enough of its kernel time."""
     matched = getattr(roofline, "matched_share", None)
-    return bool(getattr(roofline, "available", False)) and (
+    return is_available(roofline) and (
         matched is None or matched >= ROOFLINE_MIN_MATCHED)
 
 
@@ -220,95 +230,102 @@ def _tensor_counters(roofline) -> dict | None:
 
 
 # ----------------------------------------------------------------------------------- process
-def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th: Thresholds,
-                    *, roofline=None) -> ProcessAnalysis:
-    f = {name: _split(getattr(bundle, name), gpid) for name in PROCESS_FRAMES}
-    kernels, memcpy, memset = f["kernels"], f["memcpy"], f["memset"]
+def _process_identity(bundle: TraceBundle, gpid: int) -> tuple[int, str]:
+    """(OS pid, process name) of ``gpid`` (-1, '' for the whole bundle)."""
     pid, pname = -1, ""
     if gpid != -1:
         pid = int(gpid >> 24) & 0xFFFFFF
         pr = bundle.processes.loc[bundle.processes["global_pid"].to_numpy() == gpid]
         if len(pr):
             pid, pname = int(pr["pid"].iloc[0]), str(pr["name"].iloc[0])
+    return pid, pname
+
+
+def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
+                   devices: tuple[int, ...], steps: StepsResult | Unavailable, window: Window,
+                   options: AnalyzeOptions, th: Thresholds, roofline: Any) -> list[Task]:
+    """The analyses of one process after its steps and window, as a task graph (each task names
+    the results it takes). Pooled: the kernel table, the gap evidence and gaps, the GPU metrics
+    (the heavy array work of a large process, on worker threads); the rest runs on this thread."""
+    kernels, memcpy, memset, api, sync = f["kernels"], f["memcpy"], f["memset"], f["api"], f["sync"]
+    wt = (window.start_ns, window.end_ns)
+    gaps_able = bool(devices) and window.duration_ns > 0
+    metrics_p = _process_metrics(bundle, devices)
+    mem_frame = bundle.gpu_memory
+    if pid != -1 and len(mem_frame):
+        mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
+
+    def steps_total(st: StepsResult | Unavailable) -> int:
+        return st.total_analysed_ns if isinstance(st, StepsResult) else window.duration_ns
+
+    gap_tasks = [
+        Task("evidence", lambda busy: gap_evidence(busy, kernels, api, sync, window, th=th),
+             ("busy",), pooled=True),
+        Task("gaps", lambda busy, phases, ev: analyze_gaps(busy, kernels, api, sync, phases, window,
+                                                           th=th, evidence=ev),
+             ("busy", "phases", "evidence"), pooled=True),
+    ] if gaps_able else [
+        Task("gaps", lambda: Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA))]
+    return [
+        Task("kernel_table", lambda: _kernel_table(kernels, window, th, options.max_rows),
+             pooled=True),
+        Task("busy", lambda: device_busy(kernels, memcpy, memset, window, list(devices))),
+        Task("phases", lambda busy: analyze_phases(f["nvtx"], steps, kernels, busy,
+                                                   phase_map=options.phase_map), ("busy",)),
+        *gap_tasks,
+        Task("gpu_metrics", lambda ph: analyze_gpu_metrics(
+            metrics_p, ph.phase_windows() if is_available(ph) else None, th=th, window=wt),
+            ("phases",), pooled=True),
+        Task("steps", lambda ph: _explain_outliers(steps, ph), ("phases",)),
+        Task("utilization", lambda busy: analyze_utilization(busy, window, bundle.gpus), ("busy",)),
+        Task("transfers", lambda: analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)),
+        Task("memory", lambda: analyze_memory(mem_frame, bundle.gpus, th=th)),
+        Task("timeline", lambda st, ph, busy: build_timeline(st, ph, busy, window),
+             ("steps", "phases", "busy")),
+        Task("roofline", lambda kt: _process_roofline(roofline, kt[0]), ("kernel_table",)),
+        Task("tensor_cores", lambda kt, roof, busy: analyze_tensor_cores(
+            kt[0], metrics_p, th=th, counters=_tensor_counters(roof),
+            name_table=kt[1].table,  # perf: the name table is computed once
+            busy=busy, busy_window=wt),  # and the kernels merged once
+            ("kernel_table", "roofline", "busy")),
+        Task("communication", lambda kt, st: analyze_communication(
+            kt[0], window=wt, step_time_ns_total=steps_total(st), th=th),
+            ("kernel_table", "steps")),
+    ]
+
+
+def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th: Thresholds,
+                    *, roofline: Any = None) -> ProcessAnalysis:
+    """Every analysis of one process (``gpid`` -1: the whole bundle), then its verdict."""
+    f = {name: _split(getattr(bundle, name), gpid) for name in PROCESS_FRAMES}
+    kernels, memcpy, memset = f["kernels"], f["memcpy"], f["memset"]
+    pid, pname = _process_identity(bundle, gpid)
     devices = tuple(sorted(device_ids(kernels, memcpy, memset)))
 
-    steps = analyze_steps(f["nvtx"], kernels, options=options, th=th)
-    window = choose_window(steps, kernels, memcpy, memset, user_window=options.window_ns,
+    steps0 = analyze_steps(f["nvtx"], kernels, options=options, th=th)
+    window = choose_window(steps0, kernels, memcpy, memset, user_window=options.window_ns,
                            capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
-    wt = (window.start_ns, window.end_ns)
-    with _Jobs(parallel=len(kernels) + len(f["api"]) >= PARALLEL_MIN_ROWS) as jobs:
-        kernel_job = jobs.submit(_kernel_table, kernels, window, th, options.max_rows)
-        busy = device_busy(kernels, memcpy, memset, window, list(devices))
-        gaps_able = bool(devices) and window.duration_ns > 0
-        evidence_job = jobs.submit(gap_evidence, busy, kernels, f["api"], f["sync"], window,
-                                   th=th) if gaps_able else None
-        phases = analyze_phases(f["nvtx"], steps, kernels, busy, phase_map=options.phase_map)
-        # runs after the evidence job has started (FIFO), so its wait cannot deadlock
-        gaps_job = jobs.submit(lambda: analyze_gaps(
-            busy, kernels, f["api"], f["sync"], phases, window, th=th,
-            evidence=evidence_job.result())) if gaps_able else None
-        pw = phases.phase_windows() if getattr(phases, "available", False) else None
-        metrics_p = _process_metrics(bundle, devices)
-        metrics_job = jobs.submit(analyze_gpu_metrics, metrics_p, pw, th=th, window=wt)
-        # what needs no kernel table first, while the kernel job may still run
-        steps = _explain_outliers(steps, phases)
-        util = analyze_utilization(busy, window, bundle.gpus)
-        transfers = analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)
-        mem_frame = bundle.gpu_memory
-        if pid != -1 and len(mem_frame):
-            mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-        memory = analyze_memory(mem_frame, bundle.gpus, th=th)
-        timeline = build_timeline(steps, phases, busy, window)
-        k_win, kres = kernel_job.result()
-        roof_p = _process_roofline(roofline, k_win)
-        tc = analyze_tensor_cores(k_win, metrics_p, th=th,
-                                  counters=_tensor_counters(roof_p),
-                                  name_table=kres.table,  # perf: the name table is computed once
-                                  busy=busy, busy_window=wt)  # and the kernels merged once
-        steps_total = steps.total_analysed_ns if getattr(steps, "available", False) \
-            else window.duration_ns
-        comm = analyze_communication(k_win, window=wt, step_time_ns_total=steps_total, th=th)
-        gm = metrics_job.result()
-        gaps = gaps_job.result() if gaps_able else Unavailable(
-            "no GPU activity to find gaps in", "capture CUDA with `nsys profile -t cuda`")
+    r = run_tasks(_process_tasks(bundle, f, pid, devices, steps0, window, options, th, roofline),
+                  parallel=len(kernels) + len(f["api"]) >= PARALLEL_MIN_ROWS)
+    k_win, kres = r["kernel_table"]
+    steps, phases = r["steps"], r["phases"]
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
 
     quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
                                  profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
-    vin = verdict_inputs(bundle, steps=steps, phases=phases, util=util, gaps=gaps, kernels=kres,
-                         tensor_cores=tc, gpu_metrics=gm, communication=comm, memory=memory,
-                         roofline=roof_p, window=window, quality=quality, has_kernels=len(k_win) > 0)
+    vin = verdict_inputs(bundle, steps=steps, phases=phases, util=r["utilization"], gaps=r["gaps"],
+                         kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
+                         communication=r["communication"], memory=r["memory"],
+                         roofline=r["roofline"], window=window, quality=quality,
+                         has_kernels=len(k_win) > 0)
     verdict = diagnose(vin, th)
     return ProcessAnalysis(
         global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
-        phases=phases, utilization=util, gaps=gaps, kernels=kres, tensor_cores=tc,
-        transfers=transfers, gpu_metrics=gm, throughput=throughput, communication=comm,
-        memory=memory, timeline=timeline, verdict=verdict, verdict_inputs=vin,
-        data_quality=quality, roofline=roof_p)
-
-
-class _Jobs:
-    """Analyses of one large process run on two worker threads while this thread goes on
-    (``submit`` → a Future); for a small one each runs at once, here (same results either way:
-    the analyses only read their inputs)."""
-
-    def __init__(self, parallel: bool):
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nsys-diag-analysis") \
-            if parallel else None
-
-    def submit(self, fn, *args, **kwargs) -> Future:
-        if self._pool is not None:
-            return self._pool.submit(fn, *args, **kwargs)
-        done: Future = Future()
-        done.set_result(fn(*args, **kwargs))  # an exception is raised here, unwrapped
-        return done
-
-    def __enter__(self) -> "_Jobs":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        phases=phases, utilization=r["utilization"], gaps=r["gaps"], kernels=kres,
+        tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
+        throughput=throughput, communication=r["communication"], memory=r["memory"],
+        timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=quality,
+        roofline=r["roofline"])
 
 
 def _kernel_table(kernels: pd.DataFrame, window: Window, th: Thresholds, max_rows: int):
@@ -329,18 +346,18 @@ def _process_metrics(bundle: TraceBundle, devices) -> pd.DataFrame:
 
 def _process_roofline(roofline, k_win: pd.DataFrame):
     """The ncu roofline weighted by this process's kernel time (when it can be joined)."""
-    if not getattr(roofline, "available", False):
+    if not is_available(roofline):
         return roofline
     from nsys_diag.analyses.ncu_join import join_roofline_to_timeline  # only with ncu data
 
     joined = join_roofline_to_timeline(roofline, k_win)
     # nothing to weight with: keep ncu's own time weights
-    return joined if getattr(joined, "available", False) else roofline
+    return joined if is_available(joined) else roofline
 
 
 def _get(result, key, default=None):
     """A value from a result's JSON (robust to how each analysis names its fields)."""
-    if not getattr(result, "available", False):
+    if not is_available(result):
         return default
     j = result.to_json()
     return j.get(key, default) if isinstance(j, dict) else default
@@ -348,34 +365,34 @@ def _get(result, key, default=None):
 
 def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
                    communication, memory, roofline, window, quality, has_kernels) -> VerdictInputs:
-    steps_ok = getattr(steps, "available", False)
-    phases_ok = getattr(phases, "available", False)
-    phase_share, phase_ms = {}, {}
+    steps_ok = is_available(steps)
+    phases_ok = is_available(phases)
+    phase_share: dict[str, float] = {}
+    phase_ms: dict[str, float] = {}
     if phases_ok:
         for r in phases.rows:  # ≤ 22 rows
             phase_share[r.canonical] = phase_share.get(r.canonical, 0.0) + r.share
             phase_ms[r.canonical] = phase_ms.get(r.canonical, 0.0) + r.mean_ms
     gap_share = {}
-    if getattr(gaps, "available", False):
-        gap_share = {c: gaps.cause_share(c) for c in ("transfer", "sync", "input", "overhead",
-                                                        "launch", "other")}
+    if is_available(gaps):
+        gap_share = {c: gaps.cause_share(c) for c in GAP_CAUSES}
     cat_share = {}
     small = 0.0
-    if getattr(kernels, "available", False):
+    if is_available(kernels):
         cat_share = {str(r["category"]): float(r["share"]) for r in kernels.categories.to_dict("records")}
         small = float(kernels.small_fraction or 0.0)
     overall = (_get(gpu_metrics, "overall") or {})
     metrics = {k: overall.get(k) for k in ("sm_active", "tensor_active", "dram_bandwidth")
                if overall.get(k) is not None} or None
-    tc_ok = getattr(tensor_cores, "available", False)
+    tc_ok = is_available(tensor_cores)
     non_tc = tuple((k.get("name", ""), k.get("share")) for k in
                    (getattr(tensor_cores, "non_tc_gemm_kernels", ()) or ())) if tc_ok else ()
     comm_share = None
-    if getattr(communication, "available", False) and communication.per_device:
+    if is_available(communication) and communication.per_device:
         comm_share = communication.exposed_share_of_step
         if comm_share is None:
             comm_share = communication.exposed_share
-    mem_peak = getattr(memory, "max_peak_share", None) if getattr(memory, "available", False) else None
+    mem_peak = getattr(memory, "max_peak_share", None) if is_available(memory) else None
     roof_mem = roof_comp = roof_conf = None
     if _roofline_usable(roofline):
         tw = getattr(roofline, "time_weighted", {}) or {}
@@ -419,13 +436,14 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
 
 # ------------------------------------------------------------------------------------- suite
 def _headline_index(procs: list[ProcessAnalysis]) -> int:
-    with_steps = [i for i, p in enumerate(procs) if getattr(p.steps, "available", False)
-                  and p.steps.mean_ms is not None]
-    if with_steps:
-        return max(with_steps, key=lambda i: procs[i].steps.mean_ms)
-    def compute(p):
+    means = {i: p.steps.mean_ms for i, p in enumerate(procs)
+             if isinstance(p.steps, StepsResult) and p.steps.mean_ms is not None}
+    if means:
+        return max(means, key=lambda i: means[i])
+
+    def compute(p: ProcessAnalysis) -> int:
         u = p.utilization
-        return sum(d.compute_ns for d in u.per_device) if getattr(u, "available", False) else 0
+        return sum(d.compute_ns for d in u.per_device) if is_available(u) else 0
     return max(range(len(procs)), key=lambda i: compute(procs[i]))
 
 
@@ -435,7 +453,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     options = options or AnalyzeOptions()
     th = th or Thresholds()
     bundle = _select_device(bundle, options.device)
-    roofline = None
+    roofline: AnyRoofline = None
     if bundle.has_ncu:
         # perf: imported only when the bundle has ncu data (a fifth of the package's import time)
         from nsys_diag.analyses.roofline import analyze_roofline
@@ -444,7 +462,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
              for gpid in _process_ids(bundle)]  # one per process (rank)
     head = _headline_index(procs)
-    if roofline is not None and getattr(roofline, "available", False):
+    if roofline is not None and is_available(roofline):
         roofline = procs[head].roofline
     quality = dq.from_load_warnings(bundle.warnings)
     return AnalysisSuite(

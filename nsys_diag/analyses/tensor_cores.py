@@ -35,6 +35,7 @@ from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
 from nsys_diag.analyses.kernels import filter_window, kernel_name_stats
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX
 
 LIST_LIMIT = 20
 """Rows kept in each kernel list of the JSON."""
@@ -168,6 +169,47 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _tc_share_and_evidence(tc_rows: pd.DataFrame, name_share: float, counters_share: float | None,
+                           counters_source: str, metrics: tuple, known_frac: float,
+                           unknown_share: float, th: Thresholds) -> tuple[float, str, str, list[str]]:
+    """(Tensor Core share of kernel time, its source, confidence, evidence lines): hardware
+    counters (ncu) win over GPU metrics (Tensor Active during kernels), which win over the
+    kernel-name heuristic (confidence by the share of GEMM time the names can decide)."""
+    ta_mean, ta_share, ta_n = metrics
+    evidence: list[str] = []
+    if len(tc_rows):
+        top = tc_rows.head(3)
+        evidence.append("Tensor Core kernels by name: " + ", ".join(
+            f"{display_name(str(n), str(s), 48)} ({_pct(sh)})"
+            for n, s, sh in zip(top["name"], top["short_name"], top["share"])))
+    else:
+        evidence.append("no kernel name shows a Tensor Core path")
+    names_line = f"kernel names: {_pct(name_share)} of kernel time in Tensor Core kernels"
+
+    if counters_share is not None:
+        share, source, confidence = counters_share, counters_source, "high"
+        evidence.insert(0, f"{source} counters: {_pct(counters_share)} of kernel time in kernels "
+                           f"with tensor-pipe activity (counters win over names; {names_line})")
+        if ta_share is not None:
+            evidence.append(f"GPU metrics: Tensor Active > 0 in {_pct(ta_share)} of samples "
+                            f"during kernels (mean {_pct(ta_mean)})")
+    elif ta_share is not None:
+        share, source, confidence = ta_share, "gpu_metrics", "high"
+        evidence.insert(0, f"GPU metrics: Tensor Active > 0 in {_pct(ta_share)} of {ta_n} samples "
+                           f"taken while kernels ran (mean Tensor Active {_pct(ta_mean)}); "
+                           f"metrics win over names ({names_line})")
+        if (name_share > 0) != (ta_share > 0):
+            evidence.append("kernel names and GPU metrics disagree; the GPU metrics are used")
+    else:
+        share, source = name_share, "kernel_names"
+        confidence = "medium" if known_frac >= th.tc_name_known_min_share else "low"
+        evidence.insert(0, f"{names_line} (name heuristic; no GPU metrics or ncu counters)")
+        if unknown_share:
+            evidence.append(f"names cannot decide for {_pct(unknown_share)} of kernel time "
+                            "(generated or unmarked GEMM kernels)")
+    return share, source, confidence, evidence
+
+
 def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None, *,
                          th: Thresholds, counters: dict | None = None,
                          window: tuple[int, int] | None = None,
@@ -188,7 +230,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     if total <= 0:
         return TensorCoreResult(
             available=False, reason="no GPU kernels in the analysed window",
-            hint="capture CUDA activity with `nsys profile -t cuda,nvtx`")
+            hint=HINT_CAPTURE_CUDA_NVTX)
 
     tot = table["total_ns"].to_numpy(dtype=np.int64)
     is_tc = table["tensor_core"].to_numpy(dtype=bool)
@@ -212,38 +254,10 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     if counters and counters.get("tensor_core_share_by_time") is not None:
         counters_share = fnum(counters["tensor_core_share_by_time"])
 
-    evidence: list[str] = []
     tc_rows = table.loc[is_tc]
-    if len(tc_rows):
-        top = tc_rows.head(3)
-        evidence.append("Tensor Core kernels by name: " + ", ".join(
-            f"{display_name(str(n), str(s), 48)} ({_pct(sh)})"
-            for n, s, sh in zip(top["name"], top["short_name"], top["share"])))
-    else:
-        evidence.append("no kernel name shows a Tensor Core path")
-    names_line = f"kernel names: {_pct(name_share)} of kernel time in Tensor Core kernels"
-
-    if counters_share is not None:
-        share, source, confidence = counters_share, str(counters.get("source", "ncu")), "high"
-        evidence.insert(0, f"{source} counters: {_pct(counters_share)} of kernel time in kernels "
-                           f"with tensor-pipe activity (counters win over names; {names_line})")
-        if ta_share is not None:
-            evidence.append(f"GPU metrics: Tensor Active > 0 in {_pct(ta_share)} of samples "
-                            f"during kernels (mean {_pct(ta_mean)})")
-    elif ta_share is not None:
-        share, source, confidence = ta_share, "gpu_metrics", "high"
-        evidence.insert(0, f"GPU metrics: Tensor Active > 0 in {_pct(ta_share)} of {ta_n} samples "
-                           f"taken while kernels ran (mean Tensor Active {_pct(ta_mean)}); "
-                           f"metrics win over names ({names_line})")
-        if (name_share > 0) != (ta_share > 0):
-            evidence.append("kernel names and GPU metrics disagree; the GPU metrics are used")
-    else:
-        share, source = name_share, "kernel_names"
-        confidence = "medium" if known_frac >= th.tc_name_known_min_share else "low"
-        evidence.insert(0, f"{names_line} (name heuristic; no GPU metrics or ncu counters)")
-        if unknown_ns:
-            evidence.append(f"names cannot decide for {_pct(unknown_ns / total)} of kernel time "
-                            "(generated or unmarked GEMM kernels)")
+    share, source, confidence, evidence = _tc_share_and_evidence(
+        tc_rows, name_share, counters_share, str((counters or {}).get("source", "ncu")),
+        (ta_mean, ta_share, ta_n), known_frac, unknown_ns / total, th)
 
     non_tc_share = float(tot[non_tc_gemm].sum()) / total
     advice = NON_TC_ADVICE if non_tc_share > 0 else ""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.base import Unavailable, is_available
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def _payload_batch(steps) -> float | None:
 
 def analyze_throughput(steps, phases, *, batch_size: int | None = None) -> ThroughputResult | Unavailable:
     """``steps``/``phases``: StepsResult/PhasesResult or Unavailable."""
-    if not getattr(steps, "available", False) or steps.mean_ms is None:
+    if not is_available(steps) or steps.mean_ms is None:
         return Unavailable("throughput needs steps", "mark steps with NVTX ranges")
     source = "--batch-size"
     batch = float(batch_size) if batch_size else None
@@ -61,7 +61,7 @@ def analyze_throughput(steps, phases, *, batch_size: int | None = None) -> Throu
         return Unavailable("no batch size", "pass --batch-size N (samples per step), or put the "
                            "batch size in the step range's NVTX payload")
     step_ms = float(steps.mean_ms)
-    data_ms = phases.canonical_ms("data") if getattr(phases, "available", False) else 0.0
+    data_ms = phases.canonical_ms("data") if is_available(phases) else 0.0
     rest_ms = step_ms - data_ms
     loader = batch / (data_ms / 1e3) if data_ms > 0 else None
     model = batch / (rest_ms / 1e3) if rest_ms > 0 else None

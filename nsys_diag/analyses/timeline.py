@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsys_diag.analyses.busy import DeviceBusy, Window
+from nsys_diag.analyses.base import is_available
 
 MAX_BINS = 200
 
@@ -45,7 +46,7 @@ def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> lis
 def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window) -> TimelineResult | None:
     """Strips for the representative and worst analysed steps (or the window)."""
     picks: list[tuple[str, int | None, int, int]] = []
-    if getattr(steps, "available", False) and steps.analysed_count:
+    if is_available(steps) and steps.analysed_count:
         idx = np.flatnonzero(steps.analysed_mask)
         dur = steps.durations_ns[idx]
         med = np.median(dur)
@@ -62,7 +63,7 @@ def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window) -
     strips = []
     for label, step_index, s, e in picks:  # ≤ 2 strips
         ph = []
-        if getattr(phases, "available", False) and step_index is not None:
+        if is_available(phases) and step_index is not None:
             m = phases.inst_step == step_index
             for a, b_, r in zip(phases.inst_starts_ns[m].tolist(), phases.inst_ends_ns[m].tolist(),
                                 phases.inst_row[m].tolist()):  # phase instances of one step

@@ -26,6 +26,7 @@ from nsys_diag.analyses import intervals as iv
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels import filter_window
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_ACTIVITY
 
 KINDS = ("H2D", "D2H", "D2D", "P2P")
 """Copy kinds always reported (others, e.g. H2H, are added when present)."""
@@ -231,7 +232,7 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
     ms = filter_window(memset, window)
     if mc.empty and ms.empty:
         return TransfersResult(available=False, reason="no memcpy or memset activity",
-                               hint="capture CUDA activity with `nsys profile -t cuda`")
+                               hint=HINT_CAPTURE_CUDA_ACTIVITY)
     links = _gpu_links(gpus)
     assumptions: list[str] = []
     by_kind: dict[str, KindStats] = {}

@@ -39,9 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSES, NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
 
-VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
-                 "overhead_bound", "launch_bound", "communication_bound", "insufficient_data")
 
 NON_TC_ASSUMED_SPEEDUP = 2.0
 """Projection only: GEMMs moved from CUDA cores to Tensor Cores assumed ≥ 2× faster (peak ratios
@@ -202,8 +201,7 @@ def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Eviden
 def _insufficient(x: VerdictInputs) -> Verdict:
     missing = ", ".join(x.missing) if x.missing else "no CUDA kernels in the analysed window"
     recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
-        "Re-capture with: nsys profile -t cuda,nvtx,osrt --cuda-graph-trace=node -o report "
-        "python train.py, then nsys export --type sqlite report.nsys-rep",)
+        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then nsys export --type sqlite report.nsys-rep",)
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
@@ -223,7 +221,7 @@ def _kernel_level(x: VerdictInputs) -> Verdict:
     conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
     ev = (Evidence("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
           Evidence("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
-    timeline = ("Capture an nsys timeline of the same run (nsys profile -t cuda,nvtx) to see "
+    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
                 "whether the GPU waits on input, launches or the host between kernels.")
     if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
         code = "memory_bound" if mem >= comp else "compute_bound"
@@ -243,41 +241,68 @@ def _kernel_level(x: VerdictInputs) -> Verdict:
         None)
 
 
-def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
-    """Exactly one verdict (see module docstring for the rules)."""
-    th = th or Thresholds()
-    if (not x.has_kernels or x.window_ms <= 0) and x.kernel_level_only and \
-            x.roofline_memory_share is not None:
-        return _kernel_level(x)
-    if not x.has_kernels or x.window_ms <= 0:
-        return _insufficient(x)
-    g = {c: float(x.gap_share.get(c, 0.0)) for c in
-         ("transfer", "sync", "input", "overhead", "launch", "other")}
+@dataclass(frozen=True)
+class _Signals:
+    """What the rules read, derived once from the inputs: idle shares per gap cause (``g``,
+    fractions of the window), utilization ``u``, the idle cost per timeline verdict, exposed
+    communication, and the GPU-side memory / Tensor Core evidence."""
+
+    g: dict[str, float]
+    u: float
+    costs: dict[str, float]
+    comm: float
+    unexplained_to_overhead: bool
+    dram: float | None
+    tensor: float | None
+    mem_by_counters: bool
+    mem_by_roofline: bool
+    no_tc: bool
+    ew_share: float
+    mem_by_names: bool
+
+
+def _signals(x: VerdictInputs, th: Thresholds) -> _Signals:
+    g = {c: float(x.gap_share.get(c, 0.0)) for c in GAP_CAUSES}
     u = float(x.utilization)
-    unexplained_to_overhead = u < th.low_utilization
+    unexplained = u < th.low_utilization  # low utilization: unexplained idle counts as overhead
     costs = {
         "input_bound": g["input"] + g["transfer"],
-        "overhead_bound": g["overhead"] + g["sync"] + (g["other"] if unexplained_to_overhead else 0.0),
+        "overhead_bound": g["overhead"] + g["sync"] + (g["other"] if unexplained else 0.0),
         "launch_bound": g["launch"],
     }
-    comm = float(x.comm_exposed_share or 0.0)
+    m = x.metrics or {}
+    dram, tensor = m.get("dram_bandwidth"), m.get("tensor_active")
+    ew_share = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
+    return _Signals(
+        g=g, u=u, costs=costs, comm=float(x.comm_exposed_share or 0.0),
+        unexplained_to_overhead=unexplained, dram=dram, tensor=tensor,
+        mem_by_counters=(dram is not None and dram >= th.memory_bound_dram_util
+                         and (tensor is None or tensor < th.tensor_core_share_ok)),
+        mem_by_roofline=(x.roofline_memory_share is not None
+                         and x.roofline_memory_share >= MEMORY_BOUND_ROOFLINE_SHARE),
+        no_tc=x.non_tc_gemm_share is not None and x.non_tc_gemm_share >= th.non_tc_gemm_share_flag,
+        ew_share=ew_share, mem_by_names=ew_share >= th.elementwise_share_memory_bound)
+
+
+def _timeline_code(x: VerdictInputs, th: Thresholds, sg: _Signals
+                   ) -> tuple[str, str, list[str], list[Evidence]]:
+    """(code from the idle time — '' when the GPU side decides —, confidence, codes that fired,
+    evidence so far)."""
+    g, u, costs, comm = sg.g, sg.u, sg.costs, sg.comm
     thresholds = {"input_bound": th.input_bound_verdict_share, "overhead_bound": th.overhead_share,
                   "launch_bound": th.overhead_share}
     eligible = {c: v for c, v in costs.items() if v >= thresholds[c]}
     if "launch_bound" in eligible and x.small_kernel_frac < th.launch_bound_small_kernel_frac:
         eligible.pop("launch_bound")
-
     ev: list[Evidence] = [Evidence("gpu.utilization", u, th.low_utilization if u < th.high_utilization
                                    else th.high_utilization, "<" if u < th.high_utilization else ">=",
                                    "timeline")]
     confidence = "medium"
-    code: str
     # secondary codes need named evidence: unexplained idle alone never flags overhead_bound
     fired: list[str] = [c for c in eligible if c != "overhead_bound"
                         or g["overhead"] + g["sync"] >= th.overhead_share]
     if comm > th.communication_share:
         fired.append("communication_bound")
-
     if comm > th.communication_share and comm >= max(costs.values()):
         code = "communication_bound"
         ev.append(Evidence("communication.exposed_share", comm, th.communication_share, ">", "timeline"))
@@ -288,44 +313,45 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         confidence = "low"
     else:
         code = ""
-
-    # GPU-side analysis (also feeds secondary codes)
-    m = x.metrics or {}
-    dram, tensor = m.get("dram_bandwidth"), m.get("tensor_active")
-    mem_by_counters = (dram is not None and dram >= th.memory_bound_dram_util
-                       and (tensor is None or tensor < th.tensor_core_share_ok))
-    mem_by_roofline = (x.roofline_memory_share is not None
-                       and x.roofline_memory_share >= MEMORY_BOUND_ROOFLINE_SHARE)
-    no_tc = x.non_tc_gemm_share is not None and x.non_tc_gemm_share >= th.non_tc_gemm_share_flag
-    ew_share = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
-    mem_by_names = ew_share >= th.elementwise_share_memory_bound
-    if mem_by_counters or mem_by_roofline:
+    if sg.mem_by_counters or sg.mem_by_roofline:
         fired.append("memory_bound")
-    if no_tc:
+    if sg.no_tc:
         fired.append("compute_bound_no_tensor_cores")
+    return code, confidence, fired, ev
 
+
+def _gpu_side_code(x: VerdictInputs, th: Thresholds, sg: _Signals) -> tuple[str, str]:
+    """(code, confidence) when the idle time decides nothing: memory, Tensor Cores or compute."""
+    if sg.mem_by_counters or sg.mem_by_roofline:
+        return "memory_bound", "high" if sg.mem_by_counters else (x.roofline_confidence or "medium")
+    if sg.no_tc:
+        return "compute_bound_no_tensor_cores", "high" if sg.tensor is not None else (
+            "medium" if (x.tc_confidence or "medium") != "low" else "low")
+    if sg.mem_by_names:
+        return "memory_bound", "low"
+    return "compute_bound", "high" if sg.u >= th.high_utilization else "medium"
+
+
+def _choose(x: VerdictInputs, th: Thresholds, sg: _Signals
+            ) -> tuple[str, str, list[str], list[Evidence]]:
+    """(code, confidence before the data-quality adjustment, fired codes, evidence so far)."""
+    code, confidence, fired, ev = _timeline_code(x, th, sg)
     if not code:
-        if mem_by_counters or mem_by_roofline:
-            code = "memory_bound"
-            confidence = "high" if mem_by_counters else (x.roofline_confidence or "medium")
-        elif no_tc:
-            code = "compute_bound_no_tensor_cores"
-            confidence = "high" if tensor is not None else (
-                "medium" if (x.tc_confidence or "medium") != "low" else "low")
-        elif mem_by_names:
-            code = "memory_bound"
-            confidence = "low"
-        else:
-            code = "compute_bound"
-            confidence = "high" if u >= th.high_utilization else "medium"
+        code, confidence = _gpu_side_code(x, th, sg)
     elif code != "communication_bound" and confidence != "low":
-        top = sorted(costs.values(), reverse=True)
+        top = sorted(sg.costs.values(), reverse=True)
         confidence = "high" if top[0] >= 2 * max(top[1], 1e-12) and x.steps_source and \
             not x.steps_source.startswith("repeat") else "medium"
-    if code == "overhead_bound" and unexplained_to_overhead and g["other"] > g["overhead"] + g["sync"]:
+    g = sg.g
+    if code == "overhead_bound" and sg.unexplained_to_overhead and \
+            g["other"] > g["overhead"] + g["sync"]:
         confidence = "low"  # mostly idle time no phase or CUDA call explains
+    return code, confidence, fired, ev
 
-    # evidence rows for the chosen code
+
+def _idle_evidence(code: str, x: VerdictInputs, th: Thresholds, sg: _Signals) -> list[Evidence]:
+    """Evidence rows of a timeline code (input, overhead, launch bound)."""
+    g, ev = sg.g, []
     if code == "input_bound":
         ev.append(Evidence("gaps.input_share", g["input"], th.input_bound_verdict_share, ">=", "timeline"))
         if g["transfer"]:
@@ -336,7 +362,7 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     elif code == "overhead_bound":
         ev.append(Evidence("gaps.overhead_share", g["overhead"], th.overhead_share, ">=", "timeline"))
         ev.append(Evidence("gaps.sync_share", g["sync"], th.overhead_share, ">=", "timeline"))
-        if unexplained_to_overhead:
+        if sg.unexplained_to_overhead:
             ev.append(Evidence("gaps.other_share", g["other"], None, "info", "timeline"))
         if "overhead" in x.phase_share:
             ev.append(Evidence("phases.overhead_share", x.phase_share["overhead"], th.overhead_share,
@@ -345,7 +371,13 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         ev.append(Evidence("gaps.launch_share", g["launch"], th.overhead_share, ">=", "timeline"))
         ev.append(Evidence("kernels.small_kernel_frac", x.small_kernel_frac,
                            th.launch_bound_small_kernel_frac, ">=", "timeline"))
-    elif code == "memory_bound":
+    return ev
+
+
+def _gpu_evidence(code: str, x: VerdictInputs, th: Thresholds, sg: _Signals) -> list[Evidence]:
+    """Evidence rows of a GPU-side code (memory bound, Tensor Cores unused, compute bound)."""
+    dram, tensor, ev = sg.dram, sg.tensor, []
+    if code == "memory_bound":
         if dram is not None:
             ev.append(Evidence("gpu_metrics.dram_bandwidth_util", dram, th.memory_bound_dram_util, ">=",
                                "gpu_metrics"))
@@ -355,7 +387,7 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         if x.roofline_memory_share is not None:
             ev.append(Evidence("roofline.memory_bound_share", x.roofline_memory_share,
                                MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
-        ev.append(Evidence("kernels.elementwise_share", ew_share, th.elementwise_share_memory_bound,
+        ev.append(Evidence("kernels.elementwise_share", sg.ew_share, th.elementwise_share_memory_bound,
                            ">=", "kernel names"))
     elif code == "compute_bound_no_tensor_cores":
         ev.append(Evidence("tensor_cores.non_tc_gemm_share", x.non_tc_gemm_share,
@@ -367,17 +399,14 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         if x.tc_share_of_kernel_time is not None:
             ev.append(Evidence("tensor_cores.share_of_kernel_time", x.tc_share_of_kernel_time, None,
                                "info", "kernel names" if tensor is None else "gpu_metrics"))
+        m = x.metrics or {}
         if x.metrics and m.get("sm_active") is not None:
             ev.append(Evidence("gpu_metrics.sm_active", m["sm_active"], None, "info", "gpu_metrics"))
-    if x.copy_only_share > 0.05:
-        ev.append(Evidence("gpu.copy_only_share", x.copy_only_share, None, "info", "timeline"))
+    return ev
 
-    if x.data_warnings and confidence != "low":
-        confidence = _lower(confidence)
-    if x.steps_source is None and confidence == "high" and code not in ("memory_bound",):
-        confidence = "medium"
 
-    # recommendations: chosen code first, then secondary codes', then memory advice
+def _recommendations(code: str, x: VerdictInputs, fired: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    """(advice: the chosen code's first, then the secondary codes' first lines; secondary codes)."""
     recs: list[str] = list(RECOMMENDATIONS[code])
     if code == "memory_bound" and not x.has_backward and x.phase_share:
         recs[1:1] = list(RECOMMENDATIONS["memory_bound_inference"])
@@ -387,19 +416,39 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     secondary = tuple(dict.fromkeys(c for c in fired if c != code))
     for s in secondary:
         recs.append(RECOMMENDATIONS[s][0])
+    return recs, secondary
+
+
+def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
+    """Exactly one verdict (see module docstring for the rules)."""
+    th = th or Thresholds()
+    if (not x.has_kernels or x.window_ms <= 0) and x.kernel_level_only and \
+            x.roofline_memory_share is not None:
+        return _kernel_level(x)
+    if not x.has_kernels or x.window_ms <= 0:
+        return _insufficient(x)
+    sg = _signals(x, th)
+    code, confidence, fired, ev = _choose(x, th, sg)
+    ev += _idle_evidence(code, x, th, sg) + _gpu_evidence(code, x, th, sg)
+    if x.copy_only_share > 0.05:
+        ev.append(Evidence("gpu.copy_only_share", x.copy_only_share, None, "info", "timeline"))
+    if x.data_warnings and confidence != "low":
+        confidence = _lower(confidence)
+    if x.steps_source is None and confidence == "high" and code not in ("memory_bound",):
+        confidence = "medium"
+
+    recs, secondary = _recommendations(code, x, fired)
     mem_rec, mem_ev = _memory_advice(x, th)
-    if mem_rec:
+    if mem_rec and mem_ev is not None:
         recs.append(mem_rec)
         ev.append(mem_ev)
     recs = list(dict.fromkeys(recs))
-
-    step = x.step_ms
-    projected = _project(code, x, costs, comm, u, step)
-    headline = _headline(code, x, costs, comm, u, ew_share, dram)
-    return Verdict(code=code, headline=headline, confidence=confidence,
-                   scale_advice=_scale_advice(code, x, costs, comm, u),
+    costs, comm, u = sg.costs, sg.comm, sg.u
+    return Verdict(code=code, headline=_headline(code, x, costs, comm, u, sg.ew_share, sg.dram),
+                   confidence=confidence, scale_advice=_scale_advice(code, x, costs, comm, u),
                    evidence=tuple(ev), recommendations=tuple(recs),
-                   projected_step_ms_if_fixed=projected, secondary=secondary)
+                   projected_step_ms_if_fixed=_project(code, x, costs, comm, u, x.step_ms),
+                   secondary=secondary)
 
 
 def _project(code, x: VerdictInputs, costs, comm, u, step) -> float | None:

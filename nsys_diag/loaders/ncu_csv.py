@@ -331,10 +331,8 @@ def _int_or_missing(s: pd.Series) -> pd.Series:
     return v.fillna(C.MISSING).astype(np.int64)
 
 
-def load_ncu_csv(path: str | Path) -> TraceBundle:
-    """Read an ncu CSV (either layout) into a TraceBundle (``meta.format == "ncu-csv"``)."""
-    p = Path(path)
-    lines = _read_lines(p)
+def _parse(p: Path, lines: list[str]) -> tuple[pd.DataFrame, dict, list[LoadWarning]]:
+    """(the CSV as a frame, ``_table_rows`` info, warnings about skipped records)."""
     header, rows, info = _table_rows(p, lines)
     if "ID" not in header or "Kernel Name" not in header:
         raise InputError(p, "CSV header lacks the ncu 'ID' / 'Kernel Name' columns", CAPTURE_HINT)
@@ -345,24 +343,20 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
                          CAPTURE_HINT) from None
     if len(df) < info["records"]:
         n_bad = info["records"] - len(df)
-        warnings_bad = [LoadWarning("ncu_bad_rows", f"{n_bad} ncu CSV records with more fields "
-                                    "than the header were skipped", n_bad)]
+        warnings = [LoadWarning("ncu_bad_rows", f"{n_bad} ncu CSV records with more fields "
+                                "than the header were skipped", n_bad)]
     else:
-        warnings_bad = []
+        warnings = []
     if info["broken"]:
-        warnings_bad.append(LoadWarning("ncu_bad_rows", f"{info['broken']} ncu CSV records with an "
-                                        "unbalanced quote (cut or damaged lines) were skipped",
-                                        info["broken"]))
-    layout = "details" if {"Metric Name", "Metric Value"} <= set(df.columns) else "raw"
-    warnings: list[LoadWarning] = warnings_bad
+        warnings.append(LoadWarning("ncu_bad_rows", f"{info['broken']} ncu CSV records with an "
+                                    "unbalanced quote (cut or damaged lines) were skipped",
+                                    info["broken"]))
+    return df, info, warnings
 
-    if layout == "details":
-        long, rules = _long_from_details(df)
-    else:
-        long = _long_from_raw(df)
-        rules = df.iloc[0:0]
+
+def _identified(p: Path, df: pd.DataFrame, warnings: list[LoadWarning]) -> pd.DataFrame:
+    """Rows with a numeric launch ID (``launch_id``); an input error when none is left."""
     ident = df[df["ID"].str.strip() != ""]
-
     ids = _plausible_int(ident["ID"].str.replace(",", "", regex=False).str.strip())
     bad_ids = int(ids.isna().sum())
     if bad_ids:
@@ -373,8 +367,13 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
         raise InputError(p, "the ncu CSV has a header but no profiled kernel rows",
                          "check that ncu profiled at least one kernel (filters such as -k / "
                          "--launch-skip may exclude every launch); " + CAPTURE_HINT)
+    return ident
 
-    # ---- values ------------------------------------------------------------------------
+
+def _metric_values(long: pd.DataFrame, warnings: list[LoadWarning]
+                   ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """(long rows with ``launch_id``, metrics frame in base units — first of repeated (launch,
+    metric) kept —, decimal mark)."""
     long = long[long["ID"].astype(str).str.strip() != ""]
     long_ids = _plausible_int(long["ID"].astype(str).str.replace(",", "", regex=False))
     long = long[long_ids.notna()].assign(launch_id=long_ids[long_ids.notna()].astype(np.int64))
@@ -392,7 +391,6 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
     if na_cells:
         warnings.append(LoadWarning("ncu_na_values", f"{na_cells} ncu metric values were 'n/a' "
                                     "(metric not available for that launch)", na_cells))
-
     metrics = pd.DataFrame({
         "launch_id": long["launch_id"].to_numpy(),
         "metric": long["metric"].astype(str).to_numpy(),
@@ -406,23 +404,22 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
         warnings.append(LoadWarning("ncu_duplicate_metrics", f"{n_dup} repeated (launch, metric) "
                                     "rows in the ncu CSV; the first value was kept", n_dup))
         metrics = metrics[~dup]
+    return long, metrics, decimal
 
-    # ---- string metrics (GPU name, grid/block) ------------------------------------------
-    str_rows = long[long["metric"].isin(_STRING_METRICS)]
-    str_wide = (str_rows.drop_duplicates(["launch_id", "metric"])
-                .pivot(index="launch_id", columns="metric", values="value_raw")
-                if not str_rows.empty else pd.DataFrame())
 
-    launches = _launches_frame(ident, str_wide)
-    gpus = _gpus_frame(ident, launches, metrics)
+def _rule_list(rules: pd.DataFrame) -> list[dict]:
+    """ncu rule results of the details layout (at most 500)."""
+    if not len(rules):
+        return []
+    rule_cols = {"Section Name": "section", "Rule Name": "rule", "Rule Type": "type",
+                 "Rule Description": "description"}
+    rr = rules[[c for c in rule_cols if c in rules.columns]].rename(columns=rule_cols)
+    rr.insert(0, "launch_id", _plausible_int(rules["ID"]).fillna(-1).astype(np.int64))
+    return rr.head(500).to_dict("records")
 
-    rule_list = []
-    if len(rules):
-        rule_cols = {"Section Name": "section", "Rule Name": "rule", "Rule Type": "type",
-                     "Rule Description": "description"}
-        rr = rules[[c for c in rule_cols if c in rules.columns]].rename(columns=rule_cols)
-        rr.insert(0, "launch_id", _plausible_int(rules["ID"]).fillna(-1).astype(np.int64))
-        rule_list = rr.head(500).to_dict("records")
+
+def _output_warnings(lines: list[str], info: dict, warnings: list[LoadWarning]) -> None:
+    """Skipped non-CSV lines and ncu's own ==WARNING== / ==ERROR== messages."""
     if info["noise_lines"]:
         warnings.append(LoadWarning("ncu_noise_lines", f"{info['noise_lines']} non-CSV lines "
                                     "(application output, ==PROF== messages) were skipped",
@@ -432,6 +429,31 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
     errors = _ncu_messages(lines, "==ERROR==")
     if errors:
         warnings.append(LoadWarning("ncu_error", "ncu reported: " + " | ".join(errors), len(errors)))
+
+
+def load_ncu_csv(path: str | Path) -> TraceBundle:
+    """Read an ncu CSV (either layout) into a TraceBundle (``meta.format == "ncu-csv"``)."""
+    p = Path(path)
+    lines = _read_lines(p)
+    df, info, warnings = _parse(p, lines)
+    layout = "details" if {"Metric Name", "Metric Value"} <= set(df.columns) else "raw"
+    if layout == "details":
+        long, rules = _long_from_details(df)
+    else:
+        long = _long_from_raw(df)
+        rules = df.iloc[0:0]
+    ident = _identified(p, df, warnings)
+    long, metrics, decimal = _metric_values(long, warnings)
+
+    # ---- string metrics (GPU name, grid/block) ------------------------------------------
+    str_rows = long[long["metric"].isin(_STRING_METRICS)]
+    str_wide = (str_rows.drop_duplicates(["launch_id", "metric"])
+                .pivot(index="launch_id", columns="metric", values="value_raw")
+                if not str_rows.empty else pd.DataFrame())
+    launches = _launches_frame(ident, str_wide)
+    gpus = _gpus_frame(ident, launches, metrics)
+    rule_list = _rule_list(rules)
+    _output_warnings(lines, info, warnings)
 
     meta = TraceMeta(
         path=str(p), format="ncu-csv",

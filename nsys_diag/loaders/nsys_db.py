@@ -24,7 +24,12 @@ from urllib.parse import quote
 
 import numpy as np
 
+from nsys_diag.loaders import prefetch_store
+from nsys_diag.loaders.read_plan import Col, ReadPlan, SelectPlan, and_where, select_plan
 from nsys_diag.model.errors import InputError
+
+__all__ = ["Col", "NsysDb", "ReadPlan", "SelectPlan", "Text", "and_where", "check_sqlite_header",
+           "read_arrow", "ro_uri", "select_plan"]
 
 _ADBC_BATCH_ROWS = 1 << 22
 """Rows per Arrow batch for the ADBC reader (also the window it infers types from; our SQL is
@@ -39,28 +44,6 @@ message, e.g. a corrupt schema)."""
 
 _CORRUPT_HINT = ("the file is damaged or incomplete (e.g. a partial copy); re-export it with "
                  "`nsys export --type sqlite --output report.sqlite report.nsys-rep`")
-
-
-@dataclass(frozen=True)
-class Col:
-    """One column to read.
-
-    ``kind``: ``int`` (int64; NULL → ``fill``), ``float`` (float64; NULL → NaN), ``text``
-    (→ :class:`Text`; NULL → ``''``), ``isnull`` (bool: the expression is NULL).
-    ``expr`` is an SQL expression over the table (a quoted column name by default).
-    ``strict`` (``int`` only): text or blob values count as NULL (→ ``fill``) instead of SQLite's
-    ``CAST('abc' AS INTEGER) = 0`` — for times, where a silent 0 would be a wrong number.
-    """
-
-    name: str
-    kind: str
-    expr: str = ""
-    fill: int = -1
-    strict: bool = False
-
-    @property
-    def sql(self) -> str:
-        return self.expr or f'"{self.name}"'
 
 
 @dataclass(frozen=True)
@@ -234,23 +217,23 @@ class NsysDb:
         actual = self.table(table)
         if actual is None:
             raise KeyError(table)
-        plan = select_plan(actual, cols, where)
-        sql = plan.sql
+        plan = ReadPlan.of(actual, cols, where)
+        sel = plan.render()
         raw = None
         if not self._adbc_failed:
             # perf (bench): plain integer and float columns are first read without
             # ifnull(CAST(...)) (floats: without the extra IS NULL column) — ~25% less SQLite work
             # on the 2M-kernel trace; NULLs are filled on the Arrow side, and a column that does
             # not come back with a numeric type sends the read to the type-stable SQL.
-            if plan.fast_sql:
-                raw = self._read_adbc(plan.fast_sql, plan.fast_ncols, int_fill=plan.int_fill,
-                                      float_plain=plan.float_plain)
-                if raw is not None and plan.float_plain:
-                    raw = _float_pairs(raw, plan.float_plain)
+            if sel.fast_sql:
+                raw = self._read_adbc(sel.fast_sql, sel.fast_ncols, int_fill=sel.int_fill,
+                                      float_plain=sel.float_plain, plan=plan)
+                if raw is not None and sel.float_plain:
+                    raw = _float_pairs(raw, sel.float_plain)
             if raw is None and not self._adbc_failed:
-                raw = self._read_adbc(sql, plan.ncols)
+                raw = self._read_adbc(sel.sql, sel.ncols, plan=None if sel.fast_sql else plan)
         if raw is None:
-            raw = self._read_sqlite3(sql, cols)
+            raw = self._read_sqlite3(sel.sql, cols)
         out: dict[str, object] = {}
         i = 0
         for c in cols:
@@ -274,17 +257,19 @@ class NsysDb:
         return out
 
     def _read_adbc(self, sql: str, ncols: int, int_fill: dict[int, int] | None = None,
-                   float_plain: frozenset[int] = frozenset()) -> list | None:
+                   float_plain: frozenset[int] = frozenset(),
+                   plan: ReadPlan | None = None) -> list | None:
         """Arrow path; returns per-expression arrays, or None to fall back to sqlite3.
+
+        ``sql`` is ``plan``'s first SQL when ``plan`` is given: its result is then taken from the
+        prefetch (``prefetch_store``, keyed by the plan) when it was read in the background.
 
         ``int_fill`` (expression index → NULL fill) marks plain integer columns read without a
         cast, ``float_plain`` plain float columns (→ float64, NULL → NaN): None is returned
         (without disabling ADBC) when one of them does not come back numeric.
         """
         try:
-            from nsys_diag.loaders.prefetch import take_prefetched
-
-            table = take_prefetched(self.path, sql)  # already read in the background?
+            table = None if plan is None else prefetch_store.take(self.path, plan)
             if table is None:
                 table = read_arrow(self.uri, sql)
         except Exception:
@@ -366,74 +351,6 @@ class NsysDb:
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
         return [arr[name] for name in arr.dtype.names]
-
-
-@dataclass(frozen=True)
-class SelectPlan:
-    """The SQL of one ``NsysDb.read``: the type-stable ``sql`` (``ncols`` expressions) and, when
-    some columns are plain, the uncast ``fast_sql`` tried first through ADBC (``fast_ncols``
-    expressions; ``int_fill``/``float_plain`` mark its plain columns, see ``_plain_sql``)."""
-
-    sql: str
-    ncols: int
-    fast_sql: str | None
-    fast_ncols: int
-    int_fill: dict
-    float_plain: frozenset
-
-
-def and_where(*clauses: str) -> str:
-    """Join non-empty SQL conditions with AND."""
-    return " AND ".join(f"({c})" for c in clauses if c)
-
-
-def select_plan(actual: str, cols: Sequence[Col], where: str = "") -> SelectPlan:
-    """The SELECTs reading ``cols`` of table ``actual`` (see ``NsysDb.read``); pure, so
-    ``loaders/prefetch.py`` can start the same query before the loader asks for it."""
-    exprs: list[str] = []
-    for c in cols:
-        if c.kind == "int" and c.strict:
-            exprs.append(f"CASE typeof({c.sql}) WHEN 'integer' THEN {c.sql} WHEN 'real' THEN "
-                         f"CAST({c.sql} AS INTEGER) ELSE {int(c.fill)} END")
-        elif c.kind == "int":
-            exprs.append(f"ifnull(CAST({c.sql} AS INTEGER), {int(c.fill)})")
-        elif c.kind == "float":
-            exprs.append(f"ifnull(CAST({c.sql} AS REAL), 0.0)")
-            exprs.append(f"({c.sql} IS NULL)")
-        elif c.kind == "text":
-            exprs.append(f"ifnull(CAST({c.sql} AS BLOB), x'')")
-        elif c.kind == "isnull":
-            exprs.append(f"({c.sql} IS NULL)")
-        else:  # pragma: no cover - programming error
-            raise ValueError(c.kind)
-    tail = f' FROM "{actual}"' + (f" WHERE {where}" if where else "")
-    fast, int_fill, float_plain = _plain_sql(cols, exprs)
-    fast_sql = f'SELECT {", ".join(fast)}{tail}' if int_fill or float_plain else None
-    return SelectPlan(f'SELECT {", ".join(exprs)}{tail}', len(exprs), fast_sql, len(fast),
-                      int_fill, float_plain)
-
-
-def _plain_sql(cols: Sequence[Col], exprs: list[str]
-               ) -> tuple[list[str], dict[int, int], frozenset[int]]:
-    """The fast SELECT list (perf, see ``NsysDb.read``): each plain column (no custom
-    expression) uncast — integers keep one expression, floats lose their ``IS NULL`` companion.
-    Returns the expressions, fast index → NULL fill of the plain integers, and the fast indices
-    of the plain floats."""
-    fast: list[str] = []
-    int_fill: dict[int, int] = {}
-    floats: set[int] = set()
-    i = 0
-    for c in cols:
-        if c.kind == "int" and not c.expr:
-            int_fill[len(fast)] = int(c.fill)
-            fast.append(c.sql)
-        elif c.kind == "float" and not c.expr:
-            floats.add(len(fast))
-            fast.append(c.sql)
-        else:
-            fast.extend(exprs[i:i + (2 if c.kind == "float" else 1)])
-        i += 2 if c.kind == "float" else 1
-    return fast, int_fill, frozenset(floats)
 
 
 def _float_pairs(raw: list, float_plain: frozenset[int]) -> list:

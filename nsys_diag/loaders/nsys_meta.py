@@ -16,6 +16,7 @@ import shlex
 import numpy as np
 import pandas as pd
 
+from nsys_diag.loaders import prefetch_store
 from nsys_diag.loaders.nsys_db import Col, NsysDb
 from nsys_diag.loaders.nsys_strings import StringTable, decode_global_tid
 from nsys_diag.model import contracts as C
@@ -73,9 +74,7 @@ def session_start_utc(db: NsysDb) -> int | None:
 def table_counts(db: NsysDb) -> dict[str, int]:
     """Row count of every table (``NsysDb.counts``; taken from ``loaders/prefetch.py`` when it
     already counted them in the background)."""
-    from nsys_diag.loaders.prefetch import COUNTS_QUERY, take_prefetched
-
-    counted = take_prefetched(db.path, COUNTS_QUERY)
+    counted = prefetch_store.take(db.path, prefetch_store.COUNTS_KEY)
     return counted if isinstance(counted, dict) else db.counts()
 
 

@@ -52,21 +52,13 @@ class NvtxResult:
     max_ts: int | None  # largest NVTX timestamp (for the capture end when nothing else says)
 
 
-def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
-              ) -> NvtxResult | None:
-    """NVTX ranges, marks, thread and domain names; ``window``: only the ranges overlapping it
-    and the marks inside it (names are kept whatever their time)."""
-    if not db.has(NVTX_TABLE):
-        return None
-    cols = db.columns(NVTX_TABLE)
-    missing = [c for c in ("start", "eventType") if c not in cols]
-    if missing:
-        raise SchemaError(db.path, f"table {NVTX_TABLE} lacks column(s) {missing}",
-                          "not a known nsys export layout; please report the nsys version")
+def _nvtx_spec(cols: list[str]) -> list[Col]:
+    """Columns of the NVTX read (absent optional columns read as NULL; payload: the first
+    non-NULL of the payload columns present)."""
     payload = [f'"{c}"' for c in _PAYLOAD_COLS if c in cols]
     payload_expr = (f"coalesce({', '.join(payload)})" if len(payload) > 1 else payload[0]) \
         if payload else "NULL"
-    spec = [
+    return [
         Col("start", "int", fill=NULL_TIME, strict=True),  # NULL/text: dropped (sanity.py)
         Col("end", "int", "" if "end" in cols else "NULL", fill=0, strict=True),
         Col("end_null", "isnull", '"end"' if "end" in cols else "NULL"),
@@ -78,6 +70,53 @@ def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
         Col("domainId", "int", "" if "domainId" in cols else "NULL", fill=0),
         Col("payload", "float", payload_expr),
     ]
+
+
+def _domain_names(d: dict, gpid: np.ndarray, text_all) -> dict[tuple[int, int], str]:
+    """Domain names: create rows keyed by (process, domainId); resolved once per distinct pair."""
+    is_dom = d["eventType"] == DOMAIN_CREATE
+    domain_names: dict[tuple[int, int], str] = {}
+    if is_dom.any():
+        dom_idx = np.flatnonzero(is_dom)
+        for i in dom_idx.tolist():  # one row per created domain: a handful
+            domain_names[(int(gpid[i]), int(d["domainId"][i]))] = \
+                text_all.labels[text_all.codes[i]] if text_all.codes[i] >= 0 else ""
+    return domain_names
+
+
+def _domain_categorical(gpids: np.ndarray, dom_ids: np.ndarray,
+                        domain_names: dict[tuple[int, int], str]) -> pd.Categorical:
+    """The domain of each row ('' for the default domain 0, ``domain#N`` when never named),
+    labelled once per distinct (process, domain) pair."""
+    if not len(gpids):
+        return categorical(np.zeros(0, np.int64), [])
+    pinv, procs = pd.factorize(gpids, use_na_sentinel=False)
+    pinv = np.asarray(pinv, np.int64)
+    codes, uniq = pd.factorize((pinv.astype(np.int64) << 32) | (dom_ids & 0xFFFFFFFF),
+                               use_na_sentinel=False)
+    labels = []
+    for key in np.asarray(uniq, np.int64).tolist():  # distinct (process, domain) pairs
+        g, dom = int(procs[key >> 32]), key & 0xFFFFFFFF
+        if dom == 0:
+            labels.append("")
+        else:
+            name = domain_names.get((int(g), int(dom)))
+            labels.append(name if name else f"domain#{dom}")
+    return categorical(np.asarray(codes, np.int64), labels)
+
+
+def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
+              ) -> NvtxResult | None:
+    """NVTX ranges, marks, thread and domain names; ``window``: only the ranges overlapping it
+    and the marks inside it (names are kept whatever their time)."""
+    if not db.has(NVTX_TABLE):
+        return None
+    cols = db.columns(NVTX_TABLE)
+    missing = [c for c in ("start", "eventType") if c not in cols]
+    if missing:
+        raise SchemaError(db.path, f"table {NVTX_TABLE} lacks column(s) {missing}",
+                          "not a known nsys export layout; please report the nsys version")
+    spec = _nvtx_spec(cols)
     d = db.read(NVTX_TABLE, spec, where=and_where(
         f"eventType IN ({', '.join(map(str, _WANTED))})",
         _window_sql(window, has_end="end" in cols) if window is not None else ""))
@@ -85,32 +124,10 @@ def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
     gpid, pid, tid = decode_global_tid(d["globalTid"])
     text_all = _resolve_text(d["text"], d["textId"], strings)  # object-free: codes + labels
 
-    # Domain names: create rows keyed by (process, domainId); resolved once per distinct pair.
-    is_dom = etype == DOMAIN_CREATE
-    domain_names: dict[tuple[int, int], str] = {}
-    if is_dom.any():
-        dom_idx = np.flatnonzero(is_dom)
-        for i in dom_idx.tolist():  # one row per created domain: a handful
-            domain_names[(int(gpid[i]), int(d["domainId"][i]))] = \
-                text_all.labels[text_all.codes[i]] if text_all.codes[i] >= 0 else ""
+    domain_names = _domain_names(d, gpid, text_all)
 
     def domain_cat(rows: np.ndarray) -> pd.Categorical:
-        if not len(rows):
-            return categorical(np.zeros(0, np.int64), [])
-        pinv, procs = pd.factorize(gpid[rows], use_na_sentinel=False)
-        pinv = np.asarray(pinv, np.int64)
-        dom_ids = d["domainId"][rows]
-        codes, uniq = pd.factorize((pinv.astype(np.int64) << 32) | (dom_ids & 0xFFFFFFFF),
-                                   use_na_sentinel=False)
-        labels = []
-        for key in np.asarray(uniq, np.int64).tolist():  # distinct (process, domain) pairs
-            g, dom = int(procs[key >> 32]), key & 0xFFFFFFFF
-            if dom == 0:
-                labels.append("")
-            else:
-                name = domain_names.get((int(g), int(dom)))
-                labels.append(name if name else f"domain#{dom}")
-        return categorical(np.asarray(codes, np.int64), labels)
+        return _domain_categorical(gpid[rows], d["domainId"][rows], domain_names)
 
     def text_cat(rows: np.ndarray) -> pd.Categorical:
         return categorical(text_all.codes[rows], text_all.labels)

@@ -1,11 +1,11 @@
 """What the loader selects from the big nsys tables: table names and column specs.
 
-Pandas-free on purpose: ``loaders/prefetch.py`` builds the very same SELECTs before pandas is
+Pandas-free on purpose: ``loaders/prefetch.py`` builds the very same read plans before pandas is
 imported, so the largest reads can start while the interpreter is still importing it.
 """
 from __future__ import annotations
 
-from nsys_diag.loaders.nsys_db import Col, and_where
+from nsys_diag.loaders.read_plan import Col, and_where
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"

@@ -43,8 +43,9 @@ from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
+from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
 
-CAPTURE_FLAGS = "nsys profile -t cuda,nvtx,osrt"
+CAPTURE_FLAGS = NSYS_TRACE_FLAGS
 """The capture command line we recommend when CUDA data is missing."""
 
 NSYS_TABLES = (cuda.KERNEL_TABLE, cuda.MEMCPY_TABLE, cuda.MEMSET_TABLE, cuda.SYNC_TABLE,
@@ -143,23 +144,20 @@ def _launch_join(ops: pd.DataFrame | None, api: pd.DataFrame):
     return None if ops is None else cuda.attach_launch(ops, api)
 
 
-def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
-          row_fraction: float | None = None) -> TraceBundle:
-    _check_is_nsys(db)
-    src = str(db.path)
-    strings = StringTable(db)
-    warnings: list[LoadWarning] = []
-    window, window_record = _read_window(db, time_window, row_fraction, warnings)
-    export_md = read_export_metadata(db)
+def _schema(export_md: dict, warnings: list[LoadWarning]) -> tuple[str, tuple]:
+    """(export schema version text, as a tuple); warns on a major version not checked against."""
     schema_version = export_md.get("EXPORT_SCHEMA_VERSION", "")
     schema = _schema_tuple(schema_version)
     if schema and schema[0] not in (2, 3):
         warnings.append(LoadWarning(
             "unknown_schema", f"export schema {schema_version} is newer/older than the "
             "versions this tool was checked against (2.x–3.x); reading columns by name", 0))
+    return schema_version, schema
 
-    # ---- the tables with one row per event, read concurrently (loaders/concurrent.py)
-    read = run_concurrently({
+
+def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: bool) -> dict:
+    """The tables with one row per event, read concurrently (``loaders/concurrent.py``)."""
+    return run_concurrently({
         # the largest first (they start at once); errors surface in this order
         "api": lambda: cuda.read_api(db, strings, window),
         "kernels": lambda: cuda.read_kernels(db, strings, detail=kernel_detail, window=window),
@@ -177,8 +175,11 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         "table_counts": lambda: table_counts(db),  # count(*) scans: C, off the main thread
     })
 
-    # ---- CUDA API and GPU work
-    api, sync_raw = read["api"], read["sync"]
+
+def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
+              warnings: list[LoadWarning]) -> dict[str, pd.DataFrame]:
+    """Kernels, memcpys, memsets and syncs joined to their launching API call (validated frames),
+    with the unmatched-launch and no-CUDA warnings."""
     unmatched: dict[str, tuple[int, int]] = {}
 
     def joined(key, contract, name):
@@ -191,41 +192,43 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     kernels_j = joined("kernels_joined", C.KERNELS, "kernels")
     memcpy_j = joined("memcpy_joined", C.MEMCPY, "memcpys")
     memset_j = joined("memset_joined", C.MEMSET, "memsets")
+    sync_raw = read["sync"]
     if sync_raw is not None:
-        sync_type = sync_raw[1]
         sync_j = joined("sync_joined", C.SYNC, "syncs")
-        sync_j["sync_kind"] = cuda.classify_sync(sync_j["launch_api"].array, sync_type,
+        sync_j["sync_kind"] = cuda.classify_sync(sync_j["launch_api"].array, sync_raw[1],
                                                  use_sync_type=schema >= (3, 25))
     else:
         sync_j = C.SYNC.empty()
-    kernels_f = C.KERNELS.validate(kernels_j, source=src)
-    memcpy_f = C.MEMCPY.validate(memcpy_j, source=src)
-    memset_f = C.MEMSET.validate(memset_j, source=src)
-    sync_f = C.SYNC.validate(sync_j, source=src)
+    f = {"kernels": C.KERNELS.validate(kernels_j, source=src),
+         "memcpy": C.MEMCPY.validate(memcpy_j, source=src),
+         "memset": C.MEMSET.validate(memset_j, source=src),
+         "sync": C.SYNC.validate(sync_j, source=src)}
+    api = read["api"]
     w = cuda.unmatched_warning(unmatched) if len(api) or any(t for _, t in unmatched.values()) \
         else None
     if w is not None:
         warnings.append(w)
-    if not len(kernels_f) + len(memcpy_f) + len(memset_f):
+    if not len(f["kernels"]) + len(f["memcpy"]) + len(f["memset"]):
         present = [t for t in (cuda.KERNEL_TABLE, cuda.MEMCPY_TABLE, cuda.MEMSET_TABLE) if db.has(t)]
         warnings.append(LoadWarning(
             "no_cuda_tables",
             "the export holds no CUDA GPU activity (no kernel, memcpy or memset rows"
             + ("" if present else "; the CUDA tables are absent") + ")",
             0, f"capture CUDA with `{CAPTURE_FLAGS} -o report <your command>`"))
+    return {**f, "api": api}
 
-    # ---- NVTX
-    nvtx_res = read["nvtx"]
 
-    # ---- capture span and row sanity (rows whose times cannot be right: loaders/sanity.py)
+def _sane_events(db: NsysDb, gpu: dict[str, pd.DataFrame], nvtx_res,
+                 warnings: list[LoadWarning]):
+    """Rows whose times cannot be right dropped (``loaders/sanity.py``) → (GPU/API frames, NVTX
+    read, capture duration in ns: the declared one when trusted, else the last event's end)."""
     declared = capture_duration(db)
     nvtx_raw = None
     if nvtx_res is not None:  # open ranges are checked on their start only (end = start here)
         nvtx_raw = nvtx_res.ranges.assign(end_ns=np.where(
             nvtx_res.open_mask, nvtx_res.ranges["start_ns"].to_numpy(np.int64),
             nvtx_res.ranges["end_ns"].to_numpy(np.int64)))
-    events = {"kernels": kernels_f, "memcpy": memcpy_f, "memset": memset_f, "sync": sync_f,
-              "api": api, "nvtx": nvtx_raw,
+    events = {**gpu, "nvtx": nvtx_raw,
               "nvtx_marks": nvtx_res.marks if nvtx_res is not None else None}
     window, distrusted = sanity.trusted_window(events, declared)
     events, bad_rows = sanity.drop_invalid_rows(events, window)
@@ -233,17 +236,21 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         warnings.append(bad_rows)
     if distrusted and declared is not None:
         warnings.append(sanity.distrust_warning(declared))
-    kernels_f, memcpy_f, memset_f, sync_f, api = (events[k] for k in (
-        "kernels", "memcpy", "memset", "sync", "api"))
+    gpu = {k: events[k] for k in ("kernels", "memcpy", "memset", "sync", "api")}
     if nvtx_res is not None:
         nvtx_res = sanity.filter_nvtx(nvtx_res, nvtx_raw, window)
     duration = declared if not distrusted else None
     if duration is None:
-        ends = [int(f["end_ns"].max()) for f in (kernels_f, memcpy_f, memset_f, sync_f, api)
-                if len(f)]
+        ends = [int(f["end_ns"].max()) for f in gpu.values() if len(f)]
         if nvtx_res is not None and nvtx_res.max_ts is not None:
             ends.append(nvtx_res.max_ts)
         duration = max(ends) if ends else 0
+    return gpu, nvtx_res, duration
+
+
+def _nvtx_frames(nvtx_res, duration: int, src: str, warnings: list[LoadWarning]
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(NVTX ranges, NVTX marks) frames, open ranges ended at the capture end (warned)."""
     if nvtx_res is not None:
         nvtx_f = finish_ranges(nvtx_res, duration, src)
         marks_f = nvtx_res.marks
@@ -260,31 +267,19 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
             "no_nvtx", "the export holds no NVTX ranges, so steps and phases cannot be named",
             0, "add NVTX ranges around steps/phases (e.g. torch.cuda.nvtx.range_push/pop or "
                "nvtx.annotate) and capture with `-t cuda,nvtx`"))
+    return nvtx_f, marks_f
 
-    # ---- GPUs, metrics, memory
-    devices = np.concatenate([distinct_ints(f["device_id"].to_numpy(np.int64))  # perf: no 2M
-                              for f in (kernels_f, memcpy_f, memset_f)])  # concat
-    gpus, gpu_warn, gpu_layout = read_gpus(db, devices)
-    warnings += gpu_warn
-    gpu_metrics, metric_warn = read["gpu_metrics"]
-    warnings += metric_warn
-    gpu_memory = read_gpu_memory(db)
 
-    # ---- threads and processes
-    threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None else None)
-    owners = np.concatenate([distinct_ints(f["global_pid"].to_numpy(np.int64)) for f in  # perf
-                             (kernels_f, memcpy_f, memset_f, sync_f, api, nvtx_f)] +
-                            [(marks_f["global_tid"].to_numpy(np.int64) & np.int64(-16777216))
-                             if len(marks_f) else np.zeros(0, np.int64)])
-    processes = read_processes(db, owners, threads)
-    if strings.unresolved:
-        warnings.append(LoadWarning(
-            "unresolved_strings", f"{strings.unresolved} string id(s) are missing from StringIds "
-            "(shown as <string #ID>)", strings.unresolved))
+def _owners(frames: list[pd.DataFrame], marks_f: pd.DataFrame) -> np.ndarray:
+    """Distinct ``global_pid`` of every event (marks: from their ``global_tid``)."""
+    return np.concatenate([distinct_ints(f["global_pid"].to_numpy(np.int64)) for f in frames] +
+                          [(marks_f["global_tid"].to_numpy(np.int64) & np.int64(-16777216))
+                           if len(marks_f) else np.zeros(0, np.int64)])
 
-    # ---- metadata
-    env, command_line, event_types = capture_info(db)
-    env = {**device_environment(db), **env}
+
+def _meta_extra(db: NsysDb, export_md: dict, gpu_layout, event_types, window_record,
+                kernels_f: pd.DataFrame, kernel_detail: bool) -> dict:
+    """``TraceMeta.extra``: reader, GPU table layout, read window, export parameters, era."""
     extra = {"reader": db.reader, "gpu_table": gpu_layout, "capture_event_types": event_types}
     if window_record is not None:
         if window_record["reason"] == "memory_budget":
@@ -298,26 +293,66 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         extra["derived_window_ns"] = export_md["DERIVED_WINDOW_NS"]
     if export_md.get("EXPORT_PARAM_TIMES_TO_EXPORT"):
         extra["times_to_export"] = export_md["EXPORT_PARAM_TIMES_TO_EXPORT"]
-    nsys_version = export_md.get("EXPORT_PRODUCT_VERSION", "")
     if not export_md:
         extra["era"] = "pre-2022 (no version table)"
         hint = version_hint(db)
         if hint:
             extra["nsys_version_hint"] = hint
+    return extra
+
+
+def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
+          row_fraction: float | None = None) -> TraceBundle:
+    """Read every table the analyses use into contract frames (``model/contracts.py``), with the
+    load warnings in the order the report lists them."""
+    _check_is_nsys(db)
+    src = str(db.path)
+    strings = StringTable(db)
+    warnings: list[LoadWarning] = []
+    window, window_record = _read_window(db, time_window, row_fraction, warnings)
+    export_md = read_export_metadata(db)
+    schema_version, schema = _schema(export_md, warnings)
+    read = _read_event_tables(db, strings, window, kernel_detail)
+    gpu = _gpu_work(db, read, schema, src, warnings)
+    gpu, nvtx_res, duration = _sane_events(db, gpu, read["nvtx"], warnings)
+    nvtx_f, marks_f = _nvtx_frames(nvtx_res, duration, src, warnings)
+    kernels_f, memcpy_f, memset_f = gpu["kernels"], gpu["memcpy"], gpu["memset"]
+
+    # ---- GPUs, metrics, memory
+    devices = np.concatenate([distinct_ints(f["device_id"].to_numpy(np.int64))  # perf: no 2M
+                              for f in (kernels_f, memcpy_f, memset_f)])  # concat
+    gpus, gpu_warn, gpu_layout = read_gpus(db, devices)
+    warnings += gpu_warn
+    gpu_metrics, metric_warn = read["gpu_metrics"]
+    warnings += metric_warn
+    gpu_memory = read_gpu_memory(db)
+
+    # ---- threads and processes
+    threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None else None)
+    processes = read_processes(db, _owners([*gpu.values(), nvtx_f], marks_f), threads)
+    if strings.unresolved:
+        warnings.append(LoadWarning(
+            "unresolved_strings", f"{strings.unresolved} string id(s) are missing from StringIds "
+            "(shown as <string #ID>)", strings.unresolved))
+
+    # ---- metadata
+    env, command_line, event_types = capture_info(db)
     meta = TraceMeta(
-        path=src, format="nsys-sqlite", nsys_version=nsys_version, schema_version=schema_version,
-        capture_start_ns=0, capture_end_ns=int(duration),
+        path=src, format="nsys-sqlite", nsys_version=export_md.get("EXPORT_PRODUCT_VERSION", ""),
+        schema_version=schema_version, capture_start_ns=0, capture_end_ns=int(duration),
         session_start_utc_ns=session_start_utc(db), tables=read["table_counts"],
-        command_line=command_line, host=host_info(db), environment=env, extra=extra)
+        command_line=command_line, host=host_info(db), environment={**device_environment(db), **env},
+        extra=_meta_extra(db, export_md, gpu_layout, event_types, window_record, kernels_f,
+                          kernel_detail))
     if db.has("EXPORT_META_DATA") or db.has("META_DATA_EXPORT"):
         host_name = export_md.get("EXPORT_HOST")
         if host_name and "Hostname" not in meta.host:
             meta.host["Hostname"] = host_name
 
     return TraceBundle(
-        meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=sync_f, api=api,
-        nvtx=nvtx_f, nvtx_marks=marks_f, threads=threads, processes=processes, gpus=gpus,
-        gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, warnings=warnings)
+        meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=gpu["sync"],
+        api=gpu["api"], nvtx=nvtx_f, nvtx_marks=marks_f, threads=threads, processes=processes,
+        gpus=gpus, gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, warnings=warnings)
 
 
 __all__ = ["load_nsys_sqlite", "CAPTURE_FLAGS"]

@@ -2,13 +2,14 @@
 
 ``analyze`` spends ~0.4 s importing pandas before its loader can ask for a single row, while the
 SQLite → Arrow reads of the kernel, CUDA API and GPU-metric tables are plain C that needs only
-pyarrow and ADBC. ``start_prefetch(path)`` (pandas-free: this module, ``nsys_db`` and
-``nsys_specs`` import no pandas) builds exactly the SELECTs the loader will issue
-(``nsys_specs`` + ``nsys_db.select_plan``) and runs them on background threads, each with its own
-read-only ADBC connection (``nsys_db.read_arrow``); ``NsysDb._read_adbc`` then takes a finished (or still running) result
-instead of re-running the same query. The row count of every table (``NsysDb.counts``, for the
-report's table list) is taken the same way. Whatever is not taken is dropped by
-``clear_prefetch``.
+pyarrow and ADBC. ``start_prefetch(path)`` (pandas-free: this module, ``nsys_db``, ``read_plan``
+and ``nsys_specs`` import no pandas) builds the :class:`~nsys_diag.loaders.read_plan.ReadPlan`
+of each read the loader will issue (``nsys_specs`` column specs) and runs its first SQL on a
+background thread, each with its own read-only ADBC connection (``nsys_db.read_arrow``). The
+results wait in ``prefetch_store``, keyed by (file, plan); ``NsysDb.read`` takes a finished (or
+still running) result for the plan it is about to read instead of re-running it. The row count of
+every table (``NsysDb.counts``, for the report's table list) is taken the same way. Whatever is
+not taken is dropped by ``clear_prefetch`` (and counted, see ``prefetch_store.stats``).
 
 Only the unfiltered whole-table reads of ``analyze`` are prefetched (no ``--window`` / memory
 window, no kernel detail). Any problem (no ADBC, odd schema, a damaged file) just means no
@@ -21,46 +22,42 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-_LOCK = threading.Lock()
-_PENDING: dict[tuple[str, str], Future] = {}
-COUNTS_QUERY = "-- count(*) of every table"
+from nsys_diag.loaders import nsys_specs as S
+from nsys_diag.loaders import prefetch_store as store
+from nsys_diag.loaders.nsys_db import NsysDb, read_arrow, ro_uri
+from nsys_diag.loaders.read_plan import ReadPlan
+
+_PENDING = store._PENDING  # the cache itself (tests look at it)
+COUNTS_QUERY = store.COUNTS_KEY
 """Key of the background ``NsysDb.counts()`` (``nsys_meta.table_counts`` takes it)."""
 PREFETCH_ENV = "NSYS_DIAG_NO_PREFETCH"
 """Set to any value to disable prefetching (the loader reads everything itself)."""
 
 
-def _key(path: str | Path, sql: str) -> tuple[str, str]:
-    return str(Path(path).resolve()), sql
-
-
-def _queries(path: str | Path) -> list[str]:
-    """The fast SELECTs ``load_trace(path, kernel_detail=False)`` issues for the big tables."""
-    from nsys_diag.loaders import nsys_specs as S
-    from nsys_diag.loaders.nsys_db import NsysDb, select_plan
-
+def analyze_plans(db: NsysDb) -> list[ReadPlan]:
+    """The plans ``load_trace(path, kernel_detail=False)`` reads for the big tables (API, kernels,
+    GPU metrics), as far as the file has them."""
     out = []
-    with NsysDb(path) as db:
-        if db.reader != "adbc":
-            return []
-        for table, required, spec, where in (
-            (S.RUNTIME_TABLE, S.API_REQUIRED, S.api_spec, S.api_where),
-            (S.KERNEL_TABLE, S.GPU_OP_REQUIRED, lambda c: S.kernel_spec(c, detail=False), None),
-            (S.GPU_METRICS_TABLE, S.GPU_METRICS_REQUIRED, S.gpu_metrics_spec, None),
-        ):
-            actual = db.table(table)
-            cols = db.columns(table)
-            if actual is None or not set(required) <= set(cols):
-                continue  # the loader explains what is missing
-            plan = select_plan(actual, spec(cols), where(cols) if where else "")
-            if plan.fast_sql:
-                out.append(plan.fast_sql)
+    for table, required, spec, where in (
+        (S.RUNTIME_TABLE, S.API_REQUIRED, S.api_spec, S.api_where),
+        (S.KERNEL_TABLE, S.GPU_OP_REQUIRED, lambda c: S.kernel_spec(c, detail=False), None),
+        (S.GPU_METRICS_TABLE, S.GPU_METRICS_REQUIRED, S.gpu_metrics_spec, None),
+    ):
+        actual = db.table(table)
+        cols = db.columns(table)
+        if actual is None or not set(required) <= set(cols):
+            continue  # the loader explains what is missing
+        out.append(ReadPlan.of(actual, spec(cols), where(cols) if where else ""))
     return out
+
+
+def _plans(path: str | Path) -> list[ReadPlan]:
+    with NsysDb(path) as db:
+        return analyze_plans(db) if db.reader == "adbc" else []
 
 
 def _count_rows(path: str | Path) -> dict[str, int]:
     """``count(*)`` of every table on a connection of its own (C work, off the critical path)."""
-    from nsys_diag.loaders.nsys_db import NsysDb
-
     with NsysDb(path) as db:
         return db.counts()
 
@@ -72,25 +69,20 @@ def start_prefetch(path: str | Path) -> int:
     if os.environ.get(PREFETCH_ENV) or os.environ.get("NSYS_DIAG_NO_ADBC"):
         return 0
     try:
-        from nsys_diag.loaders.nsys_db import read_arrow, ro_uri
-
-        queries = _queries(path)
+        plans = _plans(path)
         uri = ro_uri(path)
     except Exception:  # anything odd: the loader reads (and reports) it itself
         return 0
     started = 0
-    for sql in queries + [COUNTS_QUERY]:
+    for key in [*plans, COUNTS_QUERY]:
         fut: Future = Future()
-        key = _key(path, sql)
-        with _LOCK:
-            if key in _PENDING:
-                continue
-            _PENDING[key] = fut
+        if not store.put(path, key, fut):
+            continue
 
-        def run(fut=fut, sql=sql) -> None:
+        def run(fut=fut, key=key) -> None:
             try:
-                fut.set_result(_count_rows(path) if sql == COUNTS_QUERY else
-                               read_arrow(uri, sql))
+                fut.set_result(_count_rows(path) if key == COUNTS_QUERY else
+                               read_arrow(uri, key.render().first_sql))
             except BaseException as exc:  # noqa: BLE001 - handed to the taker, which re-reads
                 fut.set_exception(exc)
 
@@ -99,23 +91,11 @@ def start_prefetch(path: str | Path) -> int:
     return started
 
 
-def take_prefetched(path: str | Path, sql: str):
-    """The prefetched ``pyarrow.Table`` of exactly ``sql`` on ``path`` (waiting for it if it is
-    still being read), or None (not prefetched, or the prefetch failed). Each result is handed
-    out once."""
-    with _LOCK:
-        fut = _PENDING.pop(_key(path, sql), None)
-    if fut is None:
-        return None
-    try:
-        return fut.result()
-    except Exception:
-        return None
+take_prefetched = store.take
+"""``take_prefetched(path, plan)``: the prefetched result of ``plan`` on ``path``, or None."""
 
 
 def clear_prefetch(path: str | Path | None = None) -> None:
     """Forget prefetched results nobody took (of ``path``, or all); running reads finish on
-    their own and are dropped."""
-    with _LOCK:
-        for key in [k for k in _PENDING if path is None or k[0] == str(Path(path).resolve())]:
-            del _PENDING[key]
+    their own and are dropped (counted as unclaimed in ``prefetch_store.stats``)."""
+    store.clear(path)

@@ -26,12 +26,6 @@ def fnum(value) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def inum(value) -> int | None:
-    """A Python int (rounded), or ``None`` for None/NaN/±inf."""
-    x = fnum(value)
-    return None if x is None else int(round(x))
-
-
 def ns_to_ms(ns) -> float | None:
     """Integer nanoseconds → float milliseconds (JSON ``*_ms``)."""
     x = fnum(ns)

@@ -63,3 +63,8 @@ HINT_CAPTURE_CUDA_NVTX = "capture CUDA activity with `nsys profile -t cuda,nvtx`
 HINT_GPU_METRICS = ("nsys profile --gpu-metrics-devices=all … "
                     "(nsys ≥ 2023.x; older: --gpu-metrics-device=all)")
 HINT_MEMORY_USAGE = "capture allocations with `nsys profile --cuda-memory-usage=true`"
+HINT_GPU_METRICS_CAPTURE = ("capture GPU metrics with `nsys profile --gpu-metrics-devices=all` "
+                            "(`--gpu-metrics-device=all` on nsys before 2023.x)")
+"""The GPU-metrics capture hint as an analysis's "unavailable" form states it."""
+NSYS_TRACE_CUDA_NVTX = "nsys profile -t cuda,nvtx"
+"""The short CUDA + NVTX tracing flags quoted inside longer hints."""

@@ -181,7 +181,7 @@ def test_device_busy_equals_the_masked_clip_then_merge(seed, n_dev, shuffle, win
 
 def _cascade(gs, ge, evidence, launch):
     """Reference: the pre-bench cause attribution (intersect, then subtract, cause by cause)."""
-    from nsys_diag.analyses.gaps import GAP_CAUSES
+    from nsys_diag.model.vocabulary import GAP_CAUSES
 
     rem_s, rem_e = gs, ge
     mat = np.zeros((gs.size, len(GAP_CAUSES)), np.int64)

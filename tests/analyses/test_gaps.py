@@ -7,7 +7,8 @@ import handframes as hf
 from handframes import MS, US
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.busy import Window, device_busy
-from nsys_diag.analyses.gaps import GAP_CAUSES, analyze_gaps, analyze_utilization
+from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization
+from nsys_diag.model.vocabulary import GAP_CAUSES
 from nsys_diag.analyses.phases import analyze_phases
 from nsys_diag.analyses.steps import analyze_steps
 from nsys_diag.model import contracts as C

@@ -177,3 +177,39 @@ def test_suite_result_is_not_frozen_but_results_are():
     suite = run_suite(_two_process_bundle())
     with pytest.raises(dataclasses.FrozenInstanceError):
         suite.headline.steps.source = "x"  # type: ignore[misc]
+
+
+def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
+    """The per-process analyses form a task graph (analyses/taskgraph.py): every dependency is
+    declared and the pooled (worker-thread) tasks are the kernel table, gap evidence, gaps and
+    GPU metrics — the same split whatever order the tasks are listed in."""
+    import random
+
+    from nsys_diag.analyses import suite as S
+    from nsys_diag.analyses.busy import choose_window
+    from nsys_diag.analyses.steps import analyze_steps
+    from nsys_diag.analyses.taskgraph import run_tasks, topological_order
+    from nsys_diag.model.thresholds import Thresholds
+
+    bundle = _two_process_bundle()
+    gpid = S._process_ids(bundle)[0]
+    f = {name: S._split(getattr(bundle, name), gpid) for name in S.PROCESS_FRAMES}
+    opts, th = AnalyzeOptions(), Thresholds()
+    steps = analyze_steps(f["nvtx"], f["kernels"], options=opts, th=th)
+    window = choose_window(steps, f["kernels"], f["memcpy"], f["memset"], user_window=None,
+                           capture=(0, 10**12))
+
+    def tasks():
+        return S._process_tasks(bundle, f, 100, (0,), steps, window, opts, th, None)
+
+    assert {t.name for t in tasks() if t.pooled} == {"kernel_table", "evidence", "gaps",
+                                                     "gpu_metrics"}
+    assert len(topological_order(tasks())) == len(tasks())
+    ref = run_tasks(tasks(), parallel=False)
+    shuffled = tasks()
+    random.Random(3).shuffle(shuffled)
+    got = run_tasks(shuffled, parallel=True)
+    assert got.keys() == ref.keys()
+    assert got["gaps"].to_json() == ref["gaps"].to_json()
+    assert got["phases"].to_json() == ref["phases"].to_json()
+    assert got["kernel_table"][1].to_json() == ref["kernel_table"][1].to_json()

@@ -5,7 +5,8 @@ import dataclasses
 
 import pytest
 
-from nsys_diag.analyses.verdict import VERDICT_CODES, VerdictInputs, diagnose
+from nsys_diag.analyses.verdict import VerdictInputs, diagnose
+from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.model.thresholds import Thresholds
 
 TH = Thresholds()

@@ -2,6 +2,7 @@
 pandas import before the reads start, and bad files still reported by the loader."""
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 
@@ -10,7 +11,9 @@ import pytest
 
 from nsys_diag import synth
 from nsys_diag.app import analyze
-from nsys_diag.loaders import load_trace, prefetch
+from nsys_diag.loaders import load_trace, prefetch, prefetch_store
+from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.read_plan import ReadPlan
 from nsys_diag.model.errors import InputError
 from nsys_diag.model.options import AnalyzeOptions
 
@@ -26,22 +29,62 @@ def trace(tmp_path_factory):
 def test_prefetched_load_equals_plain_load_and_takes_every_query(trace, monkeypatch):
     plain = load_trace(trace, kernel_detail=False)
     taken = []
-    orig = prefetch.take_prefetched
+    orig = prefetch_store.take
 
-    def spy(path, sql):
-        out = orig(path, sql)
+    def spy(path, key):
+        out = orig(path, key)
         if out is not None:
-            taken.append(sql)
+            taken.append(key)
         return out
 
-    monkeypatch.setattr(prefetch, "take_prefetched", spy)
+    monkeypatch.setattr(prefetch_store, "take", spy)
+    prefetch_store.reset_stats()
     assert prefetch.start_prefetch(trace) == 4  # API, kernels, GPU metrics, table counts
     got = load_trace(trace, kernel_detail=False)
     assert len(taken) == 4 and not prefetch._PENDING
     assert prefetch.COUNTS_QUERY in taken
+    assert prefetch_store.stats() == prefetch_store.PrefetchStats(started=4, hits=4)
     assert got.meta.tables == plain.meta.tables
     for name in ("kernels", "api", "gpu_metrics", "nvtx"):
         pd.testing.assert_frame_equal(getattr(plain, name), getattr(got, name), obj=name)
+
+
+def test_every_prefetched_plan_is_a_plan_the_loader_reads(trace, monkeypatch):
+    """The reader and the prefetch describe the same reads: each plan the prefetch would start
+    is one ``NsysDb.read`` issues on an ``analyze`` load (same value, hence same SQL)."""
+    read: list[ReadPlan] = []
+    orig = NsysDb._read_adbc
+
+    def spy(self, sql, ncols, int_fill=None, float_plain=frozenset(), plan=None):
+        if plan is not None:
+            read.append(plan)
+            assert sql == plan.render().first_sql
+        return orig(self, sql, ncols, int_fill, float_plain, plan)
+
+    monkeypatch.setattr(NsysDb, "_read_adbc", spy)
+    load_trace(trace, kernel_detail=False)
+    with NsysDb(trace) as db:
+        plans = prefetch.analyze_plans(db)
+    assert len(plans) == 3 and {p.table for p in plans} == {
+        "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "GPU_METRICS"}
+    assert set(plans) <= set(read)
+
+
+def test_a_drifted_plan_is_an_observable_miss(trace, caplog):
+    """A reader asking for another plan of a prefetched table misses, and says so; the unused
+    prefetch is counted when it is dropped."""
+    with NsysDb(trace) as db:
+        plan = prefetch.analyze_plans(db)[0]
+    drifted = ReadPlan(plan.table, plan.cols[:-1], plan.where)
+    prefetch_store.reset_stats()
+    assert prefetch.start_prefetch(trace) == 4
+    with caplog.at_level(logging.DEBUG, logger="nsys_diag.prefetch"):
+        assert prefetch.take_prefetched(trace, drifted) is None
+        assert prefetch.take_prefetched(trace, ReadPlan("OTHER_TABLE", ())) is None  # no drift
+        prefetch.clear_prefetch(trace)
+    assert prefetch_store.stats() == prefetch_store.PrefetchStats(started=4, misses=1, unclaimed=4)
+    assert any("prefetch miss" in r.message for r in caplog.records)
+    assert sum("never taken" in r.message for r in caplog.records) == 4
 
 
 def test_pipeline_prefetches_and_leaves_nothing_behind(trace):
@@ -69,7 +112,7 @@ def test_untaken_results_are_cleared_and_a_failed_prefetch_is_no_result(trace, t
     assert prefetch.start_prefetch(trace) == 4
     prefetch.clear_prefetch(trace)
     assert not prefetch._PENDING
-    assert prefetch.take_prefetched(trace, "SELECT 1") is None
+    assert prefetch.take_prefetched(trace, ReadPlan("CUPTI_ACTIVITY_KIND_KERNEL", ())) is None
 
 
 def test_damaged_file_is_still_reported_by_the_loader(trace, tmp_path):

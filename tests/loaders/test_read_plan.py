@@ -1,0 +1,37 @@
+"""Read plans (``loaders/read_plan.py``): a read as a value, its SQL rendered in one place."""
+from __future__ import annotations
+
+from nsys_diag.loaders import nsys_db
+from nsys_diag.loaders.read_plan import Col, ReadPlan, render, select_plan
+
+
+def test_equal_plans_are_one_key_and_render_the_same_sql():
+    a = ReadPlan.of("K", [Col("start", "int", fill=-5, strict=True), Col("v", "float")], "x > 1")
+    b = ReadPlan("K", (Col("start", "int", fill=-5, strict=True), Col("v", "float")), "x > 1")
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    assert render(a) == render(b) == select_plan("K", list(a.cols), "x > 1")
+    assert ReadPlan("K", a.cols[:1], "x > 1") != a
+
+
+def test_rendered_sql_type_stable_and_fast_forms():
+    plan = ReadPlan.of("T", [Col("a", "int", fill=7), Col("f", "float"),
+                             Col("n", "text"), Col("k", "int", expr='"a" * 2')])
+    sel = plan.render()
+    assert sel.sql == ('SELECT ifnull(CAST("a" AS INTEGER), 7), ifnull(CAST("f" AS REAL), 0.0), '
+                       '("f" IS NULL), ifnull(CAST("n" AS BLOB), x\'\'), '
+                       'ifnull(CAST("a" * 2 AS INTEGER), -1) FROM "T"')
+    assert sel.ncols == 5
+    assert sel.fast_sql == ('SELECT "a", "f", ifnull(CAST("n" AS BLOB), x\'\'), '
+                            'ifnull(CAST("a" * 2 AS INTEGER), -1) FROM "T"')
+    assert sel.fast_ncols == 4 and sel.int_fill == {0: 7} and sel.float_plain == frozenset({1})
+    assert sel.first_sql == sel.fast_sql
+
+
+def test_without_plain_columns_the_first_sql_is_the_type_stable_one():
+    sel = ReadPlan.of("T", [Col("n", "text")], "a = 1").render()
+    assert sel.fast_sql is None and sel.first_sql == sel.sql and \
+        sel.sql.endswith(' FROM "T" WHERE a = 1')
+
+
+def test_nsys_db_keeps_its_names():
+    assert nsys_db.Col is Col and nsys_db.select_plan is select_plan
