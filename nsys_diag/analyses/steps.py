@@ -147,7 +147,10 @@ class StepsResult:
 
     def to_json(self) -> dict:
         d = self.analysed_durations_ns.astype(np.float64) / 1e6
-        stat = (lambda f: float(f(d)) if d.size else None)
+
+        def stat(f) -> float | None:
+            return float(f(d)) if d.size else None
+
         return {
             "available": True,
             "count": self.count,
