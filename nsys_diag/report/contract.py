@@ -252,10 +252,24 @@ number; ``roofline.tensor_core_share_by_time`` and per-kernel ``tensor_core_shar
 measures, not aliases."""
 
 
-def _add_aliases(row: dict, table: dict[str, str]) -> None:
+ALIAS_AFTER: dict[str, dict[str, str]] = {"roofline": {"device": "source"}}
+"""Where an alias sits in its dict (after this key): the place the JSON always had it, so files
+written without sorted keys (batch's per-trace JSON) keep their bytes."""
+
+
+def _add_aliases(row: dict, table: dict[str, str], after: dict[str, str] | None = None) -> None:
     for alias, canonical in table.items():
-        if canonical in row:
-            row[alias] = row[canonical]
+        if canonical not in row:
+            continue
+        value = row[canonical]
+        anchor = (after or {}).get(alias)
+        if anchor in row and alias not in row:
+            items = list(row.items())
+            at = list(row).index(anchor) + 1
+            row.clear()
+            row.update(items[:at] + [(alias, value)] + items[at:])
+        else:
+            row[alias] = value
 
 
 def apply_aliases(section: str, data: Any) -> Any:
@@ -263,7 +277,7 @@ def apply_aliases(section: str, data: Any) -> Any:
     added, in place; returns it."""
     if not isinstance(data, dict) or data.get("available") is False:
         return data
-    _add_aliases(data, ALIASES.get(section, {}))
+    _add_aliases(data, ALIASES.get(section, {}), ALIAS_AFTER.get(section))
     rows_key = section + ".kernels[]"
     if rows_key in ALIASES and isinstance(data.get("kernels"), list):
         total = data.get("total_time_ns")
