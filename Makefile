@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
@@ -10,19 +11,25 @@ STAMP  := $(VENV)/.installed
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# The runtime install (what `nsys-diag analyze` needs) and the dev tools on top of it.
+$(RUNTIME_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	@touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP)
 	$(PY) -m pip install -q -e '.[dev,browser]'
 	@touch $(STAMP)
 
 venv: $(STAMP) ## Create .venv with nsys-diag (editable) and the dev tools
 
-demo: $(STAMP) ## Analyze the embedded sample trace; writes build/demo/worked_example.html
+demo: $(RUNTIME_STAMP) ## Analyze the embedded sample trace (runtime deps only); writes build/demo/
 	@mkdir -p build/demo
 	$(VENV)/bin/nsys-diag analyze sample_traces/worked_example.sqlite \
 	    -o build/demo/worked_example.html --json build/demo/worked_example.json
 	@echo "open build/demo/worked_example.html"
+	@echo "run it yourself: $(VENV)/bin/nsys-diag analyze YOUR_TRACE.sqlite  (or: . $(VENV)/bin/activate)"
 
 test: $(STAMP) ## Run the test suite (skips ../shared tests cleanly when absent)
 	$(PY) -m pytest -q
