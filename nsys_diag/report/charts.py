@@ -12,6 +12,7 @@ Colours are CSS classes (``ph-<canonical>``, ``cause-<cause>``, ``cat-<category>
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -79,8 +80,8 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
 
 def phase_bar(v: dict) -> dict | None:
     """One stacked bar: each phase's share of the mean step, in phase order."""
-    rows = [(p, finite(p["share"])) for p in v["phases"]]
-    rows = [(p, s) for p, s in rows if s is not None and s > 0]
+    shares = [(p, finite(p["share"])) for p in v["phases"]]
+    rows: list[tuple[dict, float]] = [(p, s) for p, s in shares if s is not None and s > 0]
     if not rows:
         return None
     total = sum(s for _, s in rows)
@@ -124,7 +125,7 @@ def step_chart(v: dict) -> dict | None:
     steps = v["steps"]
     if not steps["available"]:
         return None
-    pts = [(int(finite(p["index"])), finite(p["duration_ms"]), str(p["kind"] or "normal"))
+    pts = [(int(cast(float, finite(p["index"]))), finite(p["duration_ms"]), str(p["kind"] or "normal"))
            for p in steps["per_step"] if finite(p["index"]) is not None and finite(p["duration_ms"]) is not None]
     if not pts:
         return None
@@ -233,14 +234,14 @@ def cause_bars(v: dict) -> dict | None:
     if not gaps["available"]:
         return None
     total = finite(gaps["total_ms"]) or sum(finite(gaps["by_cause"].get(k)) or 0.0 for k, _ in CAUSES)
-    rows = []
+    rows: list[tuple[str, float | None, str, str, str]] = []
     keys = [k for k, _ in CAUSES] + sorted(k for k in gaps["by_cause"] if k not in dict(CAUSES))
     labels = dict(CAUSES)
     for key in keys:
         ms = finite(gaps["by_cause"].get(key))
         share = ms / total if ms is not None and total else None
         text = f"{fmt_ms(ms)} ({fmt_share(share)})" if ms is not None else "—"
-        rows.append((labels.get(key, key), ms, text, "cause-" + slug(key),
+        rows.append((str(labels.get(key, key)), ms, text, "cause-" + slug(key),
                      f"{labels.get(key, key)}: {text} of GPU idle time"))
     rows.sort(key=lambda r: -(r[1] or 0.0))
     return hbars(rows, label_w=150, value_w=110, width=HALF_WIDTH)
@@ -361,7 +362,8 @@ def timeline_strips(v: dict) -> list[dict]:
 def _roofs(rl: dict) -> tuple[list[dict], list[dict]]:
     """(compute roofs, memory roofs), each {name, value}, from the section's
     ``roofs: [{name, kind: "compute"|"memory", value}]`` (FLOP/s or bytes/s)."""
-    compute, memory = [], []
+    compute: list[dict] = []
+    memory: list[dict] = []
     for r in rl["roofs"]:
         kind, val = str(r["kind"] or ""), finite(r["value"])
         if val is None or val <= 0:
@@ -474,7 +476,7 @@ def roofline_chart(v: dict) -> dict | None:
     _place_labels([p for p in points if p["label"]], WIDTH - 2, mt, mt + ph)
     xticks = [{"x": _r(X(10 ** e)), "label": fmt_number(10 ** e)} for e in range(x_lo, x_hi + 1)]
     yticks = _yticks([(Y(10 ** e), _si_short(10 ** e)) for e in range(y_lo, y_hi + 1)])
-    bounds = sorted({p["cls"] for p in points})
+    bounds = sorted({str(p["cls"]) for p in points})
     level_name = main["name"] if main else "DRAM"
     return {**_frame(WIDTH, height, ml, mr, mt, mb, x_label=f"Arithmetic intensity (FLOP per {level_name} byte)",
                      y_label="Achieved FLOP/s", x_label_centered=True, xgrid=True),
