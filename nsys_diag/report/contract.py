@@ -257,9 +257,23 @@ number; ``roofline.tensor_core_share_by_time`` and per-kernel ``tensor_core_shar
 measures, not aliases."""
 
 
-def _add_aliases(row: dict, table: dict[str, str]) -> None:
+ALIAS_PLACES: dict[str, str] = {"roofline.device": "source"}
+"""Alias → the key it follows in the section's key order (else it is appended). Outputs that do
+not sort their keys (a batch run's per-trace JSON) have always shown ``device`` right after
+``source``; key order is part of those bytes."""
+
+
+def _add_aliases(row: dict, table: dict[str, str], where: str = "") -> None:
     for alias, canonical in table.items():
-        if canonical in row:
+        if canonical not in row:
+            continue
+        anchor = ALIAS_PLACES.get(f"{where}.{alias}")
+        if anchor in row and alias not in row:
+            items = list(row.items())
+            at = list(row).index(anchor) + 1
+            row.clear()
+            row.update(items[:at] + [(alias, dict(items)[canonical])] + items[at:])
+        else:
             row[alias] = row[canonical]
 
 
@@ -268,7 +282,7 @@ def apply_aliases(section: str, data: Any) -> Any:
     added, in place; returns it."""
     if not isinstance(data, dict) or data.get("available") is False:
         return data
-    _add_aliases(data, ALIASES.get(section, {}))
+    _add_aliases(data, ALIASES.get(section, {}), section)
     rows_key = section + ".kernels[]"
     if rows_key in ALIASES and isinstance(data.get("kernels"), list):
         total = data.get("total_time_ns")

@@ -161,3 +161,10 @@ def test_list_caps_come_from_the_contract():
     assert len(out["roofline"]["kernels"]) == 7 and len(out["roofline"]["notes"]) == 7
     assert len(view["kernels"]) == 500  # input untouched
     assert len(clean_view(view, DEFAULT_LIMITS)["kernels"]) == DEFAULT_LIMITS.max_rows
+
+
+def test_a_section_alias_keeps_its_place_in_key_order():
+    data = {"available": True, "source": "ncu", "memory_level": "DRAM", "gpu": "A100", "kernels": []}
+    out = contract.apply_aliases("roofline", data)
+    assert list(out) == ["available", "source", "device", "memory_level", "gpu", "kernels"]
+    assert out["device"] == "A100"
