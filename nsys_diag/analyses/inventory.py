@@ -213,20 +213,29 @@ def _cuda(bundle: TraceBundle) -> dict:
     }
 
 
+_CUDA_HINT = f"`{PROFILE_BASE} -o report <your command>`"
+
+
 def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict) -> tuple[list[dict], list[str]]:
+    """What the export supports, one row per analysis (``status`` yes/partial/no, ``reason``,
+    ``hint`` = what to capture), and the capture hints for what is missing."""
+    metrics = set(bundle.gpu_metrics["metric"].astype(str).unique()) if len(bundle.gpu_metrics) else set()
+    rows = _timeline_support(bundle, cuda, nvtx) + _metric_support(bundle, cuda, nvtx, metrics)
+    return rows, _capture_hints(bundle, nvtx, metrics)
+
+
+def _timeline_support(bundle: TraceBundle, cuda: dict, nvtx: dict) -> list[dict]:
+    """Support rows from the CUDA and NVTX timeline: utilisation, launch attribution, steps and
+    phases, transfers, synchronization."""
     has_k = cuda["kernels"] > 0
     has_gpu_work = bundle.has_cuda
-    metrics = set(bundle.gpu_metrics["metric"].astype(str).unique()) if len(bundle.gpu_metrics) else set()
-    tensor_metric = any(m.lower().startswith("tensor") for m in metrics)
-    nccl = has_k and bool(bundle.kernels["short_name"].astype(str).str.startswith("nccl").any())
-    nccl = nccl or (nvtx["ranges"] > 0 and any(d["name"].upper() == "NCCL" for d in nvtx["domains"]))
     out: list[dict] = []
 
     def add(name, status, reason, hint=None):
         out.append({"name": name, "status": status, "supported": status != "no",
                     "reason": reason, "hint": hint})
 
-    cuda_hint = f"`{PROFILE_BASE} -o report <your command>`"
+    cuda_hint = _CUDA_HINT
     if has_gpu_work:
         add("gpu_utilization", "yes", "GPU kernels/copies recorded: busy time, idle gaps")
     else:
@@ -264,6 +273,23 @@ def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict) -> tuple[list[dict], 
         add("synchronization", "partial", "no synchronization rows recorded")
     else:
         add("synchronization", "no", "no CUDA trace", cuda_hint)
+    return out
+
+
+def _metric_support(bundle: TraceBundle, cuda: dict, nvtx: dict, metrics: set) -> list[dict]:
+    """Support rows from metrics and side tables: Tensor Cores, GPU metrics, memory,
+    communication, processes, GPU specs, roofline."""
+    has_k = cuda["kernels"] > 0
+    tensor_metric = any(m.lower().startswith("tensor") for m in metrics)
+    nccl = has_k and bool(bundle.kernels["short_name"].astype(str).str.startswith("nccl").any())
+    nccl = nccl or (nvtx["ranges"] > 0 and any(d["name"].upper() == "NCCL" for d in nvtx["domains"]))
+    cuda_hint = _CUDA_HINT
+    out: list[dict] = []
+
+    def add(name, status, reason, hint=None):
+        out.append({"name": name, "status": status, "supported": status != "no",
+                    "reason": reason, "hint": hint})
+
     if tensor_metric:
         add("tensor_cores", "yes", "measured by the 'Tensor Active' GPU metric")
     elif has_k:
@@ -299,7 +325,12 @@ def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict) -> tuple[list[dict], 
         add("roofline", "yes", "Nsight Compute metrics attached")
     else:
         add("roofline", "no", "needs Nsight Compute metrics", NCU_HINT)
+    return out
 
+
+def _capture_hints(bundle: TraceBundle, nvtx: dict, metrics: set) -> list[str]:
+    """What to capture next: one line per missing source and the recommended nsys command."""
+    has_gpu_work = bundle.has_cuda
     hints: list[str] = []
     flags = []
     if not has_gpu_work or not nvtx["ranges"]:
@@ -316,7 +347,7 @@ def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict) -> tuple[list[dict], 
         cmd = " ".join(flags if flags[0] == PROFILE_BASE else [PROFILE_BASE] + flags)
         hints.append(f"recommended capture: `{cmd} -o report <your command>` then "
                      "`nsys export --type sqlite --output report.sqlite report.nsys-rep`")
-    return out, hints
+    return hints
 
 
 def _host(bundle: TraceBundle) -> dict:

@@ -397,16 +397,51 @@ def _tensor_ops(m: _M, t: pd.Series, clock: pd.Series) -> tuple[dict[str, pd.Ser
 def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
                      gpus: pd.DataFrame | None = None, *,
                      th: Thresholds = DEFAULT_THRESHOLDS) -> RooflineResult | Unavailable:
-    """Roofline + bound per kernel from validated NCU_LAUNCHES / NCU_METRICS (and GPUS) frames."""
+    """Roofline + bound per kernel from validated NCU_LAUNCHES / NCU_METRICS (and GPUS) frames.
+
+    Steps: per-launch duration (s) and SM clock (Hz), FLOPs by precision, bytes per memory level,
+    Tensor Core evidence, peaks, per-launch bound; then per kernel name and the result."""
     if ncu_launches is None or len(ncu_launches) == 0:
         return Unavailable("no Nsight Compute data (no ncu CSV was given)",
                            "add `--ncu kernels.csv`; " + capture_hint())
     launches = ncu_launches.drop_duplicates("launch_id").set_index("launch_id")
-    ids = launches.index
-    m = _M(_wide(ncu_metrics, ids))
+    m = _M(_wide(ncu_metrics, launches.index))
     notes: list[str] = []
+    t, duration_source = _durations(m)
+    if t.isna().all():
+        need = ["gpu__time_duration.sum", "(or sm__cycles_elapsed.avg + sm__cycles_elapsed.avg.per_second)"]
+        return Unavailable("roofline unavailable: need " + " ".join(need) + " — the ncu CSV has no "
+                           "kernel duration", capture_hint(need))
+    if t.isna().any():
+        notes.append(f"{int(t.isna().sum())} launch(es) without a duration were left out")
+    clock = m.get(*_SM_CLOCK)
+    clock = clock.fillna((m.get("sm__cycles_elapsed.avg") / t).where(m.get("sm__cycles_elapsed.avg").notna()))
+    w = _work(m, t, clock, notes)
+    tensor = _tensor_evidence(m, w, th)
+    gpu_name, spec, gpu_row = _identify_gpu(launches, gpus)
+    peaks, peak_series = _peaks(m, clock, spec, gpu_row, w.tensor_peaks, gpu_name)
+    if gpu_name is None and spec is None:
+        notes.append("GPU model unknown (no device name in the ncu CSV or the nsys export): "
+                     "built-in peaks unavailable; add `--metrics device__attribute_display_name`")
+    table, have_sol, above = _launch_table(m, launches, t, w, tensor, peak_series, th, notes)
+    roofline_complete = bool(w.flops.notna().any() and w.dram.notna().any())
+    need = sorted(set(w.missing))
+    if not roofline_complete and not have_sol.any():
+        core = [n for n in need if n.startswith(("sm__sass", "dram__"))] or need
+        return Unavailable("roofline unavailable: need " + ", ".join(core) +
+                           " (or the SOL metrics sm__throughput.avg.pct_of_peak_sustained_elapsed "
+                           "and gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed)",
+                           capture_hint(core))
+    if not roofline_complete:
+        notes.append("no FLOP or DRAM byte counters: bounds come from ncu's SOL percentages only")
+    return _result(table, list(w.work.columns), gpu_name=gpu_name, peaks=peaks,
+                   duration_source=duration_source, tensor_evidence=tensor.label,
+                   roofline_complete=roofline_complete, need=need, notes=notes, above=above)
 
-    # ---- duration -----------------------------------------------------------------------
+
+def _durations(m: _M) -> tuple[pd.Series, str]:
+    """Per-launch duration in s (``gpu__time_duration.sum``, else cycles ÷ clock; ≤ 0 → NaN)
+    and the metrics it came from."""
     t = m.get("gpu__time_duration.sum", "Duration [s]")
     duration_source = "gpu__time_duration.sum" if t.notna().any() else ""
     for cyc, clk in _CYCLE_PAIRS:
@@ -416,20 +451,31 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
         if fallback.notna().any():
             duration_source = (duration_source + " + " if duration_source else "") + f"{cyc} ÷ {clk}"
         t = t.fillna(fallback)
-    t = t.where(t > 0)
-    if t.isna().all():
-        need = ["gpu__time_duration.sum", "(or sm__cycles_elapsed.avg + sm__cycles_elapsed.avg.per_second)"]
-        return Unavailable("roofline unavailable: need " + " ".join(need) + " — the ncu CSV has no "
-                           "kernel duration", capture_hint(need))
-    if t.isna().any():
-        notes.append(f"{int(t.isna().sum())} launch(es) without a duration were left out")
+    return t.where(t > 0), duration_source
 
-    clock = m.get(*_SM_CLOCK)
-    measured_clock = m.get("sm__cycles_elapsed.avg") / t
-    clock = clock.fillna(measured_clock.where(m.get("sm__cycles_elapsed.avg").notna()))
+
+@dataclass
+class _Work:
+    """Per-launch work: FLOPs by precision (``work``), their sum, bytes per level, and the raw
+    counters the Tensor Core evidence reads."""
+
+    work: pd.DataFrame
+    flops: pd.Series
+    have_any_flops: pd.Series
+    dram: pd.Series
+    l2: pd.Series
+    l1: pd.Series
+    missing: list[str]
+    tensor_ops: dict[str, pd.Series]
+    tensor_peaks: dict[str, pd.Series]
+    agg_tensor: pd.Series
+    hfma: pd.Series
+
+
+def _work(m: _M, t: pd.Series, clock: pd.Series, notes: list[str]) -> _Work:
+    """FLOPs per precision with ncu's weights (HFMA2.MMA-like hfma removed from FP16), tensor OP
+    counts, and DRAM/L2/L1 bytes per launch; ``missing`` names the absent counters."""
     smsp_clock = m.get("smsp__cycles_elapsed.avg.per_second").fillna(clock)
-
-    # ---- FLOPs --------------------------------------------------------------------------
     counts = {op: _sass_count(m, op, t, smsp_clock)
               for ops in _FLOP_WEIGHTS.values() for op, _ in ops}
     agg_tensor = m.get(_TENSOR_AGG_INST)
@@ -454,24 +500,32 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
         flops_by_prec[key] = v
     work = pd.DataFrame(flops_by_prec)
     have_any_flops = work.notna().any(axis=1)
-    flops = work.sum(axis=1, min_count=1).where(have_any_flops)
+    levels = {level: _bytes(m, level, t) for level in ("dram", "l2", "l1")}
+    for level, metric in (("dram", "dram__bytes.sum"), ("l2", "lts__t_bytes.sum"),
+                          ("l1", "l1tex__t_bytes.sum")):
+        if levels[level].isna().all():
+            missing.append(metric)
+    return _Work(work=work, flops=work.sum(axis=1, min_count=1).where(have_any_flops),
+                 have_any_flops=have_any_flops, dram=levels["dram"], l2=levels["l2"],
+                 l1=levels["l1"], missing=missing, tensor_ops=tensor_ops, tensor_peaks=tensor_peaks,
+                 agg_tensor=agg_tensor, hfma=hfma)
 
-    # ---- bytes --------------------------------------------------------------------------
-    dram = _bytes(m, "dram", t)
-    l2 = _bytes(m, "l2", t)
-    l1 = _bytes(m, "l1", t)
-    if dram.isna().all():
-        missing.append("dram__bytes.sum")
-    if l2.isna().all():
-        missing.append("lts__t_bytes.sum")
-    if l1.isna().all():
-        missing.append("l1tex__t_bytes.sum")
 
-    # ---- SOL, occupancy, tensor evidence ------------------------------------------------
-    sm_pct = m.get(*_SM_PCT)
-    mem_pct = m.get(*_MEM_PCT)
-    waves = m.get(*_WAVES)
-    occupancy = m.get(*_OCCUPANCY)
+@dataclass
+class _Tensor:
+    """Per-launch Tensor Core evidence: pipe % (max over families), MMA instructions, the 0/1
+    flag (NaN = no evidence) and the label of the first evidence source present."""
+
+    pct: pd.Series
+    mma_inst: pd.Series
+    flag: pd.Series
+    label: str | None
+
+
+def _tensor_evidence(m: _M, w: _Work, th: Thresholds) -> _Tensor:
+    """Tensor Core evidence per launch, from OP counters, MMA instruction counts, the tensor-pipe
+    count minus HFMA2.MMA-like instructions, then pipe utilisation ≥ ``tensor_pipe_active_pct``."""
+    ids = m.w.index
     tensor_pct_cols = [f"{s}.avg.pct_of_peak_sustained_{kind}" for s in _TENSOR_PCT_STEMS
                        for kind in ("elapsed", "active")]
     present_pct = [c for c in tensor_pct_cols if c in m.w.columns]
@@ -480,50 +534,47 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
         if any(c in m.w.columns for c in _MMA_INST) else m.nan
     # aggregate tensor-pipe count minus what HFMA2.MMA can explain: a lower bound on real MMA
     # (unknown without the hfma counter: the aggregate alone may be all HFMA2.MMA)
-    agg_mma = (agg_tensor - hfma).clip(lower=0)
-    mma_inst = pure_mma.fillna(agg_mma)
-    ops_total = pd.DataFrame(tensor_ops).sum(axis=1, min_count=1) if tensor_ops else m.nan
+    agg_mma = (w.agg_tensor - w.hfma).clip(lower=0)
+    ops_total = pd.DataFrame(w.tensor_ops).sum(axis=1, min_count=1) if w.tensor_ops else m.nan
     evidence_sources = [
         ("sm__ops_path_tensor_* (tensor OP counters)", ops_total > 0, ops_total.notna()),
         ("tensor-pipe MMA instruction counts", pure_mma > 0, pure_mma.notna()),
         ("sm__inst_executed_pipe_tensor.sum minus HFMA2.MMA-like instructions", agg_mma > 0,
-         agg_tensor.notna() & hfma.notna()),
+         w.agg_tensor.notna() & w.hfma.notna()),
         ("tensor-pipe utilisation", tensor_pct >= th.tensor_pipe_active_pct, tensor_pct.notna()),
     ]
     tc_known = pd.Series(False, index=ids)
     tc_yes = pd.Series(False, index=ids)
-    tensor_evidence = None
-    for label, positive, known in evidence_sources:
-        if known.any() and tensor_evidence is None:
-            tensor_evidence = label
+    label = None
+    for name, positive, known in evidence_sources:
+        if known.any() and label is None:
+            label = name
         tc_known |= known
         tc_yes |= positive.fillna(False) & known
-    tc_flag = tc_yes.astype(np.float64).where(tc_known)
+    return _Tensor(pct=tensor_pct, mma_inst=pure_mma.fillna(agg_mma),
+                   flag=tc_yes.astype(np.float64).where(tc_known), label=label)
 
-    # ---- peaks --------------------------------------------------------------------------
-    gpu_name, spec, gpu_row = _identify_gpu(launches, gpus)
-    peaks, peak_series = _peaks(m, clock, spec, gpu_row, tensor_peaks, gpu_name)
-    if gpu_name is None and spec is None:
-        notes.append("GPU model unknown (no device name in the ncu CSV or the nsys export): "
-                     "built-in peaks unavailable; add `--metrics device__attribute_display_name`")
 
-    # ---- per-launch rates, AI, bound ----------------------------------------------------
-    dominant = work.fillna(0).idxmax(axis=1).where(have_any_flops & (work.fillna(0).max(axis=1) > 0))
+def _launch_table(m: _M, launches: pd.DataFrame, t: pd.Series, w: _Work, tensor: _Tensor,
+                  peak_series: dict, th: Thresholds,
+                  notes: list[str]) -> tuple[pd.DataFrame, pd.Series, list[str]]:
+    """One row per launch with a duration: work, SOL %, peaks at the dominant precision and the
+    bound (ncu SOL when both SOL % exist, else the roofline position); also which launches had
+    SOL metrics and the kernels whose rates exceed a peak by ``roofline_above_peak_factor``."""
+    ids = launches.index
+    sm_pct, mem_pct, waves = m.get(*_SM_PCT), m.get(*_MEM_PCT), m.get(*_WAVES)
+    work = w.work
+    dominant = work.fillna(0).idxmax(axis=1).where(w.have_any_flops & (work.fillna(0).max(axis=1) > 0))
     peak_dom = pd.Series(np.nan, index=ids)
     for prec, s in peak_series["flop"].items():
         peak_dom = peak_dom.mask(dominant == prec, s)
-    achieved_flop = flops / t
-    achieved_dram = dram / t
-    pct_flop = 100.0 * achieved_flop / peak_dom
-    pct_dram = 100.0 * achieved_dram / peak_series["dram"]
+    pct_flop = 100.0 * (w.flops / t) / peak_dom
+    pct_dram = 100.0 * (w.dram / t) / peak_series["dram"]
     have_sol = sm_pct.notna() & mem_pct.notna()
-    eff_sm = sm_pct.where(have_sol, pct_flop)
-    eff_mem = mem_pct.where(have_sol, pct_dram)
-    bound = _classify(eff_sm, eff_mem, waves, th)
+    bound = _classify(sm_pct.where(have_sol, pct_flop), mem_pct.where(have_sol, pct_dram), waves, th)
     bound_src = pd.Series(np.where(have_sol, "ncu SOL", "roofline position"), index=ids)
     bound_src = bound_src.where(bound != "unknown", "")
-
-    above = []
+    above: list[str] = []
     factor = th.roofline_above_peak_factor
     over = (pct_flop > 100 * factor) | (pct_dram > 100 * factor)
     for prec, s in peak_series["flop"].items():
@@ -532,40 +583,34 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
         above = sorted(set(launches.loc[over[over].index, "kernel_name"].astype(str)))
         notes.append(f"{int(over.sum())} launch(es) exceed a peak — a unit or parse error, not real "
                      "performance; check the CSV's units/locale")
-
     table = pd.DataFrame({
         "kernel_name": launches["kernel_name"].astype(str),
-        "t_s": t, "flops": flops, "dram": dram, "l2": l2, "l1": l1,
-        "sm_pct": sm_pct, "mem_pct": mem_pct, "waves": waves, "occupancy": occupancy,
-        "tensor_pct": tensor_pct, "mma_inst": mma_inst, "tc": tc_flag,
+        "t_s": t, "flops": w.flops, "dram": w.dram, "l2": w.l2, "l1": w.l1,
+        "sm_pct": sm_pct, "mem_pct": mem_pct, "waves": waves, "occupancy": m.get(*_OCCUPANCY),
+        "tensor_pct": tensor.pct, "mma_inst": tensor.mma_inst, "tc": tensor.flag,
         "bound": bound, "bound_source": bound_src, "dominant": dominant,
         "peak_flop": peak_dom, "peak_dram": peak_series["dram"],
     }, index=ids)
     for prec in work.columns:
         table[f"w_{prec}"] = work[prec]
-    table = table[table["t_s"].notna()]
+    return table[table["t_s"].notna()], have_sol, above
 
-    kernels = _per_kernel(table, list(work.columns))
+
+def _result(table: pd.DataFrame, precisions: list[str], *, gpu_name: str | None, peaks: Peaks,
+            duration_source: str, tensor_evidence: str | None, roofline_complete: bool,
+            need: list[str], notes: list[str], above: list[str]) -> RooflineResult:
+    """The result from the launch table: per-kernel rows, time-weighted bound shares, the
+    Tensor Core share of profiled time, the capture hint for missing counters, the confidence."""
+    kernels = _per_kernel(table, precisions)
     total_t = float(table["t_s"].sum())
     time_weighted = _time_shares(table.groupby("bound")["t_s"].sum(), total_t)
     tc_time = table.loc[table["tc"].notna()]
     tc_share = (float((tc_time["t_s"] * tc_time["tc"]).sum()) / total_t
                 if len(tc_time) and total_t > 0 else None)
-
-    roofline_complete = bool(flops.notna().any() and dram.notna().any())
-    need = sorted(set(missing))
-    if not roofline_complete and not have_sol.any():
-        core = [n for n in need if n.startswith(("sm__sass", "dram__"))] or need
-        return Unavailable("roofline unavailable: need " + ", ".join(core) +
-                           " (or the SOL metrics sm__throughput.avg.pct_of_peak_sustained_elapsed "
-                           "and gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed)",
-                           capture_hint(core))
     hint = ""
     if need:
         hint = ("roofline " + ("incomplete" if roofline_complete else "unavailable") +
                 ": need " + ", ".join(need) + "; " + capture_hint(need))
-    if not roofline_complete:
-        notes.append("no FLOP or DRAM byte counters: bounds come from ncu's SOL percentages only")
     sources = set(table.loc[table["bound_source"] != "", "bound_source"])
     bound_source = " + ".join(sorted(sources)) if sources else None
     confidence = ("high" if sources == {"ncu SOL"} else "medium" if sources else "low")
@@ -631,21 +676,47 @@ def _identify_gpu(launches: pd.DataFrame, gpus: pd.DataFrame | None):
     return name, lookup_gpu(name), gpu_row
 
 
+_PEAK_PRECISIONS = ("fp64", "fp32", "fp16", "tensor_fp16", "tensor_tf32", "tensor_fp8",
+                    "tensor_int8", "tensor_fp64")
+
+
 def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks: dict,
            gpu_name: str | None) -> tuple[Peaks, dict]:
-    """Per-launch peak series + the summary Peaks (at the median profiled clock)."""
+    """Per-launch peak series (FLOP/s by precision, DRAM bytes/s) + the summary Peaks (medians,
+    at the median profiled SM clock)."""
     ids = m.w.index
-    nan = pd.Series(np.nan, index=ids)
+    median_clock = fnum(clock.median()) if clock.notna().any() else None
+    flop, prov = _flop_peaks(m, clock, spec, gpu_row, tensor_peaks)
+    dram, l2, l1 = _memory_peaks(m, spec, gpu_row, prov)
+    summary = {p: (fnum(flop[p].median()) if p in flop else None) for p in _PEAK_PRECISIONS}
+    for extra in sorted(set(flop) - set(_PEAK_PRECISIONS)):
+        summary[extra] = fnum(flop[extra].median())
+    label = spec.display if spec else (gpu_name or "unknown GPU")
+    peaks = Peaks(
+        flop_per_s=summary,
+        dram_bytes_per_s=fnum(dram.median()) if dram.notna().any() else None,
+        l2_bytes_per_s=fnum(l2.median()) if l2.notna().any() else None,
+        l1_bytes_per_s=fnum(l1.median()) if l1.notna().any() else None,
+        provenance=_provenance(prov, spec, label, median_clock), provenance_by_peak=prov,
+        sm_clock_hz=median_clock,
+    )
+    return peaks, {"flop": flop, "dram": dram if dram.notna().any() else pd.Series(np.nan, index=ids)}
+
+
+def _flop_peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row,
+                tensor_peaks: dict) -> tuple[dict[str, pd.Series], dict[str, str]]:
+    """Per-launch FLOP/s peaks by precision and where each came from, first found: ncu
+    ``.peak_sustained`` × SM clock, the built-in table (at the profiled clock, else datasheet),
+    the architecture rate × SMs × SM clock."""
+    ids = m.w.index
     prov: dict[str, str] = {}
     flop: dict[str, pd.Series] = {}
-    median_clock = fnum(clock.median()) if clock.notna().any() else None
     gpu_clock = None
     rates = None
     if gpu_row is not None:
         gpu_clock = float(gpu_row["clock_hz"]) if int(gpu_row["clock_hz"]) > 0 else None
         if int(gpu_row["cc_major"]) >= 0 and int(gpu_row["sm_count"]) > 0:
             rates = arch_rates(int(gpu_row["cc_major"]), max(int(gpu_row["cc_minor"]), 0))
-    label = spec.display if spec else (gpu_name or "unknown GPU")
     eff_clock = clock if clock.notna().any() else None
     for prec in ("fp64", "fp32", "fp16"):
         op, w = _PEAK_FMA[prec]
@@ -657,14 +728,13 @@ def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks:
     for key, s in tensor_peaks.items():
         flop[key] = s
         prov[key] = "ncu sm__ops_path_tensor_*.peak_sustained × profiled SM clock"
-    precisions = ("fp64", "fp32", "fp16", "tensor_fp16", "tensor_tf32", "tensor_fp8",
-                  "tensor_int8", "tensor_fp64")
-    for prec in precisions:
+    for prec in _PEAK_PRECISIONS:
         if prec in flop:
             continue
-        if spec is not None and spec.rate(prec) is not None:
+        rate = spec.rate(prec) if spec is not None else None
+        if spec is not None and rate is not None:
             if eff_clock is not None:
-                flop[prec] = spec.rate(prec) * spec.sm_count * eff_clock
+                flop[prec] = rate * spec.sm_count * eff_clock
                 prov[prec] = f"built-in table ({spec.display}, {spec.source}) at the profiled SM clock"
             else:
                 flop[prec] = pd.Series(spec.peak_flop_per_s(prec), index=ids)
@@ -677,7 +747,14 @@ def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks:
                 flop[prec] = rates[prec] * sm * clk
                 prov[prec] = (f"architecture rate (CC {int(gpu_row['cc_major'])}."
                               f"{int(gpu_row['cc_minor'])}) × {sm} SMs × SM clock")
-    # memory ceilings
+    return flop, prov
+
+
+def _memory_peaks(m: _M, spec: GpuSpec | None, gpu_row,
+                  prov: dict[str, str]) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Per-launch DRAM / L2 / L1 bytes/s ceilings (ncu peak metrics × their clocks; DRAM falls
+    back to the device-reported bandwidth, then the built-in table); records provenance."""
+    ids = m.w.index
     dram = m.get("dram__bytes.sum.peak_sustained") * m.get("dram__cycles_elapsed.avg.per_second")
     if dram.notna().any():
         prov["dram"] = "ncu dram__bytes.sum.peak_sustained × dram__cycles_elapsed.avg.per_second"
@@ -698,32 +775,26 @@ def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks:
         * m.get("l1tex__cycles_elapsed.avg.per_second")
     if l1.notna().any():
         prov["l1"] = "ncu 128 × l1tex LSU writeback .peak_sustained × L1 clock"
+    return dram, l2, l1
 
-    summary = {p: (fnum(flop[p].median()) if p in flop else None) for p in precisions}
-    for extra in sorted(set(flop) - set(precisions)):
-        summary[extra] = fnum(flop[extra].median())
+
+def _provenance(prov: dict[str, str], spec: GpuSpec | None, label: str,
+                median_clock: float | None) -> str:
+    """One sentence saying where the peaks came from."""
     kinds = set(prov.values())
     if not kinds:
-        provenance = f"no peaks: {label} is not in the built-in table and the CSV has no " \
-                     ".peak_sustained metrics"
-    elif all(v.startswith("ncu") for v in kinds):
-        provenance = "ncu .peak_sustained metrics × measured clocks"
-    elif spec is not None:
-        clock_txt = (f"scaled to the median profiled SM clock {median_clock / 1e9:.3f} GHz"
-                     if median_clock else "datasheet values at boost clock")
-        provenance = f"built-in table: {spec.display} ({spec.source}), {clock_txt}"
-        if prov.get("dram", "").startswith("device-reported"):
-            provenance += "; DRAM bandwidth as reported by the device"
-    else:
-        provenance = "; ".join(sorted(kinds))
-    peaks = Peaks(
-        flop_per_s=summary,
-        dram_bytes_per_s=fnum(dram.median()) if dram.notna().any() else None,
-        l2_bytes_per_s=fnum(l2.median()) if l2.notna().any() else None,
-        l1_bytes_per_s=fnum(l1.median()) if l1.notna().any() else None,
-        provenance=provenance, provenance_by_peak=prov, sm_clock_hz=median_clock,
-    )
-    return peaks, {"flop": flop, "dram": dram if dram.notna().any() else nan}
+        return f"no peaks: {label} is not in the built-in table and the CSV has no " \
+               ".peak_sustained metrics"
+    if all(v.startswith("ncu") for v in kinds):
+        return "ncu .peak_sustained metrics × measured clocks"
+    if spec is None:
+        return "; ".join(sorted(kinds))
+    clock_txt = (f"scaled to the median profiled SM clock {median_clock / 1e9:.3f} GHz"
+                 if median_clock else "datasheet values at boost clock")
+    provenance = f"built-in table: {spec.display} ({spec.source}), {clock_txt}"
+    if prov.get("dram", "").startswith("device-reported"):
+        provenance += "; DRAM bandwidth as reported by the device"
+    return provenance
 
 
 def _per_kernel(table: pd.DataFrame, precisions: list[str]) -> list[KernelRoofline]:
@@ -763,10 +834,10 @@ def _per_kernel(table: pd.DataFrame, precisions: list[str]) -> list[KernelRoofli
         t_s = float(r["t_s"])
         share_row = shares.loc[name] if name in shares.index else pd.Series(dtype=float)
         bound_shares = {c: float(share_row.get(c, 0.0)) for c in BOUND_CLASSES if share_row.get(c, 0.0) > 0}
-        bound = max(bound_shares, key=bound_shares.get) if bound_shares else "unknown"
+        bound = max(bound_shares, key=bound_shares.__getitem__) if bound_shares else "unknown"
         by_prec = {p: fnum(r[f"w_{p}"]) for p in precisions}
-        work = {p: v for p, v in by_prec.items() if v}
-        dominant = max(work, key=work.get) if work else None
+        work: dict[str, float] = {p: v for p, v in by_prec.items() if v}
+        dominant = max(work, key=work.__getitem__) if work else None
         flops = fnum(r["flops"])
         ach_flop = flops / t_s if flops is not None and t_s > 0 else None
         dram = fnum(r["dram"])

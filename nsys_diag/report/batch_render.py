@@ -8,6 +8,7 @@ punctuation, control characters are dropped; HTML goes through Jinja autoescape.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from nsys_diag.model.text import markdown_cell, markdown_code_span, printable
 from nsys_diag.report.clean import clean_text
@@ -74,7 +75,7 @@ def _fmt_ci(m: dict) -> str:
 def _change_word(m: dict) -> str:
     return {"worse": "worse", "better": "better", "changed": "changed",
             "none": "no significant change",
-            "n/a": "n/a"}.get(m.get("change"), "")
+            "n/a": "n/a"}.get(str(m.get("change")), "")
 
 
 NA_NOTE = ("n/a: one value per side, so no interval (run-level metrics of a single run); pass a "
@@ -407,12 +408,13 @@ def _compare_model(doc: dict) -> dict:
                                     ("Δ", True), ("95% CI of Δ", True), ("", False)], mrows,
                     total=len(doc.get("metrics") or []))
     erows = []
+    yes_no: dict[Any, str] = {True: "yes", False: "no"}
     for e in explain_rows(doc):
         share = e.get("share_of_delta")
         meter = None if share is None else max(0.0, min(100.0, abs(share) * 100))
         erows.append([cell(e["label"]), cell(e["delta_text"], e.get("delta")),
                       cell(e["share_text"], share, meter=meter),
-                      cell({True: "yes", False: "no"}.get(e.get("significant"), MISSING))])
+                      cell(yes_no.get(e.get("significant"), MISSING))])
     explain = table("tbl-explain", [("component", False), ("Δ per step", True),
                                     ("share of Δ", True), ("significant", False)], erows)
     b, c = doc.get("baseline") or {}, doc.get("candidate") or {}

@@ -12,6 +12,7 @@ Colours are CSS classes (``ph-<canonical>``, ``cause-<cause>``, ``cat-<category>
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -79,8 +80,8 @@ def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
 
 def phase_bar(v: dict) -> dict | None:
     """One stacked bar: each phase's share of the mean step, in phase order."""
-    rows = [(p, finite(p["share"])) for p in v["phases"]]
-    rows = [(p, s) for p, s in rows if s is not None and s > 0]
+    shares = [(p, finite(p["share"])) for p in v["phases"]]
+    rows: list[tuple[dict, float]] = [(p, s) for p, s in shares if s is not None and s > 0]
     if not rows:
         return None
     total = sum(s for _, s in rows)
@@ -118,13 +119,35 @@ def _groups(indices: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _binned_paths(idx: np.ndarray, dur: np.ndarray, i0: int, i1: int, xs, ys) -> tuple[str, str]:
+    """(mean line, min–max band) SVG paths of the step durations ``dur`` (ms) binned by step
+    index into ``MAX_STEP_POINTS`` buckets; ``xs``/``ys`` map index/ms to chart units."""
+    edges = np.linspace(i0, i1 + 1, MAX_STEP_POINTS + 1)
+    which = np.clip(np.searchsorted(edges, idx, side="right") - 1, 0, MAX_STEP_POINTS - 1)
+    counts = np.bincount(which, minlength=MAX_STEP_POINTS)
+    sums = np.bincount(which, weights=dur, minlength=MAX_STEP_POINTS)
+    mins = np.full(MAX_STEP_POINTS, np.inf)
+    maxs = np.full(MAX_STEP_POINTS, -np.inf)
+    np.minimum.at(mins, which, dur)
+    np.maximum.at(maxs, which, dur)
+    keep = counts > 0
+    centers = (edges[:-1] + edges[1:]) / 2 - 0.5
+    cx = xs(centers[keep])
+    mean = sums[keep] / counts[keep]
+    top, bot = ys(maxs[keep]), ys(mins[keep])
+    line = "M" + " L".join(f"{_r(a)},{_r(b)}" for a, b in zip(cx, ys(mean)))
+    band = ("M" + " L".join(f"{_r(a)},{_r(b)}" for a, b in zip(cx, top)) + " L"
+            + " L".join(f"{_r(a)},{_r(b)}" for a, b in zip(cx[::-1], bot[::-1])) + " Z")
+    return line, band
+
+
 def step_chart(v: dict) -> dict | None:
     """Step duration over the run: line (or min/max band when binned), outliers marked, warm-up
     shaded, incomplete steps hollow, median dashed."""
     steps = v["steps"]
     if not steps["available"]:
         return None
-    pts = [(int(finite(p["index"])), finite(p["duration_ms"]), str(p["kind"] or "normal"))
+    pts = [(int(cast(float, finite(p["index"]))), finite(p["duration_ms"]), str(p["kind"] or "normal"))
            for p in steps["per_step"] if finite(p["index"]) is not None and finite(p["duration_ms"]) is not None]
     if not pts:
         return None
@@ -160,22 +183,7 @@ def step_chart(v: dict) -> dict | None:
         show_all = len(pts) <= 150
     else:  # bin into MAX_STEP_POINTS buckets: min/max band + mean line
         model["binned"] = True
-        edges = np.linspace(i0, i1 + 1, MAX_STEP_POINTS + 1)
-        which = np.clip(np.searchsorted(edges, idx, side="right") - 1, 0, MAX_STEP_POINTS - 1)
-        counts = np.bincount(which, minlength=MAX_STEP_POINTS)
-        sums = np.bincount(which, weights=dur, minlength=MAX_STEP_POINTS)
-        mins = np.full(MAX_STEP_POINTS, np.inf)
-        maxs = np.full(MAX_STEP_POINTS, -np.inf)
-        np.minimum.at(mins, which, dur)
-        np.maximum.at(maxs, which, dur)
-        keep = counts > 0
-        centers = (edges[:-1] + edges[1:]) / 2 - 0.5
-        cx = xs(centers[keep])
-        mean = sums[keep] / counts[keep]
-        top, bot = ys(maxs[keep]), ys(mins[keep])
-        model["line"] = "M" + " L".join(f"{_r(a)},{_r(b)}" for a, b in zip(cx, ys(mean)))
-        model["band"] = ("M" + " L".join(f"{_r(a)},{_r(b)}" for a, b in zip(cx, top)) + " L"
-                         + " L".join(f"{_r(a)},{_r(b)}" for a, b in zip(cx[::-1], bot[::-1])) + " Z")
+        model["line"], model["band"] = _binned_paths(idx, dur, i0, i1, xs, ys)
         show_all = False
     # markers: outliers, warm-up and incomplete always (capped); normal points when few
     special = np.nonzero(kinds != "normal")[0][:MAX_STEP_MARKERS]
@@ -233,14 +241,14 @@ def cause_bars(v: dict) -> dict | None:
     if not gaps["available"]:
         return None
     total = finite(gaps["total_ms"]) or sum(finite(gaps["by_cause"].get(k)) or 0.0 for k, _ in CAUSES)
-    rows = []
+    rows: list[tuple[str, float | None, str, str, str]] = []
     keys = [k for k, _ in CAUSES] + sorted(k for k in gaps["by_cause"] if k not in dict(CAUSES))
     labels = dict(CAUSES)
     for key in keys:
         ms = finite(gaps["by_cause"].get(key))
         share = ms / total if ms is not None and total else None
         text = f"{fmt_ms(ms)} ({fmt_share(share)})" if ms is not None else "—"
-        rows.append((labels.get(key, key), ms, text, "cause-" + slug(key),
+        rows.append((str(labels.get(key, key)), ms, text, "cause-" + slug(key),
                      f"{labels.get(key, key)}: {text} of GPU idle time"))
     rows.sort(key=lambda r: -(r[1] or 0.0))
     return hbars(rows, label_w=150, value_w=110, width=HALF_WIDTH)
@@ -361,7 +369,8 @@ def timeline_strips(v: dict) -> list[dict]:
 def _roofs(rl: dict) -> tuple[list[dict], list[dict]]:
     """(compute roofs, memory roofs), each {name, value}, from the section's
     ``roofs: [{name, kind: "compute"|"memory", value}]`` (FLOP/s or bytes/s)."""
-    compute, memory = [], []
+    compute: list[dict] = []
+    memory: list[dict] = []
     for r in rl["roofs"]:
         kind, val = str(r["kind"] or ""), finite(r["value"])
         if val is None or val <= 0:
@@ -400,6 +409,25 @@ def _place_labels(points: list[dict], right: float, top: float, bottom: float, c
             y = p["ly"]
         placed.append((x0, x0 + w, y))
         p["lx"], p["ly"] = _r(x0), _r(y)
+
+
+def _roofline_points(pts: list, X, Y, y_top: float, y_bottom: float) -> list[dict]:
+    """One dot per kernel ``(row, AI in FLOP/byte, FLOP/s, time share)``: radius by the square
+    root of its time share, biggest first; the ``ROOFLINE_LABELS`` biggest are labelled."""
+    smax = max((p[3] for p in pts), default=0.0)
+    points = []
+    for k, ai, perf, share in sorted(pts, key=lambda p: -p[3]):  # big first, small drawn on top
+        r = 3.0 + (13.0 * math.sqrt(share / smax) if smax > 0 else 0.0)
+        name = str(k["short_name"] or k["name"] or "?")
+        points.append({"x": _r(X(ai)), "y": _r(Y(perf)), "r": _r(r), "lx": _r(X(ai) + r + 3), "ly": _r(Y(perf) + 4),
+                       "cls": "bound-" + slug(k["bound"] or "unknown"),
+                       "title": f"{name}: {fmt_number(ai)} FLOP/B, {fmt_rate(perf, 'FLOP')}, "
+                                f"{fmt_share(share)} of time, {k['bound'] or 'bound unknown'}",
+                       "label": _truncate(name, 28)})
+    for p in points[ROOFLINE_LABELS:]:
+        p["label"] = ""
+    _place_labels([p for p in points if p["label"]], WIDTH - 2, y_top, y_bottom)
+    return points
 
 
 def roofline_chart(v: dict) -> dict | None:
@@ -459,22 +487,10 @@ def roofline_chart(v: dict) -> dict | None:
         lines.append({"x1": _r(X(xa)), "y1": _r(Y(c["value"])), "x2": _r(ml + pw), "y2": _r(Y(c["value"])),
                       "cls": "roof-compute", "label": f"{c['name']} {fmt_rate(c['value'], 'FLOP')}",
                       "lx": _r(ml + pw - 4), "ly": _r(Y(c["value"]) - 5), "anchor": "end", "rotate": None})
-    smax = max((p[3] for p in pts), default=0.0)
-    points = []
-    for k, ai, perf, share in sorted(pts, key=lambda p: -p[3]):  # big first, small drawn on top
-        r = 3.0 + (13.0 * math.sqrt(share / smax) if smax > 0 else 0.0)
-        name = str(k["short_name"] or k["name"] or "?")
-        points.append({"x": _r(X(ai)), "y": _r(Y(perf)), "r": _r(r), "lx": _r(X(ai) + r + 3), "ly": _r(Y(perf) + 4),
-                       "cls": "bound-" + slug(k["bound"] or "unknown"),
-                       "title": f"{name}: {fmt_number(ai)} FLOP/B, {fmt_rate(perf, 'FLOP')}, "
-                                f"{fmt_share(share)} of time, {k['bound'] or 'bound unknown'}",
-                       "label": _truncate(name, 28)})
-    for p in points[ROOFLINE_LABELS:]:
-        p["label"] = ""
-    _place_labels([p for p in points if p["label"]], WIDTH - 2, mt, mt + ph)
+    points = _roofline_points(pts, X, Y, mt, mt + ph)
     xticks = [{"x": _r(X(10 ** e)), "label": fmt_number(10 ** e)} for e in range(x_lo, x_hi + 1)]
     yticks = _yticks([(Y(10 ** e), _si_short(10 ** e)) for e in range(y_lo, y_hi + 1)])
-    bounds = sorted({p["cls"] for p in points})
+    bounds = sorted({str(p["cls"]) for p in points})
     level_name = main["name"] if main else "DRAM"
     return {**_frame(WIDTH, height, ml, mr, mt, mb, x_label=f"Arithmetic intensity (FLOP per {level_name} byte)",
                      y_label="Achieved FLOP/s", x_label_centered=True, xgrid=True),

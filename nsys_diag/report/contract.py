@@ -13,17 +13,22 @@ declares:
   alias → its canonical key. Analyses emit canonical names only; ``apply_aliases`` adds the rest.
 * ``SECTIONS`` — the report's sections in page order.
 
-``python -m nsys_diag.report.contract`` prints the generated key reference of docs/JSON.md
-(``--write`` updates that file); tests/report/test_contract.py proves the committed docs and the
-JSON Schema agree with this module.
+``json_schema()`` generates ``nsys_diag/schemas/analysis.schema.json`` from ``SPEC`` and the types
+of report/schema_types.py. ``python -m nsys_diag.report.contract`` prints the generated key
+reference of docs/JSON.md (``--write`` updates that file and the schema);
+tests/report/test_contract.py proves the committed docs and schema equal the generated ones.
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from nsys_diag.analyses.kernel_names import kernel_base_name
-from nsys_diag.model.vocabulary import HINT_GPU_METRICS, NSYS_CAPTURE_COMMAND
+from nsys_diag.model.vocabulary import HINT_GPU_METRICS, NSYS_CAPTURE_COMMAND, VERDICT_CODES
+from nsys_diag.report.json_out import schema_path
+from nsys_diag.report.schema_types import NULLABLE_SECTIONS, OPTIONAL, TYPES, enum, expand
 
 SCHEMA_VERSION = 1
 """``schema_version`` of the analysis JSON."""
@@ -252,24 +257,24 @@ number; ``roofline.tensor_core_share_by_time`` and per-kernel ``tensor_core_shar
 measures, not aliases."""
 
 
-ALIAS_AFTER: dict[str, dict[str, str]] = {"roofline": {"device": "source"}}
-"""Where an alias sits in its dict (after this key): the place the JSON always had it, so files
-written without sorted keys (batch's per-trace JSON) keep their bytes."""
+ALIAS_PLACES: dict[str, str] = {"roofline.device": "source"}
+"""Alias → the key it follows in the section's key order (else it is appended). Outputs that do
+not sort their keys (a batch run's per-trace JSON) have always shown ``device`` right after
+``source``; key order is part of those bytes."""
 
 
-def _add_aliases(row: dict, table: dict[str, str], after: dict[str, str] | None = None) -> None:
+def _add_aliases(row: dict, table: dict[str, str], where: str = "") -> None:
     for alias, canonical in table.items():
         if canonical not in row:
             continue
-        value = row[canonical]
-        anchor = (after or {}).get(alias)
+        anchor = ALIAS_PLACES.get(f"{where}.{alias}")
         if anchor in row and alias not in row:
             items = list(row.items())
             at = list(row).index(anchor) + 1
             row.clear()
-            row.update(items[:at] + [(alias, value)] + items[at:])
+            row.update(items[:at] + [(alias, dict(items)[canonical])] + items[at:])
         else:
-            row[alias] = value
+            row[alias] = row[canonical]
 
 
 def apply_aliases(section: str, data: Any) -> Any:
@@ -277,7 +282,7 @@ def apply_aliases(section: str, data: Any) -> Any:
     added, in place; returns it."""
     if not isinstance(data, dict) or data.get("available") is False:
         return data
-    _add_aliases(data, ALIASES.get(section, {}), ALIAS_AFTER.get(section))
+    _add_aliases(data, ALIASES.get(section, {}), section)
     rows_key = section + ".kernels[]"
     if rows_key in ALIASES and isinstance(data.get("kernels"), list):
         total = data.get("total_time_ns")
@@ -353,9 +358,110 @@ def docs_with_reference(text: str) -> str:
         return head + key_reference() + tail
     return text.rstrip("\n") + "\n\n" + key_reference()
 
+# ------------------------------------------------------------------------ generated JSON Schema
+
+_UNAVAILABLE_SCHEMA = {"type": "object",
+                       "properties": {"available": {"const": False}, "reason": {"type": "string"},
+                                      "hint": {"type": "string"}},
+                       "required": ["available", "reason"]}
+
+
+def _place(parent: str, key: str) -> str:
+    return f"{parent}.{key}" if parent else key
+
+
+def _extra_keys(place: str, spec_keys: Any) -> list[str]:
+    """Keys directly under ``place`` that only ``TYPES`` declares (the JSON has them, ``SPEC``
+    does not), in ``TYPES`` order."""
+    prefix = place + "." if place else ""
+    out: list[str] = []
+    for path in TYPES:
+        if path.startswith(prefix):
+            key = re.split(r"[.\[]", path[len(prefix):], maxsplit=1)[0]
+            if key and key not in spec_keys and key not in out:
+                out.append(key)
+    return out
+
+
+def _shape(place: str) -> Any:
+    """The spec-like shape of a key only ``TYPES`` declares: object, list or leaf."""
+    if any(p.startswith(place + ".") for p in TYPES):
+        return {}
+    if any(p.startswith(place + "[].") for p in TYPES):
+        return [{}]
+    return [None] if place + "[]" in TYPES else None
+
+
+def _schema_node(place: str, spec: Any, used: set[str]) -> dict:
+    """The schema of the key at ``place``, declared by ``spec`` and typed by ``TYPES``."""
+    if isinstance(spec, Section):
+        return _section_schema(place, spec, used)
+    if isinstance(spec, dict):
+        node = _object_schema(place, spec, used)
+    elif isinstance(spec, list):
+        node = {"type": "array", "items": _schema_node(place + "[]", spec[0] if spec else None, used)}
+    elif place not in TYPES:
+        raise KeyError(f"{place}: no type in report/schema_types.py TYPES")
+    else:
+        node = {}
+    if place in TYPES:
+        used.add(place)
+        node.update(expand(TYPES[place]))
+    return node
+
+
+def _object_schema(place: str, spec: dict, used: set[str]) -> dict:
+    """An object: the keys of ``spec`` and those only ``TYPES`` adds, required unless
+    ``OPTIONAL``."""
+    keys = list(spec) + _extra_keys(place, spec)
+    node: dict[str, Any] = {"type": "object"}
+    props = {k: _schema_node(_place(place, k), spec[k] if k in spec else _shape(_place(place, k)), used)
+             for k in keys}
+    required = [k for k in keys if _place(place, k) not in OPTIONAL]
+    if props:
+        node["properties"] = props
+    if required:
+        node["required"] = required
+    return node
+
+
+def _section_schema(place: str, spec: Section, used: set[str]) -> dict:
+    """An optional section: its unavailable form, or ``available: true`` with all its keys."""
+    body = _object_schema(place, spec.spec, used)
+    body["properties"] = {"available": {"const": True}, **body.get("properties", {})}
+    body["required"] = ["available", *body.get("required", [])]
+    options: list[dict] = [{"$ref": "#/$defs/unavailable"}, body]
+    if place in NULLABLE_SECTIONS:
+        options.insert(0, {"type": "null"})
+    return {"oneOf": options}
+
+
+def json_schema() -> dict:
+    """The JSON Schema of ``analyze --json`` (draft 2020-12), generated from ``SPEC`` and
+    ``TYPES``; raises when a key of ``SPEC`` has no type or a type names no key."""
+    used: set[str] = set()
+    root = _object_schema("", SPEC, used)
+    stale = [p for p in TYPES if p not in used]
+    if stale:
+        raise KeyError(f"types for places the contract does not have: {stale}")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://nsys-diag.invalid/schemas/analysis.schema.json",
+            "title": f"nsys-diag analysis (schema_version {SCHEMA_VERSION})",
+            "description": "Output of `nsys-diag analyze --json`; see docs/JSON.md. Keys are only "
+                           "ever added, never renamed. Units: *_ns integer ns, *_ms float ms, shares "
+                           "fractions 0..1. Generated by `python -m nsys_diag.report.contract --write`.",
+            "$defs": {"unavailable": _UNAVAILABLE_SCHEMA, "verdict_code": enum(*VERDICT_CODES)},
+            **root}
+
+
+def schema_text() -> str:
+    """The committed text of ``nsys_diag/schemas/analysis.schema.json``."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the key reference; ``--write [PATH]`` updates docs/JSON.md (or PATH) in place."""
+    """Print the key reference; ``--write [PATH]`` updates docs/JSON.md (or PATH) in place and
+    writes the generated JSON Schema."""
     import argparse
     from pathlib import Path
 
@@ -367,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     path = Path(args.write)
     path.write_text(docs_with_reference(path.read_text(encoding="utf-8")), encoding="utf-8")
+    schema_path().write_text(schema_text(), encoding="utf-8")
     return 0
 
 

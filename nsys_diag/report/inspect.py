@@ -47,8 +47,8 @@ def _gpu_line(g: dict) -> str:
     return f"{g['id']}: {name}{props} — {fmt_count(g['kernels'])} kernels"
 
 
-def render_inspect_text(view: dict) -> str:
-    """Plain-text description for the terminal (all trace strings cleaned)."""
+def _trace_lines(view: dict) -> list[str]:
+    """The trace: path, format and version, time span, GPUs."""
     L: list[str] = []
     add = L.append
     version = ("nsys " + _s(view["nsys_version"]) if view["nsys_version"] else "nsys version unknown")
@@ -75,6 +75,13 @@ def render_inspect_text(view: dict) -> str:
             add(f"  {'GPUs' if i == 0 else '':<12}{_gpu_line(g)}")
     else:
         add("  GPUs        none described")
+    return L
+
+
+def _activity_lines(view: dict) -> list[str]:
+    """Processes, named threads and CUDA activity (counts)."""
+    L: list[str] = []
+    add = L.append
     if view["processes"]:
         for i, p in enumerate(view["processes"][:20]):
             name = _s(p["name"]) if p["name"] else "?"
@@ -98,6 +105,13 @@ def render_inspect_text(view: dict) -> str:
                 "launching API call")
     else:
         add("  CUDA        no CUDA GPU activity recorded")
+    return L
+
+
+def _events_lines(view: dict) -> list[str]:
+    """NVTX, ncu and GPU-metrics counts, the largest tables, the host."""
+    L: list[str] = []
+    add = L.append
     nv = view["nvtx"]
     if nv["ranges"] or nv["marks"]:
         doms = ", ".join(f"{_s(d['name']) or '(default)'} {fmt_count(d['ranges'])}"
@@ -133,6 +147,13 @@ def render_inspect_text(view: dict) -> str:
         if h["command_line"]:
             add(f"  command     {_s(h['command_line'], 300)}")
         add(f"  environment {h['environment_variables']} variables captured (values not shown)")
+    return L
+
+
+def _support_lines(view: dict) -> list[str]:
+    """What the export supports, warnings, and what to capture."""
+    L: list[str] = []
+    add = L.append
     add("")
     add("What this export supports")
     marks = {"yes": "[yes]", "partial": "[~]  ", "no": "[no] "}
@@ -153,4 +174,10 @@ def render_inspect_text(view: dict) -> str:
         add("To capture what is missing")
         for h in view["capture_hints"]:
             add(f"  {_s(h, 400)}")
-    return "\n".join(L) + "\n"
+    return L
+
+
+def render_inspect_text(view: dict) -> str:
+    """Plain-text description for the terminal (all trace strings cleaned)."""
+    lines = _trace_lines(view) + _activity_lines(view) + _events_lines(view) + _support_lines(view)
+    return "\n".join(lines) + "\n"

@@ -75,11 +75,11 @@ def _idle_line(v: dict) -> str | None:
         return None
     total = finite(gaps["total_ms"])
     causes = [(label, finite(gaps["by_cause"].get(key))) for key, label in CAUSES]
-    causes = sorted([(lab, ms) for lab, ms in causes if ms], key=lambda c: -c[1])[:4]
-    if not causes:
+    ranked: list[tuple[str, float]] = sorted([(lab, ms) for lab, ms in causes if ms], key=lambda c: -c[1])[:4]
+    if not ranked:
         return f"**GPU idle:** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps."
     body = " · ".join(f"{lab.lower()} {fmt_ms(ms)}" + (f" ({fmt_share(ms / total)})" if total else "")
-                      for lab, ms in causes)
+                      for lab, ms in ranked)
     return f"**GPU idle** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps, by cause: {body}"
 
 

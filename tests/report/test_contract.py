@@ -1,11 +1,18 @@
 """The report contract (report/contract.py): docs and schema agree with it; aliases; defaults."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from nsys_diag.report import contract
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from conftest import SHARED_TRACES
+from nsys_diag.cli import main
+from nsys_diag.report import contract, schema_types
 from nsys_diag.report.clean import DEFAULT_LIMITS, Limits, clean_view
-from nsys_diag.report.json_out import load_schema
+from nsys_diag.report.json_out import load_schema, schema_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,23 +62,65 @@ def _spec_keys(spec) -> set[str]:
     return set()
 
 
-SCHEMA_SHALLOW = {"tensor_cores", "transfers", "gpu_metrics", "communication", "memory", "roofline",
-                  "data_quality"}
-"""Sections the hand-written JSON Schema only describes in part (it validates their top level or
-a few keys). Only ever shrink this set: a section leaves it once the schema lists all its keys."""
-
-
 def test_every_contract_key_is_in_the_json_schema():
     schema = load_schema()
     top = schema["properties"]
-    shallow_now = set()
     for key, spec in contract.SPEC.items():
         assert key in top, key
         missing = _spec_keys(spec) - _schema_keys(top[key], schema)
-        missing -= {"H2D", "D2H", "D2D", "P2P"}  # by_kind is keyed by copy kind
-        if missing:
-            shallow_now.add(key)
-    assert shallow_now == SCHEMA_SHALLOW
+        assert not missing, (key, missing)
+
+
+def test_committed_schema_equals_the_generated_one():
+    assert schema_path().read_text(encoding="utf-8") == contract.schema_text()
+    assert load_schema() == contract.json_schema()
+
+
+def test_a_contract_key_without_a_type_or_a_stale_type_fails_generation(monkeypatch):
+    monkeypatch.setitem(contract.SPEC, "new_key", None)
+    with pytest.raises(KeyError, match="new_key"):
+        contract.json_schema()
+    monkeypatch.delitem(contract.SPEC, "new_key")
+    monkeypatch.setitem(schema_types.TYPES, "steps.gone_key", "int")
+    contract.json_schema()  # a TYPES-only key adds a schema key…
+    monkeypatch.setitem(schema_types.TYPES, "kernels_total.x", "int")
+    with pytest.raises(KeyError, match="kernels_total.x"):  # …but not under a typed leaf
+        contract.json_schema()
+
+
+def test_schema_checks_types_ranges_and_section_forms():
+    schema = load_schema()
+
+    def ok(key, value):
+        """Whether ``value`` is a valid top-level ``key`` of the analysis JSON."""
+        return jsonschema.Draft202012Validator(dict(schema["properties"][key], **{"$defs": schema["$defs"]})
+                                               ).is_valid(value)
+
+    row = {"device_id": 0, "peak_bytes": 10, "device_bytes": 20, "peak_share": 0.5}
+    assert ok("memory", {"available": True, "per_device": [row], "advice": None})
+    assert not ok("memory", {"available": True, "per_device": [dict(row, peak_share=1.5)], "advice": None})
+    assert not ok("memory", {"available": True, "per_device": [dict(row, peak_bytes="10")], "advice": None})
+    assert ok("memory", None) and ok("memory", contract.unavailable("why"))
+    assert not ok("gpu", None)  # only the sections of NULLABLE_SECTIONS may be null
+    assert not ok("tensor_cores", {"available": True})  # an available section has all its keys
+    assert not ok("verdict", dict.fromkeys(("code", "headline"), "nope"))
+
+
+def _sample_traces() -> list[Path]:
+    found = sorted((ROOT / "sample_traces").glob("*.sqlite"))
+    if SHARED_TRACES.is_dir():
+        found += sorted(SHARED_TRACES.rglob("*.sqlite"))
+    return found
+
+
+@pytest.mark.parametrize("trace", _sample_traces(), ids=lambda p: p.stem)
+def test_every_sample_trace_analysis_validates_against_the_schema(trace, tmp_path):
+    out = tmp_path / "a.json"
+    res = CliRunner().invoke(main, ["analyze", str(trace), "--json", str(out), "--no-html"],
+                             env={"SOURCE_DATE_EPOCH": "0"})
+    assert res.exit_code == 0, res.output
+    errors = list(jsonschema.Draft202012Validator(load_schema()).iter_errors(json.loads(out.read_text())))
+    assert not errors, [(list(e.path), e.message[:200]) for e in errors[:5]]
 
 
 def test_unavailable_sections_take_the_contract_reason_and_hint():
@@ -112,3 +161,10 @@ def test_list_caps_come_from_the_contract():
     assert len(out["roofline"]["kernels"]) == 7 and len(out["roofline"]["notes"]) == 7
     assert len(view["kernels"]) == 500  # input untouched
     assert len(clean_view(view, DEFAULT_LIMITS)["kernels"]) == DEFAULT_LIMITS.max_rows
+
+
+def test_a_section_alias_keeps_its_place_in_key_order():
+    data = {"available": True, "source": "ncu", "memory_level": "DRAM", "gpu": "A100", "kernels": []}
+    out = contract.apply_aliases("roofline", data)
+    assert list(out) == ["available", "source", "device", "memory_level", "gpu", "kernels"]
+    assert out["device"] == "A100"

@@ -1,0 +1,196 @@
+"""The JSON types of the report contract: what ``contract.json_schema()`` turns into
+``nsys_diag/schemas/analysis.schema.json``.
+
+``TYPES`` maps a place in the analysis JSON to its type. Places are written as in
+``contract.ALIASES``: ``a.b`` is key ``b`` of object ``a``, ``x[]`` every item of list ``x``. Every
+key of ``contract.SPEC`` needs a type here (the generator raises otherwise); a place that is not in
+``SPEC`` adds a key the JSON carries but the renderers do not read (``scope``, ``steps.boundary``…).
+A type is a shorthand or a JSON Schema fragment:
+
+* ``"int"``, ``"num"``, ``"str"``, ``"bool"``, ``"obj"`` — JSON types; ``"str+"`` a non-empty string;
+* ``"share"`` — a fraction, a number in 0..1 (``1.000001`` absorbs float rounding);
+* a trailing ``?`` allows ``null`` as well (``"num?"``);
+* a ``dict`` — a JSON Schema fragment, taken as is for a leaf and merged over the generated
+  ``object``/``array`` node of a key that has keys or items of its own.
+
+``OPTIONAL`` lists the places an output may leave out; every other key is required. Units follow
+docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0..1.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from nsys_diag.model.vocabulary import CANONICAL_PHASES, GAP_CAUSES
+
+VERDICT_CODE = {"$ref": "#/$defs/verdict_code"}
+SHARE_MAX = 1.000001
+"""Upper bound of a share: 1 plus float rounding."""
+
+
+def enum(*values: str) -> dict:
+    """A JSON Schema ``enum`` fragment."""
+    return {"enum": list(values)}
+
+
+_STEP_KINDS = enum("warmup", "normal", "outlier", "incomplete", "unselected")
+_XFER = {"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
+         "expected_gb_per_s": "num?"}
+_METRICS = {"sm_active": "num?", "tensor_active": "num?", "dram_bandwidth": "num?", "pcie_rx": "num?",
+            "pcie_tx": "num?"}
+
+
+def _under(prefix: str, table: dict[str, Any]) -> dict[str, Any]:
+    return {f"{prefix}.{key}": value for key, value in table.items()}
+
+
+TYPES: dict[str, Any] = {
+    "schema_version": {"const": 1},
+    "tool.name": {"const": "nsys-diag"},
+    "tool.version": "str",
+    "generated_at": {"type": "string",
+                     "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"},
+    # ------------------------------------------------------------------------------ trace
+    "trace.path": "str", "trace.format": "str", "trace.nsys_version": "str?",
+    "trace.schema_version": "str?",
+    "trace.gpus[].id": "int", "trace.gpus[].name": "str", "trace.gpus[].sm_count": "int?",
+    "trace.gpus[].memory_bytes": "int?", "trace.gpus[].memory_bandwidth_bytes_per_s": "num?",
+    "trace.gpus[].compute_capability": "str?",
+    "trace.processes[].pid": "int", "trace.processes[].name": "str",
+    "trace.capture_span_ns": "int", "trace.session_start_utc_ns": "int?",
+    "trace.tables": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "trace.read_window": {"type": ["object", "null"],
+                          "description": "the span the loader read: --window, or the middle window "
+                                         "that fits --memory-budget; null = the whole export"},
+    "trace.read_window.start_ns": "int", "trace.read_window.end_ns": "int",
+    "trace.read_window.reason": enum("window", "memory_budget"),
+    "trace.read_window.row_fraction": {"type": "number", "minimum": 0, "maximum": 1},
+    "trace.read_window.kernel_share": {"type": "number", "minimum": 0, "maximum": 1,
+                                       "description": "kernel rows read / kernel rows in the export"},
+    "trace.read_window.kernel_time_share": {"type": "number", "minimum": 0,
+                                            "description": "kernel time read / kernel time in the export"},
+    "scope.pid": "int?", "scope.name": "str?", "scope.devices[]": "int", "scope.process_count": "int",
+    "window.start_ns": "int", "window.end_ns": "int", "window.duration_ms": "num",
+    "window.source": enum("steps", "gpu_activity", "user", "capture"),
+    # ------------------------------------------------------------------------------ steps
+    "steps.count": "int", "steps.analysed_count": "int", "steps.source": "str",
+    "steps.range_name": "str", "steps.boundary": enum("range", "period"),
+    "steps.mean_ms": "num?", "steps.median_ms": "num?", "steps.p90_ms": "num?", "steps.max_ms": "num?",
+    "steps.min_ms": "num?", "steps.warmup[]": "int", "steps.incomplete[]": "int",
+    "steps.outliers[].index": "int", "steps.outliers[].duration_ms": "num",
+    "steps.outliers[].ratio_to_median": "num", "steps.outliers[].reason": "str",
+    "steps.per_step[].index": "int", "steps.per_step[].start_ns": "int",
+    "steps.per_step[].duration_ms": "num", "steps.per_step[].kind": _STEP_KINDS,
+    "steps.per_step[].phases": {"type": "object",
+                                "description": "exclusive ms per canonical phase in this step "
+                                               "(analysed steps only)",
+                                "additionalProperties": {"type": "number"}},
+    "phases[].name": "str", "phases[].canonical": enum(*CANONICAL_PHASES), "phases[].mean_ms": "num",
+    "phases[].share": "share", "phases[].gpu_busy_ms": "num?", "phases[].gpu_busy_share": "share?",
+    "phases[].gpu_work_ms": "num?", "phases[].count": "int",
+    "phases_status.available": "bool",
+    # -------------------------------------------------------------------------- gpu, gaps
+    "gpu.utilization": "share", "gpu.compute_busy_ms": "num", "gpu.copy_busy_ms": "num",
+    "gpu.busy_ms": "num", "gpu.idle_ms": "num", "gpu.window_ms": "num", "gpu.copy_only_ms": "num",
+    "gpu.per_device[].device_id": "int", "gpu.per_device[].name": "str",
+    "gpu.per_device[].utilization": "share", "gpu.per_device[].compute_busy_ms": "num",
+    "gpu.per_device[].copy_busy_ms": "num", "gpu.per_device[].busy_ms": "num",
+    "gpu.per_device[].idle_ms": "num",
+    "gaps.count": "int", "gaps.total_ms": "num", "gaps.min_gap_ns": "int",
+    **{f"gaps.by_cause.{cause}": "num" for cause in GAP_CAUSES},
+    "gaps.histogram[].lo_ns": "int", "gaps.histogram[].hi_ns": "int?", "gaps.histogram[].count": "int",
+    "gaps.histogram[].total_ms": "num",
+    "gaps.top[].start_ns": "int", "gaps.top[].duration_ms": "num", "gaps.top[].device_id": "int",
+    "gaps.top[].cause": enum(*GAP_CAUSES), "gaps.top[].cpu_activity": "str", "gaps.top[].phase": "str?",
+    # ---------------------------------------------------------------------------- timeline
+    "timeline.bin_ns": {"type": "integer", "minimum": 1},
+    "timeline.strips[].label": enum("representative", "worst", "window"),
+    "timeline.strips[].step_index": "int?", "timeline.strips[].start_ns": "int",
+    "timeline.strips[].end_ns": "int",
+    "timeline.strips[].phases[].name": "str", "timeline.strips[].phases[].canonical": "str",
+    "timeline.strips[].phases[].start_ns": "int", "timeline.strips[].phases[].end_ns": "int",
+    "timeline.strips[].devices[].device_id": "int",
+    "timeline.strips[].devices[].busy": {"maxItems": 200},
+    "timeline.strips[].devices[].busy[]": "share",
+    # ----------------------------------------------------------------------------- kernels
+    "kernels[].name": "str", "kernels[].short_name": "str", "kernels[].count": "int",
+    "kernels[].total_ns": "int", "kernels[].mean_ns": "int", "kernels[].median_ns": "int",
+    "kernels[].max_ns": "int", "kernels[].share": "share?", "kernels[].category": "str",
+    "kernels[].tensor_core": "bool",
+    "kernels_total": "int",
+    "tensor_cores.share_of_kernel_time": "share?", "tensor_cores.gemm_share": "share?",
+    "tensor_cores.tc_share_of_gemm": "share?", "tensor_cores.evidence": "str",
+    "tensor_cores.confidence": "str", "tensor_cores.non_tc_gemm_share": "share?",
+    "tensor_cores.source": "str", "tensor_cores.evidence_list[]": "str", "tensor_cores.advice": "str?",
+    "tensor_cores.non_tc_gemm_kernels[].name": "str", "tensor_cores.non_tc_gemm_kernels[].share": "share",
+    # ---------------------------------------------------------------- transfers, metrics…
+    **{key: value for kind in ("H2D", "D2H", "D2D", "P2P")
+       for key, value in _under(f"transfers.by_kind.{kind}", _XFER).items()},
+    "transfers.pageable_count": "int", "transfers.pageable_bytes": "int", "transfers.sync_copies": "int",
+    "gpu_metrics.per_device[].device_id": "int",
+    **_under("gpu_metrics.overall", _METRICS),
+    "gpu_metrics.per_phase[].phase": "str",
+    **_under("gpu_metrics.per_phase[]", _METRICS),
+    "throughput.batch_size": "num", "throughput.source": "str",
+    "throughput.loader_samples_per_s": "num?", "throughput.model_samples_per_s": "num?",
+    "throughput.bottleneck": enum("loader", "model"),
+    "communication.per_device[].device_id": "int", "communication.per_device[].comm_ms": "num",
+    "communication.per_device[].hidden_ms": "num", "communication.per_device[].exposed_ms": "num",
+    "communication.exposed_share": "share?",
+    "memory.per_device[].device_id": "int", "memory.per_device[].peak_bytes": "int",
+    "memory.per_device[].device_bytes": "int?", "memory.per_device[].peak_share": "share?",
+    "memory.advice": "str?",
+    # ---------------------------------------------------------------------------- roofline
+    "roofline.source": "str", "roofline.device": "str?", "roofline.clock_source": "str",
+    "roofline.memory_level": "str",
+    "roofline.roofs[].name": "str", "roofline.roofs[].kind": "str", "roofline.roofs[].value": "num",
+    "roofline.kernels[].name": "str", "roofline.kernels[].short_name": "str",
+    "roofline.kernels[].launches": "int", "roofline.kernels[].time_share": "share?",
+    "roofline.kernels[].arithmetic_intensity": "num?", "roofline.kernels[].achieved_flops_per_s": "num?",
+    "roofline.kernels[].sm_pct": "num?", "roofline.kernels[].mem_pct": "num?",
+    "roofline.kernels[].bound": "str", "roofline.kernels[].precision": "str?",
+    "roofline.kernels_total": "int", "roofline.notes[]": "str",
+    # --------------------------------------------------------------- processes, verdict…
+    "processes[].pid": "int", "processes[].name": "str", "processes[].devices[]": "int",
+    "processes[].steps_mean_ms": "num?", "processes[].utilization": "share?",
+    "processes[].verdict_code": VERDICT_CODE, "processes[].is_headline": "bool",
+    "verdict.code": VERDICT_CODE, "verdict.headline": "str+",
+    "verdict.confidence": enum("high", "medium", "low"), "verdict.scale_advice": "str+",
+    "verdict.evidence[].metric": "str", "verdict.evidence[].value": {"type": ["number", "string", "null"]},
+    "verdict.evidence[].threshold": "num?", "verdict.evidence[].comparison": "str",
+    "verdict.evidence[].source": "str",
+    "verdict.recommendations": {"minItems": 1}, "verdict.recommendations[]": "str",
+    "verdict.projected_step_ms_if_fixed": "num?", "verdict.secondary[]": VERDICT_CODE,
+    "data_quality[].code": "str", "data_quality[].message": "str", "data_quality[].count": "int",
+    "data_quality[].severity": enum("info", "warning"), "data_quality[].hint": "str?",
+    "thresholds": {"type": "object", "additionalProperties": {"type": "number"}},
+    "capture_hints[]": "str",
+}
+"""Place → type of every key of the analysis JSON the schema describes."""
+
+OPTIONAL = frozenset({
+    "trace.schema_version", "trace.session_start_utc_ns", "trace.read_window",
+    "trace.read_window.row_fraction", "trace.read_window.kernel_share",
+    "trace.read_window.kernel_time_share", "scope.name", "steps.per_step[].phases", "phases_status",
+    "processes[].utilization", "data_quality[].hint",
+})
+"""Places an output may leave out (all other keys are required where their object is present)."""
+
+NULLABLE_SECTIONS = frozenset({"gpu_metrics", "throughput", "communication", "memory", "roofline"})
+"""Optional sections the JSON may also give as ``null`` (besides the unavailable form)."""
+
+_JSON_TYPES = {"int": "integer", "num": "number", "str": "string", "bool": "boolean",
+               "obj": "object", "share": "number", "str+": "string"}
+
+
+def expand(short: Any) -> dict:
+    """The JSON Schema fragment of a type (a shorthand or a fragment, copied)."""
+    if isinstance(short, dict):
+        return dict(short)
+    base = short.rstrip("?")
+    out: dict[str, Any] = {"type": [_JSON_TYPES[base], "null"] if short.endswith("?")
+                           else _JSON_TYPES[base]}
+    if base == "share":
+        out.update(minimum=0, maximum=SHARE_MAX)
+    if base == "str+":
+        out["minLength"] = 1
+    return out
