@@ -26,7 +26,7 @@ durations (the join in ``ncu_join.py`` re-weights by the nsys timeline).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -35,363 +35,34 @@ from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.gpu_specs import GpuSpec, arch_rates, lookup_gpu
 from nsys_diag.analyses.kernel_names import normalize_kernel_name
+from nsys_diag.analyses.roofline_metrics import (  # noqa: F401 (re-exported names)
+    _CYCLE_PAIRS,
+    _FLOP_WEIGHTS,
+    _M,
+    _MEM_PCT,
+    _MMA_INST,
+    _OCCUPANCY,
+    _PEAK_FMA,
+    _SM_CLOCK,
+    _SM_PCT,
+    _TENSOR_AGG_INST,
+    _TENSOR_PCT_STEMS,
+    _WAVES,
+    _bytes,
+    _sass_count,
+    _tensor_ops,
+    _wide,
+)
+from nsys_diag.analyses.roofline_results import (  # noqa: F401 (re-exported names)
+    BOUND_CLASSES,
+    KernelRoofline,
+    Peaks,
+    ROOFLINE_METRICS,
+    RooflineResult,
+    TIME_WEIGHT_KEYS,
+    capture_hint,
+)
 from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
-
-BOUND_CLASSES = ("memory", "compute", "latency", "under_occupied", "balanced", "unknown")
-"""Per-launch bound labels; ``time_weighted`` keys are ``<class>_bound`` for the first three."""
-
-TIME_WEIGHT_KEYS = {"memory": "memory_bound", "compute": "compute_bound",
-                    "latency": "latency_bound", "under_occupied": "under_occupied",
-                    "balanced": "balanced", "unknown": "unknown"}
-
-ROOFLINE_METRICS = (
-    "gpu__time_duration.sum",
-    "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second",
-    *(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
-      for op in ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma")),
-    "dram__bytes.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "launch__waves_per_multiprocessor",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__inst_executed_pipe_tensor.sum",
-    "device__attribute_display_name",
-)
-"""The exact ``--metrics`` list that gives a full roofline (used in every capture hint)."""
-
-CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base python train.py > "
-                   "kernels.csv")
-
-
-def capture_hint(missing: list[str] | tuple[str, ...] = ()) -> str:
-    """The ncu command that captures what the roofline needs."""
-    return (f"capture with `{CAPTURE_COMMAND}` (or the exact list: `ncu --csv --page raw "
-            f"--print-units base --metrics {','.join(ROOFLINE_METRICS)} python train.py > "
-            f"kernels.csv`)")
-
-
-# ---------------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Peaks:
-    """Roofline ceilings. ``flop_per_s`` by precision (see ``gpu_specs.PRECISIONS``)."""
-
-    flop_per_s: dict[str, float | None]
-    dram_bytes_per_s: float | None
-    l2_bytes_per_s: float | None
-    l1_bytes_per_s: float | None
-    provenance: str
-    provenance_by_peak: dict[str, str]
-    sm_clock_hz: float | None
-
-    def ridge_point(self) -> dict[str, float | None]:
-        """FLOP/byte where each compute roof meets the DRAM roof."""
-        bw = self.dram_bytes_per_s
-        return {k: (v / bw if v and bw else None) for k, v in self.flop_per_s.items()}
-
-    def to_json(self) -> dict:
-        return {
-            "flop_per_s": {k: fnum(v) for k, v in self.flop_per_s.items()},
-            "dram_bytes_per_s": fnum(self.dram_bytes_per_s),
-            "l2_bytes_per_s": fnum(self.l2_bytes_per_s),
-            "l1_bytes_per_s": fnum(self.l1_bytes_per_s),
-            "provenance": self.provenance,
-            "provenance_by_peak": dict(self.provenance_by_peak),
-            "sm_clock_hz": fnum(self.sm_clock_hz),
-            "ridge_point": {k: fnum(v) for k, v in self.ridge_point().items()},
-        }
-
-
-@dataclass(frozen=True)
-class KernelRoofline:
-    """One kernel name (all its profiled launches)."""
-
-    name: str
-    normalized_name: str
-    launches: int
-    time_ns: int
-    flops: float | None  # CUDA-core FLOPs + tensor ops
-    flops_by_precision: dict[str, float | None]
-    dram_bytes: float | None
-    l2_bytes: float | None
-    l1_bytes: float | None
-    ai_dram: float | None
-    ai_l2: float | None
-    ai_l1: float | None
-    achieved_flop_per_s: float | None
-    achieved_dram_bytes_per_s: float | None
-    achieved_l2_bytes_per_s: float | None
-    achieved_l1_bytes_per_s: float | None
-    dominant_precision: str | None
-    pct_of_peak_flop: float | None
-    pct_of_peak_dram: float | None
-    bound: str
-    bound_shares: dict[str, float]
-    bound_source: str | None
-    tensor_core_share: float | None
-    tensor_pipe_pct: float | None
-    tensor_mma_inst: float | None
-    achieved_occupancy: float | None
-    sol_compute_pct: float | None
-    sol_memory_pct: float | None
-    waves_per_sm: float | None
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "normalized_name": self.normalized_name,
-            "launches": int(self.launches),
-            "time_ns": int(self.time_ns),
-            "flops": fnum(self.flops),
-            "flops_by_precision": {k: fnum(v) for k, v in self.flops_by_precision.items()},
-            "dram_bytes": fnum(self.dram_bytes),
-            "l2_bytes": fnum(self.l2_bytes),
-            "l1_bytes": fnum(self.l1_bytes),
-            "ai_dram": fnum(self.ai_dram),
-            "ai_l2": fnum(self.ai_l2),
-            "ai_l1": fnum(self.ai_l1),
-            "achieved_flop_per_s": fnum(self.achieved_flop_per_s),
-            "achieved_dram_bytes_per_s": fnum(self.achieved_dram_bytes_per_s),
-            "achieved_l2_bytes_per_s": fnum(self.achieved_l2_bytes_per_s),
-            "achieved_l1_bytes_per_s": fnum(self.achieved_l1_bytes_per_s),
-            "dominant_precision": self.dominant_precision,
-            "pct_of_peak_flop": fnum(self.pct_of_peak_flop),
-            "pct_of_peak_dram": fnum(self.pct_of_peak_dram),
-            "bound": self.bound,
-            "bound_shares": {k: fnum(v) for k, v in self.bound_shares.items()},
-            "bound_source": self.bound_source,
-            "tensor_core_share": fnum(self.tensor_core_share),
-            "tensor_pipe_pct": fnum(self.tensor_pipe_pct),
-            "tensor_mma_inst": fnum(self.tensor_mma_inst),
-            "achieved_occupancy": fnum(self.achieved_occupancy),
-            "sol_compute_pct": fnum(self.sol_compute_pct),
-            "sol_memory_pct": fnum(self.sol_memory_pct),
-            "waves_per_sm": fnum(self.waves_per_sm),
-        }
-
-
-@dataclass(frozen=True)
-class RooflineResult:
-    """Roofline of an ncu capture (ncu durations as the time weights)."""
-
-    gpu: str | None
-    peaks: Peaks
-    kernels: tuple[KernelRoofline, ...]
-    time_weighted: dict[str, float]
-    total_time_ns: int
-    launch_count: int
-    duration_source: str
-    bound_source: str | None
-    tensor_evidence: str | None
-    tensor_core_share_by_time: float | None
-    roofline_complete: bool
-    missing_metrics: tuple[str, ...]
-    hint: str
-    notes: tuple[str, ...]
-    above_peak: tuple[str, ...]
-    confidence: str
-    launch_table: pd.DataFrame = field(repr=False, compare=False, default_factory=pd.DataFrame)
-
-    available = True
-
-    def to_json(self) -> dict:
-        kernels = [k.to_json() for k in self.kernels]
-        return {  # canonical names only: the report's aliases come from report/contract.py
-            "available": True,
-            "source": "ncu",
-            "memory_level": "DRAM",
-            "clock_source": self.peaks.provenance,
-            "roofs": _roofs(self.peaks, self.kernels),
-            "kernels_total": len(self.kernels),
-            "gpu": self.gpu,
-            "peaks": self.peaks.to_json(),
-            "kernels": kernels,
-            "time_weighted": {k: fnum(v) for k, v in self.time_weighted.items()},
-            "time_basis": "ncu",
-            "total_time_ns": int(self.total_time_ns),
-            "launch_count": int(self.launch_count),
-            "kernel_count": len(self.kernels),
-            "duration_source": self.duration_source,
-            "bound_source": self.bound_source,
-            "tensor_evidence": self.tensor_evidence,
-            "tensor_core_share_by_time": fnum(self.tensor_core_share_by_time),
-            "roofline_complete": self.roofline_complete,
-            "missing_metrics": list(self.missing_metrics),
-            "hint": self.hint,
-            "notes": list(self.notes),
-            "above_peak": list(self.above_peak),
-            "confidence": self.confidence,
-        }
-
-
-_ROOF_LABELS = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor_fp16": "Tensor FP16/BF16",
-                "tensor_tf32": "Tensor TF32", "tensor_fp8": "Tensor FP8", "tensor_int8": "Tensor INT8",
-                "tensor_fp64": "Tensor FP64"}
-
-
-def _roofs(peaks: Peaks, kernels) -> list[dict]:
-    """Roofs to draw: FP32 always, other precisions only when some kernel does that work."""
-    used = {"fp32"}
-    for k in kernels:
-        used |= {p for p, v in k.flops_by_precision.items() if v}
-        if k.tensor_core_share:
-            used.add("tensor_fp16")
-    roofs = [{"name": _ROOF_LABELS.get(p, p), "kind": "compute", "value": fnum(v), "precision": p}
-             for p, v in peaks.flop_per_s.items() if p in used and fnum(v)]
-    for name, v in (("DRAM", peaks.dram_bytes_per_s), ("L2", peaks.l2_bytes_per_s),
-                    ("L1", peaks.l1_bytes_per_s)):
-        if fnum(v):
-            roofs.append({"name": name, "kind": "memory", "value": fnum(v)})
-    return roofs
-
-
-# ---------------------------------------------------------------------------------- metric access
-def _key(metric: pd.Series, unit: pd.Series) -> pd.Series:
-    """Raw metric names as they are; display labels (no '__') qualified by unit: 'Duration [s]'."""
-    is_label = ~metric.str.contains("__", regex=False)
-    return metric.where(~is_label, metric + " [" + unit + "]")
-
-
-def _wide(ncu_metrics: pd.DataFrame, launch_ids: pd.Index) -> pd.DataFrame:
-    """launch_id × metric-key float table (only the metrics the roofline can use)."""
-    if ncu_metrics is None or ncu_metrics.empty:
-        return pd.DataFrame(index=launch_ids)
-    m = ncu_metrics
-    metric = m["metric"] if isinstance(m["metric"].dtype, pd.CategoricalDtype) \
-        else m["metric"].astype("category")
-    cats = pd.Index(metric.cat.categories.astype(str))
-    useful = cats[cats.str.startswith(("sm__", "smsp__", "gpu__", "gpc__", "dram__", "lts__",
-                                       "l1tex__", "launch__", "device__"))
-                  | ~cats.str.contains("__", regex=False)]
-    sub = m[metric.isin(useful)]
-    if sub.empty:
-        return pd.DataFrame(index=launch_ids)
-    keys = _key(sub["metric"].astype(str), sub["unit"].astype(str))
-    sub = pd.DataFrame({"launch_id": sub["launch_id"].to_numpy(), "key": keys.to_numpy(),
-                        "value": sub["value"].to_numpy(dtype=np.float64)})
-    sub = sub.drop_duplicates(["launch_id", "key"], keep="first")
-    w = sub.pivot(index="launch_id", columns="key", values="value")
-    return w.reindex(launch_ids)
-
-
-class _M:
-    """Coalescing accessor over the wide table; remembers which names were used."""
-
-    def __init__(self, w: pd.DataFrame):
-        self.w = w
-        self.nan = pd.Series(np.nan, index=w.index, dtype=np.float64)
-
-    def has(self, name: str) -> bool:
-        return name in self.w.columns and bool(self.w[name].notna().any())
-
-    def get(self, *names: str) -> pd.Series:
-        out = self.nan
-        for n in names:
-            if n in self.w.columns:
-                out = out.fillna(self.w[n].astype(np.float64))
-        return out
-
-    def first_present(self, *names: str) -> str | None:
-        return next((n for n in names if self.has(n)), None)
-
-
-_SM_CLOCK = ("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second",
-             "smsp__cycles_elapsed.avg.per_second", "SM Frequency [cycle/s]")
-_CYCLE_PAIRS = (("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-                ("smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second"),
-                ("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
-                ("Elapsed Cycles [cycle]", "SM Frequency [cycle/s]"))
-_SM_PCT = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput [%]",
-           "SM Throughput [%]", "SOL SM [%]", "SM [%]")
-_MEM_PCT = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-            "Memory Throughput [%]", "SOL Memory [%]", "Memory [%]")
-_WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM []")
-_OCCUPANCY = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy [%]")
-_TENSOR_PCT_STEMS = (
-    "sm__pipe_tensor_cycles_active", "sm__pipe_tensor_cycles_active_v2",
-    "sm__pipe_tensor_op_hmma_cycles_active", "sm__pipe_tensor_op_hmma_cycles_active_v2",
-    "sm__pipe_tensor_op_imma_cycles_active", "sm__pipe_tensor_op_imma_cycles_active_v2",
-    "sm__pipe_tensor_op_dmma_cycles_active", "sm__pipe_tensor_op_gmma_cycles_active",
-    "sm__pipe_tensor_subpipe_hmma_cycles_active", "sm__pipe_tensor_subpipe_imma_cycles_active",
-    "sm__pipe_tensor_subpipe_dmma_cycles_active", "sm__pipe_tc_cycles_active",
-    "sm__inst_executed_pipe_tensor_op_hmma", "sm__inst_executed_pipe_tensor_op_hmma_v2",
-    "sm__inst_executed_pipe_tensor_op_gmma", "sm__inst_executed_pipe_tensor_subpipe_hmma",
-    "sm__inst_executed_pipe_tc",
-)
-_MMA_INST = ("sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__inst_executed_pipe_tensor_op_hmma_v2.sum",
-             "sm__inst_executed_pipe_tensor_op_imma.sum", "sm__inst_executed_pipe_tensor_op_imma_v2.sum",
-             "sm__inst_executed_pipe_tensor_op_dmma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum",
-             "sm__inst_executed_pipe_tensor_subpipe_hmma.sum",
-             "sm__inst_executed_pipe_tensor_subpipe_imma.sum",
-             "sm__inst_executed_pipe_tensor_subpipe_dmma.sum", "sm__inst_executed_pipe_tc.sum")
-_TENSOR_AGG_INST = "sm__inst_executed_pipe_tensor.sum"
-
-_FLOP_WEIGHTS = {  # precision -> ((op, weight), ...): ncu's roofline weights (NCU_CSV.md §6.2, §7)
-    "fp64": (("dadd", 1.0), ("dmul", 1.0), ("dfma", 2.0)),
-    "fp32": (("fadd", 1.0), ("fmul", 1.0), ("ffma", 2.0)),
-    "fp16": (("hadd", 2.0), ("hmul", 2.0), ("hfma", 4.0)),
-}
-_PEAK_FMA = {"fp64": ("dfma", 2.0), "fp32": ("ffma", 2.0), "fp16": ("hfma", 4.0)}
-
-
-def _sass_count(m: _M, op: str, t: pd.Series, smsp_clock: pd.Series) -> pd.Series:
-    """Total thread instructions of one SASS op (sm__/smsp__ totals, per-second or per-cycle)."""
-    stem = f"sass_thread_inst_executed_op_{op}_pred_on"
-    total = m.get(f"sm__{stem}.sum", f"smsp__{stem}.sum")
-    total = total.fillna(m.get(f"sm__{stem}.sum.per_second", f"smsp__{stem}.sum.per_second") * t)
-    per_cycle = m.get(f"smsp__{stem}.sum.per_cycle_elapsed", f"sm__{stem}.sum.per_cycle_elapsed")
-    return total.fillna(per_cycle * smsp_clock * t)
-
-
-def _bytes(m: _M, level: str, t: pd.Series) -> pd.Series:
-    if level == "dram":
-        out = m.get("dram__bytes.sum")
-        out = out.fillna(m.get("dram__bytes_read.sum") + m.get("dram__bytes_write.sum"))
-        out = out.fillna(m.get("dram__bytes.sum.per_second", "Memory Throughput [byte/s]") * t)
-        return out
-    if level == "l2":
-        out = m.get("lts__t_bytes.sum")
-        out = out.fillna(m.get("lts__t_bytes.sum.per_second") * t)
-        return out.fillna(32.0 * m.get("lts__lts2xbar_cycles_active.sum"))
-    out = m.get("l1tex__t_bytes.sum")
-    out = out.fillna(m.get("l1tex__t_bytes.sum.per_second") * t)
-    return out.fillna(128.0 * m.get("l1tex__lsu_writeback_active_mem_lgds.sum",
-                                    "l1tex__lsu_writeback_active_mem_lg.sum",
-                                    "l1tex__lsu_writeback_active.sum"))
-
-
-def _tensor_precision(stem: str) -> str:
-    """'src_fp16_dst_fp32_sparsity_off' → 'tensor_fp16' (classified by the source type)."""
-    src = stem.split("src_", 1)[1] if "src_" in stem else stem
-    src = src.split("_dst", 1)[0].split("_sparsity", 1)[0]
-    for token, key in (("fp64", "tensor_fp64"), ("tf32", "tensor_tf32"), ("fp8", "tensor_fp8"),
-                       ("fp4", "tensor_fp8"), ("fp6", "tensor_fp8"), ("int", "tensor_int8"),
-                       ("bf16", "tensor_fp16"), ("fp16", "tensor_fp16")):
-        if token in src:
-            return key
-    return "tensor_other"
-
-
-def _tensor_ops(m: _M, t: pd.Series, clock: pd.Series) -> tuple[dict[str, pd.Series], dict[str, pd.Series]]:
-    """Tensor OP counts and peaks (OP/s) by precision from ``sm__ops_path_tensor_*``."""
-    cols = [c for c in m.w.columns if c.startswith("sm__ops_path_tensor_")]
-    stems = sorted({c[len("sm__ops_path_tensor_"):].split(".", 1)[0] for c in cols})
-    aggregate = [s for s in stems if s.startswith("src_")]
-    stems = aggregate or [s for s in stems if s.startswith("op_")]  # never both: no double count
-    ops: dict[str, pd.Series] = {}
-    peaks: dict[str, pd.Series] = {}
-    for stem in stems:
-        base = f"sm__ops_path_tensor_{stem}.sum"
-        v = m.get(base).fillna(m.get(f"{base}.per_second") * t)
-        v = v.fillna(m.get(f"{base}.per_cycle_elapsed") * clock * t)
-        key = _tensor_precision(stem)
-        if v.notna().any():
-            ops[key] = ops[key].add(v, fill_value=0) if key in ops else v
-        pk = m.get(f"{base}.peak_sustained") * clock
-        if pk.notna().any():
-            peaks[key] = peaks[key].add(pk, fill_value=0) if key in peaks else pk
-    return ops, peaks
-
 
 # ---------------------------------------------------------------------------------- the analysis
 def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
