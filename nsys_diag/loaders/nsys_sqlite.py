@@ -14,6 +14,8 @@ ThreadNames (+ NVTX 39), PROCESSES     threads, processes (only those owning eve
 TARGET_INFO_GPU / _CUDA_GPU            gpus (units normalised)
 GPU_METRICS + TARGET_INFO_GPU_METRICS  gpu_metrics
 CUDA_GPU_MEMORY_USAGE_EVENTS           gpu_memory
+OSRT_API                               osrt (OS runtime calls; ``nsys_host``)
+COMPOSITE_EVENTS + SAMPLING_CALLCHAINS cpu_samples (top frame, thread state; ``nsys_host``)
 META_DATA_EXPORT / EXPORT_META_DATA,   meta (versions, capture span, session start, table counts,
 ANALYSIS_DETAILS, TARGET_INFO_*        private host/environment/command line)
 =====================================  ===========================================================
@@ -33,6 +35,7 @@ from nsys_diag.loaders import sanity
 from nsys_diag.loaders.concurrent import After, run_concurrently
 from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.nsys_host import read_cpu_samples, read_osrt
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
                                          host_info,
@@ -173,6 +176,9 @@ def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: 
         "sync_joined": After(("sync", "api"), lambda s, a: (
             None if s is None else _launch_join(s[0], a))),
         "table_counts": lambda: table_counts(db),  # count(*) scans: C, off the main thread
+        # host-side tables: absent in most exports (then no query at all)
+        "osrt": lambda: read_osrt(db, strings, window),
+        "cpu_samples": lambda: read_cpu_samples(db, strings, window),
     })
 
 
@@ -352,7 +358,8 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     return TraceBundle(
         meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=gpu["sync"],
         api=gpu["api"], nvtx=nvtx_f, nvtx_marks=marks_f, threads=threads, processes=processes,
-        gpus=gpus, gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, warnings=warnings)
+        gpus=gpus, gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, osrt=read["osrt"],
+        cpu_samples=read["cpu_samples"], warnings=warnings)
 
 
 __all__ = ["load_nsys_sqlite", "CAPTURE_FLAGS"]
