@@ -343,6 +343,41 @@ def _used_categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
     return categorical(lut[codes], [lbl for lbl, p in zip(labels, present.tolist()) if p])
 
 
+def join_gaps(db: NsysDb) -> dict[str, str]:
+    """GPU-operation tables (by frame label) whose rows cannot be joined to a launching API call,
+    each with the reason: no runtime table, or no ``correlationId`` on either side."""
+    if not db.has(RUNTIME_TABLE):
+        why = f"the export has no {RUNTIME_TABLE} table"
+    elif "correlationId" not in db.columns(RUNTIME_TABLE):
+        why = f"{RUNTIME_TABLE} has no correlationId column"
+    else:
+        why = ""
+    out = {}
+    for table, label in ((KERNEL_TABLE, "kernels"), (MEMCPY_TABLE, "memcpys"),
+                         (MEMSET_TABLE, "memsets"), (SYNC_TABLE, "syncs")):
+        if not db.has(table):
+            continue
+        if why:
+            out[label] = why
+        elif "correlationId" not in db.columns(table):
+            out[label] = f"{table} has no correlationId column"
+    return out
+
+
+def join_gap_warning(gaps: dict[str, str], counts: dict[str, tuple[int, int]]
+                     ) -> LoadWarning | None:
+    """One data-quality warning for GPU work that cannot be joined to its launches at all."""
+    parts = [f"{label} ({why})" for label, why in gaps.items() if counts.get(label, (0, 0))[1]]
+    if not parts:
+        return None
+    n = sum(counts[label][1] for label in gaps if label in counts)
+    return LoadWarning(
+        "no_launch_join",
+        f"GPU work cannot be joined to the CUDA API calls that launched it: {'; '.join(parts)}; "
+        "launch overhead, launching threads and launch APIs are unknown (launch_* columns are -1)",
+        n, "capture with `-t cuda` and export the .nsys-rep with `nsys export --type sqlite`")
+
+
 def unmatched_warning(counts: dict[str, tuple[int, int]]) -> LoadWarning | None:
     """One warning for GPU rows whose launching call is not in the export."""
     parts = [f"{miss:,} of {total:,} {name}" for name, (miss, total) in counts.items() if miss]

@@ -210,7 +210,12 @@ def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
          "memset": C.MEMSET.validate(memset_j, source=src),
          "sync": C.SYNC.validate(sync_j, source=src)}
     api = read["api"]
-    w = cuda.unmatched_warning(unmatched) if len(api) or any(t for _, t in unmatched.values()) \
+    gaps = cuda.join_gaps(db)  # tables that cannot be joined at all: one warning saying why
+    w = cuda.join_gap_warning(gaps, unmatched)
+    if w is not None:
+        warnings.append(w)
+    joinable = {k: v for k, v in unmatched.items() if k not in gaps}
+    w = cuda.unmatched_warning(joinable) if len(api) or any(t for _, t in joinable.values()) \
         else None
     if w is not None:
         warnings.append(w)
