@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_db import Col, NsysDb
+from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
     API_NAME_KEY, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_NAME_COLUMNS,
