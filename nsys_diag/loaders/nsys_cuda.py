@@ -11,10 +11,11 @@ import re
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_db import Col, NsysDb
+from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
-    API_NAME_KEY, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_TABLE,
+    API_NAME_KEY, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_NAME_COLUMNS,
+    KERNEL_TABLE,
     MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, gpu_op_spec,
     kernel_spec, opt_col)
 from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_view,
@@ -28,9 +29,11 @@ NO_STREAM = 0xFFFFFFFF
 """SYNCHRONIZATION streamId sentinel for device/event-level syncs (§2.6); becomes -1."""
 
 # ENUM_CUDA_MEMCPY_OPER ids (stable 2021–2026, §5) → contract copy kinds. Array endpoints are
-# device memory, so Host↔Array counts as H2D/D2H and Array↔Device as D2D; UVM kinds fold in too.
-COPY_KINDS = {1: "H2D", 3: "H2D", 11: "H2D", 2: "D2H", 4: "D2H", 12: "D2H",
-              5: "D2D", 6: "D2D", 7: "D2D", 8: "D2D", 13: "D2D", 9: "H2H", 10: "P2P"}
+# device memory, so Host↔Array counts as H2D/D2H and Array↔Device as D2D. Unified-memory
+# migrations (11/12/13) keep their own kinds: the driver moves pages on demand (page faults,
+# prefetches, evictions), which is not an explicit copy the program issued.
+COPY_KINDS = {1: "H2D", 3: "H2D", 2: "D2H", 4: "D2H", 5: "D2D", 6: "D2D", 7: "D2D", 8: "D2D",
+              9: "H2H", 10: "P2P", 11: "uvm_h2d", 12: "uvm_d2h", 13: "uvm_d2d"}
 # ENUM_CUDA_MEM_KIND ids (nsys numbering, not CUPTI's, §5).
 MEM_KINDS = {0: "pageable", 1: "pinned", 2: "device", 3: "array", 4: "managed",
              5: "device_static", 6: "managed_static", 7: "unknown"}
@@ -122,6 +125,10 @@ def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
     if not db.has(KERNEL_TABLE):
         return None
     cols = _require(db, KERNEL_TABLE, GPU_OP_REQUIRED)
+    if not any(c in cols for c in KERNEL_NAME_COLUMNS):
+        raise SchemaError(db.path, f"table {KERNEL_TABLE} has no kernel name column (one of "
+                          f"{', '.join(KERNEL_NAME_COLUMNS)})",
+                          "not a known nsys export layout; please report the nsys version")
     d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window))
     if not detail:
         not_read = np.full(len(d["start"]), -1, dtype=np.int64)
@@ -157,8 +164,8 @@ def _kind_categorical(ids: np.ndarray, mapping: dict[int, str], other: str) -> p
 def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | None:
     if not db.has(MEMCPY_TABLE):
         return None
-    cols = _require(db, MEMCPY_TABLE, GPU_OP_REQUIRED + ("bytes",))
-    spec = gpu_op_spec(cols) + [Col("bytes", "int", fill=0), opt_col(cols, "copyKind"),
+    cols = _require(db, MEMCPY_TABLE, GPU_OP_REQUIRED)
+    spec = gpu_op_spec(cols) + [opt_col(cols, "bytes", fill=0), opt_col(cols, "copyKind"),
                                  opt_col(cols, "srcKind"), opt_col(cols, "dstKind"),
                                  opt_col(cols, "copyCount", fill=1)]
     d = db.read(MEMCPY_TABLE, spec, where=_overlap(window))
@@ -175,8 +182,8 @@ def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | 
 def read_memset(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | None:
     if not db.has(MEMSET_TABLE):
         return None
-    cols = _require(db, MEMSET_TABLE, GPU_OP_REQUIRED + ("bytes",))
-    d = db.read(MEMSET_TABLE, gpu_op_spec(cols) + [Col("bytes", "int", fill=0)],
+    cols = _require(db, MEMSET_TABLE, GPU_OP_REQUIRED)
+    d = db.read(MEMSET_TABLE, gpu_op_spec(cols) + [opt_col(cols, "bytes", fill=0)],
                 where=_overlap(window))
     return pd.DataFrame({**_gpu_op_frame(d), "bytes": d["bytes"]}, copy=False)
 
@@ -334,6 +341,41 @@ def _used_categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
     present = np.bincount(codes + 1, minlength=len(labels) + 1)[1:] > 0  # code -1: missing
     lut = np.append(np.cumsum(present) - 1, -1)  # old code → new code; lut[-1] = -1 (missing)
     return categorical(lut[codes], [lbl for lbl, p in zip(labels, present.tolist()) if p])
+
+
+def join_gaps(db: NsysDb) -> dict[str, str]:
+    """GPU-operation tables (by frame label) whose rows cannot be joined to a launching API call,
+    each with the reason: no runtime table, or no ``correlationId`` on either side."""
+    if not db.has(RUNTIME_TABLE):
+        why = f"the export has no {RUNTIME_TABLE} table"
+    elif "correlationId" not in db.columns(RUNTIME_TABLE):
+        why = f"{RUNTIME_TABLE} has no correlationId column"
+    else:
+        why = ""
+    out = {}
+    for table, label in ((KERNEL_TABLE, "kernels"), (MEMCPY_TABLE, "memcpys"),
+                         (MEMSET_TABLE, "memsets"), (SYNC_TABLE, "syncs")):
+        if not db.has(table):
+            continue
+        if why:
+            out[label] = why
+        elif "correlationId" not in db.columns(table):
+            out[label] = f"{table} has no correlationId column"
+    return out
+
+
+def join_gap_warning(gaps: dict[str, str], counts: dict[str, tuple[int, int]]
+                     ) -> LoadWarning | None:
+    """One data-quality warning for GPU work that cannot be joined to its launches at all."""
+    parts = [f"{label} ({why})" for label, why in gaps.items() if counts.get(label, (0, 0))[1]]
+    if not parts:
+        return None
+    n = sum(counts[label][1] for label in gaps if label in counts)
+    return LoadWarning(
+        "no_launch_join",
+        f"GPU work cannot be joined to the CUDA API calls that launched it: {'; '.join(parts)}; "
+        "launch overhead, launching threads and launch APIs are unknown (launch_* columns are -1)",
+        n, "capture with `-t cuda` and export the .nsys-rep with `nsys export --type sqlite`")
 
 
 def unmatched_warning(counts: dict[str, tuple[int, int]]) -> LoadWarning | None:

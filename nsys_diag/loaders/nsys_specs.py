@@ -17,7 +17,13 @@ GPU_METRICS_TABLE = "GPU_METRICS"
 NULL_TIME = -(1 << 62)
 """What a NULL (or non-numeric) start time is read as; such rows are dropped (``sanity``)."""
 
-GPU_OP_REQUIRED = ("start", "end", "deviceId", "contextId", "streamId")
+GPU_OP_REQUIRED = ("start", "end", "deviceId")
+"""The only columns a GPU-operation table must have; every other column is optional and reads as
+the contract's missing value (-1) — minimal synthetic exports (no ``contextId``/``streamId``/
+``correlationId``/``globalPid``) analyse instead of being refused."""
+
+KERNEL_NAME_COLUMNS = ("demangledName", "shortName", "mangledName")
+"""A kernel table needs at least one of these (StringIds ids); the name falls back in this order."""
 API_REQUIRED = ("start", "end", "nameId")
 API_CLASS_WHERE = "eventClass IN (0, 1)"
 """Runtime (0) and driver (1) calls; 67 = backtrace duplicates (NSYS_SQLITE.md §2.2)."""
@@ -42,14 +48,16 @@ def gpu_op_spec(cols: list[str]) -> list[Col]:
     """Columns shared by kernels, memcpys, memsets and syncs."""
     return [Col("start", "int", fill=NULL_TIME, strict=True), Col("end", "int", fill=0, strict=True),
             Col("deviceId", "int"),
-            Col("contextId", "int"), Col("streamId", "int"), opt_col(cols, "correlationId"),
+            opt_col(cols, "contextId"), opt_col(cols, "streamId"), opt_col(cols, "correlationId"),
             opt_col(cols, "globalPid")]
 
 
 def kernel_spec(cols: list[str], detail: bool) -> list[Col]:
     """Kernel columns (``detail=False``: without ``KERNEL_DETAIL_COLUMNS``)."""
+    fallback = next((f'"{c}"' for c in KERNEL_NAME_COLUMNS if c in cols), "NULL")
     return [c for c in gpu_op_spec(cols) if detail or c.name not in KERNEL_DETAIL_COLUMNS] + [
-        opt_col(cols, "demangledName"), opt_col(cols, "shortName"),
+        opt_col(cols, "demangledName", default=fallback),
+        opt_col(cols, "shortName", default=fallback),
         *(opt_col(cols, c) for c in KERNEL_DETAIL_COLUMNS[2:] if detail),
     ]
 

@@ -14,6 +14,8 @@ ThreadNames (+ NVTX 39), PROCESSES     threads, processes (only those owning eve
 TARGET_INFO_GPU / _CUDA_GPU            gpus (units normalised)
 GPU_METRICS + TARGET_INFO_GPU_METRICS  gpu_metrics
 CUDA_GPU_MEMORY_USAGE_EVENTS           gpu_memory
+OSRT_API                               osrt (OS runtime calls; ``nsys_host``)
+COMPOSITE_EVENTS + SAMPLING_CALLCHAINS cpu_samples (top frame, thread state; ``nsys_host``)
 META_DATA_EXPORT / EXPORT_META_DATA,   meta (versions, capture span, session start, table counts,
 ANALYSIS_DETAILS, TARGET_INFO_*        private host/environment/command line)
 =====================================  ===========================================================
@@ -33,6 +35,7 @@ from nsys_diag.loaders import sanity
 from nsys_diag.loaders.concurrent import After, run_concurrently
 from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.nsys_host import read_cpu_samples, read_osrt
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
                                          host_info,
@@ -173,6 +176,9 @@ def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: 
         "sync_joined": After(("sync", "api"), lambda s, a: (
             None if s is None else _launch_join(s[0], a))),
         "table_counts": lambda: table_counts(db),  # count(*) scans: C, off the main thread
+        # host-side tables: absent in most exports (then no query at all)
+        "osrt": lambda: read_osrt(db, strings, window),
+        "cpu_samples": lambda: read_cpu_samples(db, strings, window),
     })
 
 
@@ -204,7 +210,12 @@ def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
          "memset": C.MEMSET.validate(memset_j, source=src),
          "sync": C.SYNC.validate(sync_j, source=src)}
     api = read["api"]
-    w = cuda.unmatched_warning(unmatched) if len(api) or any(t for _, t in unmatched.values()) \
+    gaps = cuda.join_gaps(db)  # tables that cannot be joined at all: one warning saying why
+    w = cuda.join_gap_warning(gaps, unmatched)
+    if w is not None:
+        warnings.append(w)
+    joinable = {k: v for k, v in unmatched.items() if k not in gaps}
+    w = cuda.unmatched_warning(joinable) if len(api) or any(t for _, t in joinable.values()) \
         else None
     if w is not None:
         warnings.append(w)
@@ -352,7 +363,8 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     return TraceBundle(
         meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=gpu["sync"],
         api=gpu["api"], nvtx=nvtx_f, nvtx_marks=marks_f, threads=threads, processes=processes,
-        gpus=gpus, gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, warnings=warnings)
+        gpus=gpus, gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, osrt=read["osrt"],
+        cpu_samples=read["cpu_samples"], warnings=warnings)
 
 
 __all__ = ["load_nsys_sqlite", "CAPTURE_FLAGS"]

@@ -69,10 +69,13 @@ class TraceBundle:
     gpu_memory: pd.DataFrame = field(default_factory=C.GPU_MEMORY.empty)
     ncu_launches: pd.DataFrame = field(default_factory=C.NCU_LAUNCHES.empty)
     ncu_metrics: pd.DataFrame = field(default_factory=C.NCU_METRICS.empty)
+    osrt: pd.DataFrame = field(default_factory=C.OSRT.empty)
+    cpu_samples: pd.DataFrame = field(default_factory=C.CPU_SAMPLES.empty)
     warnings: list[LoadWarning] = field(default_factory=list)
 
     FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx", "nvtx_marks", "threads",
-              "processes", "gpus", "gpu_metrics", "gpu_memory", "ncu_launches", "ncu_metrics")
+              "processes", "gpus", "gpu_metrics", "gpu_memory", "ncu_launches", "ncu_metrics",
+              "osrt", "cpu_samples")
 
     @property
     def has_cuda(self) -> bool:

@@ -157,7 +157,8 @@ MEMCPY = FrameContract(
     "memcpy",
     _GPU_OP_COLS + (
         _c("bytes", "int64", "bytes moved", "bytes"),
-        _c("copy_kind", "category", "H2D | D2H | D2D | P2P | H2H | other"),
+        _c("copy_kind", "category", "H2D | D2H | D2D | P2P | H2H | uvm_h2d | uvm_d2h | uvm_d2d | "
+           "other (uvm_*: unified-memory migrations, copyKind 11/12/13)"),
         _c("src_kind", "category", "pageable | pinned | device | array | managed | device_static | "
            "managed_static | unknown"),
         _c("dst_kind", "category", "same vocabulary as src_kind"),
@@ -326,5 +327,39 @@ NCU_METRICS = FrameContract(
     "ncu metric values in long format, units normalised to base units.",
 )
 
+OSRT = FrameContract(
+    "osrt",
+    (
+        _c("start_ns", "int64", "call start", "ns"),
+        _c("end_ns", "int64", "call end", "ns"),
+        _c("global_tid", "int64", "GlobalId of the calling thread"),
+        _c("global_pid", "int64", "GlobalId of the calling process (tid bits zeroed)"),
+        _c("pid", "int64", "OS pid"),
+        _c("tid", "int64", "OS tid"),
+        _c("name", "category", "OS runtime function name from StringIds, e.g. read, "
+           "pthread_cond_wait, poll"),
+    ),
+    "OS runtime library calls (OSRT_API, captured with `-t osrt`); rows in file order (not "
+    "sorted). The 'profiling started/finished' markers (zero-length rows of eventClass 31/32) "
+    "are dropped.",
+)
+
+CPU_SAMPLES = FrameContract(
+    "cpu_samples",
+    (
+        _c("ts_ns", "int64", "sample time", "ns"),
+        _c("global_tid", "int64", "GlobalId of the sampled thread"),
+        _c("global_pid", "int64", "GlobalId of its process (tid bits zeroed)"),
+        _c("pid", "int64", "OS pid"),
+        _c("tid", "int64", "OS tid"),
+        _c("top_frame", "category", "symbol of the innermost frame (stackDepth 0) from "
+           "StringIds; '' when unresolved"),
+        _c("state", "category", "thread state label (ENUM_SAMPLING_THREAD_STATE, lower case, "
+           "e.g. running, unknown); '' when the export has no state"),
+    ),
+    "CPU instruction-pointer samples (COMPOSITE_EVENTS + SAMPLING_CALLCHAINS, captured with "
+    "`--sample=process-tree`); rows in file order (not sorted).",
+)
+
 ALL_CONTRACTS = (KERNELS, MEMCPY, MEMSET, SYNC, API, NVTX, NVTX_MARKS, THREADS, PROCESSES, GPUS,
-                 GPU_METRICS, GPU_MEMORY, NCU_LAUNCHES, NCU_METRICS)
+                 GPU_METRICS, GPU_MEMORY, NCU_LAUNCHES, NCU_METRICS, OSRT, CPU_SAMPLES)

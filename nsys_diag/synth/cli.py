@@ -2,6 +2,7 @@
 
     python -m nsys_diag.synth --write-samples sample_traces        # what `make samples` runs
     python -m nsys_diag.synth PRESET OUT.sqlite [--schema V] [--steps N] [--scale K] [--seed S]
+                                               [--shuffle SEED]
                                                [--env NAME=VALUE ...] [--expected]
     python -m nsys_diag.synth --list
 
@@ -42,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply kernel counts by K (durations / K: same shares, more rows)")
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--shuffle", type=int, metavar="SEED",
+                    help="write every event table in this seed's random row order (nsys >= 2025.6 "
+                         "no longer promises timestamp order)")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="add an environment variable to the capture (repeatable)")
     ap.add_argument("--expected", action="store_true", help="print the expected answers (JSON)")
@@ -67,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         ov["steps"] = a.steps
     if a.seed is not None:
         ov["seed"] = a.seed
+    if a.shuffle is not None:
+        ov["shuffle_seed"] = a.shuffle
     sc = preset(a.preset, **ov)
     if a.env:
         sc = replace(sc, env={**sc.env, **_parse_env(a.env)})

@@ -13,9 +13,13 @@ import numpy as np
 from nsys_diag.synth.kernels import KernelInfo
 from nsys_diag.synth.schema import global_pid, global_tid
 
-KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, KIND_SYNC = 0, 1, 2, 3
-COPY_KIND = {"H2D": 1, "D2H": 2, "D2D": 8}  # ENUM_CUDA_MEMCPY_OPER
-MEM_PAGEABLE, MEM_PINNED, MEM_DEVICE = 0, 1, 2  # ENUM_CUDA_MEM_KIND (nsys numbering)
+KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, KIND_SYNC, KIND_CALL = 0, 1, 2, 3, 4
+COPY_KIND = {"H2D": 1, "D2H": 2, "D2D": 8,  # ENUM_CUDA_MEMCPY_OPER
+             "uvm_h2d": 11, "uvm_d2h": 12, "uvm_d2d": 13}
+UVM_COPY_KINDS = (11, 12, 13)
+MEM_PAGEABLE, MEM_PINNED, MEM_DEVICE, MEM_MANAGED = 0, 1, 2, 4  # ENUM_CUDA_MEM_KIND (nsys)
+OSRT_EVENT_CLASS = 27  # ENUM_NSYS_EVENT_CLASS TRACE_PROCESS_EVENT_OS_RUNTIME
+STATE_RUNNING, STATE_OSRT = 1, 8  # ENUM_SAMPLING_THREAD_STATE
 SYNC_KIND = {"cudaStreamSynchronize": "stream", "cudaDeviceSynchronize": "device",
              "cudaEventSynchronize": "event", "cuStreamSynchronize": "stream",
              "cuCtxSynchronize": "device", "cuEventSynchronize": "event"}
@@ -69,6 +73,8 @@ class Interning:
     phase_names: Codes = field(default_factory=Codes)
     kernel_infos: list[KernelInfo] = field(default_factory=list)
     domains: list[str] = field(default_factory=list)
+    osrt_names: Codes = field(default_factory=Codes)  # OS runtime function names
+    frames: Codes = field(default_factory=Codes)  # CPU-sample symbols
     _kernel_index: dict[KernelInfo, int] = field(default_factory=dict)
 
     def kernel(self, info: KernelInfo) -> int:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsys_diag.synth.events import (
-    COPY_KIND, KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, KIND_SYNC, MEM_DEVICE, MEM_PAGEABLE, MEM_PINNED,
+    COPY_KIND, KIND_CALL, KIND_KERNEL, KIND_MEMCPY, KIND_MEMSET, KIND_SYNC, MEM_DEVICE, MEM_MANAGED,
+    MEM_PAGEABLE, MEM_PINNED, UVM_COPY_KINDS,
     NVTX_DOMAIN_CREATE, NVTX_MARK, NVTX_PUSHPOP, NVTX_STARTEND, SYNC_KIND, SYNC_KINDS, Interning,
     ProcessInfo, concat_columns, fifo_ends)
 from nsys_diag.synth.kernels import kernel_info
@@ -26,7 +27,7 @@ Parts = dict[str, list[dict]]
 
 API_KEYS = ("start", "end", "gtid", "pidx", "name", "eclass", "corr", "unsuffixed", "phase_end")
 _GPU_KEYS = ("api_row", "dur", "stream", "kind", "phase", "step", "kinfo", "bytes", "copy_kind",
-             "src_kind", "dst_kind")
+             "src_kind", "dst_kind", "migration")
 _SYNC_KEYS = ("api_row", "sync_kind", "stream", "min_ns", "phase", "step")
 
 
@@ -53,7 +54,8 @@ def phase_template(phase: PhaseSpec) -> PhaseTemplate:
     """Where each launch of ``phase`` goes: spread evenly over the window, packed back to back
     (``launch_gap_ns``) or grouped at a fraction ``at`` (+1 µs between grouped calls)."""
     specs = ([(KIND_KERNEL, s) for s in phase.kernels] + [(KIND_MEMCPY, s) for s in phase.memcpys]
-             + [(KIND_MEMSET, s) for s in phase.memsets] + [(KIND_SYNC, s) for s in phase.syncs])
+             + [(KIND_MEMSET, s) for s in phase.memsets] + [(KIND_SYNC, s) for s in phase.syncs]
+             + [(KIND_CALL, s) for s in phase.api_calls])
     counts = np.array([s.count for _, s in specs], np.int64)
     n = int(counts.sum())
     spec_idx = np.repeat(np.arange(len(specs)), counts)
@@ -208,7 +210,7 @@ class ProcessBuilder:
         """Init calls and (with ``gpu_memory``) cudaMalloc calls on the main thread, 50 µs apart,
         from the process start on; the allocations become memory events 20 µs into their call."""
         sc, t0 = self.sc, self.t0
-        calls = list(_PREAMBLE)
+        calls = list(_PREAMBLE) + [(n, int(d)) for n, d in sc.init_calls]
         if sc.gpu_memory is not None:
             gm = sc.gpu_memory
             self.alloc_sizes = [gm.weights_bytes // gm.chunks] * gm.chunks + \
@@ -303,6 +305,23 @@ class ProcessBuilder:
             tpl = phase_template(ph)
             if tpl.n:
                 self._launches(tpl, occ)
+        for hc in ph.host_calls:
+            self._host_calls(hc, occ)
+
+    def _host_calls(self, hc, occ: _Occurrences) -> None:
+        """OS runtime calls of one :class:`HostCallSpec` in every occurrence: ``count`` calls
+        spread evenly over the phase (slot starts), or back to back (1 µs apart) from ``at``."""
+        i = np.arange(hc.count)
+        if hc.at is None:
+            off = np.rint(occ.dur[:, None] * (i[None, :] / hc.count)).astype(np.int64)
+        else:
+            off = np.rint(occ.dur[:, None] * hc.at).astype(np.int64) + i[None, :] * (
+                hc.dur_ns + 1 * US)
+        start = (occ.start[:, None] + off).ravel()
+        self.parts["osrt"].append({
+            "start": start, "end": start + int(hc.dur_ns),
+            "gtid": np.full(start.size, self.proc.gtid(hc.thread), np.int64),
+            "name": np.full(start.size, self.names.osrt_names.code(hc.name), np.int64)})
 
     def _launches(self, tpl: PhaseTemplate, occ: _Occurrences) -> None:
         """Broadcast the template over the occurrences (start = occ start + a·D + b), then add
@@ -333,9 +352,13 @@ class ProcessBuilder:
         if kind == KIND_KERNEL:
             info = kernel_info(spec.name)
             api = spec.api or info.api
+        elif kind == KIND_CALL:
+            api = spec.name
         else:
             api = spec.api
         rows = self.add_api(start, call, gtid, names.api_names.code(api), phase_end)
+        if kind == KIND_CALL:  # a call without GPU work
+            return
         if kind == KIND_SYNC:
             self.sync_parts.append({"api_row": rows, "sync_kind": np.full(
                 n, SYNC_KINDS.index(SYNC_KIND.get(spec.api, "stream"))),
@@ -362,6 +385,10 @@ class ProcessBuilder:
             g["copy_kind"] = np.full(n, ck)
             g["src_kind"] = np.full(n, host if ck == 1 else MEM_DEVICE)
             g["dst_kind"] = np.full(n, host if ck == 2 else MEM_DEVICE)
+            if ck in UVM_COPY_KINDS:  # managed memory on both sides
+                g["src_kind"][:] = MEM_MANAGED
+                g["dst_kind"][:] = MEM_MANAGED
+                g["migration"] = np.full(n, spec.migration_cause)
         else:
             g["bytes"] = np.full(n, spec.bytes)
         self.gpu_parts.append(g)
@@ -417,7 +444,7 @@ class ProcessBuilder:
             if kind == KIND_KERNEL:
                 out["kinfo"] = g["kinfo"][idx]
             elif kind == KIND_MEMCPY:
-                for c in ("bytes", "copy_kind", "src_kind", "dst_kind"):
+                for c in ("bytes", "copy_kind", "src_kind", "dst_kind", "migration"):
                     out[c] = g[c][idx]
             else:
                 out["bytes"] = g["bytes"][idx]

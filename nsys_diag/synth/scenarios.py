@@ -69,8 +69,10 @@ class KernelSpec:
 
 @dataclass(frozen=True)
 class MemcpySpec:
-    """``count`` copies per phase occurrence. ``kind``: H2D | D2H | D2D; ``host``: pinned |
-    pageable (the host side of H2D/D2H)."""
+    """``count`` copies per phase occurrence. ``kind``: H2D | D2H | D2D, or a unified-memory
+    migration uvm_h2d | uvm_d2h | uvm_d2d (copyKind 11/12/13, managed memory on both sides,
+    ``migration_cause`` from ENUM_CUDA_UNIF_MEM_MIGRATION: 1 user prefetch, 2 page fault, 4
+    eviction); ``host``: pinned | pageable (the host side of H2D/D2H)."""
 
     kind: str
     bytes: int
@@ -82,6 +84,7 @@ class MemcpySpec:
     stream: int | None = None
     launch_ns: int = 8 * US
     at: float | None = None
+    migration_cause: int = 2
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,58 @@ class SyncSpec:
     stream: int | None = None
     at: float | None = 1.0
     min_ns: int = 3 * US
+
+
+@dataclass(frozen=True)
+class ApiCallSpec:
+    """``count`` CUDA runtime/driver (or library) calls per phase occurrence that launch no GPU
+    work, each ``dur_ns`` long: module/library loading (``cuModuleLoadData``,
+    ``cuLibraryLoadData``), handle creation (``cublasCreate_v2``, ``cudnnCreate``), allocation
+    (``cudaMalloc``, ``cudaFree``, ``cudaMallocHost``) … Placed like kernel launches (spread over
+    the phase window, or back to back at fraction ``at``)."""
+
+    name: str
+    dur_ns: int
+    count: int = 1
+    thread: str = "main"
+    at: float | None = None
+
+    @property
+    def launch_ns(self) -> int:
+        return self.dur_ns
+
+
+@dataclass(frozen=True)
+class HostCallSpec:
+    """``count`` OS runtime calls (OSRT_API rows, ``-t osrt``) per phase occurrence on
+    ``thread``, each ``dur_ns`` long: ``read``, ``poll``, ``pthread_cond_wait``, ``nanosleep`` …
+    spread evenly over the phase, or back to back from fraction ``at``."""
+
+    name: str
+    dur_ns: int
+    count: int = 1
+    thread: str = "main"
+    at: float | None = None
+
+
+@dataclass(frozen=True)
+class CpuSamplingSpec:
+    """CPU sampling (``--sample=process-tree``): every ``period_ns`` one sample per sampled
+    thread (COMPOSITE_EVENTS + SAMPLING_CALLCHAINS). The top frame is the OS runtime call the
+    thread is in (thread state OS runtime), else ``frames[phase]`` of the phase the main thread is
+    in, else ``default_frame`` (state running); frames below it are ``stack``."""
+
+    period_ns: int = 1 * MS
+    threads: tuple[str, ...] = ("main",)
+    frames: dict[str, str] = field(default_factory=dict)
+    default_frame: str = "PyEval_EvalFrameDefault"
+    stack: tuple[str, ...] = ("_PyEval_Vector", "Py_RunMain", "main")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "threads", tuple(self.threads))
+        object.__setattr__(self, "stack", tuple(self.stack))
+        if self.period_ns <= 0:
+            raise ValueError("CpuSamplingSpec.period_ns must be > 0")
 
 
 @dataclass(frozen=True)
@@ -146,9 +201,12 @@ class PhaseSpec:
     kind: str = "push_pop"
     window: tuple[float, float] = (0.0, 1.0)
     launch_gap_ns: int | None = None
+    api_calls: tuple[ApiCallSpec, ...] = ()
+    host_calls: tuple[HostCallSpec, ...] = ()
 
     def __post_init__(self) -> None:  # accept lists as well as tuples
-        for f in ("kernels", "memcpys", "memsets", "syncs", "ranges", "marks"):
+        for f in ("kernels", "memcpys", "memsets", "syncs", "ranges", "marks", "api_calls",
+                  "host_calls"):
             object.__setattr__(self, f, tuple(getattr(self, f)))
         if self.kind not in ("push_pop", "start_end"):
             raise ValueError(f"PhaseSpec.kind must be push_pop|start_end, not {self.kind!r}")
@@ -242,9 +300,12 @@ class Scenario:
     batch_size: int | None = None
     base_pid: int = 23_817
     utc_start_ns: int = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
+    init_calls: tuple[tuple[str, int], ...] = ()  # (API, ns) appended to the preamble calls
+    cpu_sampling: CpuSamplingSpec | None = None
+    shuffle_seed: int | None = None  # write event-table rows in this seed's random order
 
     def __post_init__(self) -> None:
-        for f in ("phases", "periodic", "command"):  # accept lists as well as tuples
+        for f in ("phases", "periodic", "command", "init_calls"):  # accept lists as well as tuples
             object.__setattr__(self, f, tuple(getattr(self, f)))
         if self.steps < 1:
             raise ValueError("steps must be >= 1")

@@ -120,7 +120,7 @@ _COMMON_TABLES: dict[str, tuple[str, ...]] = {
 }
 
 # Column types: INTEGER unless listed.
-_TEXT = {"name", "text", "jsonText", "binaryData", "busLocation", "uuid", "chipName",
+_TEXT = {"name", "text", "jsonText", "symbolName", "binaryData", "busLocation", "uuid", "chipName",
          "ctxswDevPath", "ctrlDevPath", "utcTime", "localTime", "typeName", "metricName",
          "devStateName", "tensorSizeMinusOneElements", "label", "pciBusId"}
 _REAL = {"doubleValue", "floatValue"}
@@ -169,8 +169,12 @@ _NOT_NULL: dict[str, set[str]] = {
     "TARGET_INFO_GPU_METRICS": {"typeId", "sourceId", "typeName", "metricId", "metricName"},
     "GPU_METRICS": {"rawTimestamp", "timestamp", "typeId", "metricId", "value"},
     "CUDA_GPU_MEMORY_USAGE_EVENTS": set(_MEM_USAGE11[:9]),
+    "OSRT_API": {"start", "end", "eventClass", "nameId", "returnValue", "callchainId"},
+    "COMPOSITE_EVENTS": {"id", "start", "cpuCycles"},
+    "SAMPLING_CALLCHAINS": {"id", "symbol", "module", "stackDepth"},
 }
-_PRIMARY_KEY = {"StringIds": "id"}  # ENUM_* tables too (handled in ddl())
+_PRIMARY_KEY = {"StringIds": "id", "COMPOSITE_EVENTS": "id"}  # ENUM_* tables too (in ddl())
+_COMPOSITE_KEY = {"SAMPLING_CALLCHAINS": ("id", "stackDepth")}  # PRIMARY KEY (id, stackDepth)
 
 # Real FOREIGN KEY clauses of schema 2.9.1 and older (inert; PRAGMA foreign_keys stays OFF).
 _REFERENCES_291: dict[tuple[str, str], str] = {
@@ -249,6 +253,14 @@ ENUM_ROWS: dict[str, tuple[tuple[int, str, str], ...]] = {
         (3, "CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL", "Null stream")),
 }
 
+SAMPLING_THREAD_STATE_ROWS: tuple[tuple[int, str, str], ...] = (
+    (0, "Unknown", "Unknown"), (1, "Running", "Running"), (2, "Interruptible", "Interruptible"),
+    (3, "Uninterruptible", "Uninterruptible"), (4, "Stopped", "Stopped"),
+    (5, "Terminated", "Terminated"), (6, "Unscheduled", "Unscheduled"), (7, "Waiting", "Waiting"),
+    (8, "OSRuntime", "OS runtime"), (9, "Initialized", "Initialized"),
+    (10, "Transition", "Transition"))
+"""``ENUM_SAMPLING_THREAD_STATE`` (§5): written (enum variants only) when CPU samples are."""
+
 # --------------------------------------------------------------------------------------------
 # CUDA API names as they appear in StringIds (§1.4)
 # --------------------------------------------------------------------------------------------
@@ -269,7 +281,9 @@ RUNTIME_SUFFIX: dict[str, str] = {
 DRIVER_APIS = frozenset({
     "cuLaunchKernel", "cuLaunchKernelEx", "cuInit", "cuModuleLoadData", "cuModuleGetLoadingMode",
     "cuMemAlloc_v2", "cuGetProcAddress_v2", "cuKernelGetAttribute", "cuLibraryLoadData",
-    "cuLibraryGetKernel", "cuCtxSetCurrent"})
+    "cuLibraryGetKernel", "cuCtxSetCurrent", "cuModuleLoad", "cuModuleLoadDataEx",
+    "cuLibraryLoadFromFile", "cuCtxCreate_v2", "cuDevicePrimaryCtxRetain", "cuMemFree_v2",
+    "cuMemCreate", "cuMemMap", "cuMemRelease", "cuMemAddressReserve"})
 """Driver APIs (``eventClass = 1``): written without version suffix (``_v2`` is part of the name)."""
 
 
@@ -344,6 +358,8 @@ class SchemaVariant:
             if ref:
                 spec += f" REFERENCES {ref}"
             parts.append(spec)
+        if table in _COMPOSITE_KEY:
+            parts.append(f"PRIMARY KEY ({', '.join(_COMPOSITE_KEY[table])})")
         return f"CREATE TABLE {table} ({', '.join(parts)})"
 
     def table_columns(self, table: str) -> tuple[str, ...]:
@@ -390,6 +406,17 @@ def _layouts(kernel: int, *, memcpy: str, green: bool, nvtx_binary: bool, runtim
         "TARGET_INFO_SYSTEM_ENV": ("globalVid", "devStateName", "name", "nameEnum", "value"),
         "TARGET_INFO_GPU_METRICS": ("typeId", "sourceId", "typeName", "metricId", "metricName"),
         "GPU_METRICS": ("rawTimestamp", "timestamp", "typeId", "metricId", "value"),
+    })
+    osrt = ("start", "end", "eventClass", "globalTid") + (
+        ("correlationId",) if kernel == 26 else ()) + (
+        "nameId", "returnValue", "nestingLevel", "callchainId") + (
+        ("argumentsId",) if sync2026 else ())
+    t.update({
+        "OSRT_API": osrt,  # 2021.2.1: + correlationId; argumentsId after 3.16.1 (§2.13)
+        "COMPOSITE_EVENTS": ("id", "start", "cpu", "threadState", "globalTid", "cpuCycles"),
+        "SAMPLING_CALLCHAINS": ("id", "symbol", "module", "kernelMode", "thumbCode", "unresolved",
+                                "specialEntry", "originalIP", "unwindMethod", "stackDepth")
+        + (("symbolName",) if kernel == 27 else ()),  # 2.9.1's extra column (§2.14)
     })
     if session is not None:
         t["TARGET_INFO_SESSION_START_TIME"] = ("utcEpochNs", "utcTime", "localTime") + (

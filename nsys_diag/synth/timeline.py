@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nsys_diag.synth.events import (
-    COPY_KIND, Codes, Interning, ProcessInfo, concat_columns, covered_before, union_intervals)
+    COPY_KIND, STATE_OSRT, STATE_RUNNING, Codes, Interning, ProcessInfo, concat_columns,
+    covered_before, union_intervals)
 from nsys_diag.synth.kernels import KernelInfo
 from nsys_diag.synth.process import API_KEYS, Parts, ProcessBuilder
 from nsys_diag.synth.scenarios import DEFAULT_METRIC_LEVELS, Scenario
@@ -57,6 +58,11 @@ class Timeline:
     first_ts: int
     capture_end: int
     extra: dict = field(default_factory=dict)
+    osrt: dict[str, np.ndarray] = field(default_factory=dict)  # start, end, gtid, name (code)
+    osrt_names: Codes = field(default_factory=Codes)
+    samples: dict[str, np.ndarray] = field(default_factory=dict)  # ts, gtid, state, frame (code)
+    frames: Codes = field(default_factory=Codes)
+    stack: tuple[int, ...] = ()  # frame codes of the frames below the top one (depth 1..)
 
 
 def build_timeline(sc: Scenario) -> Timeline:
@@ -68,7 +74,8 @@ def build_timeline(sc: Scenario) -> Timeline:
         names.phase_names.code(q.phase.name)
     procs: list[ProcessInfo] = []
     parts: Parts = {k: [] for k in (
-        "api", "kernels", "memcpy", "memset", "sync", "nvtx", "memory", "steps", "phase_occ")}
+        "api", "kernels", "memcpy", "memset", "sync", "nvtx", "memory", "steps", "phase_occ",
+        "osrt")}
     for p in range(sc.n_processes):
         proc = _process_info(sc, p)
         procs.append(proc)
@@ -78,7 +85,8 @@ def build_timeline(sc: Scenario) -> Timeline:
     kernels = concat_columns(parts["kernels"], ("start", "end", "pidx", "stream", "api_row", "kinfo",
                                       "phase", "step"))
     memcpy = concat_columns(parts["memcpy"], ("start", "end", "pidx", "stream", "api_row", "bytes",
-                                    "copy_kind", "src_kind", "dst_kind", "phase", "step"))
+                                    "copy_kind", "src_kind", "dst_kind", "phase", "step",
+                                    "migration"))
     memset = concat_columns(parts["memset"], ("start", "end", "pidx", "stream", "api_row", "bytes",
                                     "phase", "step"))
     sync = concat_columns(parts["sync"], ("start", "end", "pidx", "stream", "api_row", "sync_kind",
@@ -89,18 +97,64 @@ def build_timeline(sc: Scenario) -> Timeline:
     steps = concat_columns(parts["steps"], ("pidx", "step", "start", "end"))
     phase_occ = concat_columns(parts["phase_occ"], ("pidx", "step", "phase", "start", "end"))
 
+    osrt = concat_columns(parts["osrt"], ("start", "end", "gtid", "name"))
     # capture window: from the session offset to the last event + tail
     ends = [api["end"], kernels["end"], memcpy["end"], memset["end"], sync["end"], nvtx["end"],
-            steps["end"]]
+            steps["end"], osrt["end"]]
     last = max(int(x.max()) for x in ends if x.size)
     first = sc.session_offset_ns
     capture_end = last + sc.tail_ns
     metrics = _metrics(sc, procs, kernels, memcpy, names.phase_names, first, capture_end) \
         if (sc.gpu_metrics is not None and sc.cuda) else concat_columns([], ("ts", "device", "metric",
                                                                             "value"))
+    samples, stack = _cpu_samples(sc, procs, osrt, phase_occ, names, first, capture_end)
     return Timeline(sc, procs, names.api_names, names.kernel_infos, names.nvtx_texts,
                     names.phase_names, names.domains, api, kernels, memcpy, memset, sync, nvtx,
-                    metrics, memory, steps, phase_occ, first, capture_end)
+                    metrics, memory, steps, phase_occ, first, capture_end, osrt=osrt,
+                    osrt_names=names.osrt_names, samples=samples, frames=names.frames,
+                    stack=stack)
+
+
+def _cpu_samples(sc: Scenario, procs, osrt, phase_occ, names: Interning, first: int,
+                 capture_end: int) -> tuple[dict[str, np.ndarray], tuple[int, ...]]:
+    """CPU samples (see :class:`~nsys_diag.synth.scenarios.CpuSamplingSpec`): every period on
+    each sampled thread, top frame = the OS runtime call it is in, else the frame of the main
+    thread's phase, else the default frame. Vectorised per (process, thread)."""
+    keys = ("ts", "gtid", "state", "frame")
+    spec = sc.cpu_sampling
+    if spec is None:
+        return concat_columns([], keys), ()
+    default = names.frames.code(spec.default_frame)
+    stack = tuple(names.frames.code(f) for f in spec.stack)
+    phase_frame = np.array([names.frames.code(spec.frames[p]) if p in spec.frames else default
+                            for p in names.phase_names.values] + [default], np.int64)
+    osrt_frame = np.array([names.frames.code(n) for n in names.osrt_names.values], np.int64)
+    t = np.arange(first - first % spec.period_ns + spec.period_ns, capture_end,
+                  spec.period_ns, dtype=np.int64)
+    out = []
+    for proc in procs:
+        mine = phase_occ["pidx"] == proc.index
+        o = np.argsort(phase_occ["start"][mine], kind="stable")
+        ps, pe = phase_occ["start"][mine][o], phase_occ["end"][mine][o]
+        pc = phase_occ["phase"][mine][o]
+        j = np.searchsorted(ps, t, side="right") - 1
+        inside = (j >= 0) & (t < pe[np.maximum(j, 0)])
+        base = np.where(inside, phase_frame[pc[np.maximum(j, 0)]], default)
+        for key in spec.threads:
+            if key not in proc.threads:
+                continue
+            gtid = proc.gtid(key)
+            frame, state = base.copy(), np.full(t.size, STATE_RUNNING, np.int64)
+            on = np.flatnonzero(osrt["gtid"] == gtid)
+            if on.size:
+                on = on[np.argsort(osrt["start"][on], kind="stable")]
+                k = np.searchsorted(osrt["start"][on], t, side="right") - 1
+                inc = (k >= 0) & (t < osrt["end"][on][np.maximum(k, 0)])
+                frame[inc] = osrt_frame[osrt["name"][on][k[inc]]]
+                state[inc] = STATE_OSRT
+            out.append({"ts": t, "gtid": np.full(t.size, gtid, np.int64), "state": state,
+                        "frame": frame})
+    return concat_columns(out, keys), stack
 
 
 def _process_info(sc: Scenario, p: int) -> ProcessInfo:
@@ -110,7 +164,8 @@ def _process_info(sc: Scenario, p: int) -> ProcessInfo:
     pid = sc.base_pid + rank0 + p * 7
     threads = {"main": (pid, sc.process_name), "autograd": (pid + 14, "pt_autograd_0")}
     extra_keys = sorted({s.thread for ph in sc.phases + tuple(q.phase for q in sc.periodic)
-                         for s in ph.kernels + ph.memcpys + ph.memsets + ph.syncs + ph.ranges}
+                         for s in ph.kernels + ph.memcpys + ph.memsets + ph.syncs + ph.ranges
+                         + ph.api_calls + ph.host_calls}
                         - set(threads))
     for i, key in enumerate(extra_keys):
         threads[key] = (pid + 20 + i, key)

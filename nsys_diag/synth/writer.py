@@ -18,12 +18,22 @@ import numpy as np
 from nsys_diag.synth.events import SYNC_KINDS
 from nsys_diag.synth.presets import preset
 from nsys_diag.synth.scenarios import COMPUTE_STREAM, Scenario
-from nsys_diag.synth.schema import ENUM_ROWS, GPU_METRIC_NAMES, VM_GLOBAL_ID, SchemaVariant, gpu_model, variant
+from nsys_diag.synth.events import OSRT_EVENT_CLASS
+from nsys_diag.synth.schema import (ENUM_ROWS, GPU_METRIC_NAMES, SAMPLING_THREAD_STATE_ROWS,
+                                    VM_GLOBAL_ID, SchemaVariant, gpu_model, variant)
 from nsys_diag.synth.timeline import Timeline, build_timeline
 
 _CHUNK = 100_000  # rows per executemany batch (bounds memory of the Python row tuples)
 _ANALYSIS_START_TIME = 4_211_337_000  # raw target clock at session start (ANALYSIS_DETAILS)
 _RAW_GPU_CLOCK_OFFSET = 7_000_000_000  # GPU_METRICS.rawTimestamp - timestamp
+
+EVENT_TABLES = frozenset({
+    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS",
+    "GPU_METRICS", "CUDA_GPU_MEMORY_USAGE_EVENTS", "OSRT_API", "COMPOSITE_EVENTS",
+    "SAMPLING_CALLCHAINS"})
+"""Tables with one row per event: written in shuffled row order with ``Scenario.shuffle_seed``
+(nsys >= 2025.6 no longer promises timestamp order)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,8 +137,15 @@ class _Writer:
         self.p_gpid = np.array([p.gpid for p in procs], np.int64)
         self.gpu = gpu_model(self.sc.gpu)
         self.devices = sorted({p.device for p in procs})
+        seed = self.sc.shuffle_seed
+        self.shuffle = None if seed is None else np.random.default_rng(seed)
 
     def insert(self, table: str, data: dict[str, Any], n: int) -> None:
+        if self.shuffle is not None and table in EVENT_TABLES and n > 1:
+            perm = self.shuffle.permutation(n)
+            data = {k: (v[perm] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else
+                        [v[i] for i in perm.tolist()] if isinstance(v, list) else v)
+                    for k, v in data.items()}
         _insert(self.con, self.v, table, data, n)
 
     # -- orchestration ------------------------------------------------------------------------
@@ -151,6 +168,10 @@ class _Writer:
             self._gpu_metrics()
         if self.tl.memory["start"].size:
             self._memory_events()
+        if self.tl.osrt["start"].size:
+            self._osrt()
+        if self.tl.samples["ts"].size:
+            self._cpu_samples()
         strings = self.s.values
         self.con.executemany("INSERT INTO StringIds VALUES (?, ?)", enumerate(strings))
 
@@ -451,7 +472,8 @@ class _Writer:
                 "streamId": m["stream"][o], "correlationId": corr[m["api_row"][o]],
                 "globalPid": self.p_gpid[pidx], "bytes": m["bytes"][o],
                 "copyKind": m["copy_kind"][o], "srcKind": m["src_kind"][o],
-                "dstKind": m["dst_kind"][o], "copyCount": 1}, o.size)
+                "dstKind": m["dst_kind"][o], "copyCount": 1,
+                "migrationCause": _nullable(m["migration"][o], m["migration"][o] >= 0)}, o.size)
 
         ms = tl.memset
         if ms["start"].size:
@@ -553,3 +575,46 @@ class _Writer:
             "correlationId": self.tl.api["corr"][me["api_row"][o]],
             "streamId": COMPUTE_STREAM}, o.size)
 
+
+    # -- host side: OS runtime calls, CPU samples -----------------------------------------------
+    def _osrt(self) -> None:
+        """OSRT_API rows (eventClass 27, OS runtime), in start order, names in StringIds."""
+        os_ = self.tl.osrt
+        o = np.argsort(os_["start"], kind="stable")
+        ids = self.s.ids_of(self.tl.osrt_names.values)
+        self.insert("OSRT_API", {
+            "start": os_["start"][o], "end": os_["end"][o], "eventClass": OSRT_EVENT_CLASS,
+            "globalTid": os_["gtid"][o], "correlationId": 0, "nameId": ids[os_["name"][o]],
+            "returnValue": 0, "nestingLevel": 0, "callchainId": 0, "argumentsId": 0}, o.size)
+
+    def _cpu_samples(self) -> None:
+        """COMPOSITE_EVENTS (one row per sample; ids in time order, or a random permutation with
+        ``shuffle_seed``) + SAMPLING_CALLCHAINS (top frame at stackDepth 0, then the stack) and,
+        in variants with ENUM tables, ENUM_SAMPLING_THREAD_STATE."""
+        sm, tl = self.samples_sorted(), self.tl
+        n = sm["ts"].size
+        ids = 1 + (np.arange(n) if self.shuffle is None else self.shuffle.permutation(n))
+        self.insert("COMPOSITE_EVENTS", {
+            "id": ids, "start": sm["ts"], "cpu": (sm["gtid"] & 0xF), "threadState": sm["state"],
+            "globalTid": sm["gtid"], "cpuCycles": 1_000_000}, n)
+        sym = self.s.ids_of(tl.frames.values)
+        module = self.s.id("/usr/bin/python3.11")
+        depth = 1 + len(tl.stack)
+        frames = np.concatenate([sm["frame"][:, None],
+                                 np.broadcast_to(np.array(tl.stack, np.int64), (n, len(tl.stack)))],
+                                axis=1) if tl.stack else sm["frame"][:, None]
+        self.insert("SAMPLING_CALLCHAINS", {
+            "id": np.repeat(ids, depth), "symbol": sym[frames.ravel()], "module": module,
+            "kernelMode": 0, "thumbCode": 0, "unresolved": 0, "specialEntry": 0,
+            "originalIP": 0x55D0_0000_0000 + np.repeat(ids, depth) * 16,
+            "unwindMethod": 1, "stackDepth": np.tile(np.arange(depth), n)}, n * depth)
+        if self.v.enums:
+            rows = SAMPLING_THREAD_STATE_ROWS
+            self.insert("ENUM_SAMPLING_THREAD_STATE", {
+                "id": np.array([r[0] for r in rows]), "name": [r[1] for r in rows],
+                "label": [r[2] for r in rows]}, len(rows))
+
+    def samples_sorted(self) -> dict[str, np.ndarray]:
+        sm = self.tl.samples
+        o = np.lexsort((sm["gtid"], sm["ts"]))
+        return {k: v[o] for k, v in sm.items()}
