@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import data_quality as dq
-from nsys_diag.analyses._arrays import unique_ints
 from nsys_diag.analyses.base import Unavailable, is_available
+from nsys_diag.analyses.capabilities import Capabilities, analysed_process_ids, probe
 from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
 from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
 from nsys_diag.analyses.data_quality import QualityItem
@@ -116,6 +116,7 @@ class AnalysisSuite:
     capture_hints: list[str]
     thresholds: Thresholds
     options: AnalyzeOptions
+    capabilities: Capabilities | None = None  # what the export can answer (shared with inspect)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -161,13 +162,7 @@ def _detected_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, steps0, options: 
 
 
 def _process_ids(bundle: TraceBundle) -> list[int]:
-    gpu = set()
-    for f in (bundle.kernels, bundle.memcpy, bundle.memset):
-        gpu.update(unique_ints(f["global_pid"].to_numpy()))
-    if gpu:
-        return sorted(gpu)
-    nv = sorted(int(p) for p in pd.unique(bundle.nvtx["global_pid"]))
-    return nv or [-1]
+    return analysed_process_ids(bundle)  # the capability probe analyses the same processes
 
 
 def _plain_index(df: pd.DataFrame) -> bool:
@@ -474,4 +469,6 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     return AnalysisSuite(
         processes=tuple(procs), headline_index=head, gpus=_gpu_list(bundle), roofline=roofline,
         data_quality=quality, capture_hints=dq.capture_hints(bundle), thresholds=th,
-        options=options)
+        options=options,
+        capabilities=probe(bundle, options, th,
+                           analysed={p.global_pid: (p.steps, p.phases) for p in procs}))
