@@ -135,13 +135,11 @@ def check_selected_steps(options: AnalyzeOptions, steps) -> None:
 # -------------------------------------------------------------------------------------- window
 def event_span(bundle: TraceBundle) -> tuple[int, int] | None:
     """(first start, last end) over the event frames, ns; None when there is no event."""
-    lo = hi = None
-    for name in EVENT_FRAMES:
-        f = getattr(bundle, name)
-        if len(f):
-            s, e = int(f["start_ns"].min()), int(f["end_ns"].max())
-            lo, hi = (s, e) if lo is None else (min(lo, s), max(hi, e))
-    return None if lo is None or hi is None else (lo, hi)
+    spans = [(int(f["start_ns"].min()), int(f["end_ns"].max()))
+             for f in (getattr(bundle, name) for name in EVENT_FRAMES) if len(f)]
+    if not spans:
+        return None
+    return min(s for s, _ in spans), max(e for _, e in spans)
 
 
 def capture_span(bundle: TraceBundle) -> tuple[int, int] | None:
