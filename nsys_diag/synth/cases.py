@@ -11,7 +11,7 @@ in well under a second. Durations are integer ns.
 """
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from nsys_diag.synth.scenarios import (MS, NCCL_STREAM, US, GpuMetricsSpec, KernelSpec, MemcpySpec,
                                        MiB, PhaseSpec, Scenario, SyncSpec)
@@ -292,18 +292,11 @@ def _host_event_cases() -> dict[str, object]:
 
     def startup_with_init() -> Scenario:
         base = startup_dominated()
-        from dataclasses import replace
         return replace(base, name="startup_with_init",
                        init_calls=(("cuModuleLoadData", 400 * MS), ("cublasCreate_v2", 200 * MS)))
 
-    def shuffled_rows() -> Scenario:
-        from nsys_diag.synth.presets import PRESETS
-        from dataclasses import replace
-        return replace(PRESETS["worked_example"](), name="shuffled_rows",  # type: ignore[operator]
-                       shuffle_seed=15)
-
     return {"uvm_migrations": uvm_migrations, "host_io_stalls": host_io_stalls,
-            "startup_with_init": startup_with_init, "shuffled_rows": shuffled_rows}
+            "startup_with_init": startup_with_init}
 
 
 CASES: dict[str, object] = {
