@@ -5,7 +5,8 @@
 Private data (host name, command line, full path) appears only with ``include_host_info``;
 environment *values* never appear (only how many variables were captured). Times are integer ns;
 the only heuristic is which analyses the captured tables can support (``analyses`` rows, with the
-capture flag that would add what is missing).
+capture flag that would add what is missing). Steps and phases come from the capability probe
+(``analyses/capabilities.py``) that ``analyze`` shares, which runs the real step detection.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from nsys_diag.analyses.capabilities import Capabilities, probe
 from nsys_diag.analyses.steps import normalize_name
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
@@ -58,6 +60,7 @@ class Inventory:
     tables_total: int
     tables_empty: int
     analyses: list
+    capabilities: dict
     capture_hints: list
     warnings: list
     host: dict | None = None
@@ -216,15 +219,47 @@ def _cuda(bundle: TraceBundle) -> dict:
 _CUDA_HINT = f"`{PROFILE_BASE} -o report <your command>`"
 
 
-def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict) -> tuple[list[dict], list[str]]:
+STEP_HINT = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
+             "torch.profiler's ProfilerStep#N) or pass `--step-range NAME` to analyze")
+
+
+def _steps_row(add, caps: Capabilities, has_gpu_work: bool, has_k: bool, ranges: int,
+               cuda_hint: str) -> None:
+    """The ``steps_and_phases`` row, from the capability probe (the step and phase detection
+    ``analyze`` runs), so ``inspect`` promises exactly what ``analyze`` finds."""
+    best = max(caps.processes, key=lambda p: (p.steps, p.phases), default=None)
+    if best is not None and best.steps:
+        what = (f"{best.steps:,} steps ({best.steps_source})" +
+                (f" with {best.phases} named phases" if best.phases else ""))
+        if not has_gpu_work:
+            add("steps_and_phases", "partial", f"{what}, but no GPU work: CPU-side only", cuda_hint)
+        elif best.phases:
+            add("steps_and_phases", "yes", what)
+        else:
+            add("steps_and_phases", "partial", f"{what}; no phase ranges inside the steps",
+                NVTX_HINT)
+    elif ranges:
+        reason = best.steps_reason if best is not None and best.steps_reason else "no steps"
+        add("steps_and_phases", "partial", f"{ranges:,} NVTX ranges, but no step found "
+            f"({reason}): the analysis covers the whole window, without phases", STEP_HINT)
+    elif has_k:
+        add("steps_and_phases", "partial",
+            "no NVTX ranges: the analysis covers the whole window, without steps or phases",
+            NVTX_HINT)
+    else:
+        add("steps_and_phases", "no", "no NVTX ranges and no kernels", NVTX_HINT)
+
+
+def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict,
+              caps: Capabilities) -> tuple[list[dict], list[str]]:
     """What the export supports, one row per analysis (``status`` yes/partial/no, ``reason``,
     ``hint`` = what to capture), and the capture hints for what is missing."""
     metrics = set(bundle.gpu_metrics["metric"].astype(str).unique()) if len(bundle.gpu_metrics) else set()
-    rows = _timeline_support(bundle, cuda, nvtx) + _metric_support(bundle, cuda, nvtx, metrics)
+    rows = _timeline_support(bundle, cuda, nvtx, caps) + _metric_support(bundle, cuda, nvtx, metrics)
     return rows, _capture_hints(bundle, nvtx, metrics)
 
 
-def _timeline_support(bundle: TraceBundle, cuda: dict, nvtx: dict) -> list[dict]:
+def _timeline_support(bundle: TraceBundle, cuda: dict, nvtx: dict, caps: Capabilities) -> list[dict]:
     """Support rows from the CUDA and NVTX timeline: utilisation, launch attribution, steps and
     phases, transfers, synchronization."""
     has_k = cuda["kernels"] > 0
@@ -251,16 +286,7 @@ def _timeline_support(bundle: TraceBundle, cuda: dict, nvtx: dict) -> list[dict]
             "(export cut to a time window?)", "export the whole capture")
     else:
         add("launch_attribution", "yes", "every GPU operation matched to its launching API call")
-    if nvtx["ranges"] and has_gpu_work:
-        add("steps_and_phases", "yes", f"{nvtx['ranges']:,} NVTX ranges to find steps and phases")
-    elif nvtx["ranges"]:
-        add("steps_and_phases", "partial", "NVTX ranges but no GPU work: CPU-side phases only",
-            cuda_hint)
-    elif has_k:
-        add("steps_and_phases", "partial",
-            "no NVTX ranges: steps only from repeating kernel patterns, phases unnamed", NVTX_HINT)
-    else:
-        add("steps_and_phases", "no", "no NVTX ranges and no kernels", NVTX_HINT)
+    _steps_row(add, caps, has_gpu_work, has_k, nvtx["ranges"], cuda_hint)
     if cuda["memcpy"]:
         add("transfers", "yes", f"{cuda['memcpy']:,} memcpy rows")
     elif has_gpu_work:
@@ -382,12 +408,15 @@ def _sources(bundle: TraceBundle) -> dict:
     }
 
 
-def analyze_inventory(bundle: TraceBundle, include_host_info: bool = False) -> Inventory:
-    """The inventory of ``bundle``: what it holds and which analyses it can support."""
+def analyze_inventory(bundle: TraceBundle, include_host_info: bool = False,
+                      capabilities: Capabilities | None = None) -> Inventory:
+    """The inventory of ``bundle``: what it holds and which analyses it can support
+    (``capabilities``: the probe's answer when already known, else probed here)."""
     m = bundle.meta
     cuda = _cuda(bundle)
     nvtx = _nvtx(bundle)
-    analyses, hints = _analyses(bundle, cuda, nvtx)
+    caps = capabilities if capabilities is not None else probe(bundle)
+    analyses, hints = _analyses(bundle, cuda, nvtx, caps)
     tables = dict(sorted(m.tables.items()))
     time = _time(bundle)
     if m.extra.get("derived_window_ns"):
@@ -400,7 +429,7 @@ def analyze_inventory(bundle: TraceBundle, include_host_info: bool = False) -> I
         processes=_processes(bundle, include_host_info), named_threads=int(len(bundle.threads)),
         cuda=cuda, nvtx=nvtx, **_sources(bundle), frames=bundle.row_counts(), tables=tables,
         tables_total=len(tables), tables_empty=sum(1 for v in tables.values() if v == 0),
-        analyses=analyses, capture_hints=hints,
+        analyses=analyses, capabilities=caps.to_json(), capture_hints=hints,
         warnings=[{"code": w.code, "message": w.message, "count": int(w.count),
                    "hint": w.hint or None} for w in bundle.warnings],
         host=_host(bundle) if include_host_info else None,

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import data_quality as dq
-from nsys_diag.analyses._arrays import unique_ints
 from nsys_diag.analyses.base import Unavailable, is_available
+from nsys_diag.analyses.capabilities import Capabilities, analysed_process_ids, probe
 from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
 from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
 from nsys_diag.analyses.data_quality import QualityItem
@@ -30,6 +30,8 @@ from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
 from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
 from nsys_diag.analyses.memory import MemoryResult, analyze_memory
 from nsys_diag.analyses.phases import PhasesResult, analyze_phases
+from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
+                                           select_device)
 from nsys_diag.analyses.steps import StepsResult, analyze_steps
 from nsys_diag.analyses.taskgraph import Task, run_tasks
 from nsys_diag.analyses.tensor_cores import TensorCoreResult, analyze_tensor_cores
@@ -38,7 +40,6 @@ from nsys_diag.analyses.timeline import TimelineResult, build_timeline
 from nsys_diag.analyses.transfers import TransfersResult, analyze_transfers
 from nsys_diag.analyses.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.model.bundle import TraceBundle
-from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
@@ -115,6 +116,7 @@ class AnalysisSuite:
     capture_hints: list[str]
     thresholds: Thresholds
     options: AnalyzeOptions
+    capabilities: Capabilities | None = None  # what the export can answer (shared with inspect)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -143,30 +145,24 @@ def _gpu_list(bundle: TraceBundle) -> list[dict]:
 
 
 def _select_device(bundle: TraceBundle, device: int | None) -> TraceBundle:
-    if device is None:
-        return bundle
-    present = sorted({int(d) for f in (bundle.kernels, bundle.memcpy, bundle.memset)
-                      for d in pd.unique(f["device_id"])})
-    if present and device not in present:
-        raise UsageError(f"--device {device}: no GPU activity on that device "
-                         f"(devices with activity: {', '.join(map(str, present))})")
+    """``--device``: ``selection.select_device`` (a device without GPU work is a usage error)."""
+    return select_device(bundle, device)
+
+
+def _detected_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, steps0, options: AnalyzeOptions,
+                    th: Thresholds):
+    """The step detection without the user's ``--steps``/``--window`` selection (``steps0`` when
+    it already holds every detected step), for checking ``--steps`` against it."""
+    if isinstance(steps0, StepsResult):
+        return steps0
     import dataclasses
 
-    frames = {}
-    for name in ("kernels", "memcpy", "memset", "sync", "gpu_metrics", "gpu_memory", "gpus"):
-        f = getattr(bundle, name)
-        frames[name] = f.loc[f["device_id"].to_numpy() == device].reset_index(drop=True)
-    return dataclasses.replace(bundle, **frames)
+    return analyze_steps(nvtx, kernels, options=dataclasses.replace(options, steps=None,
+                                                                    window_ns=None), th=th)
 
 
 def _process_ids(bundle: TraceBundle) -> list[int]:
-    gpu = set()
-    for f in (bundle.kernels, bundle.memcpy, bundle.memset):
-        gpu.update(unique_ints(f["global_pid"].to_numpy()))
-    if gpu:
-        return sorted(gpu)
-    nv = sorted(int(p) for p in pd.unique(bundle.nvtx["global_pid"]))
-    return nv or [-1]
+    return analysed_process_ids(bundle)  # the capability probe analyses the same processes
 
 
 def _plain_index(df: pd.DataFrame) -> bool:
@@ -303,6 +299,10 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
     devices = tuple(sorted(device_ids(kernels, memcpy, memset)))
 
     steps0 = analyze_steps(f["nvtx"], kernels, options=options, th=th)
+    if options.steps is not None:  # --steps outside the detected steps: a usage error
+        where = f" in process {pid}" if gpid != -1 and len(bundle.processes) > 1 else ""
+        check_steps(options, _detected_steps(f["nvtx"], kernels, steps0, options, th), where)
+        check_selected_steps(options, steps0)
     window = choose_window(steps0, kernels, memcpy, memset, user_window=options.window_ns,
                            capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
     r = run_tasks(_process_tasks(bundle, f, pid, devices, steps0, window, options, th, roofline),
@@ -453,6 +453,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     options = options or AnalyzeOptions()
     th = th or Thresholds()
     bundle = _select_device(bundle, options.device)
+    check_step_range(bundle, options)
     roofline: AnyRoofline = None
     if bundle.has_ncu:
         # perf: imported only when the bundle has ncu data (a fifth of the package's import time)
@@ -468,4 +469,6 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     return AnalysisSuite(
         processes=tuple(procs), headline_index=head, gpus=_gpu_list(bundle), roofline=roofline,
         data_quality=quality, capture_hints=dq.capture_hints(bundle), thresholds=th,
-        options=options)
+        options=options,
+        capabilities=probe(bundle, options, th,
+                           analysed={p.global_pid: (p.steps, p.phases) for p in procs}))

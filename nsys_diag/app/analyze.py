@@ -57,9 +57,30 @@ def load_and_import(path: str, options: AnalyzeOptions):
         # perf (bench): no analysis reads the kernels' stream/context/launch configuration
         bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=False,
                             time_window=options.window_ns, row_fraction=fraction)
+        check_window_in_capture(path, bundle, options, fraction)
         return bundle, imports
     finally:
         clear_prefetch(path)
+
+
+def check_window_in_capture(path: str, bundle, options: AnalyzeOptions, fraction) -> None:
+    """``--window`` outside the capture is a ``UsageError`` quoting the capture span. Costs
+    nothing when the window holds events; otherwise (rare, an error path) the export is read
+    again without the window to learn its span when its metadata does not record it."""
+    if options.window_ns is None:
+        return
+    from nsys_diag.analyses.selection import capture_span, check_window, event_span
+
+    if event_span(bundle) is not None:
+        return
+    whole = bundle
+    if bundle.meta.capture_end_ns <= bundle.meta.capture_start_ns:
+        from nsys_diag.loaders import load_trace
+
+        whole = load_trace(path, kernel_detail=False, row_fraction=fraction)
+        check_window(options.window_ns, capture_span(whole), event_span(whole))
+    else:
+        check_window(options.window_ns, capture_span(bundle))
 
 
 def load_for_analysis(path: str, options: AnalyzeOptions):

@@ -150,6 +150,12 @@ SPEC: dict[str, Any] = {
     "data_quality": [{"code": None, "message": None, "count": None, "severity": "info", "hint": None}],
     "thresholds": {},
     "capture_hints": [None],
+    "capabilities": {"steps": None, "phases": None, "gpu_activity": None, "nvtx_ranges": None,
+                     "gpu_metrics": None, "tensor_active_metric": None, "ncu": None,
+                     "gpu_memory_events": None, "osrt": None, "cpu_samples": None,
+                     "processes": [{"pid": None, "steps": None, "analysed_steps": None,
+                                    "steps_source": None, "steps_reason": None, "phases": None,
+                                    "phases_reason": None}]},
 }
 
 

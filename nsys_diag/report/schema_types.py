@@ -164,6 +164,17 @@ TYPES: dict[str, Any] = {
     "data_quality[].severity": enum("info", "warning"), "data_quality[].hint": "str?",
     "thresholds": {"type": "object", "additionalProperties": {"type": "number"}},
     "capture_hints[]": "str",
+    # ----------------------------------------------------------------------- capabilities
+    "capabilities": {"description": "What the export can answer: the capability probe shared "
+                                    "with `inspect` (analyses/capabilities.py)."},
+    **_under("capabilities", {"steps": "bool?", "phases": "bool?", "gpu_activity": "bool?",
+                              "nvtx_ranges": "int?", "gpu_metrics": "bool?",
+                              "tensor_active_metric": "bool?", "ncu": "bool?",
+                              "gpu_memory_events": "bool?", "osrt": "bool?",
+                              "cpu_samples": "bool?"}),
+    **_under("capabilities.processes[]", {"pid": "int?", "steps": "int?", "analysed_steps": "int?",
+                                          "steps_source": "str?", "steps_reason": "str?",
+                                          "phases": "int?", "phases_reason": "str?"}),
 }
 """Place → type of every key of the analysis JSON the schema describes."""
 

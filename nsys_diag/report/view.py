@@ -158,5 +158,7 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "data_quality": _quality(suite, head),
         "thresholds": suite.thresholds.to_dict(),
         "capture_hints": list(suite.capture_hints),
+        "capabilities": (suite.capabilities.to_json()
+                         if getattr(suite, "capabilities", None) is not None else {}),
     }
     return jsonable(view)

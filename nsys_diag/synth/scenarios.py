@@ -293,6 +293,7 @@ class Scenario:
     tail_ns: int = 15 * MS
     step_gap_ns: int = 0
     cuda: bool = True  # False: NVTX only, no CUDA tables
+    nvtx: bool = True  # False: no NVTX rows at all (a capture without -t nvtx)
     cuda_backtraces: bool = False  # eventClass-67 duplicates of API calls ≥ 10 µs (§2.2)
     launch_latency_ns: int = 5 * US  # GPU op start ≥ call start + latency (+0..6 µs pattern)
     gpu_gap_ns: int = 1_000  # min idle between back-to-back ops on one stream

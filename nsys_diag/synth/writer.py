@@ -163,7 +163,8 @@ class _Writer:
         self._target_info()
         if sc.cuda:
             self._cuda_tables()
-        self._nvtx()
+        if sc.nvtx:  # False: a capture without -t nvtx
+            self._nvtx()
         if v.gpu_metrics and self.tl.metrics["ts"].size:
             self._gpu_metrics()
         if self.tl.memory["start"].size:

@@ -47,7 +47,9 @@ def test_fastvideo_json(tmp_path):
     assert view["tables"]["CUPTI_ACTIVITY_KIND_KERNEL"] == 4010
     assert view["cuda"]["launch_matched_share"] == pytest.approx((3986 + 1015 + 267 + 366) / (4010 + 1020 + 269 + 366))
     assert status(view, "launch_attribution")["status"] == "partial"
-    assert status(view, "steps_and_phases")["status"] == "yes"
+    # analyze finds no step on this window (issue 15): inspect no longer promises steps/phases
+    assert status(view, "steps_and_phases")["status"] == "partial"
+    assert view["capabilities"]["steps"] is False
     assert status(view, "gpu_metrics")["status"] == "no"
     assert "--gpu-metrics-devices=all" in status(view, "gpu_metrics")["hint"]
     doms = {d["name"]: d["ranges"] for d in view["nvtx"]["domains"]}
