@@ -347,7 +347,9 @@ def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: An
         kinds[~sel & (kinds != "incomplete")] = "unselected"
         return
     complete = np.flatnonzero(kinds == "normal")
-    if complete.size >= th.warmup_steps + 2:
+    # with ≥ 2 complete steps the first is warm-up (compilation, autotuning, allocator growth):
+    # one warm step analysed beats averaging the warm-up in
+    if complete.size >= max(2, th.warmup_steps + 1):
         kinds[complete[: th.warmup_steps]] = "warmup"
         rest = complete[th.warmup_steps:]
         med = float(np.median(dur[rest]))
@@ -359,6 +361,10 @@ def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: An
     elif complete.size == 1:
         notes.append(("single_step", "only one complete step: warm-up effects are included "
                       "and no step statistics are possible", "warning"))
+    if th.warmup_steps >= 1 and complete.size == th.warmup_steps + 1:
+        notes.append(("few_steps", f"only {complete.size} complete steps: the first is warm-up, "
+                      "so one step is analysed (capture more steps for step statistics)",
+                      "warning"))
 
 
 def _outliers(kinds: np.ndarray, dur: np.ndarray, normal: np.ndarray,
