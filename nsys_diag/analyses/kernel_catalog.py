@@ -32,7 +32,9 @@ Tensor Core basis (per name)
 false friends ``*_ffma``, ``*sgemm*``, ``volta_sgemm_*``, ``simt``, ``scudnn``, legacy
 ``cudnn::`` kernels, pre-Volta arch prefixes, FlashAttention helper kernels, decode attention),
 ``unknown`` (GEMM/conv/attention-like or generated code with no marker either way — e.g. a Triton
-``mm`` template, nvFuser, a plain ``gemm_kernel``), ``n/a`` (not a matrix-multiply kernel and no
+``mm`` template, nvFuser ``nvfuser_*``/``kernelN``, a bare ``<lambda>``, a generic CUTLASS
+``Kernel``/``Kernel2`` without tile arguments, a plain ``gemm_kernel``; a plain user kernel named
+``kernel`` is not: the digits are nvFuser's), ``n/a`` (not a matrix-multiply kernel and no
 marker, or a matrix-vector kernel — ``gemv``/``gemvx``/``gemmSN``/``dot`` — that runs on CUDA
 cores in every dtype, so it is not a missed Tensor Core GEMM). Rules are checked in order; the
 first match decides.
@@ -152,6 +154,9 @@ _TC_RULES: tuple[_Rule, ...] = (
        "FP64 GEMM: Tensor Cores only via DMMA on A100/H100, the name does not say"),
     _r("unknown", r"(?:^|[^a-z])(?:nvfuser_|triton_(?!poi_|red_|per_))",
        "generated kernel (Triton/nvFuser): the name does not say whether it uses Tensor Cores"),
+    _r("unknown", r"^\s*(?:void\s+)?(?:[\w<>]+::)*(?:kernel\d+|<lambda>)\s*(?:[<(]|$)",
+       "generated or generic kernel (nvFuser kernelN, CUTLASS KernelN, lambda): the name does "
+       "not say whether it uses Tensor Cores"),
 )
 
 

@@ -15,6 +15,11 @@ from nsys_diag.model.vocabulary import CANONICAL_PHASES
 
 _NB = r"(?:^|[^a-z])"  # "not preceded by a letter"
 DEFAULT_PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # distributed-runtime ranges first: FSDP::pre_forward / FSDP::post_backward are parameter
+    # all-gathers and gradient reduce-scatters, not forward/backward compute
+    ("communication", (r"^\s*FSDP::", r"c10d::", r"torch\.distributed", r"^\s*nccl",
+                       r"^\s*MPI_", r"record_param_comms", r"all_?reduce", r"all_?gather",
+                       r"reduce_?scatter", r"all_?to_?all")),
     ("optimizer", (r"optim", r"zero_?grad", r"clip_?grad", r"grad_?clip", r"lr_?sched",
                    _NB + r"(?:adam|adamw|sgd|lamb|scheduler|scaler)(?:[^a-z]|$)",
                    r"update_?(?:params|parameters|weights)", _NB + r"ema(?:[^a-z]|$)")),
@@ -23,7 +28,7 @@ DEFAULT_PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
                        r"all_?to_?all", r"broadcast", r"barrier", r"sync_?grad",
                        _NB + r"comm(?:unication)?(?:[^a-z]|$)",
                        _NB + r"i?(?:send|recv)(?:[^a-z]|$)")),
-    ("overhead", (r"overhead", _NB + r"log", r"checkpoint", r"ckpt", _NB + r"save", r"eval", r"valid",
+    ("overhead", (r"overhead", _NB + r"log", r"checkpoint(?!_?wrap)", r"ckpt", _NB + r"save", r"eval", r"valid",
                   r"metric", r"print", r"wandb", r"tensorboard", r"summar", r"callback",
                   r"profil", r"(?:load|restore)_?(?:model|state)")),
     ("data", (r"data", r"load", r"fetch", r"input", r"__next__", r"next_?batch", r"get_?batch",
@@ -33,7 +38,9 @@ DEFAULT_PHASE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
                  r"training_step", _NB + r"model(?:[^a-z]|$)")),
 )
 """Built-in name patterns per canonical phase, tried top to bottom (order matters:
-``loss.backward`` is backward, ``save_checkpoint`` overhead, ``zero_grad`` optimizer)."""
+``FSDP::post_backward`` is communication, ``loss.backward`` backward, ``save_checkpoint``
+overhead — activation checkpointing (``checkpoint_wrapped_module``) is not —, ``zero_grad``
+optimizer). A canonical phase may appear more than once."""
 
 def parse_phase_map(data: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """``--phase-map`` TOML (already parsed) → ((canonical, (regex, …)), …).

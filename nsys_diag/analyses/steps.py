@@ -6,12 +6,22 @@ Detection order
    (full match).
 2. Built-in step names (case-insensitive): ``ProfilerStep#N``, ``step``, ``step_N``, ``step N``,
    ``train_step[_N]``, ``training_step[_N]``, ``iter[_N]``, ``iteration[_N]``, ``train_iter[_N]``.
-   Names are grouped into families by stripping the trailing number; ``ProfilerStep#N`` wins, then
-   the family with the most ranges (ties: longest total time). Only the thread holding most of the
-   family's ranges is kept, and nested/overlapping ranges are dropped so steps are disjoint.
-3. A detected repeat: on one thread, the top-level NVTX name that recurs ≥ 5 times at the longest regular
-   period (median absolute deviation of its start-to-start spacing ≤ 25% of the median) marks the
-   start of each step; ties go to the name that occurs first (the head of the cycle).
+   Names are grouped into families by stripping the trailing number; a family nested inside
+   another (≥ 80% of its ranges inside the other's: micro-batches of gradient accumulation) loses,
+   then ``ProfilerStep#N`` wins, then the family with the most ranges (ties: longest total time).
+   Only the thread holding most of the family's ranges is kept, and nested/overlapping ranges are
+   dropped so steps are disjoint.
+3. A detected repeat — a loop iteration, never a layer: on one thread, the top-level NVTX name
+   that recurs ≥ 5 times at the longest regular period (median absolute deviation of its
+   start-to-start spacing ≤ 25% of the median) marks the start of each step; ties go to the name
+   that occurs first (the head of the cycle). Layer, module and op ranges never qualify
+   (``LAYER_RANGE_RE``: autograd Functions such as ``FlashAttnFunc``, ``*Backward*``, any name with
+   ``::`` such as ``FSDP::*``/``aten::*``, ``nn.Module`` classes such as ``LlamaDecoderLayer``),
+   nor a name nested in a larger unmarked cycle (its long gaps recur at a fixed stride and hold
+   the rest of the iteration's GPU work).
+
+Without steps the result is ``Unavailable`` with the reason, and the caller analyses the whole
+window (``detect_steps`` is the one function ``analyze`` and ``inspect`` both call).
 
 When consecutive step ranges leave substantial time between them (median gap > 5% of the median
 step, e.g. the data loader runs before the ``step`` range opens), each step is extended to the next
@@ -35,8 +45,10 @@ import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.phase_names import canonical_phase
-from nsys_diag.model.contracts import MISSING
+from nsys_diag.analyses.step_repeat import (  # noqa: F401  (re-exported: phases, inventory)
+    FRAMEWORK_RANGE_RE, LAYER_RANGE_RE, REPEAT_MAX_SPREAD, REPEAT_MIN_COUNT, as_category,
+    kernels_per_step, normalize_name, normalized_categories, normalized_names, regex_hits,
+    repeat_steps)
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
@@ -49,19 +61,9 @@ STEP_NAME_RE = re.compile(
 )
 """Built-in step range names (see module docstring)."""
 
-FRAMEWORK_RANGE_RE = re.compile(
-    r"^\s*(?:aten::|autograd::|c10d::|torch::|prim::|cudnn|cublas|nccl|cuda|cu[A-Z]|_|\[)")
-"""Ranges emitted by frameworks per op (PyTorch emit_nvtx ``aten::…``, NCCL calls, private
-autograd Functions ``_Foo``): never the head of a detected step cycle."""
-
 PERIOD_GAP_FRAC = 0.05
 """Median gap between step ranges above 5% of the median step → period boundaries (the TB
 plugin's DataLoader 5% rule: anything that large outside the step would hide the loader)."""
-REPEAT_MIN_COUNT = 5
-"""Repeat detection needs ≥ 5 occurrences (≥ 3 analysable steps after warm-up and the last)."""
-REPEAT_MAX_SPREAD = 0.25
-"""Repeat detection: start-to-start spacing MAD ≤ 25% of its median counts as regular."""
-
 STEP_KINDS = ("warmup", "normal", "outlier", "incomplete", "unselected")
 
 
@@ -179,50 +181,6 @@ class StepsResult:
 
 
 # ------------------------------------------------------------------------------------ helpers
-_OP_SUFFIX_RE = r",\s*(?:op_id|seq|sequence_number)\s*=\s*\d+"
-
-
-def normalize_name(text: str) -> str:
-    """Grouping name of an NVTX range: ``, op_id = N`` / ``, seq = N`` suffixes stripped."""
-    return re.sub(_OP_SUFFIX_RE, "", str(text)).strip()
-
-
-def regex_hits(strings, pattern: str, *, ignore_case: bool = True, full: bool = False) -> np.ndarray:
-    """Boolean per string: ``pattern`` matches at the start (``full``: the whole string).
-
-    Vectorised in Arrow (RE2) — NVTX tables can hold a million distinct texts (``op_id`` suffixes);
-    falls back to Python ``re`` for patterns RE2 does not support.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    values = [str(x) for x in strings] if not isinstance(strings, pd.Index) else strings.astype(str)
-    anchored = f"^(?:{pattern})" + ("$" if full else "")
-    try:
-        hits = pc.match_substring_regex(pa.array(values, type=pa.string()), anchored,
-                                        ignore_case=ignore_case)
-        return np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-        f = rx.fullmatch if full else rx.match
-        return np.fromiter((f(v) is not None for v in values), bool, len(values))
-
-
-def normalized_names(strings) -> pd.Index:
-    """``normalize_name`` of many strings at once (Arrow regex replace)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    arr = pa.array([str(x) for x in strings], type=pa.string())
-    out = pc.utf8_trim_whitespace(pc.replace_substring_regex(arr, _OP_SUFFIX_RE, ""))
-    return pd.Index(out.to_pylist(), dtype=object)
-
-
-def normalized_categories(cat: pd.Series) -> pd.Index:
-    """``normalize_name`` of every category of a categorical column."""
-    return normalized_names(cat.cat.categories)
-
-
 def step_family(text: str) -> str:
     """``train_step_12`` → ``train_step_N``; ``ProfilerStep#3`` → ``ProfilerStep#N``."""
     t = str(text).strip()
@@ -246,19 +204,6 @@ def _codes_matching(cat: pd.Series, rx: re.Pattern, *, full: bool = False) -> np
     return _rows_of(cat, hits)
 
 
-def _as_category(s: pd.Series) -> pd.Series:
-    return s if isinstance(s.dtype, pd.CategoricalDtype) else s.astype("category")
-
-
-def _launch_or_start(kernels: pd.DataFrame) -> np.ndarray:
-    """CPU-side time of each kernel's launch call; the GPU start where the call is missing."""
-    ls = kernels["launch_start_ns"].to_numpy(np.int64)
-    missing = ls == MISSING
-    if not missing.any():  # perf (bench): the column itself, no 2M-row copy
-        return ls
-    return np.where(missing, kernels["start_ns"].to_numpy(np.int64), ls)
-
-
 def _disjoint(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Mask keeping ranges that start after every earlier range ended (drops nested/overlaps)."""
     if starts.size == 0:
@@ -269,7 +214,7 @@ def _disjoint(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------- detection
 def _user_rows(nvtx: pd.DataFrame, name: str) -> np.ndarray:
-    text = _as_category(nvtx["text"])
+    text = as_category(nvtx["text"])
     exact = _rows_of(text, text.cat.categories.astype(str) == name)
     if exact.any():
         return exact
@@ -280,9 +225,27 @@ def _user_rows(nvtx: pd.DataFrame, name: str) -> np.ndarray:
     return _codes_matching(text, rx, full=True)
 
 
+NESTED_FAMILY_SHARE = 0.8
+"""A step family whose ranges lie ≥ 80% inside another family's ranges is the inner loop
+(micro-batches of gradient accumulation inside ``ProfilerStep#N``): the outer family wins."""
+
+
+def _inside_other_family(mine: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bool:
+    """≥ ``NESTED_FAMILY_SHARE`` of the ranges in ``mine`` start inside ranges of other families."""
+    if not mine.any() or mine.all():
+        return False
+    ms, me = iv.merge_intervals(starts[~mine], ends[~mine])
+    # strictly inside: a range starting exactly where an outer one starts is still nested
+    s, e = starts[mine], ends[mine]
+    which = iv.containing_interval(s, ms, me)
+    inside = (which >= 0) & (e <= me[np.maximum(which, 0)]) & ~(
+        (s == ms[np.maximum(which, 0)]) & (e == me[np.maximum(which, 0)]))
+    return float(inside.mean()) >= NESTED_FAMILY_SHARE
+
+
 def _named_step_rows(nvtx: pd.DataFrame) -> tuple[np.ndarray, str]:
     """Rows of the chosen built-in step family, and the family's display name."""
-    text = _as_category(nvtx["text"])
+    text = as_category(nvtx["text"])
     is_step = _codes_matching(text, STEP_NAME_RE)
     if not is_step.any():
         return is_step, ""
@@ -293,69 +256,15 @@ def _named_step_rows(nvtx: pd.DataFrame) -> tuple[np.ndarray, str]:
     dur = (nvtx["end_ns"].to_numpy() - nvtx["start_ns"].to_numpy())[is_step]
     stats = pd.DataFrame({"fam": fam, "dur": dur}).groupby("fam", sort=True)["dur"].agg(["size", "sum"])
     stats["profiler"] = [f.lower().startswith("profilerstep") for f in stats.index]
-    stats = stats.sort_values(["profiler", "size", "sum"], ascending=False, kind="stable")
+    starts = nvtx["start_ns"].to_numpy(np.int64)[is_step]
+    ends = nvtx["end_ns"].to_numpy(np.int64)[is_step]
+    stats["outer"] = [not _inside_other_family(fam == f, starts, ends) for f in stats.index]
+    stats = stats.sort_values(["outer", "profiler", "size", "sum"], ascending=False,
+                              kind="stable")
     chosen = str(stats.index[0])
     rows = is_step.copy()
     rows[is_step] = fam == chosen
     return rows, chosen
-
-
-def _repeat_steps(nvtx: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, str] | None:
-    """Detect a repeating cycle of top-level NVTX ranges on one thread → (starts, ends, tid, head).
-
-    Only top-level ranges of a thread are considered (a range nested in another on the same thread
-    is part of something bigger). A name qualifies with ≥ ``REPEAT_MIN_COUNT`` non-overlapping
-    occurrences whose start-to-start spacing is regular (MAD ≤ ``REPEAT_MAX_SPREAD`` × median, no
-    spacing over 3 × median). The longest period wins (steps, not the layers inside them); among
-    names at that period a data-loading name (the head of a training iteration) is preferred, then
-    the name that occurs first.
-    """
-    if len(nvtx) < REPEAT_MIN_COUNT:
-        return None
-    text = _as_category(nvtx["text"])
-    group_names = normalized_categories(text)
-    uniq = pd.Index(pd.unique(group_names)).sort_values()
-    codes = text.cat.codes.to_numpy()
-    df = pd.DataFrame({
-        "tid": nvtx["global_tid"].to_numpy(np.int64),
-        "start": nvtx["start_ns"].to_numpy(np.int64),
-        "end": nvtx["end_ns"].to_numpy(np.int64),
-        "name": uniq.get_indexer(group_names)[codes],
-    })
-    framework = regex_hits(uniq, FRAMEWORK_RANGE_RE.pattern, ignore_case=False)
-    df = df[df["end"] > df["start"]]
-    # top level per thread: sorted by (tid, start, longest first), not inside an earlier range
-    df = df.assign(neg_end=-df["end"]).sort_values(["tid", "start", "neg_end"], kind="stable")
-    prev_max = df.groupby("tid", sort=False)["end"].transform(lambda e: e.cummax().shift())
-    df = df[~(df["end"] <= prev_max)]
-    if len(df) < REPEAT_MIN_COUNT:
-        return None
-    df = df.sort_values(["tid", "name", "start"], kind="stable")
-    keys = [df["tid"], df["name"]]
-    g = df.groupby(keys, sort=False)
-    df = df.assign(gap=g["start"].diff(), prev_end=g["end"].shift())
-    stats = df.groupby(["tid", "name"], sort=False).agg(
-        n=("start", "size"), first=("start", "min"), period=("gap", "median"), max_gap=("gap", "max"))
-    stats["overlaps"] = (df["prev_end"] > df["start"]).groupby(keys, sort=False).sum()
-    dev = (df["gap"] - df.groupby(keys, sort=False)["gap"].transform("median")).abs()
-    stats["mad"] = dev.groupby(keys, sort=False).median()
-    user_name = ~framework[stats.index.get_level_values(1).to_numpy()]
-    ok = ((stats["n"] >= REPEAT_MIN_COUNT) & (stats["overlaps"] == 0) & (stats["period"] > 0)
-          & (stats["mad"] <= REPEAT_MAX_SPREAD * stats["period"])
-          & (stats["max_gap"] <= 3 * stats["period"]) & user_name)
-    cand = stats[ok]
-    if cand.empty:
-        return None
-    longest = cand["period"].max()
-    cand = cand[cand["period"] >= 0.95 * longest].copy()
-    cand["is_data"] = [canonical_phase(str(uniq[n])) == "data" for _, n in cand.index]
-    cand = cand.sort_values(["is_data", "first"], ascending=[False, True], kind="stable")
-    tid, name_code = cand.index[0]
-    heads = np.sort(df.loc[(df["tid"] == tid) & (df["name"] == name_code), "start"].to_numpy())
-    on_thread = df[df["tid"] == tid]
-    last_end = int(on_thread.loc[on_thread["start"] >= heads[-1], "end"].max())
-    ends = np.append(heads[1:], max(last_end, int(heads[-1]) + 1)).astype(np.int64)
-    return heads.astype(np.int64), ends, int(tid), str(uniq[name_code])
 
 
 # ------------------------------------------------------------------------------------ analysis
@@ -394,19 +303,6 @@ def _range_steps(nvtx: pd.DataFrame, rows: np.ndarray, notes: Notes):
                           "between consecutive steps (median); each step was extended to the "
                           "next step's start so that time is analysed", "info"))
     return starts, ends, closed, payloads, tid, boundary, is_step_row
-
-
-def _kernels_per_step(kernels: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Kernels launched (CPU side; start without a launch call) inside each step."""
-    if not len(kernels):
-        return np.zeros(starts.size, np.int64)
-    launch = _launch_or_start(kernels)
-    if iv.is_sorted(launch):  # perf (bench): sorted launches: two binary searches per step
-        return (np.searchsorted(launch, ends, side="left")
-                - np.searchsorted(launch, starts, side="left")).astype(np.int64)
-    which = iv.containing_interval(launch, starts, ends)
-    which += 1  # bin 0 takes the kernels outside every step
-    return np.bincount(which, minlength=starts.size + 1)[1:].astype(np.int64)
 
 
 def _incomplete(dur: np.ndarray, closed: np.ndarray, boundary: str, source: str,
@@ -451,7 +347,9 @@ def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: An
         kinds[~sel & (kinds != "incomplete")] = "unselected"
         return
     complete = np.flatnonzero(kinds == "normal")
-    if complete.size >= th.warmup_steps + 2:
+    # with ≥ 2 complete steps the first is warm-up (compilation, autotuning, allocator growth):
+    # one warm step analysed beats averaging the warm-up in
+    if complete.size >= max(2, th.warmup_steps + 1):
         kinds[complete[: th.warmup_steps]] = "warmup"
         rest = complete[th.warmup_steps:]
         med = float(np.median(dur[rest]))
@@ -463,6 +361,10 @@ def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: An
     elif complete.size == 1:
         notes.append(("single_step", "only one complete step: warm-up effects are included "
                       "and no step statistics are possible", "warning"))
+    if th.warmup_steps >= 1 and complete.size == th.warmup_steps + 1:
+        notes.append(("few_steps", f"only {complete.size} complete steps: the first is warm-up, "
+                      "so one step is analysed (capture more steps for step statistics)",
+                      "warning"))
 
 
 def _outliers(kinds: np.ndarray, dur: np.ndarray, normal: np.ndarray,
@@ -508,7 +410,7 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
     if options.step_range:
         rows = _user_rows(nvtx, options.step_range)
         if not rows.any():
-            top = _as_category(nvtx["text"]).value_counts().head(5)
+            top = as_category(nvtx["text"]).value_counts().head(5)
             names = ", ".join(f"{n!s} ({c})" for n, c in top.items())
             return Unavailable(f"no NVTX range matches --step-range {options.step_range!r}",
                                f"most frequent NVTX ranges: {names}")
@@ -522,10 +424,11 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
     else:
         if options.step_range:
             return Unavailable("no usable step ranges", hint)  # pragma: no cover - guarded above
-        rep = _repeat_steps(nvtx)
+        rep = repeat_steps(nvtx, kernels)
         if rep is None:
             return Unavailable("no NVTX range looks like a training step and no repeating "
-                               "NVTX pattern was found", hint)
+                               "NVTX pattern was found (layer, module and op ranges are never "
+                               "steps); the whole window is analysed instead", hint)
         starts, ends, tid, head = rep
         source, range_name, boundary = f"repeat:{head}", head, "range"
         closed = np.ones(starts.size, bool)
@@ -534,7 +437,7 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
         notes.append(("steps_from_repeat", f"no step ranges: steps were inferred from the repeating "
                       f"NVTX range {head!r} (lower confidence)", "warning"))
 
-    kcount = _kernels_per_step(kernels, starts, ends)
+    kcount = kernels_per_step(kernels, starts, ends)
     dur = ends - starts
     kinds = _incomplete(dur, closed, boundary, source, kcount, th, notes)
     _select(kinds, starts, ends, options, th, notes)
@@ -549,3 +452,10 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
         kinds=tuple(str(k) for k in kinds), kernel_counts=kcount, payloads=payloads,
         outliers=tuple(outliers), notes=tuple(notes), is_step_row=is_step_row,
     )
+
+
+def detect_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, options: AnalyzeOptions | None = None,
+                 th: Thresholds | None = None) -> StepsResult | Unavailable:
+    """The one step detector: what ``analyze`` analyses and what ``inspect`` may promise
+    (``nvtx``/``kernels`` of one process; see the module docstring)."""
+    return analyze_steps(nvtx, kernels, options=options, th=th)

@@ -1,26 +1,44 @@
 """Tensor Core use: evidence fusion of kernel names, nsys GPU metrics and ncu counters.
 
 Sources, strongest first (the strongest available one gives ``share_of_kernel_time``; the others
-are reported beside it and disagreements are said out loud):
+are reported beside it and disagreements are said out loud). ``basis`` says in words which one
+was used and how ("Tensor pipes active 38% of cycles while GEMMs ran …").
 
 1. ``counters`` — ncu per-kernel tensor-pipe counters summarised by the caller as
    ``{"tensor_core_share_by_time": float 0..1, "source": "ncu"}`` (kernel time in kernels with
    tensor-pipe activity / kernel time). Confidence ``high``.
-2. nsys GPU metrics ``Tensor Active [Throughput %]``: samples taken while a kernel ran on that
-   device (union of kernel intervals per device). Share = fraction of those samples with
-   Tensor Active > 0 (samples are integer %, so > 0 means ≥ 1 %): an estimate of the share of
-   kernel time with Tensor Core activity. Also the mean Tensor Active during kernels.
-   Confidence ``high``.
+2. nsys GPU metrics ``Tensor Active [Throughput %]`` — the *level* (mean fraction of cycles),
+   never "any sample > 0" (a run at 1% Tensor Active is not "on Tensor Cores"). Readings in
+   ``tensor_counters``:
+
+   * ``tensor_active_during_gemm`` — mean Tensor Active over the samples taken while GEMM-family
+     kernels ran on that device (union of their intervals). GEMM-family: GEMM/conv/attention by
+     name, plus generated kernels whose names cannot tell (Triton ``triton_tem_*``/``triton_mm*``,
+     generic CUTLASS ``Kernel``/``Kernel2``, nvFuser ``nvfuser_*``/``kernelN``) unless their
+     names say pointwise/reduction/copy/communication;
+   * ``engaged`` — that level ≥ ``Thresholds.tensor_active_engaged`` (True/False; None without
+     Tensor Active samples or without GEMM time);
+   * per kernel name, only where the sampling period resolves kernels (a kernel ≥ 2 × the
+     sampling period running alone for a whole sampled period).
+
+   ``share_of_kernel_time`` (same key and meaning: the share of kernel time in kernels judged to
+   run on Tensor Cores) then judges each GEMM-family name by its own level when resolved, else by
+   ``engaged`` (names that say CUDA cores keep saying so); every other kernel (pointwise,
+   reductions, copies, communication) is never Tensor Core time. Confidence ``high`` when most
+   GEMM time is resolved per kernel, else ``medium``.
 3. Kernel names (``kernel_catalog``): Σ duration of Tensor-Core-named kernels / Σ kernel duration.
    Confidence ``medium`` when the names decide (TC or CUDA cores) for at least
    ``th.tc_name_known_min_share`` of the time of GEMM/conv/attention and generated kernels, else
    ``low``.
 
-GEMM figures always come from names: ``gemm_share`` = GEMM+conv+attention time / kernel time;
+GEMM figures: ``gemm_share`` = GEMM+conv+attention time / kernel time (names);
 ``tc_share_of_gemm`` = Tensor-Core-named part of that time; ``non_tc_gemm_share`` = GEMM/conv
-kernels whose names show a CUDA-core path (``*sgemm*``, ``*_ffma``, ``gemv``, ``scudnn`` …) / kernel
-time — listed in ``non_tc_gemm_kernels`` ("check dtype/AMP/alignment"). Kernels the names cannot
-decide are listed apart (``unknown_tc_kernels``), never counted as missing Tensor Cores.
+kernels whose names show a CUDA-core path (``*sgemm*``, ``*_ffma``, ``gemv``, ``scudnn`` …) plus,
+from GPU metrics, GEMM-family kernels the names cannot decide that ran with Tensor Active below
+the engaged level while the SMs were busy (SM Active ≥ ``th.tc_busy_sm_active``) / kernel time —
+listed in ``non_tc_gemm_kernels`` with their evidence ("Tensor Active 1% while it ran"),
+``non_tc_gemm_source`` says which. Other undecided kernels are listed apart
+(``unknown_tc_kernels``), never counted as missing Tensor Cores.
 """
 from __future__ import annotations
 
@@ -29,11 +47,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
 from nsys_diag.model.jsonsafe import fnum, ratio
-from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
-from nsys_diag.analyses.kernels import filter_window, kernel_name_stats
+from nsys_diag.analyses.kernels import UNNAMED, filter_window, kernel_name_stats
+from nsys_diag.analyses.tensor_counters import (TensorLevels, kernel_union_membership,
+                                                tensor_levels)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX
 
@@ -50,7 +68,9 @@ class TensorCoreResult:
 
     ``source``: "ncu" | "gpu_metrics" | "kernel_names" (what ``share_of_kernel_time`` comes from);
     ``tensor_active_mean``: mean GPU-metrics Tensor Active during kernels (fraction, None if not
-    sampled); kernel lists hold dicts {name, short_name, share, category, evidence}.
+    sampled); ``tensor_active_during_gemm``: the same over GEMM-family kernel time, and
+    ``engaged`` that level against ``Thresholds.tensor_active_engaged``; ``basis``: how the share
+    was judged, in words; kernel lists hold dicts {name, short_name, share, category, evidence}.
     """
 
     available: bool
@@ -63,6 +83,11 @@ class TensorCoreResult:
     counters_share_of_kernel_time: float | None = None
     tensor_active_mean: float | None = None
     tensor_active_samples: int = 0
+    tensor_active_during_gemm: float | None = None
+    tensor_active_gemm_samples: int = 0
+    engaged: bool | None = None
+    basis: str = ""
+    non_tc_gemm_source: str | None = None
     gemm_share: float | None = None
     tc_share_of_gemm: float | None = None
     non_tc_gemm_share: float | None = None
@@ -90,6 +115,11 @@ class TensorCoreResult:
             "counters_share_of_kernel_time": fnum(self.counters_share_of_kernel_time),
             "tensor_active_mean": fnum(self.tensor_active_mean),
             "tensor_active_samples": int(self.tensor_active_samples),
+            "tensor_active_during_gemm": fnum(self.tensor_active_during_gemm),
+            "tensor_active_gemm_samples": int(self.tensor_active_gemm_samples),
+            "engaged": None if self.engaged is None else bool(self.engaged),
+            "basis": self.basis,
+            "non_tc_gemm_source": self.non_tc_gemm_source,
             "gemm_share": fnum(self.gemm_share),
             "tc_share_of_gemm": fnum(self.tc_share_of_gemm),
             "non_tc_gemm_share": fnum(self.non_tc_gemm_share),
@@ -116,66 +146,100 @@ def _kernel_list(rows: pd.DataFrame) -> tuple[dict, ...]:
     )
 
 
-def _tensor_active_during_kernels(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None,
-                                  busy: dict | None = None, busy_window: tuple[int, int] | None = None
-                                  ) -> tuple[float | None, float | None, int]:
-    """(mean Tensor Active, fraction of samples with Tensor Active > 0, samples used) while kernels
-    ran on the sample's device; (None, None, 0) when Tensor Active was not sampled.
-
-    ``busy``/``busy_window``: see ``analyze_tensor_cores``.
-    """
-    if gpu_metrics is None or gpu_metrics.empty or kernels.empty:
-        return None, None, 0
-    is_ta = metric_key_index(gpu_metrics) == CANONICAL_KEYS.index("tensor_active")
-    if not is_ta.any():
-        return None, None, 0
-    # perf (bench): the three columns it reads, not a copy of the whole frame
-    ts = gpu_metrics["ts_ns"].to_numpy(dtype=np.int64)[is_ta]
-    dev = gpu_metrics["device_id"].to_numpy(dtype=np.int64)[is_ta]
-    val = gpu_metrics["value"].to_numpy(dtype=float)[is_ta]
-    inside = np.zeros(ts.size, dtype=bool)
-    k_dev = kernels["device_id"].to_numpy(dtype=np.int64)
-    k_s = kernels["start_ns"].to_numpy(dtype=np.int64)
-    k_e = kernels["end_ns"].to_numpy(dtype=np.int64)
-    if busy is not None and busy_window is not None:
-        lo, hi = int(busy_window[0]), int(busy_window[1])
-        edge = (k_s < lo) | (k_e > hi)  # kernels crossing the window's edges (a few)
-        e_dev, e_s, e_e = k_dev[edge], k_s[edge], k_e[edge]
-        for d in np.unique(dev):  # a handful of devices
-            sel = np.flatnonzero(dev == d)
-            t = ts[sel]
-            b = busy.get(int(d))
-            # inside the window the kernels' union is the busy compute union; outside it only
-            # kernels crossing an edge can hold a sample
-            mid = (t >= lo) & (t < hi)
-            if b is not None:
-                inside[sel[mid]] = iv.containing_interval(t[mid], b.compute_starts,
-                                                          b.compute_ends) >= 0
-            ms, me = iv.merge_intervals(e_s[e_dev == d], e_e[e_dev == d])
-            inside[sel[~mid]] = iv.containing_interval(t[~mid], ms, me) >= 0
-    else:
-        for d in np.unique(dev):  # a handful of devices
-            ms, me = iv.merge_intervals(k_s[k_dev == d], k_e[k_dev == d])
-            sel = dev == d
-            inside[sel] = iv.containing_interval(ts[sel], ms, me) >= 0
-    inside &= np.isfinite(val)
-    n = int(inside.sum())
-    if n == 0:
-        return None, None, 0
-    return float(val[inside].mean()) / 100.0, float((val[inside] > 0).mean()), n
-
-
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _lvl(x: float | None) -> str:
+    """A Tensor/SM Active level as a percentage of cycles: 38%, 0.4%."""
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{100 * x:.0f}%" if x >= 0.1 else f"{100 * x:.1f}%"
+
+
+POINTWISE_CATEGORIES = ("elementwise", "reduction", "memory", "communication")
+"""Categories never judged Tensor Core time by counters, whatever the level while they ran."""
+
+
+def gemm_family(cat: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Per name: GEMM/conv/attention by name, or a kernel whose name cannot tell its math path
+    (basis ``unknown``: Triton templates, nvFuser, generic CUTLASS) and does not say pointwise,
+    reduction, copy or communication."""
+    return np.isin(cat, MATMUL_CATEGORIES) | ((basis == "unknown")
+                                              & ~np.isin(cat, POINTWISE_CATEGORIES))
+
+
+@dataclass(frozen=True)
+class _Judgement:
+    """Counters' verdict per name row: judged Tensor Core, CUDA-core GEMM by counters (with the
+    evidence text), the share of GEMM-family time judged per kernel, and ``engaged``."""
+
+    is_tc: np.ndarray
+    non_tc: np.ndarray
+    evidence: np.ndarray
+    resolved_frac: float
+    engaged: bool | None
+
+
+def _judge_by_counters(tot: np.ndarray, basis: np.ndarray, family: np.ndarray,
+                       lv: TensorLevels, th: Thresholds) -> _Judgement:
+    """Judge each GEMM-family name by its own Tensor Active level when the samples resolve it,
+    else by the level over all GEMM time (``engaged``); pointwise and other kernels never count.
+    A name that cannot tell (or claims Tensor Cores) is a CUDA-core GEMM when its level is below
+    ``tensor_active_engaged`` while SM Active ≥ ``tc_busy_sm_active``."""
+    level = lv.level_during_gemm
+    engaged = None if level is None else bool(level >= th.tensor_active_engaged)
+    resolved = family & (lv.name_samples > 0)
+    own = np.where(resolved, lv.name_level, np.nan)
+    is_tc = np.zeros(tot.size, dtype=bool)
+    is_tc[resolved] = own[resolved] >= th.tensor_active_engaged
+    rest = family & ~resolved
+    if engaged is True:
+        is_tc[rest] = basis[rest] != "no_tc"
+    # counters say CUDA cores: low level with busy SMs, only where names cannot (or wrongly) tell
+    undecided = family & np.isin(basis, ("unknown", "tc"))
+    sm_own = np.where(resolved, lv.name_sm, np.nan)
+    low_own = resolved & (own < th.tensor_active_engaged) & (sm_own >= th.tc_busy_sm_active)
+    sm_busy = lv.sm_during_gemm is not None and lv.sm_during_gemm >= th.tc_busy_sm_active
+    low_all = rest & (basis == "unknown") & bool(engaged is False and sm_busy)
+    non_tc = undecided & (low_own | low_all)
+    evidence = np.full(tot.size, "", dtype=object)
+    for i in np.flatnonzero(non_tc):  # ≤ a few dozen GEMM-family names
+        if resolved[i]:
+            evidence[i] = (f"Tensor Active {_lvl(own[i])} while it ran, SM Active "
+                           f"{_lvl(sm_own[i])} (GPU metrics)")
+        else:
+            evidence[i] = (f"Tensor Active {_lvl(level)} while GEMMs ran, SM Active "
+                           f"{_lvl(lv.sm_during_gemm)} (GPU metrics; the kernel is too short for "
+                           "the sampling period to resolve it alone)")
+    fam_ns = int(tot[family].sum())
+    return _Judgement(is_tc=is_tc, non_tc=non_tc, evidence=evidence,
+                      resolved_frac=float(tot[resolved].sum()) / fam_ns if fam_ns else 0.0,
+                      engaged=engaged)
+
+
+def _metrics_basis(lv: TensorLevels, j: _Judgement, th: Thresholds) -> str:
+    """The words behind a GPU-metrics share: the level while GEMMs ran and how kernels were judged."""
+    if lv.level_during_gemm is None:
+        return (f"no GEMM/conv/attention kernel time to judge; Tensor pipes active "
+                f"{_lvl(lv.kernel_level)} of cycles while kernels ran (GPU metrics)")
+    period = f"{lv.period_ns / 1e6:.3g} ms" if lv.period_ns else "the sampling period"
+    verdict = "engaged" if j.engaged else "not engaged"
+    return (f"Tensor pipes active {_lvl(lv.level_during_gemm)} of cycles while GEMMs ran "
+            f"(GPU metrics, {lv.gemm_samples} samples; Tensor Cores {verdict} at ≥ "
+            f"{_lvl(th.tensor_active_engaged)}); GEMM-family kernels judged one by one for "
+            f"{_pct(j.resolved_frac)} of their time (kernels ≥ 2 × the {period} sampling "
+            "period), by that level for the rest; pointwise kernels never count")
+
+
 def _tc_share_and_evidence(tc_rows: pd.DataFrame, name_share: float, counters_share: float | None,
-                           counters_source: str, metrics: tuple, known_frac: float,
-                           unknown_share: float, th: Thresholds) -> tuple[float, str, str, list[str]]:
-    """(Tensor Core share of kernel time, its source, confidence, evidence lines): hardware
-    counters (ncu) win over GPU metrics (Tensor Active during kernels), which win over the
+                           counters_source: str, lv: TensorLevels | None,
+                           judged: tuple[float, _Judgement] | None, known_frac: float,
+                           unknown_share: float, th: Thresholds
+                           ) -> tuple[float, str, str, list[str], str]:
+    """(Tensor Core share of kernel time, its source, confidence, evidence lines, basis): hardware
+    counters (ncu) win over GPU metrics (Tensor Active level while GEMMs ran), which win over the
     kernel-name heuristic (confidence by the share of GEMM time the names can decide)."""
-    ta_mean, ta_share, ta_n = metrics
     evidence: list[str] = []
     if len(tc_rows):
         top = tc_rows.head(3)
@@ -185,29 +249,47 @@ def _tc_share_and_evidence(tc_rows: pd.DataFrame, name_share: float, counters_sh
     else:
         evidence.append("no kernel name shows a Tensor Core path")
     names_line = f"kernel names: {_pct(name_share)} of kernel time in Tensor Core kernels"
+    metrics_line = "" if lv is None else (
+        f"GPU metrics: Tensor Active {_lvl(lv.level_during_gemm)} of cycles while GEMMs ran, "
+        f"{_lvl(lv.kernel_level)} while any kernel ran ({lv.kernel_samples} samples)")
 
     if counters_share is not None:
         share, source, confidence = counters_share, counters_source, "high"
-        evidence.insert(0, f"{source} counters: {_pct(counters_share)} of kernel time in kernels "
-                           f"with tensor-pipe activity (counters win over names; {names_line})")
-        if ta_share is not None:
-            evidence.append(f"GPU metrics: Tensor Active > 0 in {_pct(ta_share)} of samples "
-                            f"during kernels (mean {_pct(ta_mean)})")
-    elif ta_share is not None:
-        share, source, confidence = ta_share, "gpu_metrics", "high"
-        evidence.insert(0, f"GPU metrics: Tensor Active > 0 in {_pct(ta_share)} of {ta_n} samples "
-                           f"taken while kernels ran (mean Tensor Active {_pct(ta_mean)}); "
-                           f"metrics win over names ({names_line})")
-        if (name_share > 0) != (ta_share > 0):
+        basis = (f"{source} tensor-pipe counters: {_pct(counters_share)} of kernel time in kernels "
+                 "with tensor-pipe activity")
+        evidence.insert(0, f"{basis} (counters win over names; {names_line})")
+        if metrics_line:
+            evidence.append(metrics_line)
+    elif lv is not None and judged is not None:
+        share, j = judged
+        source = "gpu_metrics"
+        confidence = "high" if j.resolved_frac >= 0.5 or lv.level_during_gemm is None else "medium"
+        basis = _metrics_basis(lv, j, th)
+        evidence.insert(0, f"{metrics_line}; judged Tensor Core time {_pct(share)} of kernel time "
+                           f"(metrics win over names; {names_line})")
+        if (name_share > 0) != (share > 0) or (j.engaged is False and name_share > 0):
             evidence.append("kernel names and GPU metrics disagree; the GPU metrics are used")
     else:
         share, source = name_share, "kernel_names"
         confidence = "medium" if known_frac >= th.tc_name_known_min_share else "low"
+        basis = ("kernel names only (no GPU metrics or ncu counters): time in kernels whose names "
+                 "show a Tensor Core path")
         evidence.insert(0, f"{names_line} (name heuristic; no GPU metrics or ncu counters)")
         if unknown_share:
             evidence.append(f"names cannot decide for {_pct(unknown_share)} of kernel time "
                             "(generated or unmarked GEMM kernels)")
-    return share, source, confidence, evidence
+    return share, source, confidence, evidence, basis
+
+
+def _row_names(kernels: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
+    """Per kernel row, its row in the name table (-1 when the name is not in it)."""
+    names = kernels["name"]
+    if not isinstance(names.dtype, pd.CategoricalDtype):
+        names = names.astype("category")
+    idx = pd.Index(table["name"].astype(str)).get_indexer(names.cat.categories.astype(str))
+    codes = names.cat.codes.to_numpy()
+    missing = int(pd.Index(table["name"].astype(str)).get_indexer([UNNAMED])[0])
+    return np.where(codes >= 0, np.append(idx, -1)[codes], missing).astype(np.int64)
 
 
 def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None, *,
@@ -238,29 +320,45 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     cat = table["category"].to_numpy(dtype=object)
     matmul = np.isin(cat, MATMUL_CATEGORIES)
     gemm_conv = np.isin(cat, ("gemm", "conv"))
+    family = gemm_family(cat, basis)
 
     name_share = float(tot[is_tc].sum()) / total
     gemm_ns = int(tot[matmul].sum())
-    non_tc_gemm = gemm_conv & (basis == "no_tc")
+    non_tc_names = gemm_conv & (basis == "no_tc")
     non_tc_attn = (cat == "attention") & (basis == "no_tc")
     unknown = basis == "unknown"
     relevant_ns = int(tot[matmul | unknown].sum())
     unknown_ns = int(tot[unknown].sum())
     known_frac = 1.0 - unknown_ns / relevant_ns if relevant_ns > 0 else 1.0
 
-    ta_mean, ta_share, ta_n = _tensor_active_during_kernels(
-        k, gpu_metrics, *((busy, busy_window) if window is None else (None, None)))
+    inside = None
+    if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
+        inside = kernel_union_membership(gpu_metrics, busy, busy_window, k)
+    lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside)
+    judged = None
+    non_tc = non_tc_names
+    evidence_col = table["tc_evidence"].to_numpy(dtype=object).copy()
+    if lv is not None:
+        j = _judge_by_counters(tot, basis, family, lv, th)
+        judged = (float(tot[j.is_tc].sum()) / total, j)
+        non_tc = non_tc_names | j.non_tc
+        evidence_col[j.non_tc] = j.evidence[j.non_tc]
     counters_share = None
     if counters and counters.get("tensor_core_share_by_time") is not None:
         counters_share = fnum(counters["tensor_core_share_by_time"])
 
     tc_rows = table.loc[is_tc]
-    share, source, confidence, evidence = _tc_share_and_evidence(
+    share, source, confidence, evidence, basis_text = _tc_share_and_evidence(
         tc_rows, name_share, counters_share, str((counters or {}).get("source", "ncu")),
-        (ta_mean, ta_share, ta_n), known_frac, unknown_ns / total, th)
+        lv, judged, known_frac, unknown_ns / total, th)
 
-    non_tc_share = float(tot[non_tc_gemm].sum()) / total
+    non_tc_share = float(tot[non_tc].sum()) / total
+    by_counters = judged is not None and bool(judged[1].non_tc.any())
+    non_tc_source = None if non_tc_share <= 0 else (
+        "kernel_names+gpu_metrics" if by_counters and non_tc_names.any()
+        else "gpu_metrics" if by_counters else "kernel_names")
     advice = NON_TC_ADVICE if non_tc_share > 0 else ""
+    listed = table.assign(tc_evidence=evidence_col)
     return TensorCoreResult(
         available=True,
         share_of_kernel_time=share,
@@ -268,16 +366,21 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
         confidence=confidence,
         evidence=tuple(evidence),
         name_share_of_kernel_time=name_share,
-        metrics_share_of_kernel_time=ta_share,
+        metrics_share_of_kernel_time=None if judged is None else judged[0],
         counters_share_of_kernel_time=counters_share,
-        tensor_active_mean=ta_mean,
-        tensor_active_samples=ta_n,
+        tensor_active_mean=None if lv is None else lv.kernel_level,
+        tensor_active_samples=0 if lv is None else lv.kernel_samples,
+        tensor_active_during_gemm=None if lv is None else lv.level_during_gemm,
+        tensor_active_gemm_samples=0 if lv is None else lv.gemm_samples,
+        engaged=None if judged is None else judged[1].engaged,
+        basis=basis_text,
+        non_tc_gemm_source=non_tc_source,
         gemm_share=gemm_ns / total,
         tc_share_of_gemm=ratio(int(tot[matmul & is_tc].sum()), gemm_ns),
         non_tc_gemm_share=non_tc_share,
         non_tc_attention_share=float(tot[non_tc_attn].sum()) / total,
         unknown_tc_share=unknown_ns / total,
-        non_tc_gemm_kernels=_kernel_list(table.loc[non_tc_gemm]),
+        non_tc_gemm_kernels=_kernel_list(listed.loc[non_tc]),
         unknown_tc_kernels=_kernel_list(table.loc[unknown]),
         tc_kernels=_kernel_list(tc_rows),
         kernel_total_ns=total,

@@ -52,6 +52,18 @@ class Thresholds:
     """Tensor Cores from names only: confidence 'medium' when the names decide (Tensor Core or CUDA
     cores) for at least half of the GEMM/conv/attention + generated-kernel time, else 'low' (a
     simple-majority rule; no published precedent — DLProf/TB plugin gave no confidence at all)."""
+    tensor_active_engaged: float = 0.05
+    """nsys GPU metrics: Tensor Cores are *engaged* when the mean Tensor Active level (fraction of
+    cycles) over the time GEMM/conv/attention kernels run is ≥ 5%. Real MMA kernels keep the
+    tensor pipe busy tens of percent of cycles (61% for flash_fwd on B200, NCU_CSV.md §6.3);
+    FP32 CUDA-core fallbacks read 0–1%, the residue of HFMA2.MMA-style constant materialisation
+    (§6.2, the reason ncu's own cut is 1%). 5% sits well above that noise floor and far below any
+    real MMA level, so a GEMM mix that is mostly on Tensor Cores never reads below it."""
+    tc_busy_sm_active: float = 0.5
+    """A kernel whose name cannot tell its math path counts as a CUDA-core GEMM only while the SMs
+    are busy (SM Active ≥ 50% while it ran) and Tensor Active is below ``tensor_active_engaged``:
+    idle or latency-bound SMs say nothing about the math pipes (a simple majority of SMs, no
+    published precedent)."""
     memory_bound_dram_util: float = 0.6
     """DRAM bandwidth ≥ 60% of peak (GPU metrics) with SM/tensor activity low → memory bound
     (ncu: SOL < 60% is 'latency', ≥ 80% 'bound'; between counts as significant)."""

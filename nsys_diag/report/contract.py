@@ -108,7 +108,9 @@ SPEC: dict[str, Any] = {
     "tensor_cores": Section(
         {"share_of_kernel_time": None, "gemm_share": None, "tc_share_of_gemm": None, "evidence": None,
          "confidence": None, "non_tc_gemm_share": None, "source": None, "evidence_list": [None], "advice": None,
-         "non_tc_gemm_kernels": [{"name": None, "share": None}]},
+         "non_tc_gemm_kernels": [{"name": None, "share": None}],
+         "tensor_active_during_gemm": None, "engaged": None, "basis": None,
+         "non_tc_gemm_source": None},
         "Tensor Core use could not be assessed (no kernels).", "Capture CUDA activity: " + _NSYS_HINT),
     "transfers": Section(
         {"by_kind": {"H2D": _XFER, "D2H": _XFER, "D2D": _XFER, "P2P": _XFER}, "pageable_count": None,

@@ -47,7 +47,8 @@ def _key_numbers(v: dict) -> str:
     if gpu["available"]:
         parts.append(f"**GPU compute busy** {fmt_pct(gpu['utilization'])}")
     if tc["available"]:
-        parts.append(f"**Tensor Cores** {fmt_pct(tc['share_of_kernel_time'])} of kernel time")
+        basis = f" ({md_text(tc['basis'], 240)})" if tc.get("basis") else ""
+        parts.append(f"**Tensor Cores** {fmt_pct(tc['share_of_kernel_time'])} of kernel time{basis}")
     proj = finite(vd["projected_step_ms_if_fixed"])
     if proj is not None:
         cur = finite(steps["mean_ms"]) if steps["available"] else None

@@ -141,7 +141,8 @@ def _metric_cards(v: dict) -> list[dict]:
         cards.append({"key": "tensor-cores", "label": "Tensor Core share of kernel time",
                       "value": fmt_pct(tc["share_of_kernel_time"]), "meter": _meter(tc["share_of_kernel_time"]),
                       "detail": [f"{fmt_share(tc['tc_share_of_gemm'])} of GEMM/conv time on Tensor Cores",
-                                 f"{basis} ({tc['confidence'] or 'unknown'} confidence)"]})
+                                 f"{basis} ({tc['confidence'] or 'unknown'} confidence)"]
+                      + ([clean_text(str(tc["basis"]), 240)] if tc.get("basis") else [])})
     if gm["available"]:
         o = gm["overall"]
         for key, label in (("sm_active", "SM active"), ("tensor_active", "Tensor active"),

@@ -121,6 +121,8 @@ def _gpu(v: dict) -> list[str]:
     if tc.get("available"):
         out.append(f"         Tensor Cores {fmt_pct(tc.get('share_of_kernel_time'))} of kernel time "
                    f"({_c(tc.get('source') or 'names')}, confidence {tc.get('confidence')})")
+        if tc.get("basis"):
+            out.append(f"           basis: {_c(tc.get('basis'))}")
     return out
 
 

@@ -148,6 +148,23 @@ KERNEL_CATALOG: dict[str, KernelInfo] = {
     "triton_fused": KernelInfo(
         "triton_poi_fused_add_mul_0", "triton_poi_fused_add_mul_0", grid=(64, 1, 1),
         block=(128, 1, 1), registers=24, api="cuLaunchKernel", category="elementwise"),
+    # --- generated / generic GEMMs whose names cannot tell the math path ----------------------
+    "triton_mm": KernelInfo(
+        "triton_tem_fused_mm_0", "triton_tem_fused_mm_0", grid=(132, 1, 1), block=(256, 1, 1),
+        registers=168, dynamic_smem=98_304, api="cuLaunchKernel", category="gemm"),
+    "triton_addmm": KernelInfo(
+        "triton_tem_fused_addmm_1", "triton_tem_fused_addmm_1", grid=(264, 1, 1),
+        block=(256, 1, 1), registers=168, dynamic_smem=98_304, api="cuLaunchKernel",
+        category="gemm"),
+    "cutlass_generic": KernelInfo(
+        "void cutlass::Kernel2<GemmKernel>(GemmKernel::Params)", "Kernel2",
+        "_ZN7cutlass7Kernel2I10GemmKernelEEvNT_6ParamsE", grid=(132, 1, 1), block=(128, 1, 1),
+        registers=232, dynamic_smem=81_920, category="gemm"),
+    "nvfuser_kernel": KernelInfo(
+        "<unnamed>::nvfuser_matmul_f0_c1_r0_g0(<unnamed>::Tensor<<unnamed>::__half, (int)2, (int)2>, "
+        "<unnamed>::Tensor<<unnamed>::__half, (int)2, (int)2>)",
+        "nvfuser_matmul_f0_c1_r0_g0", grid=(132, 1, 1), block=(128, 1, 1), registers=128,
+        dynamic_smem=65_536, api="cuLaunchKernel", category="gemm"),
     # --- communication -------------------------------------------------------------------------
     "nccl_allreduce": KernelInfo(
         "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)",

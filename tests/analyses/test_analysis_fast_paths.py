@@ -318,7 +318,8 @@ def test_tensor_active_with_the_busy_intervals_equals_merging_the_kernels():
 
     from nsys_diag.analyses.busy import Window, device_busy
     from nsys_diag.analyses.suite import _in_window
-    from nsys_diag.analyses.tensor_cores import _tensor_active_during_kernels
+    from nsys_diag.analyses.tensor_counters import (inside_union, kernel_union_membership,
+                                                    metric_samples)
 
     rng = np.random.default_rng(3)
     k = _rand_kernels(rng, 300, n_dev=2)
@@ -328,8 +329,10 @@ def test_tensor_active_with_the_busy_intervals_equals_merging_the_kernels():
         w = Window(lo, hi, "user")
         busy = device_busy(k, memcpy([]), memset([]), w)
         k_win = _in_window(k, w)
-        assert _tensor_active_during_kernels(k_win, g, busy, (lo, hi)) == \
-            _tensor_active_during_kernels(k_win, g)
+        ta = metric_samples(g, "tensor_active")
+        want = inside_union(ta, k_win["device_id"].to_numpy(), k_win["start_ns"].to_numpy(),
+                            k_win["end_ns"].to_numpy())
+        assert (kernel_union_membership(g, busy, (lo, hi), k_win) == want).all()
 
 
 @pytest.mark.parametrize("missing", [False, True])

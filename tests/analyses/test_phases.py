@@ -212,3 +212,18 @@ def test_window_choice_precedence():
     w = choose_window(Unavailable("x"), C.KERNELS.empty(), C.MEMCPY.empty(), C.MEMSET.empty(),
                       capture=(0, 50))
     assert w.source == "capture"
+
+
+@pytest.mark.parametrize("name", ["FSDP::pre_forward (blocks.15._checkpoint_wrapped_module)",
+                                  "FSDP::post_backward", "FSDP::pre_backward", "c10d::allreduce_",
+                                  "nccl:all_to_all", "ncclAllReduce", "record_param_comms",
+                                  "allgather_into_tensor", "reduce_scatter", "MPI_Recv",
+                                  "torch.distributed.all_reduce"])
+def test_fsdp_and_collective_ranges_are_communication(name):
+    assert canonical_phase(name) == "communication"
+
+
+def test_activation_checkpointing_is_not_checkpoint_overhead():
+    assert canonical_phase("checkpoint_wrapped_module") != "overhead"
+    assert canonical_phase("save_checkpoint") == "overhead"
+    assert canonical_phase("loss.backward") == "backward"

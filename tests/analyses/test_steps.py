@@ -189,3 +189,127 @@ def test_framework_op_ranges_are_never_a_repeat():
     rows = [dict(text=f"aten::mm, op_id = {i}", start_ns=i * MS, end_ns=i * MS + 500_000)
             for i in range(20)]
     assert isinstance(_steps(rows), Unavailable)
+
+
+# ---- a detected repeat is a loop iteration, never a layer (issue 15) --------------------------
+def _repeat(names_ms, cycles, t0=0, tid=hf.TID_MAIN):
+    """Rows for ``cycles`` back-to-back repetitions of [(name, ms)] on one thread."""
+    rows, t = [], t0
+    for _ in range(cycles):
+        for name, ms in names_ms:
+            rows.append(dict(text=name, start_ns=t, end_ns=t + ms * MS, global_tid=tid))
+            t += ms * MS
+    return rows
+
+
+@pytest.mark.parametrize("layer", ["FlashAttnFunc", "MyAttentionFunction", "MulBackward0",
+                                   "FSDP::pre_forward (blocks.3)", "aten::mm", "LlamaDecoderLayer",
+                                   "TransformerBlock", "Linear", "LayerNorm", "nn.Linear",
+                                   "flash_attn::_flash_attn_forward", "CheckpointWrapper"])
+def test_layer_module_and_op_ranges_are_never_steps(layer):
+    res = _steps(_repeat([(layer, 10)], 20))
+    assert isinstance(res, Unavailable)
+    assert "whole window is analysed" in res.reason
+
+
+def test_a_layer_beside_a_loop_iteration_loses_to_the_iteration():
+    # FlashAttnFunc repeats regularly inside a 1 s window with no step markers: never a step; the
+    # per-iteration 'get_batch' range is
+    rows = _repeat([("get_batch", 5), ("FlashAttnFunc", 10), ("FlashAttnFunc", 10),
+                    ("optimizer", 5)], 8)
+    res = _steps(rows)
+    assert res.source == "repeat:get_batch" and res.count == 8
+
+
+def test_pipeline_stage_forward_names_can_head_a_loop():
+    res = _steps(_repeat([("transformer_forward", 20), ("post_processing", 5)], 8))
+    assert res.source == "repeat:transformer_forward"
+
+
+def _layer_kernels(heads_ms, per_gap):
+    rows = []
+    for s, n in zip(heads_ms, per_gap):
+        for j in range(n):
+            rows.append(dict(name="k", start_ns=int((s + 0.1 + j * 0.01) * MS),
+                             end_ns=int((s + 0.1 + j * 0.01) * MS) + 5_000,
+                             launch_start_ns=int((s + 0.1 + j * 0.01) * MS)))
+    return hf.kernels(rows)
+
+
+def test_a_layer_nested_in_an_unmarked_cycle_is_not_a_step():
+    # 'attn_block' opens 4 times per unmarked iteration; after the 4th comes the rest of the
+    # iteration (loss, backward, optimizer): a long gap, at a fixed stride, with far more kernels
+    rows, heads, t = [], [], 0.0
+    for _ in range(6):
+        for j in range(4):
+            rows.append(dict(text="attn_block", start_ns=int(t * MS), end_ns=int((t + 2) * MS)))
+            heads.append(t)
+            t += 10 if j < 3 else 18
+    work = [3 if (i % 4) < 3 else 40 for i in range(len(heads))]
+    assert isinstance(_steps(rows, kernels=_layer_kernels(heads, work)), Unavailable)
+
+
+def test_a_periodic_slow_step_with_little_gpu_work_stays_a_step():
+    # a checkpoint every 4th iteration: long gaps at a fixed stride, but no extra GPU work
+    rows, heads, t = [], [], 0.0
+    for i in range(24):
+        rows.append(dict(text="get_batch", start_ns=int(t * MS), end_ns=int((t + 2) * MS)))
+        heads.append(t)
+        t += 10 if i % 4 < 3 else 18
+    res = _steps(rows, kernels=_layer_kernels(heads, [3] * len(heads)))
+    assert res.source == "repeat:get_batch"
+
+
+def test_gradient_accumulation_micro_batches_inside_profiler_step():
+    # 4 micro-batches named like steps inside each ProfilerStep#N: the step is ProfilerStep
+    rows = []
+    for i in range(6):
+        base = i * 100 * MS
+        rows.append(dict(text=f"ProfilerStep#{i}", start_ns=base, end_ns=base + 100 * MS))
+        for j in range(4):
+            s = base + j * 25 * MS
+            rows.append(dict(text=f"train_step_{j}", start_ns=s + MS, end_ns=s + 24 * MS))
+    res = _steps(rows)
+    assert res.source == "nvtx:ProfilerStep#N" and res.count == 6
+
+
+def test_outer_iteration_family_wins_over_inner_micro_steps():
+    rows = []
+    for i in range(6):
+        base = i * 100 * MS
+        rows.append(dict(text=f"iteration_{i}", start_ns=base, end_ns=base + 100 * MS))
+        for j in range(4):
+            s = base + j * 25 * MS
+            rows.append(dict(text=f"step_{j}", start_ns=s + MS, end_ns=s + 24 * MS))
+    res = _steps(rows)
+    assert res.source == "nvtx:iteration_N" and res.count == 6
+
+
+def test_two_steps_the_first_is_warmup():
+    res = _steps(hf.steps_and_phases(2, [("forward", 10 * MS)]))
+    assert res.kinds[0] == "warmup" and res.analysed_count == 1
+
+
+def test_detect_steps_is_the_single_detector():
+    from nsys_diag.analyses.steps import detect_steps
+
+    rows = hf.steps_and_phases(4, [("forward", 10 * MS)])
+    a = detect_steps(hf.nvtx(rows), C.KERNELS.empty())
+    b = _steps(rows)
+    assert a.source == b.source and a.count == b.count
+
+
+def test_real_fastvideo_layers_are_not_steps(shared):
+    # a window of an FSDP job without step markers: FlashAttnFunc / FSDP::* must never be steps,
+    # also once the enclosing long-running ranges are cut away (the sibling window's case)
+    from nsys_diag.loaders import load_trace
+
+    b = load_trace(shared("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
+    for gpid in b.nvtx["global_pid"].unique():
+        nv = b.nvtx[b.nvtx["global_pid"] == gpid]
+        k = b.kernels[b.kernels["global_pid"] == gpid]
+        assert isinstance(analyze_steps(nv, k), Unavailable)
+        span = nv["end_ns"] - nv["start_ns"]
+        cut = nv[span < 100 * MS]
+        res = analyze_steps(cut, k)
+        assert isinstance(res, Unavailable), res.source
