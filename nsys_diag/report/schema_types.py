@@ -121,6 +121,8 @@ TYPES: dict[str, Any] = {
     "tensor_cores.tc_share_of_gemm": "share?", "tensor_cores.evidence": "str",
     "tensor_cores.confidence": "str", "tensor_cores.non_tc_gemm_share": "share?",
     "tensor_cores.source": "str", "tensor_cores.evidence_list[]": "str", "tensor_cores.advice": "str?",
+    "tensor_cores.tensor_active_during_gemm": "share?", "tensor_cores.engaged": "bool?",
+    "tensor_cores.basis": "str?", "tensor_cores.non_tc_gemm_source": "str?",
     "tensor_cores.non_tc_gemm_kernels[].name": "str", "tensor_cores.non_tc_gemm_kernels[].share": "share",
     # ---------------------------------------------------------------- transfers, metrics…
     **{key: value for kind in ("H2D", "D2H", "D2D", "P2P")
