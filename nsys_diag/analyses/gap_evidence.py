@@ -99,6 +99,33 @@ def _search(cats: pd.Index, rx: re.Pattern) -> np.ndarray:
     return np.fromiter((rx.search(str(c)) is not None for c in cats), bool, len(cats))
 
 
+API_PATTERNS = {"sync": SYNC_API_RE, "launch": LAUNCH_API_RE, "enqueue": ENQUEUE_API_RE,
+                "init": INIT_API_RE, "comm": COMM_NAME_RE, "mem": MEM_API_RE}
+"""The name patterns API rows are classified by."""
+
+
+class ApiNames:
+    """Which of ``API_PATTERNS`` each CUDA API row matches: every pattern tested once per
+    category, one take over the codes for all of them (perf, bench: 2M API rows), then one bit
+    test per mask."""
+
+    def __init__(self, api: pd.DataFrame):
+        self._bits = np.zeros(len(api), np.uint8)
+        if not len(api):
+            return
+        col = api["name"]
+        cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+        table = np.zeros(len(cat.cat.categories) + 1, np.uint8)  # last: code -1, no name
+        for i, rx in enumerate(API_PATTERNS.values()):  # six patterns
+            table[:-1] |= _search(cat.cat.categories, rx).astype(np.uint8) << i
+        self._bits = table[cat.cat.codes.to_numpy()]
+
+    def mask(self, key: str) -> np.ndarray:
+        """Rows matching ``API_PATTERNS[key]``."""
+        bit = np.uint8(1 << list(API_PATTERNS).index(key))
+        return (self._bits & bit) != 0
+
+
 ATEN_RE = re.compile(r"^aten::")
 EMPTY = np.zeros(0, np.int64)
 
@@ -229,7 +256,7 @@ def first_kernel_ns(kernels: pd.DataFrame) -> int | None:
 
 
 def startup_rows(first_kernel: int | None, window_start_ns: int, api: pd.DataFrame,
-                 nvtx: pd.DataFrame | None) -> EvidenceRows:
+                 nvtx: pd.DataFrame | None, names: ApiNames | None = None) -> EvidenceRows:
     """Before the first kernel; one-off initialisation calls (``INIT_API_RE``) and NVTX ranges
     (``INIT_RANGE_RE``). The first CUDA runtime call (which creates the primary context: the
     ``cudaFree(0)`` idiom) runs before the first kernel, so the first rule already holds it; it
@@ -238,13 +265,14 @@ def startup_rows(first_kernel: int | None, window_start_ns: int, api: pd.DataFra
     if first_kernel is not None and first_kernel > window_start_ns:
         parts.append(fixed([window_start_ns], [first_kernel], BEFORE_FIRST_KERNEL))
     if len(api):
-        parts.append(labelled(api, name_mask(api["name"], INIT_API_RE), "name", "{}"))
+        parts.append(labelled(api, (names or ApiNames(api)).mask("init"), "name", "{}"))
     if nvtx is not None and len(nvtx):
         parts.append(labelled(nvtx, name_mask(nvtx["text"], INIT_RANGE_RE), "text", "{} (NVTX)"))
     return EvidenceRows.concat(*parts)
 
 
-def communication_rows(api: pd.DataFrame, nvtx: pd.DataFrame | None) -> EvidenceRows:
+def communication_rows(api: pd.DataFrame, nvtx: pd.DataFrame | None,
+                       names: ApiNames | None = None) -> EvidenceRows:
     """NVTX ranges of the MPI/NCCL domains, NVTX ranges and API calls with collective or
     point-to-point names (``COMM_NAME_RE``, not ``aten::*``), on any thread of the process."""
     parts = []
@@ -262,7 +290,7 @@ def communication_rows(api: pd.DataFrame, nvtx: pd.DataFrame | None) -> Evidence
         named = name_mask(nvtx["text"], COMM_NAME_RE, exclude=ATEN_RE) & ~in_domain
         parts.append(labelled(nvtx, named, "text", "{} (NVTX)"))
     if len(api):
-        parts.append(labelled(api, name_mask(api["name"], COMM_NAME_RE), "name", "{}"))
+        parts.append(labelled(api, (names or ApiNames(api)).mask("comm"), "name", "{}"))
     return EvidenceRows.concat(*parts)
 
 
@@ -286,12 +314,13 @@ def copy_rows(memcpy: pd.DataFrame | None, memset: pd.DataFrame | None, device: 
     return rows, labelled(memcpy, uvm, "copy_kind", "unified-memory migration ({})")
 
 
-def sync_rows(api: pd.DataFrame, sync: pd.DataFrame) -> tuple[EvidenceRows, EvidenceRows]:
+def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = None
+              ) -> tuple[EvidenceRows, EvidenceRows]:
     """(host blocked in a synchronising call, the raw sync-follow intervals): from the end of
     each blocking call (API row or CUPTI synchronization record) to the start of the next call
     of the process that enqueues GPU work (``ENQUEUE_API_RE``); none when no call follows."""
-    blocked = [labelled(api, name_mask(api["name"], SYNC_API_RE), "name", "in {}")] \
-        if len(api) else []
+    names = names or ApiNames(api)
+    blocked = [labelled(api, names.mask("sync"), "name", "in {}")] if len(api) else []
     if len(sync):  # CUPTI records: named by their API call when it is known
         api_name = sync["launch_api"]
         blocking = ~name_mask(api_name, NON_BLOCKING_SYNC_RE) & \
@@ -300,7 +329,7 @@ def sync_rows(api: pd.DataFrame, sync: pd.DataFrame) -> tuple[EvidenceRows, Evid
         blocked += [labelled(sync, blocking & named, "launch_api", "in {}"),
                     labelled(sync, blocking & ~named, "sync_kind", "in a synchronization ({})")]
     if len(api):
-        enq_mask = name_mask(api["name"], ENQUEUE_API_RE)
+        enq_mask = names.mask("enqueue")
         enq = api["start_ns"].to_numpy(np.int64)[enq_mask]
         del enq_mask
         if not iv.is_sorted(enq):
@@ -330,14 +359,15 @@ def cut_at(rows: EvidenceRows, stops: np.ndarray) -> EvidenceRows:
     return EvidenceRows.build(rows.starts, np.minimum(rows.ends, nxt), rows.label, rows.labels)
 
 
-def memory_rows(api: pd.DataFrame) -> EvidenceRows:
+def memory_rows(api: pd.DataFrame, names: ApiNames | None = None) -> EvidenceRows:
     """Host inside a memory-management call (``MEM_API_RE``)."""
     if not len(api):
         return EvidenceRows.none()
-    return labelled(api, name_mask(api["name"], MEM_API_RE), "name", "in {}")
+    return labelled(api, (names or ApiNames(api)).mask("mem"), "name", "in {}")
 
 
-def host_io_rows(osrt: pd.DataFrame | None, api: pd.DataFrame, min_call_ns: int) -> EvidenceRows:
+def host_io_rows(osrt: pd.DataFrame | None, api: pd.DataFrame, min_call_ns: int,
+                 names: ApiNames | None = None) -> EvidenceRows:
     """OS-runtime I/O, sleep and poll calls (``HOST_IO_RE``) that blocked ≥ ``min_call_ns`` —
     only on threads that enqueue GPU work (any CUDA-calling thread when none does): the CUDA
     driver's and MPI's helper threads sit in ``poll`` for seconds without holding the GPU up."""
@@ -348,7 +378,7 @@ def host_io_rows(osrt: pd.DataFrame | None, api: pd.DataFrame, min_call_ns: int)
     if not m.any():
         return EvidenceRows.none()
     tids = api["global_tid"].to_numpy(np.int64)
-    launching = tids[name_mask(api["name"], ENQUEUE_API_RE)]
+    launching = tids[(names or ApiNames(api)).mask("enqueue")]
     threads = pd.unique(launching if launching.size else tids)
     m &= np.isin(osrt["global_tid"].to_numpy(np.int64), threads)
     return labelled(osrt, m, "name", "{}()")
@@ -403,26 +433,28 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
                                        min_gap=th.min_gap_ns)
                 for d, b in sorted(busy.items())}
     first = first_kernel_ns(kernels)
-    follow_in, follow = sync_rows(api, sync)
+    names = ApiNames(api)
+    follow_in, follow = sync_rows(api, sync, names)
     return GapEvidence(
-        devices=_launch_flags(dev_gaps, kernels, api, th),
+        devices=_launch_flags(dev_gaps, kernels, api, th, names),
         copies={d: copy_rows(memcpy, memset, d, (b.copy_starts, b.copy_ends))
                 for d, b in sorted(busy.items())},
-        startup=startup_rows(first, lo, api, nvtx),
-        communication=communication_rows(api, nvtx),
+        startup=startup_rows(first, lo, api, nvtx, names),
+        communication=communication_rows(api, nvtx, names),
         sync=follow_in, sync_follow=follow,
-        memory_management=memory_rows(api),
-        host_io=host_io_rows(osrt, api, th.host_io_min_call_ns),
+        memory_management=memory_rows(api, names),
+        host_io=host_io_rows(osrt, api, th.host_io_min_call_ns, names),
         first_kernel_ns=first,
         osrt_available=osrt is not None and len(osrt) > 0)
 
 
-def _launch_flags(dev_gaps: dict, kernels: pd.DataFrame, api: pd.DataFrame, th) -> tuple:
+def _launch_flags(dev_gaps: dict, kernels: pd.DataFrame, api: pd.DataFrame, th,
+                  names: ApiNames) -> tuple:
     """(device, gap starts, gap ends, launch flags) per device: a gap ≤ ``launch_gap_max_ns``
     that a launch/enqueue call overlaps, or whose closing kernel was launched after it began."""
     empty = EMPTY
     # a launch/enqueue call overlaps the gap: one pass over the API rows for every device's gaps
-    launch_rows = name_mask(api["name"], LAUNCH_API_RE) if len(api) else np.zeros(0, bool)
+    launch_rows = names.mask("launch")
     overlaps = iv.overlaps_any(api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64),
                                np.concatenate([g[0] for g in dev_gaps.values()] or [empty]),
                                np.concatenate([g[1] for g in dev_gaps.values()] or [empty]),
