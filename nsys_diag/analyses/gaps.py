@@ -9,49 +9,82 @@ Utilization
 Gaps
     Every interval of the window with no kernel running on a device, longer than
     ``min_gap_ns`` (1 µs — not nsys's 500 ms). Leading/trailing idle time inside the window counts.
-    Each idle nanosecond is given to exactly one cause, in this fixed priority order — what the
-    program was doing (its NVTX phase) first, then what the GPU/driver shows:
 
-    1. ``input`` — the step thread is inside a ``data`` phase (the loader is producing the batch,
+Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in this order)
+    Each idle nanosecond goes to exactly one cause: the first, in this precedence order, whose
+    evidence covers it. "Host" means any thread of the process; API names are CUDA runtime/driver
+    calls (``gap_evidence.py`` holds the name patterns):
+
+    1. ``startup`` — before the process's first kernel (its first kernel over the whole export,
+       not just the window), or inside one-off initialisation: module/library loading and JIT
+       linking (``cuModuleLoad*``, ``cuLibraryLoad*``, ``cuLink*``), context creation
+       (``cuCtxCreate*``, ``cuDevicePrimaryCtxRetain``, ``cuInit``, ``cudaSetDevice``; the
+       ``cudaFree(0)``-style first runtime call precedes the first kernel), handle creation
+       (``cublasCreate*``, ``cublasLt*Create``, ``cudnnCreate*``, ``cusparseCreate*``,
+       ``ncclCommInit*``), ``MPI_Init`` and runtime compilation (NVRTC / nvJitLink calls or NVTX
+       ranges, nvFuser's ``compileFusion``). ``cudaFuncGetAttributes`` is not initialisation;
+    2. ``input`` — the step thread is inside a ``data`` phase (the loader is producing the batch,
        including its host→device copy);
-    2. ``overhead`` — the step thread is inside an ``overhead`` phase (logging, checkpoint, eval);
-    3. ``transfer`` — a memcpy/memset runs on that device (copy engine busy, SMs idle);
-    4. ``sync`` — a CPU thread of the process is blocked in a synchronising CUDA call
+    3. ``overhead`` — inside an ``overhead`` phase (logging, checkpoint, eval);
+    4. ``communication`` — the host is inside an MPI/NCCL/torch.distributed range: NVTX ranges of
+       the ``MPI`` or ``NCCL`` domain, NVTX ranges or API calls named ``MPI_*``, ``nccl*``,
+       ``c10d::*``, ``torch.distributed*``, ``FSDP::*`` or containing all_reduce / allreduce /
+       all_gather / reduce_scatter / broadcast / barrier (never ``aten::*`` ops), or a phase
+       mapped to canonical ``communication``;
+    5. ``transfer`` — a memcpy (not a unified-memory migration) or memset runs on that device
+       (copy engine busy, SMs idle);
+    6. ``unified_memory`` — a unified-memory migration (memcpy ``copy_kind`` ``uvm_*``) runs on
+       that device;
+    7. ``sync`` — the host is blocked in a synchronising CUDA call
        (``cuda{Stream,Device,Event,Ctx}Synchronize``, ``cu*Synchronize``, synchronous
-       ``cudaMemcpy*``/``cudaMemset*``, or a CUPTI synchronization record);
-    5. ``launch`` — a short gap (≤ ``launch_gap_max_ns``, 50 µs) while the CPU issues launches:
-       a launch/enqueue call overlaps the gap, or the kernel that ends the gap was launched after
-       the gap began (the GPU had nothing queued);
-    6. ``other`` — none of the above (CPU busy outside CUDA and outside any data/overhead phase).
+       ``cudaMemcpy*``/``cudaMemset*``, or a CUPTI synchronization record), **or the gap follows
+       one**: from the end of a blocking call until the next call of the process that puts work
+       on the GPU (a launch, an async or synchronous copy/memset) — the host drained the queue,
+       then did host work. That interval stops at the start of a data/overhead/communication
+       phase or a communication range (it never runs across one); no later call: no interval;
+    8. ``memory_management`` — the host is in ``cudaMalloc*``/``cudaFree*``, host allocation or
+       registration (``cudaHostAlloc``, ``cudaMallocHost``, ``cudaHostRegister``), managed or pool
+       allocation (``cudaMallocManaged``, ``cudaMallocAsync``, ``cudaMemPool*``), or the driver's
+       ``cuMemAlloc*``/``cuMemFree*``/``cuMemCreate``/``cuMemMap``/``cuMemRelease`` family;
+    9. ``host_io`` — with OS-runtime tracing (``-t osrt``): a thread that enqueues GPU work is
+       blocked ≥ ``host_io_min_call_ns`` (1 ms) in one file/socket I/O, sleep or poll call
+       (read/write/pread*/pwrite*/fread/fwrite/open*/recv*/send*/accept/connect, poll/ppoll/
+       select/pselect*/epoll_wait/epoll_pwait, sleep/usleep/nanosleep/clock_nanosleep,
+       fsync/fdatasync). Helper threads that never launch (the CUDA driver's, MPI's) poll for
+       seconds without holding the GPU up, so they are not evidence;
+    10. ``launch`` — a short gap (≤ ``launch_gap_max_ns``, 50 µs) while the CPU issues launches:
+        a launch/enqueue call overlaps the gap, or the kernel that ends the gap was launched after
+        the gap began (the GPU had nothing queued); the gap's time left after causes 1–9;
+    11. ``other`` — the residual: host time no evidence above covers. With CPU sampling, the most
+        sampled host frames of the process's threads in that time are named
+        (``other_top_frames``).
 
-    A gap's own ``cause`` (top-gap table) is the cause that holds most of its time.
+    A gap's own ``cause`` (top-gap table) is the cause that holds most of its time; its
+    ``evidence`` lists every cause that took part of it, largest first, with what covered it.
+    ``by_cause_detail`` names, per cause, the evidence that covers most of that cause's own time.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, cast
 
 import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses._arrays import all_equal
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.busy import DeviceBusy, Window
-from nsys_diag.model.contracts import MISSING
+from nsys_diag.analyses.gap_detail import (ROW_CAUSES, DeviceCauses, cause_detail, gap_evidence_rows,
+                                           other_top_frames)
+from nsys_diag.analyses.gap_evidence import (LAUNCH_API_RE, SYNC_API_RE, EvidenceRows, GapEvidence,
+                                             cut_at, gap_evidence)
+from nsys_diag.analyses.gap_evidence import launched_late as _launched_late
+from nsys_diag.analyses.gap_evidence import name_mask as _name_mask
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES
 
-
-SYNC_API_RE = re.compile(
-    r"^(?:cuda(?:Stream|Device|Event|Ctx|Thread)Synchronize|cu(?:Stream|Ctx|Event)Synchronize"
-    r"|cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
-    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
-    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
-"""Blocking CUDA calls (no ``Async`` suffix)."""
-LAUNCH_API_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
-"""Calls that enqueue GPU work."""
+__all__ = ["LAUNCH_API_RE", "SYNC_API_RE", "GapEvidence", "gap_evidence", "analyze_gaps",
+           "analyze_utilization", "_launched_late", "_name_mask"]
 
 HIST_EDGES_NS = (1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
                  10_000_000_000)
@@ -137,17 +170,22 @@ class Gap:
     cause: str
     cpu_activity: str
     phase: str | None
+    evidence: tuple[dict, ...] = ()
 
     def to_json(self) -> dict:
         return {"start_ns": self.start_ns, "duration_ms": self.duration_ns / 1e6,
                 "device_id": self.device_id, "cause": self.cause,
-                "cpu_activity": self.cpu_activity, "phase": self.phase}
+                "cpu_activity": self.cpu_activity, "phase": self.phase,
+                "evidence": [dict(e) for e in self.evidence]}
 
 
 @dataclass(frozen=True)
 class GapsResult:
     """Gap totals. ``by_cause_ns`` and ``total_ns`` are per GPU (mean over the process's GPUs);
-    ``count`` is over all GPUs. ``histogram``: (lo_ns, hi_ns | None, count, total_ns)."""
+    ``count`` is over all GPUs. ``histogram``: (lo_ns, hi_ns | None, count, total_ns).
+    ``by_cause_detail``: cause → the strongest evidence behind its time (None: no time);
+    ``first_kernel_ns``: the process's first kernel start over the whole export (None: none);
+    ``other_top_frames``: ``[{frame, samples, share}]`` sampled in ``other`` time."""
 
     window_ns: int
     min_gap_ns: int
@@ -157,6 +195,10 @@ class GapsResult:
     histogram: tuple[tuple[int, int | None, int, int], ...]
     top: tuple[Gap, ...]
     per_device: tuple[dict, ...]
+    by_cause_detail: dict = field(default_factory=dict)
+    first_kernel_ns: int | None = None
+    other_top_frames: tuple[dict, ...] = ()
+    cpu_samples_available: bool = False
 
     available = True
 
@@ -177,42 +219,16 @@ class GapsResult:
             "min_gap_ns": self.min_gap_ns,
             "by_cause": {c: float(self.by_cause_ns.get(c, 0.0)) / 1e6 for c in GAP_CAUSES},
             "by_cause_share": {c: self.cause_share(c) for c in GAP_CAUSES},
+            "by_cause_detail": {c: self.by_cause_detail.get(c) for c in GAP_CAUSES},
             "cause_priority": list(GAP_CAUSES),
+            "first_kernel_ns": self.first_kernel_ns,
             "histogram": [{"lo_ns": lo, "hi_ns": hi, "count": n, "total_ms": t / 1e6}
                           for lo, hi, n, t in self.histogram],
             "top": [g.to_json() for g in self.top],
             "per_device": list(self.per_device),
+            "cpu_samples_available": self.cpu_samples_available,
+            "other_top_frames": [dict(f) for f in self.other_top_frames],
         }
-
-
-def _name_mask(names: pd.Series, rx: re.Pattern) -> np.ndarray:
-    cat = names if isinstance(names.dtype, pd.CategoricalDtype) else names.astype("category")
-    cats = cat.cat.categories
-    # one entry per category plus a trailing False that code -1 (missing name) picks
-    hit = np.append(np.fromiter((rx.match(str(c)) is not None for c in cats), bool, len(cats)),
-                    False)
-    return hit[cat.cat.codes.to_numpy()]
-
-
-def _api_intervals(api: pd.DataFrame, rx: re.Pattern) -> tuple[np.ndarray, np.ndarray]:
-    if not len(api):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    m = _name_mask(api["name"], rx)
-    return (api["start_ns"].to_numpy(np.int64)[m], api["end_ns"].to_numpy(np.int64)[m])
-
-
-def _launched_late(ks: np.ndarray, le: np.ndarray, gap_s: np.ndarray, gap_e: np.ndarray) -> np.ndarray:
-    """Per gap: the kernel starting at the gap's end had its launch call end after the gap began
-    (``ks``/``le``: one device's kernel start and launch-end columns, ns)."""
-    if not ks.size or gap_s.size == 0:
-        return np.zeros(gap_s.size, bool)
-    if not (ks[1:] > ks[:-1]).all():  # perf (bench): rows already in strict start order need no sort
-        order = np.lexsort((le, ks))
-        ks, le = ks[order], le[order]
-    i = np.searchsorted(ks, gap_e, side="left")
-    ok = i < ks.size
-    j = np.minimum(i, ks.size - 1)
-    return ok & (ks[j] == gap_e) & (le[j] != MISSING) & (le[j] >= gap_s)
 
 
 NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
@@ -262,10 +278,12 @@ def _longest_call_ns(s: np.ndarray, e: np.ndarray, chunk: int = 1 << 18) -> int:
     return longest
 
 
-def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray) -> np.ndarray:
+def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray,
+              unions: list | None = None) -> np.ndarray:
     """Gap ns per cause (gaps × ``GAP_CAUSES``): each cause takes the gap time its evidence covers
-    that no earlier cause took. ``evidence``: merged (start, end) sets for input, overhead,
-    transfer and sync; ``launch``: per gap, whether the whole gap is launch evidence.
+    that no earlier cause took. ``evidence``: merged (start, end) sets of the causes before
+    ``launch``, in precedence order; ``launch``: per gap, whether the whole gap is launch
+    evidence. ``unions``: when given, receives each growing union U_k (for ``gap_detail``).
 
     A cause's time in a gap is |gap ∩ U_k| − |gap ∩ U_{k-1}|, U_k the union of the evidence of
     causes 1..k (perf, bench: per-gap coverage of a few small unions instead of intersecting
@@ -274,11 +292,14 @@ def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray) -> n
     mat = np.zeros((gs.size, len(GAP_CAUSES)), np.int64)
     u_s, u_e = np.zeros(0, np.int64), np.zeros(0, np.int64)
     before = np.zeros(gs.size, np.int64)
-    for ci, (ev_s, ev_e) in enumerate(evidence):  # input, overhead, transfer, sync
-        u_s, u_e = iv.union_merged(u_s, u_e, ev_s, ev_e)
-        covered = iv.covered_length_per_window_merged(u_s, u_e, gs, ge)
-        mat[:, ci] = covered - before
-        before = covered
+    for ci, (ev_s, ev_e) in enumerate(evidence):  # the causes before launch, in order
+        if ev_s.size:  # perf: an empty set covers nothing new
+            u_s, u_e = iv.union_merged(u_s, u_e, ev_s, ev_e)
+            covered = iv.covered_length_per_window_merged(u_s, u_e, gs, ge)
+            mat[:, ci] = covered - before
+            before = covered
+        if unions is not None:
+            unions.append((u_s, u_e))
     left = (ge - gs) - before  # launch takes the selected gaps whole; other, what is left
     mat[:, GAP_CAUSES.index("launch")] = np.where(launch, left, 0)
     mat[:, GAP_CAUSES.index("other")] = np.where(launch, 0, left)
@@ -295,93 +316,97 @@ def _longest_first(dur: np.ndarray, k: int) -> np.ndarray:
     return cand[np.argsort(-dur[cand], kind="stable")][:k]
 
 
-@dataclass(frozen=True)
-class GapEvidence:
-    """The part of a process's gap analysis that needs no phases (``gap_evidence``): per device
-    the gaps (ns) and whether launch evidence covers each, and the merged sync intervals. The
-    suite computes it while the phases are still being analysed (perf)."""
+def _phase_rows(phases, canonical: str, fmt: str) -> EvidenceRows:
+    """Instances of the phases that map to ``canonical``, labelled by phase name."""
+    if not is_available(phases) or not phases.inst_starts_ns.size:
+        return EvidenceRows.none()
+    rows = np.array([r.canonical == canonical for r in phases.rows], bool)
+    m = rows[phases.inst_row]
+    return EvidenceRows.build(phases.inst_starts_ns[m], phases.inst_ends_ns[m],
+                              phases.inst_row[m], tuple(fmt.format(r.name) for r in phases.rows))
 
-    sync_starts: np.ndarray
-    sync_ends: np.ndarray
-    devices: tuple  # (device_id, gap starts, gap ends, launch flags) per device, sorted by id
+
+def _host_rows(ev: GapEvidence, phases) -> dict[str, EvidenceRows]:
+    """The process-wide evidence rows of each host-side cause, phases included, with the
+    sync-follow intervals cut at the next data/overhead/communication start."""
+    data = _phase_rows(phases, "data", "{} (data phase)")
+    over = _phase_rows(phases, "overhead", "{} (overhead phase)")
+    comm_phase = _phase_rows(phases, "communication", "{} (communication phase)")
+    comm = EvidenceRows.concat(ev.communication, comm_phase.without(ev.communication))
+    stops = np.sort(np.concatenate((data.starts, over.starts, comm.starts)))
+    return {"startup": ev.startup, "input": data, "overhead": over, "communication": comm,
+            "sync": EvidenceRows.concat(ev.sync, cut_at(ev.sync_follow, stops)),
+            "memory_management": ev.memory_management, "host_io": ev.host_io}
 
 
-def gap_evidence(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
-                 sync: pd.DataFrame, window: Window, *, th: Thresholds) -> GapEvidence:
-    """Gaps per device and their sync and launch evidence (see the module docstring)."""
-    lo, hi = window.start_ns, window.end_ns
-    empty = np.zeros(0, np.int64)
-    sync_s, sync_e = _api_intervals(api, SYNC_API_RE)
-    if len(sync):
-        sync_s = np.concatenate((sync_s, sync["start_ns"].to_numpy(np.int64)))
-        sync_e = np.concatenate((sync_e, sync["end_ns"].to_numpy(np.int64)))
-    sync_s, sync_e = iv.merge_intervals(sync_s, sync_e)
-    # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
-    dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi, min_gap=th.min_gap_ns)
-                for d, b in sorted(busy.items())}
-    # a launch/enqueue call overlaps the gap: one pass over the API rows for every device's gaps
-    launch_rows = _name_mask(api["name"], LAUNCH_API_RE) if len(api) else np.zeros(0, bool)
-    overlaps = iv.overlaps_any(api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64),
-                               np.concatenate([g[0] for g in dev_gaps.values()] or [empty]),
-                               np.concatenate([g[1] for g in dev_gaps.values()] or [empty]),
-                               rows=launch_rows)
-    del launch_rows
-    kdev = kernels["device_id"].to_numpy(np.int64) if len(kernels) else empty
-    one_device = all_equal(kdev)
-    k_start = kernels["start_ns"].to_numpy(np.int64) if len(kernels) else empty
-    k_launch_end = kernels["launch_end_ns"].to_numpy(np.int64) if len(kernels) else empty
-    done = 0
-    devices = []
-    for d, (gs, ge) in dev_gaps.items():  # handful of devices
-        overl = overlaps[done:done + gs.size]
-        done += gs.size
-        short = (ge - gs) <= th.launch_gap_max_ns
-        # perf (bench): the two columns it reads as arrays, no copy with one device
-        if one_device or not kdev.size:
-            on_d = (k_start, k_launch_end) if kdev.size and kdev[0] == d else (empty, empty)
-        else:
-            on_d = (k_start[kdev == d], k_launch_end[kdev == d])
-        devices.append((d, gs, ge, short & (overl | _launched_late(*on_d, gs, ge))))
-    return GapEvidence(sync_s, sync_e, tuple(devices))
+def _device_causes(ev: GapEvidence, host: dict[str, EvidenceRows]
+                   ) -> tuple[list[DeviceCauses], list[np.ndarray]]:
+    """Per device: its evidence rows in precedence order and the cause matrix of its gaps."""
+    devices, mats = [], []
+    for d, gs, ge, launch in ev.devices:  # handful of devices
+        plain, uvm = ev.copies[d]
+        rows = tuple(plain if c == "transfer" else uvm if c == "unified_memory" else host[c]
+                     for c in ROW_CAUSES)
+        unions: list = []
+        mats.append(_cause_ns(gs, ge, [r.cover for r in rows], launch, unions))
+        devices.append(DeviceCauses(int(d), gs, ge, launch, rows, tuple(unions)))
+    return devices, mats
 
 
 def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.DataFrame,
                  sync: pd.DataFrame, phases, window: Window, *, th: Thresholds,
-                 evidence: GapEvidence | None = None) -> GapsResult:
-    """Gaps and causes for one process. ``phases`` is a PhasesResult or Unavailable;
-    ``evidence``: ``gap_evidence`` of the same inputs, when already computed."""
-    ev = evidence if evidence is not None else gap_evidence(busy, kernels, api, sync, window,
-                                                            th=th)
-    has_phases = is_available(phases)
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    input_iv = iv.merge_intervals(*phases.canonical_intervals("data")) if has_phases else empty
-    over_iv = iv.merge_intervals(*phases.canonical_intervals("overhead")) if has_phases else empty
-
+                 evidence: GapEvidence | None = None, memcpy: pd.DataFrame | None = None,
+                 memset: pd.DataFrame | None = None, nvtx: pd.DataFrame | None = None,
+                 osrt: pd.DataFrame | None = None,
+                 cpu_samples: pd.DataFrame | None = None) -> GapsResult:
+    """Gaps and causes for one process (the causes: module docstring). ``phases`` is a
+    PhasesResult or Unavailable; ``evidence``: ``gap_evidence`` of the same inputs, when already
+    computed; ``memcpy``/``memset``/``nvtx``/``osrt``/``cpu_samples``: the process's rows (None:
+    not captured)."""
+    ev = evidence if evidence is not None else gap_evidence(
+        busy, kernels, api, sync, window, th=th, memcpy=memcpy, memset=memset, nvtx=nvtx, osrt=osrt)
+    devices, mats = _device_causes(ev, _host_rows(ev, phases))
     n_dev = max(len(busy), 1)
     by_cause = {c: 0.0 for c in GAP_CAUSES}
-    all_gaps = []  # per device: (gs, ge, device, cause_matrix)
     per_device = []
-    for d, gs, ge, launch in ev.devices:
-        b = busy[d]
-        mat = _cause_ns(gs, ge, (input_iv, over_iv, (b.copy_starts, b.copy_ends),
-                                 (ev.sync_starts, ev.sync_ends)), launch)
+    for dc, mat in zip(devices, mats):  # handful of devices
         totals = mat.sum(axis=0)
         for ci, cause in enumerate(GAP_CAUSES):
             by_cause[cause] += float(totals[ci]) / n_dev
-        per_device.append({"device_id": int(d), "count": int(gs.size),
-                           "total_ms": float((ge - gs).sum()) / 1e6,
+        per_device.append({"device_id": dc.device_id, "count": int(dc.gs.size),
+                           "total_ms": float((dc.ge - dc.gs).sum()) / 1e6,
                            "by_cause": {c: float(totals[i]) / 1e6 for i, c in enumerate(GAP_CAUSES)}})
-        all_gaps.append((gs, ge, np.full(gs.size, d, np.int64), mat))
-
-    if all_gaps:
-        gs = np.concatenate([g[0] for g in all_gaps])
-        ge = np.concatenate([g[1] for g in all_gaps])
-        dev = np.concatenate([g[2] for g in all_gaps])
-        mat = np.concatenate([g[3] for g in all_gaps])
-    else:
-        gs = ge = dev = np.zeros(0, np.int64)
-        mat = np.zeros((0, len(GAP_CAUSES)), np.int64)
+    gs, ge, dev, mat = _all_gaps(devices, mats)
     dur = ge - gs
+    samples_ok = cpu_samples is not None and len(cpu_samples) > 0
+    frames = other_top_frames(cpu_samples, devices) if samples_ok and by_cause["other"] else []
+    launch_gaps = sum(int((dc.launch & (m[:, GAP_CAUSES.index("launch")] > 0)).sum())
+                      for dc, m in zip(devices, mats))
+    detail = {c: cause_detail(c, by_cause[c], devices, launch_gaps=launch_gaps,
+                              launch_max_ns=th.launch_gap_max_ns, other_frames=frames,
+                              samples_available=samples_ok, osrt_available=ev.osrt_available,
+                              host_io_min_ns=th.host_io_min_call_ns) if by_cause[c] > 0 else None
+              for c in GAP_CAUSES}
+    top = _top_gaps(gs, ge, dev, mat, devices, phases, api, cpu_samples)
+    return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
+                      total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
+                      histogram=_histogram(dur), top=top, per_device=tuple(per_device),
+                      by_cause_detail=detail, first_kernel_ns=ev.first_kernel_ns,
+                      other_top_frames=tuple(frames), cpu_samples_available=samples_ok)
+
+
+def _all_gaps(devices: list[DeviceCauses], mats: list[np.ndarray]):
+    """(starts, ends, device ids, cause matrix) of every device's gaps, concatenated."""
+    if not devices:
+        e = np.zeros(0, np.int64)
+        return e, e, e, np.zeros((0, len(GAP_CAUSES)), np.int64)
+    return (np.concatenate([d.gs for d in devices]), np.concatenate([d.ge for d in devices]),
+            np.concatenate([np.full(d.gs.size, d.device_id, np.int64) for d in devices]),
+            np.concatenate(mats))
+
+
+def _histogram(dur: np.ndarray) -> tuple:
+    """(lo_ns, hi_ns | None, count, total ns) per fixed bin of gap durations."""
     edges = np.array(HIST_EDGES_NS, np.int64)
     bin_idx = np.searchsorted(edges, dur, side="right") - 1  # -1: below 1 µs (only if min_gap < 1 µs)
     hist = []
@@ -389,10 +414,17 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
         m = bin_idx == i
         hi_e = HIST_EDGES_NS[i + 1] if i + 1 < len(HIST_EDGES_NS) else None
         hist.append((int(lo_e), hi_e, int(m.sum()), int(dur[m].sum())))
+    return tuple(hist)
 
+
+def _top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.DataFrame,
+              cpu_samples: pd.DataFrame | None) -> tuple[Gap, ...]:
+    """The ``TOP_GAPS`` longest gaps with their cause, phase, CPU activity and evidence."""
     top = []
-    order = _longest_first(dur, TOP_GAPS)
+    has_phases = is_available(phases)
+    order = _longest_first(ge - gs, TOP_GAPS)
     describe_cpu = _cpu_describer(api) if order.size else None
+    by_id = {d.device_id: d for d in devices}
     for j in order:  # ≤ 10 gaps
         cause = GAP_CAUSES[int(np.argmax(mat[j]))] if mat[j].sum() else "other"
         phase = None
@@ -401,8 +433,8 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
             k = int(np.argmax(ov))
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
-        top.append(Gap(int(gs[j]), int(dur[j]), int(dev[j]), cause,
-                       cast(Callable[[int, int], str], describe_cpu)(int(gs[j]), int(ge[j])), phase))
-    return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
-                      total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
-                      histogram=tuple(hist), top=tuple(top), per_device=tuple(per_device))
+        rows = gap_evidence_rows(mat[j], int(gs[j]), int(ge[j]), by_id[int(dev[j])], cpu_samples)
+        top.append(Gap(int(gs[j]), int(ge[j] - gs[j]), int(dev[j]), cause,
+                       cast(Callable[[int, int], str], describe_cpu)(int(gs[j]), int(ge[j])), phase,
+                       tuple(rows)))
+    return tuple(top)

@@ -50,6 +50,9 @@ if TYPE_CHECKING:  # imported at run time only with ncu data (see run_suite)
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
+OPTIONAL_PROCESS_FRAMES = ("osrt", "cpu_samples")
+"""Frames split by ``global_pid`` when the bundle has them (OS-runtime calls, CPU samples: gap
+evidence)."""
 PARALLEL_MIN_ROWS = 200_000
 """From this many kernel + CUDA API rows in a process, its kernel table, gap and GPU-metric
 analyses run on two worker threads while this thread does the busy intervals, phases, Tensor
@@ -254,11 +257,14 @@ def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
     def steps_total(st: StepsResult | Unavailable) -> int:
         return st.total_analysed_ns if isinstance(st, StepsResult) else window.duration_ns
 
+    gap_rows = {"memcpy": memcpy, "memset": memset, "nvtx": f["nvtx"], "osrt": f.get("osrt")}
     gap_tasks = [
-        Task("evidence", lambda busy: gap_evidence(busy, kernels, api, sync, window, th=th),
+        Task("evidence", lambda busy: gap_evidence(busy, kernels, api, sync, window, th=th,
+                                                   **gap_rows),
              ("busy",), pooled=True),
-        Task("gaps", lambda busy, phases, ev: analyze_gaps(busy, kernels, api, sync, phases, window,
-                                                           th=th, evidence=ev),
+        Task("gaps", lambda busy, phases, ev: analyze_gaps(
+            busy, kernels, api, sync, phases, window, th=th, evidence=ev,
+            cpu_samples=f.get("cpu_samples")),
              ("busy", "phases", "evidence"), pooled=True),
     ] if gaps_able else [
         Task("gaps", lambda: Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA))]
@@ -294,6 +300,10 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
                     *, roofline: Any = None) -> ProcessAnalysis:
     """Every analysis of one process (``gpid`` -1: the whole bundle), then its verdict."""
     f = {name: _split(getattr(bundle, name), gpid) for name in PROCESS_FRAMES}
+    for name in OPTIONAL_PROCESS_FRAMES:  # gap evidence; absent before the loaders provide them
+        frame = getattr(bundle, name, None)
+        if frame is not None:
+            f[name] = _split(frame, gpid)
     kernels, memcpy, memset = f["kernels"], f["memcpy"], f["memset"]
     pid, pname = _process_identity(bundle, gpid)
     devices = tuple(sorted(device_ids(kernels, memcpy, memset)))

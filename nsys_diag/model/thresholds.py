@@ -33,6 +33,13 @@ class Thresholds:
     5–20 µs typical, runtime outlier 50 µs)."""
     small_kernel_ns: int = 10_000
     """Kernels shorter than 10 µs are 'small' (nsys-ai small-kernel rule)."""
+    host_io_min_call_ns: int = 1_000_000
+    """An OS-runtime I/O, sleep or poll call counts as ``host_io`` gap evidence only when it blocked
+    its thread ≥ 1 ms. Reasoning (no published precedent): sub-millisecond reads, writes and polls
+    are the normal background of a busy host (nsys records every call above its small
+    ``--osrt-threshold``), while one call that blocks the launching thread for a millisecond or
+    more is a disk/network/sleep wait that costs a step visible GPU time (≥ 20 launch-bound gaps
+    of 50 µs, ``launch_gap_max_ns``)."""
 
     # ---- verdict ------------------------------------------------------------------------------
     input_bound_data_share: float = 0.05

@@ -20,14 +20,21 @@ PHASE_DISPLAY_ORDER = ("data", "forward", "backward", "optimizer", "communicatio
 communication, then bookkeeping)."""
 
 # ------------------------------------------------------------------------------- gap causes
-GAP_CAUSES = ("input", "overhead", "transfer", "sync", "launch", "other")
-"""Causes of GPU idle time, in precedence order (``analyses/gaps.py``): a gap's time goes to the
-first cause whose evidence covers it; ``other`` is the residual."""
+GAP_CAUSES = ("startup", "input", "overhead", "communication", "transfer", "unified_memory", "sync",
+              "memory_management", "host_io", "launch", "other")
+"""Causes of GPU idle time, in precedence order (defined once, in ``analyses/gaps.py``'s module
+docstring): a gap's time goes to the first cause whose evidence covers it; ``other`` is the
+residual."""
 
 GAP_CAUSE_LABELS = (
+    ("startup", "Start-up"),
     ("input", "Waiting on input"),
     ("transfer", "Memory transfers"),
+    ("unified_memory", "Unified memory"),
+    ("communication", "Communication (host)"),
     ("sync", "Host synchronization"),
+    ("memory_management", "Memory management"),
+    ("host_io", "Host I/O"),
     ("launch", "Launch overhead"),
     ("overhead", "Overhead phase"),
     ("other", "Other"),

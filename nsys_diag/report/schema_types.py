@@ -101,6 +101,12 @@ TYPES: dict[str, Any] = {
     "gaps.histogram[].total_ms": "num",
     "gaps.top[].start_ns": "int", "gaps.top[].duration_ms": "num", "gaps.top[].device_id": "int",
     "gaps.top[].cause": enum(*GAP_CAUSES), "gaps.top[].cpu_activity": "str", "gaps.top[].phase": "str?",
+    "gaps.top[].evidence[].cause": enum(*GAP_CAUSES), "gaps.top[].evidence[].ms": "num",
+    "gaps.top[].evidence[].detail": "str",
+    **{f"gaps.by_cause_detail.{cause}": "str?" for cause in GAP_CAUSES},
+    "gaps.first_kernel_ns": "int?", "gaps.cpu_samples_available": "bool",
+    "gaps.other_top_frames[].frame": "str", "gaps.other_top_frames[].samples": "int",
+    "gaps.other_top_frames[].share": "share",
     # ---------------------------------------------------------------------------- timeline
     "timeline.bin_ns": {"type": "integer", "minimum": 1},
     "timeline.strips[].label": enum("representative", "worst", "window"),

@@ -138,9 +138,9 @@ def _gaps(v: dict) -> list[str]:
                f"{fmt_ms(total)} per GPU: {causes or MISSING}"]
     top = (gp.get("top") or [])[:TOP_GAPS_SHOWN]
     if top:
-        out.append(f"  {'idle':>9}  {'cause':<9} {'GPU':>3}  {'phase':<20} CPU was")
+        out.append(f"  {'idle':>9}  {'cause':<17} {'GPU':>3}  {'phase':<20} CPU was")
         for t in top:
-            out.append(f"  {fmt_ms(t.get('duration_ms')):>9}  {t.get('cause', ''):<9} "
+            out.append(f"  {fmt_ms(t.get('duration_ms')):>9}  {t.get('cause', ''):<17} "
                        f"{t.get('device_id', ''):>3}  {_c(t.get('phase') or MISSING, 20):<20} "
                        f"{_c(t.get('cpu_activity'), 50)}")
     return out

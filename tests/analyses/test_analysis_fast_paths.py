@@ -205,7 +205,10 @@ def test_gap_causes_equal_the_intersect_subtract_cascade(seed):
 
     busy_s, busy_e = merged(300)
     gs, ge = iv.find_gaps(busy_s, busy_e, 500, 99_000, min_gap=10)
-    evidence = [merged(rng.integers(0, 30)) for _ in range(4)]
+    from nsys_diag.model.vocabulary import GAP_CAUSES
+
+    # one evidence set per cause before launch (launch and other are not interval evidence)
+    evidence = [merged(rng.integers(0, 30)) for _ in range(len(GAP_CAUSES) - 2)]
     launch = rng.random(gs.size) < 0.3
     assert _cause_ns(gs, ge, evidence, launch).tolist() == _cascade(gs, ge, evidence, launch).tolist()
 
