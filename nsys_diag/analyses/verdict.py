@@ -384,8 +384,8 @@ def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) 
         return (f"More or bigger GPUs will not help: each GPU idles {s} of the window waiting for "
                 f"{mech}, and N GPUs would wait N times as expensively. Fix that first.")
     if code == "overhead_bound":
-        return (f"More GPUs will not help: {mech} ({s} of the window) does not shrink with more "
-                "GPUs and a faster GPU only idles longer. Remove it first.")
+        return (f"More GPUs will not help: the time lost to {mech} ({s} of the window) does not "
+                "shrink with more GPUs, and a faster GPU only idles longer. Remove it first.")
     if code == "launch_bound":
         return ("A bigger GPU will make this worse (kernels finish sooner, the CPU still launches at "
                 f"the same rate; launch gaps are {s} of the window); more GPUs do not help per-GPU "

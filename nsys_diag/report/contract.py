@@ -200,7 +200,8 @@ def normalize_as(value: Any, key: str) -> Any:
     return _norm(value, ROW_SPECS[key])
 
 
-ROW_SPECS = {"transfer_kind": _XFER, "gpu_device": _GPU_ROW, "metrics_phase": _METRICS_ROW}
+ROW_SPECS = {"transfer_kind": _XFER, "gpu_device": _GPU_ROW, "metrics_phase": _METRICS_ROW,
+             "evidence_row": _EVIDENCE}
 
 # ------------------------------------------------------------------------------------- caps
 
