@@ -195,7 +195,8 @@ def _idle(x, th: Thresholds, cause: str, threshold: float, headline: str,
 def input_finding(x, th: Thresholds) -> Finding:
     extra = []
     if "data" in (x.phase_share or {}):
-        extra.append(context("phases.data_share", x.phase_share["data"], "nvtx"))
+        extra.append(rule("phases.data_share", x.phase_share["data"], th.input_bound_data_share, ">",
+                          "nvtx"))
     return _idle(x, th, "input", th.input_bound_verdict_share,
                  "Input-bound: the GPU waits {share} of the window while the step thread is in its "
                  "data-loading phase", extra)
@@ -208,7 +209,8 @@ def transfer_finding(x, th: Thresholds) -> Finding:
     elif x.pageable_bytes_per_s is not None:
         extra.append(context("transfers.pageable_bytes_per_s", x.pageable_bytes_per_s, "timeline"))
     return _idle(x, th, "transfer", th.input_bound_verdict_share,
-                 "Input-bound: the SMs idle {share} of the window while host↔device copies run{via}",
+                 "Input-bound: the SMs idle {share} of the window while host↔device copies run{via} "
+                 "(copy engines busy is not utilization)",
                  extra)
 
 

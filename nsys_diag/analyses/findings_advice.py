@@ -122,7 +122,7 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              ("gaps.sync_share", "phases.overhead_names"), _logging_earned),
     ),
     "overhead": (
-        Rule("Shorten the overhead phases {names} or run them every N steps instead of every step.",
+        Rule("Shorten the overhead phases{names_via} or run them every N steps instead of every step.",
              ("gaps.overhead_share", "phases.overhead_names")),
         Rule("Make checkpointing asynchronous (torch.distributed.checkpoint.async_save or a "
              "background thread) and save less often.",
@@ -218,7 +218,7 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
     """The advice ``f`` earns on ``x`` (every gate checked), texts filled in."""
     detail = f.detail
     fill = {"detail": detail or "the host code", "detail_via": f" ({detail})" if detail else "",
-            "names": ", ".join(overhead_phase_names(x)[:3]) or "(logging/checkpoint/eval)",
+            "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
             "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3])}
     out = []
     for r in ADVICE.get(f.cause, ()):

@@ -275,7 +275,8 @@ def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Findin
             conf = "low"  # idle time that no phase, CUDA call or OS call explains
         return top, conf
     idle = [f for f in competing if f.cause not in ("memory_bound", "no_tensor_cores", "exposed_communication")
-            and f.cost > 0]
+            and f.cost > 0 and all(e.fired for e in f.evidence if e.role == "rule"
+                                   and not e.metric.startswith("gaps."))]  # e.g. launch: small kernels
     if x.utilization < th.low_utilization and idle:
         top = max(idle, key=lambda f: f.cost)
         return promote(top, rule("gpu.utilization", x.utilization, th.low_utilization, "<",

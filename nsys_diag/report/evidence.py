@@ -8,6 +8,7 @@ escapes them for its medium.
 """
 from __future__ import annotations
 
+from nsys_diag.analyses.findings import compare
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.report.formatting import fmt_ms, fmt_pct, fmt_value
 
@@ -29,6 +30,8 @@ def rule_text(e: dict) -> str:
     metric = str(e.get("metric") or "")
     txt = f"rule {e.get('comparison')} {fmt_value(e.get('threshold'), metric)}"
     fired = e.get("fired")
+    if fired is None and e.get("role") is None:  # a view older than the key: its own comparison
+        fired = compare(e.get("value"), str(e.get("comparison")), e.get("threshold"))
     if fired is True:
         return txt + ": met"
     if fired is False:
