@@ -201,3 +201,66 @@ def test_copies_while_sms_idle_are_not_utilization():
     assert v.code == "input_bound"
     assert "copies" in v.headline and "not utilization" in v.headline
     assert any(e.metric == "gpu.copy_only_share" for e in v.evidence)
+
+
+# ------------------------------------------------------------------- issue 15: findings → verdict
+def test_largest_fired_finding_wins_and_others_are_secondary():
+    v = diagnose(_x(utilization=0.4, gap_share={"sync": 0.15, "communication": 0.3},
+                    gap_detail={"communication": "MPI_Recv (NVTX)"}), TH)
+    assert v.code == "communication_bound" and v.finding == "communication"
+    assert "MPI_Recv" in v.headline and "30%" in v.headline
+    assert "overhead_bound" in v.secondary
+    assert v.recommendations[0] == v.advice[0].text
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.7)
+
+
+def test_abstains_on_too_little_gpu_work_but_keeps_the_findings():
+    for kw in (dict(kernel_count=19, kernel_time_ms=500.0), dict(kernel_count=500, kernel_time_ms=9.9)):
+        v = diagnose(_x(utilization=0.1, gap_share={"other": 0.9}, **kw), TH)
+        assert v.code == "insufficient_data" and v.finding == "too_little_work"
+        assert "too little GPU work to diagnose" in v.headline
+        assert any("--capture-range=cudaProfilerApi" in r for r in v.recommendations)
+        assert any("--capture-range=nvtx --nvtx-capture=" in r for r in v.recommendations)
+        assert any("--delay" in r for r in v.recommendations)
+        assert any(f.cause == "other" and f.fired for f in v.findings)
+    v = diagnose(_x(kernel_count=20, kernel_time_ms=10.0), TH)
+    assert v.code != "insufficient_data"
+
+
+def test_startup_dominated_window_is_insufficient_data():
+    v = diagnose(_x(utilization=0.1, gap_share={"startup": 0.6, "other": 0.3},
+                    gap_detail={"startup": "cuLibraryLoadData"}, kernel_count=500,
+                    kernel_time_ms=800.0), TH)
+    assert v.code == "insufficient_data" and v.finding == "startup"
+    assert "mostly start-up" in v.headline and "cuLibraryLoadData" in v.headline
+    assert not any("checkpoint" in r for r in v.recommendations)
+    assert any("--capture-range" in r for r in v.recommendations)
+
+
+def test_healthy_run_gets_its_gpu_side_verdict_and_no_idle_warning():
+    v = diagnose(_x(utilization=0.92, gap_share={"sync": 0.04, "other": 0.04}, has_counters=True), TH)
+    assert v.code == "compute_bound" and v.secondary == ()
+    idle = [f for f in v.findings if f.cause not in ("compute",)]
+    assert all(f.severity == "info" for f in idle)
+
+
+def test_confidence_caps_at_medium():
+    strong = dict(utilization=0.93, has_counters=True)
+    assert diagnose(_x(**strong), TH).confidence == "high"
+    assert diagnose(_x(**strong, analysed_steps=4), TH).confidence == "medium"
+    assert diagnose(_x(**strong, phase_share={}, phase_ms={}), TH).confidence == "medium"
+    assert diagnose(_x(utilization=0.93, has_counters=False), TH).confidence == "medium"
+
+
+def test_recommendations_only_from_fired_findings():
+    v = diagnose(_x(utilization=0.3, gap_share={"input": 0.6, "sync": 0.05, "overhead": 0.05}), TH)
+    assert v.code == "input_bound"
+    assert not any("checkpoint" in r or "synchronize" in r for r in v.recommendations)
+    assert "input 60%" not in v.scale_advice and "60%" in v.scale_advice  # its own share
+
+
+def test_low_utilization_fallback_is_low_confidence_and_says_why():
+    v = diagnose(_x(utilization=0.3, gap_share={"sync": 0.08, "launch": 0.05, "input": 0.06}), TH)
+    assert v.code == "overhead_bound" and v.finding == "sync" and v.confidence == "low"
+    row = next(e for e in v.evidence if e.metric == "gpu.utilization")
+    assert row.role == "rule" and row.fired is True
