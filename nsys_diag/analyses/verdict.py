@@ -36,7 +36,7 @@ GEMM time halved, a conservative speed-up); ``None`` without steps or a sound pr
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from nsys_diag.analyses.findings import (
     MEMORY_BOUND_ROOFLINE_SHARE,
@@ -311,8 +311,10 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     if all(f.cause != chosen.cause for f in fs):
         fs.append(chosen)
     conf = _confidence(x, th, conf, chosen)
-    others = [f for f in fs if f is not chosen and f.fired and f.severity != "info"
-              and f.code != "insufficient_data"]
+    # abstaining: the findings stay listed, but no secondary verdict or advice is argued from them
+    others = [] if chosen.code == "insufficient_data" else [
+        f for f in fs if f is not chosen and f.fired and f.severity != "info"
+        and f.code != "insufficient_data"]
     others.sort(key=lambda f: -f.cost)
     secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
     advice = list(chosen.advice)

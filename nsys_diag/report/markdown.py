@@ -13,7 +13,7 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share, fmt_value
+from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.text import markdown_text
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES

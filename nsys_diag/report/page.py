@@ -135,7 +135,7 @@ def _findings(v: dict) -> dict:
     """Fired findings (severity, cost, headline, evidence rows) and the folded rest."""
     fired = [{"cause": str(f.get("cause") or MISSING).replace("_", " "),
               "severity": str(f.get("severity") or "info"),
-              "code": VERDICT_TITLES.get(f.get("code"), f.get("code") or MISSING),
+              "code": VERDICT_TITLES.get(str(f.get("code")), str(f.get("code") or MISSING)),
               "cost": finding_cost(f), "headline": f.get("headline") or "",
               "evidence": [_evidence_row(normalize_as(e, "evidence_row"))
                            for e in (f.get("evidence") or []) if isinstance(e, dict)]}

@@ -5,8 +5,7 @@ bidi characters removed) and is truncated to fit its column.
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share,
-                                         fmt_value)
+from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share)
 from nsys_diag.model.text import terminal_line
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 

@@ -223,6 +223,7 @@ def test_abstains_on_too_little_gpu_work_but_keeps_the_findings():
         assert any("--capture-range=nvtx --nvtx-capture=" in r for r in v.recommendations)
         assert any("--delay" in r for r in v.recommendations)
         assert any(f.cause == "other" and f.fired for f in v.findings)
+        assert v.secondary == () and not any("NVTX ranges (" in r for r in v.recommendations)
     v = diagnose(_x(kernel_count=20, kernel_time_ms=10.0), TH)
     assert v.code != "insufficient_data"
 
