@@ -25,7 +25,8 @@ causes and their precedence are defined in ``analyses/gaps.py``):
   off the Tensor Cores) — GPU-side; their cost is the share of the window spent in those kernels.
 
 Severity: ``critical`` when the rule's value is ≥ 2 × its threshold, ``warning`` when it fired,
-``info`` otherwise. Advice comes from ``analyses/advice.py``: each text is written once, with the
+``info`` otherwise. Advice comes from ``analyses/findings_advice.py`` (which also holds
+``build_findings``, the list of every finding): each text is written once, with the
 condition that earns it.
 """
 from __future__ import annotations
@@ -386,24 +387,3 @@ def too_little_work_finding(x, th: Thresholds) -> Finding | None:
                    headline="Not enough GPU work to diagnose: "
                             f"{x.kernel_count if x.kernel_count is not None else '?'} kernels, "
                             f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the window")
-
-
-# ---------------------------------------------------------------------------------- all
-def build_findings(x, th: Thresholds) -> list[Finding]:
-    """Every finding with something to measure, advice attached (advice only for fired ones —
-    the verdict adds its own finding's advice when a fallback chose it): fired first, largest
-    cost first, then the rest by cost."""
-    from nsys_diag.analyses.findings_advice import with_advice
-
-    out: list[Finding] = [r(x, th) for r in IDLE_RULES]
-    for extra in (exposed_communication_finding(x, th), memory_bound_finding(x, th),
-                  no_tensor_cores_finding(x, th), too_little_work_finding(x, th)):
-        if extra is not None:
-            out.append(extra)
-    out.append(compute_finding(x, th))
-    out = [with_advice(f, x, th) for f in out]
-    return sort_findings(out)
-
-
-def sort_findings(fs: list[Finding]) -> list[Finding]:
-    return sorted(fs, key=lambda f: (not f.fired, -f.cost))

@@ -17,7 +17,17 @@ from typing import Any, Callable
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
 
-from nsys_diag.analyses.findings import Advice, Finding, overhead_phase_names
+from nsys_diag.analyses.findings import (
+    IDLE_RULES,
+    Advice,
+    Finding,
+    compute_finding,
+    exposed_communication_finding,
+    memory_bound_finding,
+    no_tensor_cores_finding,
+    overhead_phase_names,
+    too_little_work_finding,
+)
 
 CHECKPOINT_RE = re.compile(r"checkpoint|ckpt|save|snapshot", re.IGNORECASE)
 LOGGING_RE = re.compile(r"log|eval|valid|metric|print|report|wandb|tensorboard", re.IGNORECASE)
@@ -232,3 +242,22 @@ def with_advice(f: Finding, x, th: Thresholds, *, force: bool = False) -> Findin
     if not (f.fired or force):
         return replace(f, advice=())
     return replace(f, advice=advice_for(f, x, th))
+
+
+# ---------------------------------------------------------------------------------- all
+def build_findings(x, th: Thresholds) -> list[Finding]:
+    """Every finding with something to measure, advice attached (advice only for fired ones —
+    the verdict adds its own finding's advice when a fallback chose it): fired first, largest
+    cost first, then the rest by cost."""
+    out: list[Finding] = [r(x, th) for r in IDLE_RULES]
+    for extra in (exposed_communication_finding(x, th), memory_bound_finding(x, th),
+                  no_tensor_cores_finding(x, th), too_little_work_finding(x, th)):
+        if extra is not None:
+            out.append(extra)
+    out.append(compute_finding(x, th))
+    out = [with_advice(f, x, th) for f in out]
+    return sort_findings(out)
+
+
+def sort_findings(fs: list[Finding]) -> list[Finding]:
+    return sorted(fs, key=lambda f: (not f.fired, -f.cost))

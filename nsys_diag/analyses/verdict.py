@@ -43,13 +43,12 @@ from nsys_diag.analyses.findings import (
     Advice,
     Evidence,
     Finding,
-    build_findings,
     context,
     make,
     promote,
     rule,
 )
-from nsys_diag.analyses.findings_advice import with_advice
+from nsys_diag.analyses.findings_advice import build_findings, with_advice
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
 

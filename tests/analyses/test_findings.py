@@ -1,7 +1,8 @@
 """Findings: each rule fires / does not, severity, and advice earned only by its evidence."""
 from __future__ import annotations
 
-from nsys_diag.analyses.findings import Evidence, build_findings, compare
+from nsys_diag.analyses.findings import Evidence, compare
+from nsys_diag.analyses.findings_advice import build_findings
 from nsys_diag.analyses.verdict import VerdictInputs
 from nsys_diag.model.thresholds import Thresholds
 
