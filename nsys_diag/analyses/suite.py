@@ -327,7 +327,7 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
                          kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
                          communication=r["communication"], memory=r["memory"],
                          roofline=r["roofline"], window=window, quality=quality,
-                         has_kernels=len(k_win) > 0)
+                         has_kernels=len(k_win) > 0, transfers=r["transfers"])
     verdict = diagnose(vin, th)
     return ProcessAnalysis(
         global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
@@ -373,8 +373,33 @@ def _get(result, key, default=None):
     return j.get(key, default) if isinstance(j, dict) else default
 
 
+def _pageable_rates(transfers, steps_ok: bool, step_ms, window_ms: float
+                    ) -> tuple[float | None, float | None]:
+    """(pageable copy bytes per step, per second without steps) over the analysed window."""
+    if not is_available(transfers) or window_ms <= 0:
+        return None, None
+    b = float(getattr(transfers, "pageable_bytes", 0) or 0)
+    if steps_ok and step_ms:
+        return b * step_ms / window_ms, None
+    return None, b / (window_ms / 1e3)
+
+
+def _gap_detail(gaps) -> dict[str, str]:
+    detail = getattr(gaps, "by_cause_detail", None) if is_available(gaps) else None
+    return {str(k): str(v) for k, v in (detail or {}).items() if v}
+
+
+def _periodic(steps) -> str | None:
+    for o in getattr(steps, "outliers", ()) or ():  # a handful
+        if str(o.reason).startswith("periodic"):
+            return str(o.reason)
+    return None
+
+
 def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
-                   communication, memory, roofline, window, quality, has_kernels) -> VerdictInputs:
+                   communication, memory, roofline, window, quality, has_kernels,
+                   transfers=None) -> VerdictInputs:
+    """The numbers ``diagnose`` reads, gathered from the process's results (see VerdictInputs)."""
     steps_ok = is_available(steps)
     phases_ok = is_available(phases)
     phase_share: dict[str, float] = {}
@@ -385,7 +410,8 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
             phase_ms[r.canonical] = phase_ms.get(r.canonical, 0.0) + r.mean_ms
     gap_share = {}
     if is_available(gaps):
-        gap_share = {c: gaps.cause_share(c) for c in GAP_CAUSES}
+        causes = tuple(dict.fromkeys(GAP_CAUSES + tuple(getattr(gaps, "by_cause_ns", {}) or {})))
+        gap_share = {c: gaps.cause_share(c) for c in causes}
     cat_share = {}
     small = 0.0
     if is_available(kernels):
@@ -409,6 +435,8 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         roof_mem = tw.get("memory_bound")
         roof_comp = tw.get("compute_bound")
         roof_conf = getattr(roofline, "confidence", None)
+    window_ms = window.duration_ns / 1e6
+    pageable = _pageable_rates(transfers, steps_ok, steps.mean_ms if steps_ok else None, window_ms)
     missing = []
     if not bundle.has_cuda:
         missing.append("the export holds no CUDA kernels or copies")
@@ -441,6 +469,17 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         data_warnings=sum(1 for q in quality if q.severity == "warning"),
         capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
         missing=tuple(missing),
+        gap_detail=_gap_detail(gaps),
+        kernel_count=(int(kernels.kernel_count) if hasattr(kernels, "kernel_count") else None),
+        kernel_time_ms=(float(kernels.total_ns) / 1e6 if hasattr(kernels, "total_ns") else None),
+        analysed_steps=steps.analysed_count if steps_ok else 0,
+        phase_names=tuple((r.name, r.canonical) for r in phases.rows) if phases_ok else (),
+        periodic_slow_step=_periodic(steps) if steps_ok else None,
+        pageable_bytes_per_step=pageable[0], pageable_bytes_per_s=pageable[1],
+        has_counters=bool(metrics) or roof_mem is not None,
+        tc_engaged=getattr(tensor_cores, "engaged", None) if tc_ok else None,
+        tensor_active_during_gemm=(getattr(tensor_cores, "tensor_active_during_gemm", None)
+                                   if tc_ok else None),
     )
 
 

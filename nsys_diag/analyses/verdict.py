@@ -1,52 +1,66 @@
-"""One verdict from the analyses: code, headline, evidence (with thresholds), advice, projection.
+"""One verdict from the findings: code, headline, evidence (with thresholds), advice, projection.
 
 ``diagnose(inputs, th)`` works on ``VerdictInputs`` — plain numbers gathered by ``suite.py`` — so
 each rule is testable without a trace. Every number it compares is a field of ``Thresholds``.
+The findings (one per measured cost, fired or not) are built by ``analyses/findings.py``; their
+advice, each text with the condition that earns it, by ``analyses/findings_advice.py``.
 
 Rules, in the order they are applied
 ------------------------------------
 0. ``insufficient_data`` — no CUDA kernel in the analysed window (or an empty window). An Nsight
    Compute CSV alone (kernel counters, no timeline) gives ``memory_bound``/``compute_bound`` when
    ≥ 50% of the profiled kernel time is in that roofline class, else ``insufficient_data``.
-1. Costs, each a fraction of the analysed window (per GPU):
-   * input = idle while the step thread is in a data phase + idle while copies run (``gaps``);
-   * overhead = idle in overhead phases (logging/checkpoint/eval) + idle while the CPU is
-     blocked in synchronising calls; when utilization < ``low_utilization`` the unexplained
-     ("other") idle is added too — the host is busy with something no phase names;
-   * launch = short idle gaps while the CPU issues launches;
-   * communication = exposed (not overlapped by compute) communication kernel time / step time.
-2. ``communication_bound`` when communication > ``communication_share`` and no idle cost is larger.
-3. If compute utilization < ``high_utilization``: among input (≥ ``input_bound_verdict_share``),
-   overhead (≥ ``overhead_share``), launch (≥ ``overhead_share`` and ≥
-   ``launch_bound_small_kernel_frac`` of kernels shorter than ``small_kernel_ns``), the largest
-   cost wins. If none reaches its threshold but utilization < ``low_utilization``, the largest
-   idle cost still wins with low confidence.
-4. Otherwise the GPU side decides (compute saturated or no dominant idle cause):
-   ``memory_bound`` on counters (GPU-metrics DRAM bandwidth ≥ ``memory_bound_dram_util`` with
-   Tensor activity low, or ≥ 50% of kernel time in memory-bound kernels on the ncu roofline);
-   ``compute_bound_no_tensor_cores`` when GEMM/conv kernels without Tensor Cores take
-   ≥ ``non_tc_gemm_share_flag`` of kernel time; ``memory_bound`` (low confidence) when, without
-   counters, ≥ ``elementwise_share_memory_bound`` of kernel time is elementwise/reduction/memory
-   kernels; else ``compute_bound``.
+1. Abstain: fewer than ``min_kernels_to_diagnose`` kernels or less than
+   ``min_kernel_time_ns_to_diagnose`` of kernel time → ``insufficient_data`` "too little GPU work
+   to diagnose", with capture-range advice; the findings are still reported.
+2. Start-up idle ≥ ``startup_dominated_share`` of the window → ``insufficient_data`` ("the
+   capture is mostly start-up"), capture-range advice.
+3. The fired finding with the largest cost (idle causes, exposed communication, memory-bound and
+   no-Tensor-Core kernel time) is the verdict.
+4. Nothing fired but utilization < ``low_utilization``: the largest idle cause is promoted (its
+   rule row "gpu.utilization < low_utilization" added) and decides with low confidence.
+5. Otherwise the GPU side decides: ``memory_bound`` (low confidence) when, without counters,
+   ≥ ``elementwise_share_memory_bound`` of kernel time is elementwise/reduction/memory kernels,
+   else ``compute_bound``. A healthy run (utilization ≥ ``healthy_utilization``) cannot have an
+   idle finding at warning: at most 10% idle remains, the lowest idle threshold.
 
-Every other rule that fired is listed in ``secondary``. ``projected_step_ms_if_fixed`` removes the
-chosen cost from the mean step (input: loader overlapped → max(data, rest of step); no Tensor
-Cores: non-TC GEMM time halved, a conservative speed-up) and is ``None`` when there is no step or
-no sound projection (compute/memory bound).
+Confidence: high when the verdict's cost is ≥ 2 × the next largest cost (GPU side: counters and
+≥ ``high_utilization``), medium otherwise, low for the fallbacks of rules 4–5 and for unattributed
+(``other``) idle. Capped at medium with fewer than ``min_steps_for_high_confidence`` analysed
+steps, without phases, without counters (no GPU metrics, no ncu) or without steps; lowered one
+level by data-quality warnings. ``secondary`` lists the codes of the other fired findings at
+warning or above. ``recommendations`` (= ``advice`` texts) hold only advice of fired findings, the
+verdict's first. ``projected_step_ms_if_fixed`` removes the verdict finding's share from the mean
+step (input with a data phase: loader overlapped → max(data, rest of step); no Tensor Cores: non-TC
+GEMM time halved, a conservative speed-up); ``None`` without steps or a sound projection.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nsys_diag.analyses.findings import (
+    MEMORY_BOUND_ROOFLINE_SHARE,
+    Advice,
+    Evidence,
+    Finding,
+    context,
+    make,
+    promote,
+    rule,
+)
+from nsys_diag.analyses.findings_advice import build_findings, with_advice
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSES, NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
+from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
 
+__all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
 
 NON_TC_ASSUMED_SPEEDUP = 2.0
 """Projection only: GEMMs moved from CUDA cores to Tensor Cores assumed ≥ 2× faster (peak ratios
 are 8–16× for TF32/BF16 vs FP32 on A100/H100; 2× keeps the promise conservative)."""
-MEMORY_BOUND_ROOFLINE_SHARE = 0.5
-"""ncu roofline: ≥ 50% of kernel time in memory-bound kernels → memory bound (majority)."""
+
+NOT_COMPETING = ("compute", "startup", "too_little_work")
+"""Causes that never win by cost: compute is the no-problem outcome, start-up and too little work
+are abstain rules applied before the costs."""
 
 
 @dataclass(frozen=True)
@@ -79,19 +93,17 @@ class VerdictInputs:
     data_warnings: int = 0
     capture_hints: tuple = ()
     missing: tuple = ()  # human list of what was not captured (for insufficient_data)
-
-
-@dataclass(frozen=True)
-class Evidence:
-    metric: str
-    value: float | str | None
-    threshold: float | None
-    comparison: str  # ">=", "<", ... or "info"
-    source: str  # "timeline", "nvtx", "gpu_metrics", "ncu", "kernel names", "capture"
-
-    def to_json(self) -> dict:
-        return {"metric": self.metric, "value": self.value, "threshold": self.threshold,
-                "comparison": self.comparison, "source": self.source}
+    gap_detail: dict = field(default_factory=dict)  # cause -> strongest evidence, human text
+    kernel_count: int | None = None  # kernels in the analysed window (None: not counted)
+    kernel_time_ms: float | None = None  # kernel time in the window, summed over GPUs
+    analysed_steps: int | None = None
+    phase_names: tuple = ()  # (phase name, canonical) pairs present
+    periodic_slow_step: str | None = None  # e.g. "periodic (every 5 steps)" from steps.outliers
+    pageable_bytes_per_step: float | None = None
+    pageable_bytes_per_s: float | None = None  # set when there are no steps
+    has_counters: bool | None = None  # GPU metrics or ncu present (None: derive from the above)
+    tc_engaged: bool | None = None  # tensor_cores.engaged
+    tensor_active_during_gemm: float | None = None  # tensor_cores.tensor_active_during_gemm
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,9 @@ class Verdict:
     recommendations: tuple[str, ...]
     projected_step_ms_if_fixed: float | None
     secondary: tuple[str, ...] = ()
+    advice: tuple[Advice, ...] = ()
+    finding: str | None = None  # the cause of the finding the verdict came from
+    findings: tuple[Finding, ...] = ()  # every finding (top-level ``findings[]`` of the JSON)
 
     available = True
 
@@ -113,7 +128,11 @@ class Verdict:
                 "evidence": [e.to_json() for e in self.evidence],
                 "recommendations": list(self.recommendations),
                 "projected_step_ms_if_fixed": self.projected_step_ms_if_fixed,
-                "secondary": list(self.secondary)}
+                "secondary": list(self.secondary),
+                "advice": [a.to_json() for a in self.advice], "finding": self.finding}
+
+    def findings_json(self) -> list[dict]:
+        return [f.to_json() for f in self.findings]
 
 
 def _pct(x: float | None) -> str:
@@ -124,77 +143,44 @@ def _lower(conf: str) -> str:
     return {"high": "medium", "medium": "low", "low": "low"}[conf]
 
 
+def _cap(conf: str, limit: str) -> str:
+    order = ("low", "medium", "high")
+    return order[min(order.index(conf), order.index(limit))]
+
+
 RECOMMENDATIONS = {
-    "input_bound": (
-        "Overlap data loading with compute: DataLoader(num_workers>0, prefetch_factor>=2, "
-        "persistent_workers=True) so the next batch is ready when the step ends.",
-        "Use pinned host memory and asynchronous copies: DataLoader(pin_memory=True) and "
-        ".to(device, non_blocking=True).",
-        "Cache or pre-process the dataset (decoded tensors, WebDataset/shards, DALI) so each step "
-        "does less CPU decoding and I/O.",
-        "Move augmentation to the GPU (NVIDIA DALI, torchvision.transforms.v2 on CUDA tensors).",
-    ),
-    "overhead_bound": (
-        "Make checkpointing asynchronous (torch.distributed.checkpoint.async_save or a background "
-        "thread) and save less often.",
-        "Log and evaluate less often; avoid .item()/.cpu()/print of GPU tensors every step — each "
-        "one forces a host synchronization.",
-        "Remove stray torch.cuda.synchronize()/cudaDeviceSynchronize calls from the training loop.",
-    ),
-    "launch_bound": (
-        "Capture the step in CUDA graphs (torch.compile(mode='reduce-overhead') or "
-        "torch.cuda.graphs) to remove per-kernel launch cost.",
-        "Fuse small kernels: torch.compile, fused/foreach optimizers (Adam(fused=True)), fused "
-        "layers (e.g. apex/TE fused LayerNorm).",
-        "Give each kernel more work: a larger batch (if memory allows) or fewer, larger tensors.",
-    ),
     "memory_bound": (
         "Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round trips.",
         "Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
         "Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
         "place on the roofline.",
     ),
-    "memory_bound_inference": (
-        "Quantize weights (int8/fp8/int4) — inference without a backward pass is dominated by "
-        "weight and KV-cache traffic.",
-    ),
-    "compute_bound_no_tensor_cores": (
-        "Enable mixed precision: torch.autocast(device_type='cuda', dtype=torch.bfloat16) "
-        "(or fp16 with GradScaler).",
-        "Allow TF32 for FP32 matmuls/convs: torch.set_float32_matmul_precision('high') and "
-        "torch.backends.cudnn.allow_tf32 = True.",
-        "Align GEMM/conv dimensions (batch, hidden, channels) to multiples of 8 for fp16/bf16 "
-        "(16 for int8/fp8) so cuBLAS/cuDNN can pick Tensor Core kernels.",
-    ),
     "compute_bound": (
         "The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
         "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
-        "Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
-        "overlapped.",
-    ),
-    "communication_bound": (
-        "Overlap communication with backward: DDP bucket_cap_mb / gradient_as_bucket_view, FSDP "
-        "backward_prefetch, and start all-reduces per bucket rather than at the end.",
-        "Communicate less often or less: gradient accumulation, a larger per-GPU batch, gradient "
-        "compression (PowerSGD) or bf16 gradients.",
-        "Check the interconnect: NVLink/NVSwitch vs PCIe, and NCCL topology settings.",
     ),
 }
+"""Kernel-level (ncu CSV only) advice; everything else is in ``findings_advice.ADVICE``."""
+
+
+def _as_advice(recs, because: tuple[str, ...] = ()) -> tuple[Advice, ...]:
+    return tuple(Advice(r, because) for r in recs)
 
 
 def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Evidence | None]:
+    """Batch-size advice earned by the GPU memory peak (context for every verdict)."""
     if x.memory_peak_share is None:
         return None, None
-    ev = Evidence("memory.peak_share", x.memory_peak_share, th.memory_headroom_frac, "<", "timeline")
     if x.memory_peak_share < th.memory_headroom_frac:
         return (f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
                 "raise the per-GPU batch size (or reduce gradient accumulation) to give each "
-                "kernel more work.", ev)
+                "kernel more work.",
+                rule("memory.peak_share", x.memory_peak_share, th.memory_headroom_frac, "<", "timeline"))
     if x.memory_peak_share > th.memory_near_full_frac:
-        ev = Evidence("memory.peak_share", x.memory_peak_share, th.memory_near_full_frac, ">", "timeline")
         return (f"GPU memory nearly full ({_pct(x.memory_peak_share)} peak): use activation "
                 "(gradient) checkpointing, mixed precision or sharding (FSDP/ZeRO) before raising "
-                "the batch.", ev)
+                "the batch.",
+                rule("memory.peak_share", x.memory_peak_share, th.memory_near_full_frac, ">", "timeline"))
     return None, None
 
 
@@ -209,9 +195,8 @@ def _insufficient(x: VerdictInputs) -> Verdict:
         scale_advice="Unknown: the trace has no GPU activity to judge; re-capture it with the "
                      "flags below before deciding on more or bigger GPUs.",
         evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),),
-        recommendations=recs,
-        projected_step_ms_if_fixed=None,
-    )
+        recommendations=recs, projected_step_ms_if_fixed=None,
+        advice=_as_advice(recs, ("kernels_in_window",)), finding="too_little_work")
 
 
 def _kernel_level(x: VerdictInputs) -> Verdict:
@@ -219,204 +204,95 @@ def _kernel_level(x: VerdictInputs) -> Verdict:
     mem = float(x.roofline_memory_share or 0.0)
     comp = float(x.roofline_compute_share or 0.0)
     conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
-    ev = (Evidence("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
-          Evidence("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
+    ev = (rule("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
+          rule("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
     timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
                 "whether the GPU waits on input, launches or the host between kernels.")
+    because = ("roofline.memory_bound_share", "roofline.compute_bound_share")
     if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
         code = "memory_bound" if mem >= comp else "compute_bound"
         what = "memory-bound" if code == "memory_bound" else "compute-bound"
         head = (f"{what.capitalize()} kernels: {_pct(max(mem, comp))} of the profiled kernel time "
                 f"(Nsight Compute roofline; kernel level only, no timeline).")
         recs = RECOMMENDATIONS[code] + (timeline,)
-        return Verdict(code, head, conf, _scale_advice(code, x, {}, 0.0, 1.0), ev, recs, None)
+        return Verdict(code, head, conf, _scale_advice(code, "", None, x), ev, recs, None,
+                       advice=_as_advice(recs, because),
+                       finding="memory_bound" if code == "memory_bound" else "compute")
+    recs = (timeline, "Latency-bound kernels: raise occupancy and grid size (larger batches, fewer "
+                      "tiny launches), then re-profile with ncu.")
     return Verdict(
         "insufficient_data",
         f"Kernel-level data only: {_pct(mem)} memory-bound and {_pct(comp)} compute-bound "
         "kernel time — most profiled time is latency-bound or under-occupied, and without a "
         "timeline the run cannot be judged.",
         conf, "Unknown without a timeline: capture one with nsys before deciding on more or "
-        "bigger GPUs.", ev, (timeline, "Latency-bound kernels: raise occupancy and grid size "
-                             "(larger batches, fewer tiny launches), then re-profile with ncu."),
-        None)
+        "bigger GPUs.", ev, recs, None, advice=_as_advice(recs, because), finding="too_little_work")
 
 
-@dataclass(frozen=True)
-class _Signals:
-    """What the rules read, derived once from the inputs: idle shares per gap cause (``g``,
-    fractions of the window), utilization ``u``, the idle cost per timeline verdict, exposed
-    communication, and the GPU-side memory / Tensor Core evidence."""
-
-    g: dict[str, float]
-    u: float
-    costs: dict[str, float]
-    comm: float
-    unexplained_to_overhead: bool
-    dram: float | None
-    tensor: float | None
-    mem_by_counters: bool
-    mem_by_roofline: bool
-    no_tc: bool
-    ew_share: float
-    mem_by_names: bool
+# ----------------------------------------------------------------------------- choice
+def _by_cause(fs: list[Finding], cause: str) -> Finding | None:
+    return next((f for f in fs if f.cause == cause), None)
 
 
-def _signals(x: VerdictInputs, th: Thresholds) -> _Signals:
-    g = {c: float(x.gap_share.get(c, 0.0)) for c in GAP_CAUSES}
-    u = float(x.utilization)
-    unexplained = u < th.low_utilization  # low utilization: unexplained idle counts as overhead
-    costs = {
-        "input_bound": g["input"] + g["transfer"],
-        "overhead_bound": g["overhead"] + g["sync"] + (g["other"] if unexplained else 0.0),
-        "launch_bound": g["launch"],
-    }
-    m = x.metrics or {}
-    dram, tensor = m.get("dram_bandwidth"), m.get("tensor_active")
-    ew_share = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
-    return _Signals(
-        g=g, u=u, costs=costs, comm=float(x.comm_exposed_share or 0.0),
-        unexplained_to_overhead=unexplained, dram=dram, tensor=tensor,
-        mem_by_counters=(dram is not None and dram >= th.memory_bound_dram_util
-                         and (tensor is None or tensor < th.tensor_core_share_ok)),
-        mem_by_roofline=(x.roofline_memory_share is not None
-                         and x.roofline_memory_share >= MEMORY_BOUND_ROOFLINE_SHARE),
-        no_tc=x.non_tc_gemm_share is not None and x.non_tc_gemm_share >= th.non_tc_gemm_share_flag,
-        ew_share=ew_share, mem_by_names=ew_share >= th.elementwise_share_memory_bound)
+def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
+    """Nothing fired: memory-bound by kernel names (low confidence) or compute-bound."""
+    ew = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
+    if ew >= th.elementwise_share_memory_bound:
+        f = make(x, "memory_bound", None,
+                 [rule("kernels.elementwise_share", ew, th.elementwise_share_memory_bound, ">=",
+                       "kernel names")], th.elementwise_share_memory_bound, ew,
+                 f"Memory-bound: {_pct(ew)} of kernel time in elementwise/reduction kernels")
+        return f, "low"
+    comp = _by_cause(fs, "compute")
+    assert comp is not None
+    counters = _has_counters(x)
+    high = x.utilization >= th.high_utilization
+    return comp, "high" if high and counters else "medium"
 
 
-def _timeline_code(x: VerdictInputs, th: Thresholds, sg: _Signals
-                   ) -> tuple[str, str, list[str], list[Evidence]]:
-    """(code from the idle time — '' when the GPU side decides —, confidence, codes that fired,
-    evidence so far)."""
-    g, u, costs, comm = sg.g, sg.u, sg.costs, sg.comm
-    thresholds = {"input_bound": th.input_bound_verdict_share, "overhead_bound": th.overhead_share,
-                  "launch_bound": th.overhead_share}
-    eligible = {c: v for c, v in costs.items() if v >= thresholds[c]}
-    if "launch_bound" in eligible and x.small_kernel_frac < th.launch_bound_small_kernel_frac:
-        eligible.pop("launch_bound")
-    ev: list[Evidence] = [Evidence("gpu.utilization", u, th.low_utilization if u < th.high_utilization
-                                   else th.high_utilization, "<" if u < th.high_utilization else ">=",
-                                   "timeline")]
-    confidence = "medium"
-    # secondary codes need named evidence: unexplained idle alone never flags overhead_bound
-    fired: list[str] = [c for c in eligible if c != "overhead_bound"
-                        or g["overhead"] + g["sync"] >= th.overhead_share]
-    if comm > th.communication_share:
-        fired.append("communication_bound")
-    if comm > th.communication_share and comm >= max(costs.values()):
-        code = "communication_bound"
-        ev.append(Evidence("communication.exposed_share", comm, th.communication_share, ">", "timeline"))
-    elif u < th.high_utilization and eligible:
-        code = max(eligible, key=lambda c: eligible[c])
-    elif u < th.low_utilization:
-        code = max(costs, key=lambda c: costs[c])
-        confidence = "low"
-    else:
-        code = ""
-    if sg.mem_by_counters or sg.mem_by_roofline:
-        fired.append("memory_bound")
-    if sg.no_tc:
-        fired.append("compute_bound_no_tensor_cores")
-    return code, confidence, fired, ev
+def _has_counters(x: VerdictInputs) -> bool:
+    if x.has_counters is not None:
+        return bool(x.has_counters)
+    return bool(x.metrics) or x.roofline_memory_share is not None \
+        or x.tensor_active_during_gemm is not None
 
 
-def _gpu_side_code(x: VerdictInputs, th: Thresholds, sg: _Signals) -> tuple[str, str]:
-    """(code, confidence) when the idle time decides nothing: memory, Tensor Cores or compute."""
-    if sg.mem_by_counters or sg.mem_by_roofline:
-        return "memory_bound", "high" if sg.mem_by_counters else (x.roofline_confidence or "medium")
-    if sg.no_tc:
-        return "compute_bound_no_tensor_cores", "high" if sg.tensor is not None else (
-            "medium" if (x.tc_confidence or "medium") != "low" else "low")
-    if sg.mem_by_names:
-        return "memory_bound", "low"
-    return "compute_bound", "high" if sg.u >= th.high_utilization else "medium"
+def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
+    """(the verdict's finding, confidence before the caps); see the module docstring."""
+    for cause in ("too_little_work", "startup"):
+        f = _by_cause(fs, cause)
+        if f is not None and f.fired:
+            return f, "high"
+    competing = [f for f in fs if f.cause not in NOT_COMPETING]
+    fired = [f for f in competing if f.fired]
+    if fired:
+        top = max(fired, key=lambda f: f.cost)
+        rest = sorted((f.cost for f in competing if f is not top), reverse=True)
+        second = rest[0] if rest else 0.0
+        conf = "high" if top.cost >= 2 * max(second, 1e-12) else "medium"
+        if top.cause == "other":
+            conf = "low"  # idle time that no phase, CUDA call or OS call explains
+        return top, conf
+    idle = [f for f in competing if f.cause not in ("memory_bound", "no_tensor_cores", "exposed_communication")
+            and f.cost > 0 and all(e.fired for e in f.evidence if e.role == "rule"
+                                   and not e.metric.startswith("gaps."))]  # e.g. launch: small kernels
+    if x.utilization < th.low_utilization and idle:
+        top = max(idle, key=lambda f: f.cost)
+        return promote(top, rule("gpu.utilization", x.utilization, th.low_utilization, "<",
+                                 "timeline")), "low"
+    return _gpu_side(x, th, fs)
 
 
-def _choose(x: VerdictInputs, th: Thresholds, sg: _Signals
-            ) -> tuple[str, str, list[str], list[Evidence]]:
-    """(code, confidence before the data-quality adjustment, fired codes, evidence so far)."""
-    code, confidence, fired, ev = _timeline_code(x, th, sg)
-    if not code:
-        code, confidence = _gpu_side_code(x, th, sg)
-    elif code != "communication_bound" and confidence != "low":
-        top = sorted(sg.costs.values(), reverse=True)
-        confidence = "high" if top[0] >= 2 * max(top[1], 1e-12) and x.steps_source and \
-            not x.steps_source.startswith("repeat") else "medium"
-    g = sg.g
-    if code == "overhead_bound" and sg.unexplained_to_overhead and \
-            g["other"] > g["overhead"] + g["sync"]:
-        confidence = "low"  # mostly idle time no phase or CUDA call explains
-    return code, confidence, fired, ev
-
-
-def _idle_evidence(code: str, x: VerdictInputs, th: Thresholds, sg: _Signals) -> list[Evidence]:
-    """Evidence rows of a timeline code (input, overhead, launch bound)."""
-    g, ev = sg.g, []
-    if code == "input_bound":
-        ev.append(Evidence("gaps.input_share", g["input"], th.input_bound_verdict_share, ">=", "timeline"))
-        if g["transfer"]:
-            ev.append(Evidence("gaps.transfer_share", g["transfer"], None, "info", "timeline"))
-        if "data" in x.phase_share:
-            ev.append(Evidence("phases.data_share", x.phase_share["data"], th.input_bound_data_share,
-                               ">", "nvtx"))
-    elif code == "overhead_bound":
-        ev.append(Evidence("gaps.overhead_share", g["overhead"], th.overhead_share, ">=", "timeline"))
-        ev.append(Evidence("gaps.sync_share", g["sync"], th.overhead_share, ">=", "timeline"))
-        if sg.unexplained_to_overhead:
-            ev.append(Evidence("gaps.other_share", g["other"], None, "info", "timeline"))
-        if "overhead" in x.phase_share:
-            ev.append(Evidence("phases.overhead_share", x.phase_share["overhead"], th.overhead_share,
-                               ">", "nvtx"))
-    elif code == "launch_bound":
-        ev.append(Evidence("gaps.launch_share", g["launch"], th.overhead_share, ">=", "timeline"))
-        ev.append(Evidence("kernels.small_kernel_frac", x.small_kernel_frac,
-                           th.launch_bound_small_kernel_frac, ">=", "timeline"))
-    return ev
-
-
-def _gpu_evidence(code: str, x: VerdictInputs, th: Thresholds, sg: _Signals) -> list[Evidence]:
-    """Evidence rows of a GPU-side code (memory bound, Tensor Cores unused, compute bound)."""
-    dram, tensor, ev = sg.dram, sg.tensor, []
-    if code == "memory_bound":
-        if dram is not None:
-            ev.append(Evidence("gpu_metrics.dram_bandwidth_util", dram, th.memory_bound_dram_util, ">=",
-                               "gpu_metrics"))
-        if tensor is not None:
-            ev.append(Evidence("gpu_metrics.tensor_active", tensor, th.tensor_core_share_ok, "<",
-                               "gpu_metrics"))
-        if x.roofline_memory_share is not None:
-            ev.append(Evidence("roofline.memory_bound_share", x.roofline_memory_share,
-                               MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
-        ev.append(Evidence("kernels.elementwise_share", sg.ew_share, th.elementwise_share_memory_bound,
-                           ">=", "kernel names"))
-    elif code == "compute_bound_no_tensor_cores":
-        ev.append(Evidence("tensor_cores.non_tc_gemm_share", x.non_tc_gemm_share,
-                           th.non_tc_gemm_share_flag, ">=", "kernel names"))
-        if tensor is not None:
-            ev.append(Evidence("gpu_metrics.tensor_active", tensor, th.tensor_core_share_ok, "<",
-                               "gpu_metrics"))
-    elif code == "compute_bound":
-        if x.tc_share_of_kernel_time is not None:
-            ev.append(Evidence("tensor_cores.share_of_kernel_time", x.tc_share_of_kernel_time, None,
-                               "info", "kernel names" if tensor is None else "gpu_metrics"))
-        m = x.metrics or {}
-        if x.metrics and m.get("sm_active") is not None:
-            ev.append(Evidence("gpu_metrics.sm_active", m["sm_active"], None, "info", "gpu_metrics"))
-    return ev
-
-
-def _recommendations(code: str, x: VerdictInputs, fired: list[str]) -> tuple[list[str], tuple[str, ...]]:
-    """(advice: the chosen code's first, then the secondary codes' first lines; secondary codes)."""
-    recs: list[str] = list(RECOMMENDATIONS[code])
-    if code == "memory_bound" and not x.has_backward and x.phase_share:
-        recs[1:1] = list(RECOMMENDATIONS["memory_bound_inference"])
-    if code == "compute_bound_no_tensor_cores" and x.non_tc_gemm_kernels:
-        names = ", ".join(n for n, _ in x.non_tc_gemm_kernels[:3])
-        recs.append(f"Kernels to check first (GEMM/conv without Tensor Cores): {names}.")
-    secondary = tuple(dict.fromkeys(c for c in fired if c != code))
-    for s in secondary:
-        recs.append(RECOMMENDATIONS[s][0])
-    return recs, secondary
+def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) -> str:
+    if chosen.code == "insufficient_data":
+        return conf
+    if x.data_warnings and conf != "low":
+        conf = _lower(conf)
+    few = x.steps_source is None or (x.analysed_steps is not None
+                                    and x.analysed_steps < th.min_steps_for_high_confidence)
+    if few or not x.phase_share or not _has_counters(x):
+        conf = _cap(conf, "medium")
+    return conf
 
 
 def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
@@ -427,102 +303,100 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         return _kernel_level(x)
     if not x.has_kernels or x.window_ms <= 0:
         return _insufficient(x)
-    sg = _signals(x, th)
-    code, confidence, fired, ev = _choose(x, th, sg)
-    ev += _idle_evidence(code, x, th, sg) + _gpu_evidence(code, x, th, sg)
+    fs = build_findings(x, th)
+    chosen, conf = _choose(x, th, fs)
+    chosen = with_advice(chosen, x, th, force=True)
+    fs = [chosen if f.cause == chosen.cause else f for f in fs]
+    if all(f.cause != chosen.cause for f in fs):
+        fs.append(chosen)
+    conf = _confidence(x, th, conf, chosen)
+    # abstaining: the findings stay listed, but no secondary verdict or advice is argued from them
+    others = [] if chosen.code == "insufficient_data" else [
+        f for f in fs if f is not chosen and f.fired and f.severity != "info"
+        and f.code != "insufficient_data"]
+    others.sort(key=lambda f: -f.cost)
+    secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
+    advice = list(chosen.advice)
+    for f in others:
+        advice += list(f.advice[:2])
+    ev = list(chosen.evidence)
+    if not any(e.metric == "gpu.utilization" for e in ev):
+        ev.insert(0, context("gpu.utilization", x.utilization, "timeline"))
     if x.copy_only_share > 0.05:
-        ev.append(Evidence("gpu.copy_only_share", x.copy_only_share, None, "info", "timeline"))
-    if x.data_warnings and confidence != "low":
-        confidence = _lower(confidence)
-    if x.steps_source is None and confidence == "high" and code not in ("memory_bound",):
-        confidence = "medium"
-
-    recs, secondary = _recommendations(code, x, fired)
-    mem_rec, mem_ev = _memory_advice(x, th)
-    if mem_rec and mem_ev is not None:
-        recs.append(mem_rec)
-        ev.append(mem_ev)
-    recs = list(dict.fromkeys(recs))
-    costs, comm, u = sg.costs, sg.comm, sg.u
-    return Verdict(code=code, headline=_headline(code, x, costs, comm, u, sg.ew_share, sg.dram),
-                   confidence=confidence, scale_advice=_scale_advice(code, x, costs, comm, u),
-                   evidence=tuple(ev), recommendations=tuple(recs),
-                   projected_step_ms_if_fixed=_project(code, x, costs, comm, u, x.step_ms),
-                   secondary=secondary)
+        ev.append(context("gpu.copy_only_share", x.copy_only_share, "timeline"))
+    if chosen.code != "insufficient_data":
+        mem_rec, mem_ev = _memory_advice(x, th)
+        if mem_rec and mem_ev is not None:
+            advice.append(Advice(mem_rec, ("memory.peak_share",)))
+            ev.append(mem_ev)
+    advice = list({a.text: a for a in advice}.values())
+    return Verdict(code=chosen.code, headline=_headline(chosen, x), confidence=conf,
+                   scale_advice=_scale_advice(chosen.code, chosen.cause, chosen.share_of_window, x),
+                   evidence=tuple(ev), recommendations=tuple(a.text for a in advice),
+                   projected_step_ms_if_fixed=_project(chosen, x),
+                   secondary=secondary, advice=tuple(advice), finding=chosen.cause,
+                   findings=tuple(_sorted(fs)))
 
 
-def _project(code, x: VerdictInputs, costs, comm, u, step) -> float | None:
-    if step is None or step <= 0:
+def _sorted(fs: list[Finding]) -> list[Finding]:
+    return sorted(fs, key=lambda f: (not f.fired, -f.cost))
+
+
+def _project(f: Finding, x: VerdictInputs) -> float | None:
+    step = x.step_ms
+    if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound"):
         return None
-    if code == "input_bound":
+    if f.cause == "input":
         data = x.phase_ms.get("data")
         if data:
             return max(data, step - data)
-        return step * (1 - costs["input_bound"])
-    if code in ("overhead_bound", "launch_bound"):
-        return step * (1 - costs[code])
-    if code == "communication_bound":
-        return step * (1 - comm)
-    if code == "compute_bound_no_tensor_cores" and x.non_tc_gemm_share:
-        kernel_ms = u * step
+    if f.cause == "no_tensor_cores":
+        if not x.non_tc_gemm_share:
+            return None
+        kernel_ms = x.utilization * step
         return step - kernel_ms * x.non_tc_gemm_share * (1 - 1 / NON_TC_ASSUMED_SPEEDUP)
-    return None
+    return step * (1 - min(max(f.cost, 0.0), 1.0))
 
 
-def _headline(code, x: VerdictInputs, costs, comm, u, ew_share, dram) -> str:
-    util = f"GPU utilization {_pct(u)}"
+def _headline(f: Finding, x: VerdictInputs) -> str:
+    if f.cause == "too_little_work":
+        return (f"Not enough data for a diagnosis: too little GPU work to diagnose "
+                f"({x.kernel_count if x.kernel_count is not None else '?'} kernels, "
+                f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the analysed window).")
+    if f.cause == "startup":
+        return f"Not enough data for a diagnosis: {f.headline[0].lower()}{f.headline[1:]}."
+    if f.cause == "compute":
+        return f.headline + "."
+    return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
+
+
+_MECHANISM = {"input": "its input (data loading)", "transfer": "host↔device copies",
+              "unified_memory": "unified-memory migrations", "sync": "host synchronisation",
+              "memory_management": "host memory allocation", "host_io": "blocking host I/O",
+              "overhead": "overhead phases", "other": "host work no evidence names"}
+
+
+def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) -> str:
+    s = _pct(share)
+    mech = _MECHANISM.get(cause, "the host")
+    if code == "insufficient_data":
+        return ("Unknown: the capture holds too little steady-state GPU work to judge; re-capture "
+                "a steady-state window before deciding on more or bigger GPUs.")
     if code == "input_bound":
-        g = x.gap_share
-        if float(g.get("transfer", 0.0)) > float(g.get("input", 0.0)):
-            return (f"Input-bound: the SMs idle {_pct(costs['input_bound'])} of the time while "
-                    f"host↔device copies run (copy engines busy is not utilization); {util}.")
-        data = x.phase_share.get("data")
-        part = f" (data phase {_pct(data)} of the step)" if data else ""
-        return (f"Input-bound: the GPU waits for input {_pct(costs['input_bound'])} of the time"
-                f"{part}; {util}.")
+        return (f"More or bigger GPUs will not help: each GPU idles {s} of the window waiting for "
+                f"{mech}, and N GPUs would wait N times as expensively. Fix that first.")
     if code == "overhead_bound":
-        g = x.gap_share
-        named = float(g.get("overhead", 0.0)) + float(g.get("sync", 0.0))
-        if float(g.get("other", 0.0)) > named:
-            return (f"Host-bound: the GPU idles {_pct(costs['overhead_bound'])} of the time while "
-                    f"the CPU works outside CUDA calls and outside any data/overhead phase "
-                    f"(unattributed host overhead — add NVTX phases to name it); {util}.")
-        return (f"Overhead-bound: logging/checkpoint/eval phases and host synchronization keep "
-                f"the GPU idle {_pct(costs['overhead_bound'])} of the time; {util}.")
-    if code == "launch_bound":
-        return (f"Launch-bound: {_pct(x.small_kernel_frac)} of kernels run < 10 µs and the GPU "
-                f"idles {_pct(costs['launch_bound'])} of the time between launches; {util}.")
-    if code == "communication_bound":
-        return (f"Communication-bound: {_pct(comm)} of the step is communication not hidden "
-                f"behind compute; {util}.")
-    if code == "memory_bound":
-        basis = (f"DRAM bandwidth at {_pct(dram)} of peak" if dram is not None else
-                 f"{_pct(ew_share)} of kernel time in elementwise/reduction kernels")
-        return f"Memory-bound: {basis}; the kernels wait on memory, not math; {util}."
-    if code == "compute_bound_no_tensor_cores":
-        return (f"Compute-bound without Tensor Cores: {_pct(x.non_tc_gemm_share)} of kernel time "
-                f"is GEMM/conv on CUDA cores; {util}.")
-    tc = (f"; {_pct(x.tc_share_of_kernel_time)} of kernel time on Tensor Cores"
-          if x.tc_share_of_kernel_time is not None else "")
-    return f"Compute-bound: the GPU is busy computing ({util}){tc}."
-
-
-def _scale_advice(code, x: VerdictInputs, costs, comm, u) -> str:
-    idle = _pct(1 - u)
-    if code == "input_bound":
-        return (f"More or bigger GPUs will not help: each GPU already idles {idle} of the time "
-                "waiting for input, and N GPUs would wait N times as expensively. Fix the input "
-                "pipeline first.")
-    if code == "overhead_bound":
-        return ("More GPUs will not help: host-side overhead (checkpoint/logging/syncs) does not "
-                "shrink with more GPUs and a faster GPU only idles longer. Remove the overhead first.")
+        return (f"More GPUs will not help: the time lost to {mech} ({s} of the window) does not "
+                "shrink with more GPUs, and a faster GPU only idles longer. Remove it first.")
     if code == "launch_bound":
         return ("A bigger GPU will make this worse (kernels finish sooner, the CPU still launches at "
-                "the same rate); more GPUs do not help per-GPU efficiency. Reduce launches first "
-                "(CUDA graphs, fusion).")
+                f"the same rate; launch gaps are {s} of the window); more GPUs do not help per-GPU "
+                "efficiency. Reduce launches first (CUDA graphs, fusion).")
     if code == "communication_bound":
-        return ("Adding GPUs will make it worse: exposed communication grows with the number of "
-                "ranks. Improve overlap or communicate less first; a faster interconnect helps.")
+        return (f"Adding GPUs will make it worse: communication already costs {s} "
+                f"{'of the step' if cause == 'exposed_communication' else 'of the window'} and "
+                "grows with the number of ranks. Improve overlap or communicate less first; a "
+                "faster interconnect helps.")
     if code == "memory_bound":
         return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
                 "throughput (data parallel) but each stays memory-bound. Fusion and lower "

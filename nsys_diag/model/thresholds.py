@@ -88,6 +88,34 @@ class Thresholds:
     """Peak allocation < 50% of device memory: 'headroom, raise batch size'."""
     memory_near_full_frac: float = 0.9
     """Peak allocation > 90% of device memory: 'near full'."""
+    min_kernels_to_diagnose: int = 20
+    """Abstain (``insufficient_data``) with fewer than 20 kernels in the analysed window: a
+    steady-state training or inference step runs tens to thousands of kernels; under 20 the window
+    is a micro-benchmark, a start-up slice or a tiny test, whose idle time says nothing about a
+    workload (a single slow launch would decide the verdict)."""
+    min_kernel_time_ns_to_diagnose: int = 10_000_000
+    """...or with less than 10 ms of kernel time: below that, one-off costs (context creation,
+    module loading, a first cudaMalloc — each ms to hundreds of ms) dwarf the GPU work, so any
+    share of the window is a share of start-up noise."""
+    startup_dominated_share: float = 0.5
+    """Start-up idle (before the first kernel, during one-off initialisation) ≥ 50% of the window →
+    ``insufficient_data`` "the capture is mostly start-up": a simple majority — when most of the
+    window is initialisation, the steady state is the minority and cannot be judged."""
+    healthy_utilization: float = 0.9
+    """Compute utilization ≥ 90% with no idle finding fired is a healthy run: at most 10% idle
+    can remain, which is the ``overhead_share`` bar of every idle rule, so no idle cause can reach
+    warning (TB plugin: ≥ 90% GPU utilization needs no idle-time advice)."""
+    unattributed_idle_share: float = 0.25
+    """Idle time no evidence names (``other``) must reach 25% of the window before it argues for
+    ``overhead_bound``: weaker evidence than a named cause (10%), so the same bar as the input
+    rule (``input_bound_verdict_share``)."""
+    pageable_copy_min_bytes: int = 1 << 20
+    """Pinned-memory advice needs ≥ 1 MiB of pageable copies per step (per second without steps):
+    below that the staging copy through a pinned bounce buffer costs < ~0.1 ms at PCIe rates
+    (≥ 10 GB/s), too little to be worth changing the allocation."""
+    min_steps_for_high_confidence: int = 5
+    """Fewer than 5 analysed steps cap confidence at medium: the outlier rule (modified z-score,
+    ``outlier_mad_k``) needs ≥ 3 normal steps and one slow step among 4 moves a mean by 25%."""
 
     # ---- roofline (ncu) -------------------------------------------------------------------------
     sol_bound_pct: float = 80.0

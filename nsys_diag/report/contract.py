@@ -62,6 +62,9 @@ _GPU_ROW = {"device_id": None, "name": None, "utilization": None, "compute_busy_
             "copy_busy_ms": None, "busy_ms": None, "idle_ms": None}
 _METRICS_ROW = {"phase": None, "sm_active": None, "tensor_active": None, "dram_bandwidth": None,
                 "pcie_rx": None, "pcie_tx": None}
+_EVIDENCE = {"metric": None, "value": None, "threshold": None, "comparison": None, "source": None,
+             "fired": None, "role": None}
+_ADVICE = {"text": None, "because": [None]}
 _XFER = {"count": None, "bytes": None, "time_ms": None, "gb_per_s": None, "expected_gb_per_s": None}
 
 SPEC: dict[str, Any] = {
@@ -155,9 +158,12 @@ SPEC: dict[str, Any] = {
         "nsys-diag analyze TRACE --ncu kernels.csv"),
     "processes": [{"pid": None, "name": None, "steps_mean_ms": None, "verdict_code": None}],
     "verdict": {"code": "insufficient_data", "headline": None, "confidence": None, "scale_advice": None,
-                "evidence": [{"metric": None, "value": None, "threshold": None, "comparison": None,
-                              "source": None}],
-                "recommendations": [None], "projected_step_ms_if_fixed": None, "secondary": [None]},
+                "evidence": [_EVIDENCE],
+                "recommendations": [None], "projected_step_ms_if_fixed": None, "secondary": [None],
+                "advice": [_ADVICE], "finding": None},
+    "findings": [{"code": None, "cause": None, "severity": "info", "fired": False,
+                  "share_of_window": None, "per_step_ms": None, "threshold": None,
+                  "evidence": [_EVIDENCE], "advice": [_ADVICE], "headline": None}],
     "data_quality": [{"code": None, "message": None, "count": None, "severity": "info", "hint": None}],
     "thresholds": {},
     "capture_hints": [None],
@@ -216,7 +222,8 @@ def normalize_as(value: Any, key: str) -> Any:
     return _norm(value, ROW_SPECS[key])
 
 
-ROW_SPECS = {"transfer_kind": _XFER, "gpu_device": _GPU_ROW, "metrics_phase": _METRICS_ROW}
+ROW_SPECS = {"transfer_kind": _XFER, "gpu_device": _GPU_ROW, "metrics_phase": _METRICS_ROW,
+             "evidence_row": _EVIDENCE}
 
 # ------------------------------------------------------------------------------------- caps
 
@@ -242,6 +249,8 @@ LIST_CAPS: tuple[tuple[str, str | None, str], ...] = (
     ("verdict", "evidence", "max_list"),
     ("verdict", "recommendations", "max_list"),
     ("verdict", "secondary", "max_list"),
+    ("verdict", "advice", "max_list"),
+    ("findings", None, "max_list"),
     ("communication", "per_device", "max_list"),
     ("memory", "per_device", "max_list"),
 )

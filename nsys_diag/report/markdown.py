@@ -13,13 +13,14 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share, fmt_value
+from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.text import markdown_text
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.model.vocabulary import VERDICT_TITLES
 from nsys_diag.report.clean import clean_view
 from nsys_diag.report.contract import normalize
+from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
 MAX_LINES = 59
 """Hard ceiling (the issue asks for < 60 lines)."""
@@ -28,6 +29,7 @@ MAX_PHASES = 8
 MAX_EVIDENCE = 5
 MAX_FIXES = 6
 MAX_WARNINGS = 4
+MAX_FINDINGS = 4
 NAME_LEN = 60
 TEXT_LEN = 400
 
@@ -85,14 +87,28 @@ def _idle_line(v: dict) -> str | None:
 
 
 def _evidence(v: dict) -> list[str]:
+    """Rule rows say their own threshold and whether they held; context rows say so."""
     out = []
     for e in v["verdict"]["evidence"][:MAX_EVIDENCE]:
-        metric = e["metric"] or ""
-        rule = ""
-        if e["comparison"] and e["threshold"] is not None:
-            rule = f" ({md_text(e['comparison'], 8)} {fmt_value(e['threshold'], metric)})"
         src = f", {md_text(e['source'], 40)}" if e["source"] else ""
-        out.append(f"- {md_text(metric, 60)} = {md_text(fmt_value(e['value'], metric), 40)}{rule}{src}")
+        out.append(f"- {md_text(evidence_text(e), 200)}{src}")
+    return out
+
+
+def _findings(v: dict) -> list[str]:
+    """Fired findings (severity, cause, cost), then one line for those under threshold."""
+    fired = fired_findings(v)[:MAX_FINDINGS]
+    rest = unfired_summary(v)
+    if not fired and not rest:
+        return []
+    out = ["**Findings**"]
+    for f in fired:
+        cost = finding_cost(f)
+        out.append(f"- **{md_text(f['severity'], 10)}** {md_text(f['cause'], 30)}"
+                   + (f" ({md_text(cost, 60)})" if cost else "")
+                   + f": {md_text(f['headline'] or '', 200)}")
+    if rest:
+        out.append(f"- _{md_text(rest, 400)}_")
     return out
 
 
@@ -108,6 +124,9 @@ def render_markdown(view: dict) -> str:
     blocks.append((0, [f"### nsys-diag: {title} ({conf} confidence)"]))
     if vd["headline"]:
         blocks.append((0, [f"> {md_text(vd['headline'], line_start=True)}"]))
+    secondary = [VERDICT_TITLES.get(c, md_text(c, 40)) for c in vd["secondary"] if c]
+    if secondary:
+        blocks.append((1, [f"**Also (secondary verdicts):** {md_text(', '.join(secondary), 200)}"]))
     if vd["scale_advice"]:
         blocks.append((1, [f"**Will more GPUs help?** {md_text(vd['scale_advice'])}"]))
     numbers = _key_numbers(v)
@@ -130,6 +149,9 @@ def render_markdown(view: dict) -> str:
     evidence = _evidence(v)
     if evidence:
         blocks.append((4, ["**Evidence**"] + evidence))
+    findings = _findings(v)
+    if findings:
+        blocks.append((3, findings))
     warnings = [d for d in v["data_quality"] if d["severity"] == "warning"]
     if warnings:
         lines = ["**Data-quality warnings** (they lower the confidence)"]

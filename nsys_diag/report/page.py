@@ -25,7 +25,8 @@ from nsys_diag.report.clean import (
     clean_text,
     clean_view,
 )
-from nsys_diag.report.contract import SECTIONS, SPEC, VERDICT_TONES, Section, normalize
+from nsys_diag.report.contract import SECTIONS, SPEC, VERDICT_TONES, Section, normalize, normalize_as
+from nsys_diag.report.evidence import finding_cost, fired_findings, row_role, rule_text, unfired_summary
 from nsys_diag.report.formatting import (
     MISSING,
     fmt_bytes,
@@ -113,17 +114,33 @@ def _threshold_rows(v: dict) -> list[dict]:
             for k, val in sorted(v["thresholds"].items())]
 
 
+def _evidence_row(e: dict) -> dict:
+    metric = e["metric"] or ""
+    return {"metric": metric.replace("_", " ") if metric else MISSING,
+            "value": fmt_value(e["value"], metric),
+            "role": row_role(e),
+            "rule": rule_text(e) or "(context)",
+            "fired": e.get("fired"),
+            # kept for templates/tests of earlier versions
+            "comparison": "for context" if (e["comparison"] or "") == "info" else (e["comparison"] or ""),
+            "threshold": fmt_value(e["threshold"], metric) if e["threshold"] is not None else "",
+            "source": e["source"] or ""}
+
+
 def _evidence_rows(v: dict) -> list[dict]:
-    rows = []
-    for e in v["verdict"]["evidence"]:
-        metric = e["metric"] or ""
-        comparison = e["comparison"] or ""
-        rows.append({"metric": metric.replace("_", " ") if metric else MISSING,
-                     "value": fmt_value(e["value"], metric),
-                     "comparison": "for context" if comparison == "info" else comparison,
-                     "threshold": fmt_value(e["threshold"], metric) if e["threshold"] is not None else "",
-                     "source": e["source"] or ""})
-    return rows
+    return [_evidence_row(e) for e in v["verdict"]["evidence"]]
+
+
+def _findings(v: dict) -> dict:
+    """Fired findings (severity, cost, headline, evidence rows) and the folded rest."""
+    fired = [{"cause": str(f.get("cause") or MISSING).replace("_", " "),
+              "severity": str(f.get("severity") or "info"),
+              "code": VERDICT_TITLES.get(str(f.get("code")), str(f.get("code") or MISSING)),
+              "cost": finding_cost(f), "headline": f.get("headline") or "",
+              "evidence": [_evidence_row(normalize_as(e, "evidence_row"))
+                           for e in (f.get("evidence") or []) if isinstance(e, dict)]}
+             for f in fired_findings(v)]
+    return {"fired": fired, "rest": unfired_summary(v)}
 
 
 def _metric_cards(v: dict) -> list[dict]:
@@ -207,7 +224,8 @@ def _verdict(v: dict) -> dict:
             "confidence": vd["confidence"] or "unknown", "scale_advice": vd["scale_advice"],
             "recommendations": [r for r in vd["recommendations"] if r],
             "secondary": [VERDICT_TITLES.get(c, c) for c in vd["secondary"] if c],
-            "evidence": _evidence_rows(v), "projection": projection, "kpis": kpis}
+            "evidence": _evidence_rows(v), "projection": projection, "kpis": kpis,
+            "findings": _findings(v)}
 
 
 def build_page(view: dict) -> dict:

@@ -5,14 +5,16 @@ bidi characters removed) and is truncated to fit its column.
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share,
-                                         fmt_value)
+from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share)
 from nsys_diag.model.text import terminal_line
+from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
 WIDTH = 100
 NAME_COL = 28
 TOP_GAPS_SHOWN = 5
 RECS_SHOWN = 4
+EVIDENCE_SHOWN = 5
+FINDINGS_SHOWN = 4
 
 
 def _c(s, n: int | None = None) -> str:
@@ -53,21 +55,33 @@ def _verdict(v: dict) -> list[str]:
         out.append(f"  Projected step if fixed: {fmt_ms(proj)}{now}")
     ev = vd.get("evidence") or []
     if ev:
-        parts = []
-        for e in ev[:5]:
-            thr = e.get("threshold")
-            comp = e.get("comparison")
-            txt = f"{e.get('metric')}={fmt_value(e.get('value'), e.get('metric', ''))}"
-            if thr is not None and comp not in (None, "info"):
-                txt += f" ({comp} {fmt_value(thr, e.get('metric', ''))})"
-            parts.append(txt)
-        out.append("  Evidence: " + "; ".join(_c(p) for p in parts))
+        out.append("  Evidence:")
+        out += [f"   - {_c(evidence_text(e))}" for e in ev[:EVIDENCE_SHOWN]]
     recs = vd.get("recommendations") or []
     if recs:
         out.append("  Try, in order:")
         out += [f"   {i}. {_c(r)}" for i, r in enumerate(recs[:RECS_SHOWN], 1)]
     if vd.get("secondary"):
-        out.append(f"  Also: {', '.join(vd['secondary'])}")
+        out.append(f"  Also (secondary verdicts): {_c(', '.join(str(c) for c in vd['secondary']))}")
+    return out
+
+
+def _findings(v: dict) -> list[str]:
+    """Fired findings with severity, cost and rule rows; the rest folded into one line."""
+    fired = fired_findings(v)
+    rest = unfired_summary(v)
+    if not fired and not rest:
+        return []
+    out = ["", "Findings"]
+    for f in fired[:FINDINGS_SHOWN]:
+        cost = finding_cost(f)
+        out.append(f"  [{_c(f.get('severity'), 8)}] {_c(f.get('cause'), 24)}"
+                   + (f" · {cost}" if cost else "") + f" → {_c(f.get('code'), 30)}")
+        if f.get("headline"):
+            out.append(f"      {_c(f['headline'])}")
+        out += [f"      - {_c(evidence_text(e))}" for e in (f.get("evidence") or [])[:3]]
+    if rest:
+        out.append(f"  {_c(rest)}")
     return out
 
 
@@ -189,5 +203,6 @@ def render_text(view: dict) -> str:
     kernel_level_only = (view.get("trace") or {}).get("format") == "ncu-csv"
     timeline = [] if kernel_level_only else (_steps(view) + _phases(view) + _gpu(view)
                                              + _gaps(view) + _processes(view))
-    lines = (_header(view) + _verdict(view) + timeline + _roofline(view) + _quality(view))
+    lines = (_header(view) + _verdict(view) + _findings(view) + timeline + _roofline(view)
+             + _quality(view))
     return "\n".join(lines) + "\n"

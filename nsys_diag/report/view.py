@@ -111,6 +111,12 @@ def _attach_step_phases(steps: dict, phases_result) -> None:
             entry["phases"] = phases
 
 
+def _findings(verdict) -> list[dict]:
+    """Every finding of the headline process (fired first, by cost), see analyses/findings.py."""
+    fn = getattr(verdict, "findings_json", None)
+    return fn() if callable(fn) else []
+
+
 def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
     """The analysis JSON / view-model (see docs/JSON.md)."""
     options = options if options is not None else suite.options
@@ -155,6 +161,7 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
                             name=process_name(p.summary().get("name"), host_info))
                        for i, p in enumerate(suite.processes)] if len(suite.processes) > 1 else []),
         "verdict": head.verdict.to_json(),
+        "findings": _findings(head.verdict),
         "data_quality": _quality(suite, head),
         "thresholds": suite.thresholds.to_dict(),
         "capture_hints": list(suite.capture_hints),

@@ -13,6 +13,7 @@ from nsys_diag.analyses.suite import run_suite
 from nsys_diag.model.bundle import TraceBundle, TraceMeta
 from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
 
 REAL_TRACES = ("fastvideo_train_2xh100_2026.2", "nvfuser_matmul_h200_2024.6",
                "saxpy_mpi_a100_2022.2", "mordred_rtx6000_2021", "centerformer_nvtx_only_2022.4",
@@ -24,7 +25,9 @@ def _two_process_bundle() -> TraceBundle:
 
 
 def test_each_process_is_analysed_and_the_slowest_is_the_headline():
-    suite = run_suite(_two_process_bundle())
+    # a handful of kernels: below min_kernels_to_diagnose, which this test is not about
+    suite = run_suite(_two_process_bundle(), th=Thresholds(min_kernels_to_diagnose=1,
+                                                           min_kernel_time_ns_to_diagnose=0))
     assert len(suite.processes) == 2
     assert [p.pid for p in suite.processes] == [100, 101]
     assert suite.headline.pid == 101 and suite.headline.name == "rank1"

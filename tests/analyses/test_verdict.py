@@ -17,7 +17,7 @@ def _x(**kw) -> VerdictInputs:
                 utilization=0.9, gap_share={}, phase_share={"forward": 0.5, "backward": 0.5},
                 phase_ms={"forward": 400.0, "backward": 400.0}, has_backward=True,
                 category_share={"gemm": 0.8, "elementwise": 0.2}, tc_share_of_kernel_time=0.8,
-                non_tc_gemm_share=0.0, tc_confidence="medium")
+                non_tc_gemm_share=0.0, tc_confidence="medium", analysed_steps=10)
     base.update(kw)
     return VerdictInputs(**base)
 
@@ -42,7 +42,8 @@ def test_input_bound_worked_example_projection():
                     phase_ms={"data": 420.0, "forward": 180.0, "backward": 150.0,
                               "optimizer": 30.0, "overhead": 20.0}), TH)
     assert v.code == "input_bound"
-    assert v.confidence == "high"
+    assert v.confidence == "medium"  # no GPU metrics and no ncu: capped at medium
+    assert v.finding == "input"
     assert v.projected_step_ms_if_fixed == pytest.approx(420.0)  # max(data, rest of step)
     assert "num_workers" in v.recommendations[0]
     assert "will not help" in v.scale_advice
@@ -58,9 +59,11 @@ def test_input_below_threshold_does_not_fire():
 
 def test_overhead_bound_from_overhead_phases_and_syncs():
     v = diagnose(_x(utilization=0.55, gap_share={"overhead": 0.25, "sync": 0.05, "input": 0.03}), TH)
-    assert v.code == "overhead_bound"
-    assert "asynchronous" in v.recommendations[0]
-    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.7)
+    assert v.code == "overhead_bound" and v.finding == "overhead"
+    # no overhead phase names a checkpoint and no periodic slow step: no checkpoint advice
+    assert not any("checkpoint" in r for r in v.recommendations)
+    assert v.recommendations[0].startswith("Shorten the overhead phases")
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.75)  # the finding's own share
 
 
 def test_overhead_just_below_threshold_is_compute_side():
@@ -125,7 +128,7 @@ def test_no_tensor_cores():
 
 
 def test_compute_bound_healthy():
-    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01), TH)
+    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01, metrics={"sm_active": 0.9}), TH)
     assert v.code == "compute_bound" and v.confidence == "high"
     assert v.scale_advice.startswith("Yes")
     assert v.projected_step_ms_if_fixed is None
@@ -149,8 +152,8 @@ def test_unattributed_idle_falls_back_to_low_confidence_host_bound():
 
 
 def test_data_quality_warnings_lower_confidence():
-    hi = diagnose(_x(utilization=0.93), TH)
-    lo = diagnose(_x(utilization=0.93, data_warnings=2), TH)
+    hi = diagnose(_x(utilization=0.93, has_counters=True), TH)
+    lo = diagnose(_x(utilization=0.93, has_counters=True, data_warnings=2), TH)
     assert (hi.confidence, lo.confidence) == ("high", "medium")
 
 
@@ -167,7 +170,9 @@ def test_exactly_one_known_code_and_json_shape():
         assert v.code in VERDICT_CODES
         j = v.to_json()
         assert set(j) == {"code", "headline", "confidence", "scale_advice", "evidence",
-                          "recommendations", "projected_step_ms_if_fixed", "secondary"}
+                          "recommendations", "projected_step_ms_if_fixed", "secondary",
+                          "advice", "finding"}
+        assert [a["text"] for a in j["advice"]] == j["recommendations"]
         assert j["recommendations"] and j["headline"]
         assert len(set(j["recommendations"])) == len(j["recommendations"])
 
@@ -196,3 +201,67 @@ def test_copies_while_sms_idle_are_not_utilization():
     assert v.code == "input_bound"
     assert "copies" in v.headline and "not utilization" in v.headline
     assert any(e.metric == "gpu.copy_only_share" for e in v.evidence)
+
+
+# ------------------------------------------------------------------- issue 15: findings → verdict
+def test_largest_fired_finding_wins_and_others_are_secondary():
+    v = diagnose(_x(utilization=0.4, gap_share={"sync": 0.15, "communication": 0.3},
+                    gap_detail={"communication": "MPI_Recv (NVTX)"}), TH)
+    assert v.code == "communication_bound" and v.finding == "communication"
+    assert "MPI_Recv" in v.headline and "30%" in v.headline
+    assert "overhead_bound" in v.secondary
+    assert v.recommendations[0] == v.advice[0].text
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.7)
+
+
+def test_abstains_on_too_little_gpu_work_but_keeps_the_findings():
+    for kw in (dict(kernel_count=19, kernel_time_ms=500.0), dict(kernel_count=500, kernel_time_ms=9.9)):
+        v = diagnose(_x(utilization=0.1, gap_share={"other": 0.9}, **kw), TH)
+        assert v.code == "insufficient_data" and v.finding == "too_little_work"
+        assert "too little GPU work to diagnose" in v.headline
+        assert any("--capture-range=cudaProfilerApi" in r for r in v.recommendations)
+        assert any("--capture-range=nvtx --nvtx-capture=" in r for r in v.recommendations)
+        assert any("--delay" in r for r in v.recommendations)
+        assert any(f.cause == "other" and f.fired for f in v.findings)
+        assert v.secondary == () and not any("NVTX ranges (" in r for r in v.recommendations)
+    v = diagnose(_x(kernel_count=20, kernel_time_ms=10.0), TH)
+    assert v.code != "insufficient_data"
+
+
+def test_startup_dominated_window_is_insufficient_data():
+    v = diagnose(_x(utilization=0.1, gap_share={"startup": 0.6, "other": 0.3},
+                    gap_detail={"startup": "cuLibraryLoadData"}, kernel_count=500,
+                    kernel_time_ms=800.0), TH)
+    assert v.code == "insufficient_data" and v.finding == "startup"
+    assert "mostly start-up" in v.headline and "cuLibraryLoadData" in v.headline
+    assert not any("checkpoint" in r for r in v.recommendations)
+    assert any("--capture-range" in r for r in v.recommendations)
+
+
+def test_healthy_run_gets_its_gpu_side_verdict_and_no_idle_warning():
+    v = diagnose(_x(utilization=0.92, gap_share={"sync": 0.04, "other": 0.04}, has_counters=True), TH)
+    assert v.code == "compute_bound" and v.secondary == ()
+    idle = [f for f in v.findings if f.cause not in ("compute",)]
+    assert all(f.severity == "info" for f in idle)
+
+
+def test_confidence_caps_at_medium():
+    strong = dict(utilization=0.93, has_counters=True)
+    assert diagnose(_x(**strong), TH).confidence == "high"
+    assert diagnose(_x(**strong, analysed_steps=4), TH).confidence == "medium"
+    assert diagnose(_x(**strong, phase_share={}, phase_ms={}), TH).confidence == "medium"
+    assert diagnose(_x(utilization=0.93, has_counters=False), TH).confidence == "medium"
+
+
+def test_recommendations_only_from_fired_findings():
+    v = diagnose(_x(utilization=0.3, gap_share={"input": 0.6, "sync": 0.05, "overhead": 0.05}), TH)
+    assert v.code == "input_bound"
+    assert not any("checkpoint" in r or "synchronize" in r for r in v.recommendations)
+    assert "input 60%" not in v.scale_advice and "60%" in v.scale_advice  # its own share
+
+
+def test_low_utilization_fallback_is_low_confidence_and_says_why():
+    v = diagnose(_x(utilization=0.3, gap_share={"sync": 0.08, "launch": 0.05, "input": 0.06}), TH)
+    assert v.code == "overhead_bound" and v.finding == "sync" and v.confidence == "low"
+    row = next(e for e in v.evidence if e.metric == "gpu.utilization")
+    assert row.role == "rule" and row.fired is True

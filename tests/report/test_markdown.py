@@ -41,7 +41,8 @@ def test_worked_example_content(rendered):
     fixes = [ln for ln in lines if re.match(r"\d+\. ", ln)]
     assert len(fixes) == 4 and fixes[0].startswith("1. Raise DataLoader num\\_workers")
     assert "- ⚠️ No GPU metrics were sampled" in md
-    assert "- utilization = 38.1% (&lt; 50.0%), kernel timeline" in md
+    # a rule row says its own threshold and whether it held (issue 15: never a bare "(< 50%)")
+    assert "- utilization = 38.1% — rule &lt; 50.0%: met, kernel timeline" in md
     assert lines[-1] == f"<sub>nsys-diag 0.1.0 · worked\\_example.sqlite · nsys 2024.5.1 · {GENERATED_AT}</sub>"
 
 

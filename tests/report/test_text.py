@@ -24,9 +24,10 @@ def _view(b):
 
 def _worked():
     kr = []
-    for i in range(6):
-        f = 10 * MS + i * 800 * MS + 420 * MS
-        kr.append(dict(start_ns=f, end_ns=f + 150 * MS, launch_start_ns=f, name="nvjet_tst_128x256"))
+    for i in range(6):  # 4 back-to-back kernels a step: ≥ min_kernels_to_diagnose in the window
+        for j in range(4):
+            f = 10 * MS + i * 800 * MS + 420 * MS + j * 37 * MS
+            kr.append(dict(start_ns=f, end_ns=f + 37 * MS, launch_start_ns=f, name="nvjet_tst_128x256"))
     return hf.bundle(nvtx=hf.nvtx(hf.steps_and_phases(6, WORKED)), kernels=hf.kernels(kr),
                      gpus=hf.gpus(1))
 
