@@ -297,8 +297,8 @@ def _explain(baseline: Sequence[dict], candidate: Sequence[dict], step_delta: fl
         k = _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k))
         d = mean_delta(b, k)
         if d is not None:
-            m = kernel_cmps.get(key)
-            sig = m.significant if m is not None and m.method != "none" else None
+            km = kernel_cmps.get(key)
+            sig = km.significant if km is not None and km.method != "none" else None
             kernel_rows.append(("kernel", key, d, sig, _side_mean(b), _side_mean(k)))
     out = []
     if phase_rows:

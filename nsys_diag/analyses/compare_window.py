@@ -178,10 +178,10 @@ def window_rate_metrics(baseline: Sequence[dict], candidate: Sequence[dict], *, 
                    for f in ((_bins(s) or {}).get("kernel_ns") or {})})
     specs += [(f"window.kernel.{f}_ms_per_s", _rate("kernel_ns", f, family=True), "ms/s", None) for f in fams]
     for name, get, unit, worse in specs:  # a handful of metrics
-        b, c = _series(baseline, get), _series(candidate, get)
-        if not b or not c:
+        sb, sc = _series(baseline, get), _series(candidate, get)
+        if not sb or not sc:
             continue
-        m = compare_metric(name, b, c, stat="mean", unit=unit, higher_is_worse=worse, seed=seed,
+        m = compare_metric(name, sb, sc, stat="mean", unit=unit, higher_is_worse=worse, seed=seed,
                            abs_floor=0.01 if unit == "share" else 1.0, settings=settings)
         out["metrics"].append(m.to_json())
     out["available"] = bool(out["metrics"])

@@ -76,7 +76,7 @@ def _fmt_ci(m: dict) -> str:
 def _change_word(m: dict) -> str:
     return {"worse": "worse", "better": "better", "changed": "changed",
             "none": "no significant change",
-            "n/a": "n/a"}.get(m.get("change"), "")
+            "n/a": "n/a"}.get(str(m.get("change")), "")
 
 
 NA_NOTE = ("n/a: one value per side, so no interval (run-level metrics of a single run); pass a "
@@ -502,7 +502,8 @@ def _compare_model(doc: dict) -> dict:
                       cell(e["candidate_text"], e.get("candidate")),
                       cell(e["delta_text"], e.get("delta")),
                       cell(e["share_text"], share, meter=meter),
-                      cell({True: "yes", False: "no"}.get(e.get("significant"), MISSING))])
+                      cell(MISSING if e.get("significant") is None
+                           else "yes" if e.get("significant") else "no")])
     explain = table("tbl-explain", [("group", False), ("component", False),
                                     ("baseline ms/step", True), ("candidate ms/step", True),
                                     ("Δ ms/step", True), ("share of Δ (signed)", True),
