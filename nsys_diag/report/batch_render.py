@@ -56,6 +56,8 @@ def _fmt_delta(m: dict) -> str:
         txt = ("+" if d >= 0 else "−") + fmt_ms(abs(d))
     elif m.get("unit") == "share":
         txt = f"{d * 100:+.1f} pts"
+    elif m.get("unit") == "ms/s":
+        txt = f"{d:+.3g} ms/s"
     else:
         txt = f"{d:+.3g}"
     if m.get("delta_pct") is not None:
