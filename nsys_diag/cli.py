@@ -57,7 +57,8 @@ def main(ctx: click.Context, debug: bool) -> None:
 
     \b
     Exit codes: 0 ok · 1 internal error · 2 usage · 3 unreadable input ·
-                4 batch skipped inputs · 5 compare found a regression · 6 nsys not installed
+                4 batch skipped inputs · 5 compare found a regression · 6 nsys not installed ·
+                7 compare gate not evaluable (no steps, no interval, or incomparable pair)
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
@@ -147,21 +148,31 @@ def batch(dirs, jobs, scheduler, use_dask, outdir, no_cache, json_out, md_out) -
 @click.argument("baseline")
 @click.argument("candidate")
 @click.option("--fail-on-regression", type=click.FloatRange(min=0), metavar="PCT",
-              help="Exit 5 when the candidate is slower by more than PCT % with confidence.")
+              help="Exit 5 when the candidate is slower by more than PCT % with confidence; "
+                   "7 when that cannot be evaluated.")
 @click.option("-o", "--output", "html_out", metavar="OUT.html", help="HTML comparison report.")
 @click.option("--json", "json_out", metavar="FILE|-", help="Write the comparison JSON.")
 @click.option("--md", "md_out", metavar="FILE|-", help="Write a Markdown comparison.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--no-cache", is_flag=True, help="Re-analyse every trace.")
+@click.option("--allow-unevaluable", is_flag=True,
+              help="Exit 0 (not 7) when --fail-on-regression cannot be evaluated (the note stays).")
 def compare(baseline, candidate, fail_on_regression, html_out, json_out, md_out, seed,
-            no_cache) -> None:
-    """Compare BASELINE and CANDIDATE (each a trace or a directory of runs)."""
+            no_cache, allow_unevaluable) -> None:
+    """Compare BASELINE and CANDIDATE (each a trace or a directory of runs).
+
+    \b
+    Exit codes: 0 ok · 3 unreadable input · 5 slower than --fail-on-regression PCT with
+    confidence · 7 the gate cannot be evaluated (no steps on a side, no confidence interval,
+    or an incomparable pair; --allow-unevaluable makes it 0).
+    """
     from nsys_diag.app.compare import compare_command
 
     code = compare_command(baseline, candidate, fail_on_regression=fail_on_regression,
                            html_out=html_out, json_out=json_out, md_out=md_out, seed=seed,
-                           use_cache=not no_cache,
-                           echo=lambda s: click.echo(s, err=json_out == "-" or md_out == "-"))
+                           use_cache=not no_cache, allow_unevaluable=allow_unevaluable,
+                           echo=lambda s: click.echo(s, err=json_out == "-" or md_out == "-"),
+                           err=lambda s: click.echo(s, err=True))
     sys.exit(code)
 
 

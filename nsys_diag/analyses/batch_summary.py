@@ -3,11 +3,14 @@
 ``summarize_view`` shrinks one analysis view (docs/JSON.md) to the numbers batch and compare need:
 per-step durations (and per-step phase times when the view has them), canonical phase means and
 shares, GPU busy, Tensor Core share, idle time by cause per step, top kernels keyed by their
-normalised family name, communication time, session start (UTC) and rank evidence. It is small
-and JSON-able, so it is what the batch cache stores.
+normalised family name, communication time, session start (UTC), rank evidence, the GPU models,
+and — without steps — the fixed 10 ms bins of the window (``timeline.window_bins``, for
+``analyses/compare_window``). It is small and JSON-able, so it is what the batch cache stores.
 
 ``compare_runs`` compares two lists of summaries (each list = runs of one side) metric by metric
-with ``compare_stats`` and explains the step-time delta. Pure: no I/O.
+with ``compare_stats``, explains the step-time delta, scores the pair's comparability, compares
+window rates when a side has no steps, and decides whether the ``--fail-on-regression`` gate can
+be evaluated (``gate``). Pure: no I/O.
 """
 from __future__ import annotations
 
@@ -27,11 +30,12 @@ from nsys_diag.analyses.compare_stats import (
     is_regression,
     mean_delta,
 )
+from nsys_diag.analyses.compare_window import comparability, window_rate_metrics
 from nsys_diag.analyses.kernel_names import normalize_kernel_name
 from nsys_diag.analyses.ranks import RankInput
 from nsys_diag.model.vocabulary import PHASE_DISPLAY_ORDER
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 TOP_KERNELS = 40
 """Kernel families kept per trace summary (by total time)."""
 COMPARE_KERNELS = 10
@@ -89,6 +93,12 @@ def _kernel_families(view: dict, per_step_div: int | None) -> tuple[list[dict], 
     return kernels, comm
 
 
+def _gpu_models(trace: dict) -> list[str]:
+    """Distinct GPU model names of the trace (``trace.gpus[].name``), sorted."""
+    return sorted({str(g.get("name"))[:200] for g in trace.get("gpus") or []
+                   if isinstance(g, dict) and g.get("name")})
+
+
 def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
     """Small JSON-able summary of one analysis view (see module docstring).
 
@@ -116,6 +126,9 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         if v is not None:
             gaps_per_step[str(cause)] = v / per_step_div if per_step_div else v
     kernels, comm = _kernel_families(view, per_step_div)
+    kernel_total_ns = sum(int(finite(k.get("total_ns")) or 0) for k in view.get("kernels") or []
+                          if isinstance(k, dict))
+    wbins = _section(view, "timeline").get("window_bins")
 
     gpu = _section(view, "gpu")
     tc = _section(view, "tensor_cores")
@@ -154,6 +167,9 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         "gaps_ms_per_step": gaps_per_step,
         "kernels": kernels,
         "kernels_per_step": bool(per_step_div),
+        "kernel_total_ns": kernel_total_ns,
+        "gpus": _gpu_models(trace),
+        "window_bins": wbins if isinstance(wbins, dict) else None,
         "comm_ms_per_step": comm,
         "session_start_utc_ns": trace.get("session_start_utc_ns"),
         "processes": procs,
@@ -250,27 +266,48 @@ def _kernel_metrics(baseline: Sequence[dict], candidate: Sequence[dict], ms_floo
     return kernel_cmps
 
 
-def _explain(baseline: Sequence[dict], candidate: Sequence[dict], step_delta: float,
+def _side_mean(samples) -> float | None:
+    runs = [np.asarray(r, float) for r in samples if len(r)]
+    return float(np.concatenate(runs).mean()) if runs else None
+
+
+def _explain(baseline: Sequence[dict], candidate: Sequence[dict], step_delta: float | None,
              phase_cmps: dict[str, MetricComparison], kernel_cmps: dict[str, MetricComparison],
              per_step_phases: bool) -> list[dict]:
-    """Components of the mean step-time delta: mean deltas are additive (phase means sum to the
-    step mean); a residual when phases miss > 5% of it; kernel rows (GPU time) after."""
-    components = []
-    phase_sum = 0.0
+    """Components of the mean step-time delta in two additive groups, each closed by an
+    ``other`` row so that the group's rows sum to the delta: ``phases`` (phase means sum to the
+    step mean; ``other`` = time not covered by phases) and ``kernels`` (GPU ms per step of every
+    kernel family; ``other`` = the remaining families and wall time outside kernels). Both
+    signs, ranked by ``|delta|``. Empty without steps on both sides."""
+    if step_delta is None:
+        return []
+    phase_rows = []
     for c, m in phase_cmps.items():
-        d = mean_delta(_phase_samples(baseline, c, per_step_phases),
-                       _phase_samples(candidate, c, per_step_phases))
+        b = _phase_samples(baseline, c, per_step_phases)
+        k = _phase_samples(candidate, c, per_step_phases)
+        d = mean_delta(b, k)
         if d is not None:
-            phase_sum += d
-            components.append(("phase", c, d, m.significant if m.method != "none" else None))
-    if phase_cmps and step_delta and abs(step_delta - phase_sum) > 0.05 * abs(step_delta):
-        components.append(("residual", "not covered by phases", step_delta - phase_sum, None))
-    for key, m in kernel_cmps.items():
-        d = mean_delta(_scalar_runs(baseline, lambda s, k=key: _kernel_ms(s, k)),
-                       _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k)))
+            phase_rows.append(("phase", c, d, m.significant if m.method != "none" else None,
+                               _side_mean(b), _side_mean(k)))
+    keys = sorted({k["key"] for side in (baseline, candidate) for s in side
+                   for k in s.get("kernels") or []})
+    kernel_rows = []
+    for key in keys:  # the families of the summaries (≤ 2 × TOP_KERNELS)
+        b = _scalar_runs(baseline, lambda s, k=key: _kernel_ms(s, k))
+        k = _scalar_runs(candidate, lambda s, k=key: _kernel_ms(s, k))
+        d = mean_delta(b, k)
         if d is not None:
-            components.append(("kernel", key, d, m.significant if m.method != "none" else None))
-    return [c.to_json() for c in explain_delta(step_delta, components)]
+            km = kernel_cmps.get(key)
+            sig = km.significant if km is not None and km.method != "none" else None
+            kernel_rows.append(("kernel", key, d, sig, _side_mean(b), _side_mean(k)))
+    out = []
+    if phase_rows:
+        out += explain_delta(step_delta, phase_rows, group="phases",
+                             other_name="other (not covered by phases)")
+    if kernel_rows:
+        out += explain_delta(step_delta, kernel_rows, group="kernels",
+                             other_name="other (remaining kernels, and time outside kernels)")
+    return [c.to_json() for c in out]
 
 
 def _summary_line(step_cmp: MetricComparison, significant: list[MetricComparison],
@@ -291,13 +328,47 @@ def _summary_line(step_cmp: MetricComparison, significant: list[MetricComparison
     return summary
 
 
+def gate_status(step_cmp: MetricComparison, fail_pct: float | None, comp: dict,
+                min_score: float, has_steps: dict[str, bool]) -> dict:
+    """The ``--fail-on-regression`` gate: ``{requested_pct, evaluated, reason, passed}``.
+
+    Not evaluable (never "passed") when the pair is incomparable (comparability score below
+    ``min_score``), a side has no steps, or the step-time comparison has no confidence interval.
+    The exit code is the app's (it knows ``--allow-unevaluable``).
+    """
+    gate: dict = {"requested_pct": fail_pct, "evaluated": False, "reason": None, "passed": None}
+    if fail_pct is None:
+        gate["reason"] = "no --fail-on-regression requested"
+        return gate
+    reasons = []
+    if comp["score"] < min_score:
+        reasons.append(f"the pair is not comparable (comparability {comp['score']:.2f} < "
+                       f"{min_score:g}: " + "; ".join(comp["reasons"][:3]) + ")")
+    missing = [r for r, ok in has_steps.items() if not ok]
+    if missing:
+        reasons.append("step time not available: no steps on the " + " and ".join(missing)
+                       + " side" + ("s" if len(missing) > 1 else ""))
+    elif step_cmp.method == "none" or step_cmp.ci_low is None:
+        reasons.append("the step-time comparison has no confidence interval (" +
+                       (step_cmp.note or "too few samples") + ")")
+    if reasons:
+        gate["reason"] = "; ".join(reasons)
+        return gate
+    gate["evaluated"] = True
+    gate["passed"] = not is_regression(step_cmp, fail_pct)
+    return gate
+
+
 def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
                  fail_pct: float | None = None,
-                 settings: CompareSettings = DEFAULT_SETTINGS) -> dict:
+                 settings: CompareSettings = DEFAULT_SETTINGS,
+                 min_comparability: float = 0.5) -> dict:
     """Compare two run sets (lists of ``summarize_view`` summaries). JSON-able result:
 
     ``step_time`` (metric), ``metrics`` (all metrics), ``explain`` (components of the mean
-    step-time delta), ``verdict_change``, ``summary`` (one line), ``regression``, ``notes``.
+    step-time delta, groups ``phases``/``kernels`` each summing to it), ``verdict_change``,
+    ``summary`` (one line), ``regression``, ``gate``, ``comparability``, ``window_rates`` (when
+    a side has no steps), ``notes``.
     """
     notes: list[str] = []
     step_b = [np.asarray(s["per_step"]["duration_ms"], float) for s in baseline]
@@ -306,9 +377,15 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                               settings=settings)
     base_step_ms = step_cmp.baseline or 0.0
     ms_floor = 0.01 * base_step_ms  # a component appearing from 0 must be ≥ 1% of the step
-    if not any(a.size for a in step_b) or not any(a.size for a in step_c):
-        notes.append("no steps detected on one side: step-level comparison unavailable "
-                     "(annotate steps with NVTX or pass traces with a repeating pattern)")
+    has_steps = {"baseline": any(a.size for a in step_b), "candidate": any(a.size for a in step_c)}
+    window_rates = None
+    if not all(has_steps.values()):
+        notes.append("no steps detected on one side: step time was not available, so the "
+                     "comparison uses window-normalised rates (annotate steps with NVTX or pass "
+                     "traces with a repeating pattern)")
+        window_rates = window_rate_metrics(baseline, candidate, seed=seed, settings=settings)
+        if not window_rates["available"]:
+            notes.append(f"window rates not compared: {window_rates['reason']}")
     per_step_phases = all(s["per_step"]["duration_ms"] and s["per_step"]["phases"]
                           for s in list(baseline) + list(candidate))
     phase_cmps = _phase_metrics(baseline, candidate, per_step_phases, ms_floor, seed, settings)
@@ -318,7 +395,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
     kernel_cmps = _kernel_metrics(baseline, candidate, ms_floor, seed, settings)
     metrics = [step_cmp, *phase_cmps.values(),
                *_run_metrics(baseline, candidate, ms_floor, seed, settings), *kernel_cmps.values()]
-    explain = _explain(baseline, candidate, mean_delta(step_b, step_c) or 0.0, phase_cmps,
+    explain = _explain(baseline, candidate, mean_delta(step_b, step_c), phase_cmps,
                        kernel_cmps, per_step_phases)
 
     vb = _mode([s.get("verdict") for s in baseline])
@@ -327,29 +404,44 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
                       "baseline_runs": [s.get("verdict") for s in baseline],
                       "candidate_runs": [s.get("verdict") for s in candidate]}
     significant = [m for m in metrics if m.significant]
-    regression = False
-    if fail_pct is not None:
-        regression = is_regression(step_cmp, fail_pct)
-        if step_cmp.method == "none":
-            notes.append("--fail-on-regression could not be evaluated: the step-time comparison "
-                         "has no confidence interval")
-    return {
+    comp = comparability(baseline, candidate)
+    comp["min_score"] = min_comparability
+    comp["comparable"] = comp["score"] >= min_comparability
+    if not comp["comparable"] and fail_pct is None:
+        notes.append(f"the pair may not be comparable (comparability {comp['score']:.2f} < "
+                     f"{min_comparability:g}): " + "; ".join(comp["reasons"]))
+    gate = gate_status(step_cmp, fail_pct, comp, min_comparability, has_steps)
+    regression = bool(gate["evaluated"] and gate["passed"] is False)
+    if fail_pct is not None and not gate["evaluated"]:
+        notes.append(f"--fail-on-regression could not be evaluated: {gate['reason']}")
+    out = {
         "step_time": step_cmp.to_json(),
         "metrics": [m.to_json() for m in metrics],
         "explain": explain,
-        "explain_basis": "difference of mean ms per step; kernel rows are GPU time and explain "
-                         "wall time only where the GPU is on the critical path",
+        "explain_basis": "difference of mean ms per step, both signs, ranked by size; the "
+                         "phases group and the kernels group each add up (with their other row) "
+                         "to the step-time delta; kernel rows are GPU time and explain wall time "
+                         "only where the GPU is on the critical path",
         "verdict_change": verdict_change,
         "significant_count": len(significant),
         "summary": _summary_line(step_cmp, significant, settings),
         "regression": regression,
         "fail_on_regression_pct": fail_pct,
+        "gate": gate,
+        "comparability": comp,
         "notes": notes,
         "settings": {"n_boot": settings.n_boot, "confidence": settings.confidence,
                      "min_rel_change": settings.min_rel_change,
                      "effect_size_floor": settings.effect_size_floor, "seed": seed,
                      "stat": "median"},
     }
+    if window_rates is not None:
+        out["window_rates"] = window_rates
+        if window_rates["available"]:
+            changed = sum(1 for m in window_rates["metrics"] if m["significant"])
+            out["summary"] = (f"step time not available; {changed} window rate"
+                              f"{'s' if changed != 1 else ''} changed significantly")
+    return out
 
 
 # ------------------------------------------------------------------------------------ ranks

@@ -325,18 +325,28 @@ def is_regression(step_time: MetricComparison, fail_pct: float) -> bool:
 # ------------------------------------------------------------------------------------ explain
 @dataclass(frozen=True)
 class Contribution:
-    """One component's part in the step-time delta (``delta`` in the step's unit, e.g. ms)."""
+    """One component's part in the step-time delta (``delta`` in the step's unit, e.g. ms).
 
-    kind: str  # "phase" | "kernel" | "residual" | …
+    ``baseline``/``candidate``: the component's mean per step on each side (None for ``other``).
+    """
+
+    kind: str  # "phase" | "kernel" | "other"
     name: str
     delta: float
     share_of_delta: float | None  # signed fraction of the total delta; None when it is 0
     significant: bool | None = None
+    baseline: float | None = None
+    candidate: float | None = None
+    group: str = ""
 
     def to_json(self) -> dict:
+        def num(x):
+            return None if x is None or not math.isfinite(x) else float(x)
+
         return {"kind": self.kind, "name": self.name, "delta": float(self.delta),
-                "share_of_delta": None if self.share_of_delta is None else float(self.share_of_delta),
-                "significant": self.significant}
+                "share_of_delta": num(self.share_of_delta), "significant": self.significant,
+                "baseline": num(self.baseline), "candidate": num(self.candidate),
+                "group": self.group}
 
 
 def mean_delta(baseline, candidate) -> float | None:
@@ -347,25 +357,29 @@ def mean_delta(baseline, candidate) -> float | None:
     return float(np.concatenate(c).mean() - np.concatenate(b).mean())
 
 
-def explain_delta(total_delta: float,
-                  components: Iterable[tuple[str, str, float, bool | None]], *,
-                  top: int = 8, min_share: float = 0.02) -> list[Contribution]:
-    """Rank ``(kind, name, delta, significant)`` components by their share of ``total_delta``.
+def explain_delta(total_delta: float, components: Iterable[tuple], *, top: int = 8,
+                  group: str = "", other_name: str = "other") -> list[Contribution]:
+    """Rank components of ``total_delta`` by absolute size, both signs, and close with ``other``.
 
-    Components pushing in the direction of the total come first, largest first; those whose
-    share is below ``min_share`` (in absolute value) are dropped; at most ``top`` are returned.
-    With a zero total, components are ranked by absolute delta.
+    ``components``: ``(kind, name, delta, significant[, baseline, candidate])``. The ``top``
+    largest by ``|delta|`` are kept; one ``other`` row holds ``total_delta − Σ kept``, so the rows
+    always add up to the total (to float rounding) — an offsetting component is never dropped
+    silently: it is either listed or inside ``other``. ``share_of_delta`` is signed (a component
+    that went against the total has a negative share); None when the total is 0.
     """
     rows = []
-    for kind, name, delta, sig in components:
+    for comp in components:
+        kind, name, delta, sig = comp[:4]
+        base, cand = (tuple(comp[4:6]) + (None, None))[:2]
         if delta is None or not math.isfinite(delta) or delta == 0:
             continue
         share = delta / total_delta if total_delta else None
-        if share is not None and abs(share) < min_share:
-            continue
-        rows.append(Contribution(kind, name, float(delta), share, sig))
-    if total_delta:
-        rows.sort(key=lambda r: (-(r.share_of_delta or 0.0), r.kind, r.name))
-    else:
-        rows.sort(key=lambda r: (-abs(r.delta), r.kind, r.name))
-    return rows[:top]
+        rows.append(Contribution(kind, name, float(delta), share, sig, base, cand, group))
+    rows.sort(key=lambda r: (-abs(r.delta), r.kind, r.name))
+    kept = rows[:top]
+    rest = float(total_delta) - float(sum(r.delta for r in kept))
+    if kept and (abs(rest) > 1e-9 * max(1.0, abs(total_delta)) or len(rows) > len(kept)):
+        kept.append(Contribution("other", other_name, rest,
+                                 rest / total_delta if total_delta else None, None, None, None,
+                                 group))
+    return kept

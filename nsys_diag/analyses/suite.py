@@ -282,8 +282,9 @@ def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
         Task("utilization", lambda busy: analyze_utilization(busy, window, bundle.gpus), ("busy",)),
         Task("transfers", lambda: analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)),
         Task("memory", lambda: analyze_memory(mem_frame, bundle.gpus, th=th)),
-        Task("timeline", lambda st, ph, busy: build_timeline(st, ph, busy, window),
-             ("steps", "phases", "busy")),
+        Task("timeline", lambda st, ph, busy, kt: build_timeline(
+            st, ph, busy, window, kernels=kt[0], name_table=kt[1].table),
+            ("steps", "phases", "busy", "kernel_table")),
         Task("roofline", lambda kt: _process_roofline(roofline, kt[0]), ("kernel_table",)),
         Task("tensor_cores", lambda kt, roof, busy: analyze_tensor_cores(
             kt[0], metrics_p, th=th, counters=_tensor_counters(roof),

@@ -3,16 +3,21 @@
 Each strip has the CPU phase row (exclusive phase instances) and, per GPU, the fraction of each
 bin covered by kernels (``busy``) and by copies (``copy``), 0..1. All strips share one bin width,
 chosen so that the longest strip has at most ``MAX_BINS`` bins. Without steps, one strip covers the
-analysed window (label ``window``).
+analysed window (label ``window``), and ``window_bins`` holds fixed 10 ms bins of the window with
+per-bin busy fraction, kernel time per category, Tensor Core and exposed-communication time and the
+top kernel families (``analyses/window_bins.py``), which ``compare`` resamples when there are no
+steps to resample.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from nsys_diag.analyses.busy import DeviceBusy, Window
 from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.window_bins import build_window_bins
 
 MAX_BINS = 200
 
@@ -21,12 +26,16 @@ MAX_BINS = 200
 class TimelineResult:
     bin_ns: int
     strips: tuple[dict, ...]
+    window_bins: dict | None = None
 
     available = True
 
     def to_json(self) -> dict:
-        return {"available": True, "bin_ns": self.bin_ns, "max_bins": MAX_BINS,
-                "strips": list(self.strips)}
+        out = {"available": True, "bin_ns": self.bin_ns, "max_bins": MAX_BINS,
+               "strips": list(self.strips)}
+        if self.window_bins is not None:
+            out["window_bins"] = self.window_bins
+        return out
 
 
 def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> list[dict]:
@@ -43,8 +52,11 @@ def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> lis
     return out
 
 
-def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window) -> TimelineResult | None:
-    """Strips for the representative and worst analysed steps (or the window)."""
+def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window,
+                   kernels: pd.DataFrame | None = None,
+                   name_table: pd.DataFrame | None = None) -> TimelineResult | None:
+    """Strips for the representative and worst analysed steps (or the window, then with
+    ``window_bins`` when ``kernels`` — the kernels of the window — and their name table are given)."""
     picks: list[tuple[str, int | None, int, int]] = []
     if is_available(steps) and steps.analysed_count:
         idx = np.flatnonzero(steps.analysed_mask)
@@ -73,4 +85,8 @@ def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window) -
         strips.append({"label": label, "step_index": step_index, "start_ns": int(s),
                        "end_ns": int(e), "duration_ms": (e - s) / 1e6, "phases": ph,
                        "devices": _bins(busy, s, e, bin_ns)})
-    return TimelineResult(bin_ns, tuple(strips))
+    wbins = None
+    if picks[0][0] == "window" and kernels is not None:
+        wbins = build_window_bins(kernels, name_table if name_table is not None else
+                                  pd.DataFrame(), busy, window)
+    return TimelineResult(bin_ns, tuple(strips), wbins)

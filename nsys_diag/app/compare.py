@@ -7,6 +7,7 @@ itself (bootstrap confidence interval, Mann-Whitney) is ``analyses.batch_summary
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -15,7 +16,7 @@ from nsys_diag.app.discovery import TraceInput, classify, discover
 from nsys_diag.app.outputs import dumps, emit, write_text
 from nsys_diag.app.scheduling import TraceResult, run_traces
 from nsys_diag.model.clock import now_utc
-from nsys_diag.model.errors import EXIT_OK, EXIT_REGRESSION, InputError
+from nsys_diag.model.errors import EXIT_NOT_EVALUABLE, EXIT_OK, EXIT_REGRESSION, InputError
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
@@ -64,15 +65,33 @@ def _describe(path: str, side: list[TraceResult], ignored: list[dict]) -> dict:
             "ignored": ignored}
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def gate_exit_code(gate: dict, allow_unevaluable: bool) -> int:
+    """0, 5 (regression beyond the gate) or 7 (gate requested but not evaluable; 0 with
+    ``allow_unevaluable``)."""
+    if gate.get("requested_pct") is None:
+        return EXIT_OK
+    if not gate.get("evaluated"):
+        return EXIT_OK if allow_unevaluable else EXIT_NOT_EVALUABLE
+    return EXIT_OK if gate.get("passed") else EXIT_REGRESSION
+
+
 def compare_command(baseline: str, candidate: str, *, fail_on_regression: float | None = None,
                     html_out: str | None = None, json_out: str | None = None,
                     md_out: str | None = None, seed: int = 0, echo: Echo = print,
                     th: Thresholds | None = None, generated_at: str | None = None,
-                    jobs: int | None = None, use_cache: bool = True) -> int:
+                    jobs: int | None = None, use_cache: bool = True,
+                    allow_unevaluable: bool = False, err: Echo = _stderr) -> int:
     """Compare BASELINE and CANDIDATE (each a trace or a directory of runs).
 
-    Returns 0, or 5 (``EXIT_REGRESSION``) when ``fail_on_regression`` is set and the candidate's
-    step time is slower by more than that many percent with confidence. ``use_cache=False``
+    Returns 0, 5 (``EXIT_REGRESSION``) when ``fail_on_regression`` is set and the candidate's
+    step time is slower by more than that many percent with confidence, or 7
+    (``EXIT_NOT_EVALUABLE``) when the gate was requested but cannot be evaluated (no steps on a
+    side, no confidence interval, an incomparable pair — ``gate.reason``, also written to
+    ``err``); ``allow_unevaluable`` turns 7 into 0 with the same note. ``use_cache=False``
     (``--no-cache``) re-analyses every trace.
     """
     from nsys_diag.analyses.batch_summary import compare_runs
@@ -95,8 +114,10 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
     b_ok = [r for r in base_res if r.ok]
     c_ok = [r for r in cand_res if r.ok]
     result = compare_runs([r.summary or {} for r in b_ok], [r.summary or {} for r in c_ok], seed=seed,
-                          fail_pct=fail_on_regression)
-    exit_code = EXIT_REGRESSION if result["regression"] else EXIT_OK
+                          fail_pct=fail_on_regression, min_comparability=th.comparability_min_score)
+    exit_code = gate_exit_code(result["gate"], allow_unevaluable)
+    result["gate"] = {**result["gate"], "allow_unevaluable": bool(allow_unevaluable),
+                      "exit_code": exit_code}
     doc = jsonable({
         "schema_version": COMPARE_SCHEMA_VERSION,
         "kind": "compare",
@@ -110,6 +131,12 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
     })
     for line in render_compare_text(doc):
         echo(line)
+    gate = doc["gate"]
+    if fail_on_regression is not None and not gate["evaluated"]:
+        word = ("allowed by --allow-unevaluable, exit 0" if allow_unevaluable
+                else f"exit {EXIT_NOT_EVALUABLE}")
+        err(f"nsys-diag: gate --fail-on-regression {fail_on_regression:g}% not evaluable "
+            f"({word}): {gate['reason']}")
     if html_out:
         write_text(Path(html_out), render_compare_html(doc))
     emit(dumps(doc), json_out)

@@ -3,7 +3,9 @@
 Exit codes (public contract, see README "Exit codes"):
     0 ok · 1 internal error · 2 usage · 3 unreadable/unusable input ·
     4 batch finished with skipped inputs · 5 compare found a regression ·
-    6 `profile`: nsys not installed (command printed instead)
+    6 `profile`: nsys not installed (command printed instead) ·
+    7 `compare --fail-on-regression`: the gate could not be evaluated (no steps on a side, no
+      confidence interval, or an incomparable pair); ``--allow-unevaluable`` makes it 0
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ EXIT_BAD_INPUT = 3
 EXIT_PARTIAL_BATCH = 4
 EXIT_REGRESSION = 5
 EXIT_NSYS_MISSING = 6
+EXIT_NOT_EVALUABLE = 7
 
 
 class NsysDiagError(Exception):

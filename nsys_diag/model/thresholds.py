@@ -134,6 +134,14 @@ class Thresholds:
     roofline_above_peak_factor: float = 1.05
     """An achieved rate > 1.05 × its peak is flagged as a unit/parse error, never plotted as real
     (NCU_CSV.md §10.12, §11.4)."""
+    comparability_min_score: float = 0.5
+    """``compare``: a pair whose comparability score (analyses/batch_summary.comparability: the
+    time-weighted share of kernel time in kernel families common to both sides, × 0.5 for a
+    different GPU model, × 0.75 for step counts more than 4× apart) is below 0.5 is incomparable
+    and ``--fail-on-regression`` is not evaluated. Reasoning: below half of the GPU time in common
+    kernels, the two traces run mostly different code and a step-time ratio says nothing about a
+    change; the same code on another GPU model (factor 0.5) sits exactly at the cut-off and any
+    further mismatch makes it incomparable. A judgement, stated as such, not fitted to a file."""
 
     def to_dict(self) -> dict:
         return asdict(self)

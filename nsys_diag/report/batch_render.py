@@ -44,6 +44,8 @@ def _fmt_metric_value(value, unit: str) -> str:
         return fmt_ms(value)
     if unit == "share":
         return fmt_pct(value)
+    if unit == "ms/s":
+        return f"{value:.3g} ms/s"
     return f"{value:.3g}"
 
 
@@ -55,6 +57,8 @@ def _fmt_delta(m: dict) -> str:
         txt = ("+" if d >= 0 else "−") + fmt_ms(abs(d))
     elif m.get("unit") == "share":
         txt = f"{d * 100:+.1f} pts"
+    elif m.get("unit") == "ms/s":
+        txt = f"{d:+.3g} ms/s"
     else:
         txt = f"{d:+.3g}"
     if m.get("delta_pct") is not None:
@@ -96,6 +100,16 @@ def metric_label(name: str) -> str:
         return f"idle: {name[5:].removesuffix('_ms')}"
     if name.startswith("kernel."):
         return f"kernel {name[7:].removesuffix('_ms')}"
+    if name == "window.gpu_busy":
+        return "GPU busy (per 10 ms bin)"
+    if name == "window.tensor_core_share":
+        return "Tensor Core share of kernel time"
+    if name == "window.exposed_comm_ms_per_s":
+        return "exposed communication per second"
+    if name.startswith("window.kernel_ms_per_s."):
+        return f"{name[len('window.kernel_ms_per_s.'):]} kernels per second"
+    if name.startswith("window.kernel."):
+        return f"kernel {name[len('window.kernel.'):].removesuffix('_ms_per_s')} per second"
     return name
 
 
@@ -119,18 +133,60 @@ def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
             for m in rows[:limit]]
 
 
-def explain_rows(doc: dict) -> list[dict]:
+def explain_rows(doc: dict, group: str | None = None) -> list[dict]:
+    """Explain rows (of one ``group`` — phases | kernels — or all), with display texts."""
     rows = []
     for e in doc.get("explain") or []:
+        if group is not None and (e.get("group") or "phases") != group:
+            continue
         kind = e.get("kind")
         label = (f"{e['name']} phase" if kind == "phase" else f"kernel {e['name']}" if kind == "kernel"
                  else str(e.get("name")))
         delta = e.get("delta") or 0.0
         rows.append(dict(e, label=label,
                          delta_text=("+" if delta >= 0 else "−") + fmt_ms(abs(delta)),
+                         baseline_text=fmt_ms(e.get("baseline")),
+                         candidate_text=fmt_ms(e.get("candidate")),
                          share_text=MISSING if e.get("share_of_delta") is None
-                         else f"{e['share_of_delta'] * 100:.0f}%"))
+                         else f"{e['share_of_delta'] * 100:+.0f}%"))
     return rows
+
+
+def explain_groups(doc: dict) -> list[tuple[str, list[dict]]]:
+    """(title, rows) per explain group present, phases first."""
+    titles = {"phases": "by phase", "kernels": "by kernel (GPU time)"}
+    return [(titles[g], rows) for g in ("phases", "kernels") if (rows := explain_rows(doc, g))]
+
+
+def comparability_line(doc: dict) -> str | None:
+    comp = doc.get("comparability") or {}
+    if comp.get("score") is None:
+        return None
+    word = "comparable" if comp.get("comparable", True) else "NOT comparable"
+    return (f"comparability {comp['score']:.2f} ({word}; cut-off {comp.get('min_score', 0.5):g}): "
+            + "; ".join(str(r) for r in comp.get("reasons") or []))
+
+
+def window_rate_rows(doc: dict) -> list[dict]:
+    """Rows of the window-rate comparison (no steps on a side), formatted like metric rows."""
+    wr = doc.get("window_rates") or {}
+    return [dict(m, label=metric_label(m["name"]),
+                 value_baseline=_fmt_metric_value(m.get("baseline"), m.get("unit", "")),
+                 value_candidate=_fmt_metric_value(m.get("candidate"), m.get("unit", "")),
+                 delta_text=_fmt_delta(m), ci_text=_fmt_ci(m), change_text=_change_word(m),
+                 short_change={"none": "—", "n/a": "n/a"}.get(m.get("change"), _change_word(m)))
+            for m in wr.get("metrics") or []]
+
+
+def window_rates_line(doc: dict) -> str | None:
+    wr = doc.get("window_rates")
+    if not isinstance(wr, dict):
+        return None
+    if not wr.get("available"):
+        return f"window rates: not compared — {wr.get('reason')}"
+    bins = wr.get("bins") or {}
+    return (f"step time was not available; window rates over {bins.get('baseline')} vs "
+            f"{bins.get('candidate')} bins of 10 ms ({wr.get('note')})")
 
 
 def step_line(doc: dict) -> str:
@@ -148,9 +204,14 @@ def gate_line(doc: dict) -> str | None:
     pct = doc.get("fail_on_regression_pct")
     if pct is None:
         return None
+    gate = doc.get("gate") or {"evaluated": True}
     if doc.get("regression"):
         return (f"REGRESSION: the candidate is slower by more than {pct:g}% with confidence "
                 f"(exit code {doc.get('exit_code')})")
+    if not gate.get("evaluated"):
+        tail = (" — allowed by --allow-unevaluable" if gate.get("allow_unevaluable") else "")
+        return (f"gate --fail-on-regression {pct:g}%: NOT EVALUABLE (exit code "
+                f"{doc.get('exit_code')}{tail}): {gate.get('reason')}")
     return f"gate --fail-on-regression {pct:g}%: passed"
 
 
@@ -162,9 +223,22 @@ def render_compare_text(doc: dict) -> list[str]:
              f"  baseline:  {text_safe(b.get('path'))} ({b.get('runs')} run(s), {b.get('steps')} steps)",
              f"  candidate: {text_safe(c.get('path'))} ({c.get('runs')} run(s), {c.get('steps')} steps)",
              "  " + step_line(doc)]
-    for e in explain_rows(doc)[:4]:
-        lines.append(f"    {text_safe(e['label'], 60)}: {e['delta_text']} per step "
-                     f"({e['share_text']} of the delta)")
+    for title, rows in explain_groups(doc):
+        lines.append(f"  what explains it, {title}:")
+        for e in rows[:5]:
+            lines.append(f"    {text_safe(e['label'], 60)}: {e['baseline_text']} → "
+                         f"{e['candidate_text']}, {e['delta_text']} per step "
+                         f"({e['share_text']} of the delta)")
+    wl = window_rates_line(doc)
+    if wl:
+        lines.append("  " + text_safe(wl, 240))
+    for r in window_rate_rows(doc)[:8]:
+        lines.append(f"    {text_safe(r['label'], 60)}: {r['value_baseline']} → "
+                     f"{r['value_candidate']} ({r['delta_text']}; CI {r['ci_text']}) "
+                     f"{r['change_text']}")
+    cl = comparability_line(doc)
+    if cl:
+        lines.append("  " + text_safe(cl, 300))
     vc = doc.get("verdict_change") or {}
     if vc.get("changed"):
         lines.append(f"  verdict: {vc.get('baseline')} → {vc.get('candidate')}")
@@ -174,7 +248,7 @@ def render_compare_text(doc: dict) -> list[str]:
         lines.append(f"  note: {text_safe(n, 200)}")
     g = gate_line(doc)
     if g:
-        lines.append("  " + g)
+        lines.append("  " + text_safe(g, 400))
     return lines
 
 
@@ -187,21 +261,36 @@ def render_compare_markdown(doc: dict) -> str:
     g = gate_line(doc)
     if g:
         out.append("")
-        out.append(("**" + g + "**") if doc.get("regression") else g)
+        loud = doc.get("regression") or not (doc.get("gate") or {"evaluated": True}).get("evaluated")
+        out.append(("**" + md_escape(g, 400) + "**") if loud else md_escape(g, 400))
+    cl = comparability_line(doc)
+    if cl:
+        out += ["", md_escape(cl, 400)]
     out += ["", "| metric | baseline | candidate | Δ | 95% CI | |", "|---|---:|---:|---:|---:|---|"]
-    for r in compare_rows(doc, limit=22):
+    md_limit = 12 if doc.get("explain") or doc.get("window_rates") else 22
+    for r in compare_rows(doc, limit=md_limit):
         mark = "**" if r.get("significant") else ""
         out.append(f"| {mark}{md_escape(r['label'], 60)}{mark} | {r['value_baseline']} | "
                    f"{r['value_candidate']} | {r['delta_text']} | {r['ci_text']} | {r['change_text']} |")
-    if any(r.get("change") == "n/a" for r in compare_rows(doc, limit=22)):
+    if any(r.get("change") == "n/a" for r in compare_rows(doc, limit=md_limit)):
         out.append(f"\n<sub>{NA_NOTE}</sub>")
-    ex = explain_rows(doc)[:6]
-    if ex:
-        out += ["", "**What explains the step-time delta** (mean per step):"]
-        for i, e in enumerate(ex, 1):
+    wl = window_rates_line(doc)
+    if wl:
+        out += ["", md_escape(wl, 300)]
+        wrows = window_rate_rows(doc)[:10]
+        if wrows:
+            out += ["", "| rate | baseline | candidate | Δ | 95% CI | |", "|---|---:|---:|---:|---:|---|"]
+            for r in wrows:
+                out.append(f"| {md_escape(r['label'], 60)} | {r['value_baseline']} | "
+                           f"{r['value_candidate']} | {r['delta_text']} | {r['ci_text']} | "
+                           f"{r['change_text']} |")
+    for title, rows in explain_groups(doc):
+        out += ["", f"**What explains the step-time delta, {title}** (mean per step):", "",
+                "| component | baseline | candidate | Δ | share of Δ |", "|---|---:|---:|---:|---:|"]
+        for e in rows[:6]:
             sig = " (significant)" if e.get("significant") else ""
-            out.append(f"{i}. {md_escape(e['label'], 70)}: {e['delta_text']}, "
-                       f"{e['share_text']} of the delta{sig}")
+            out.append(f"| {md_escape(e['label'], 70)}{sig} | {e['baseline_text']} | "
+                       f"{e['candidate_text']} | {e['delta_text']} | {e['share_text']} |")
     vc = doc.get("verdict_change") or {}
     if vc.get("baseline") or vc.get("candidate"):
         word = "changed" if vc.get("changed") else "unchanged"
@@ -412,11 +501,26 @@ def _compare_model(doc: dict) -> dict:
     for e in explain_rows(doc):
         share = e.get("share_of_delta")
         meter = None if share is None else max(0.0, min(100.0, abs(share) * 100))
-        erows.append([cell(e["label"]), cell(e["delta_text"], e.get("delta")),
+        erows.append([cell("kernels" if e.get("group") == "kernels" else "phases"),
+                      cell(e["label"]), cell(e["baseline_text"], e.get("baseline")),
+                      cell(e["candidate_text"], e.get("candidate")),
+                      cell(e["delta_text"], e.get("delta")),
                       cell(e["share_text"], share, meter=meter),
-                      cell(yes_no.get(e.get("significant"), MISSING))])
-    explain = table("tbl-explain", [("component", False), ("Δ per step", True),
-                                    ("share of Δ", True), ("significant", False)], erows)
+                      cell(MISSING if e.get("significant") is None
+                           else "yes" if e.get("significant") else "no")])
+    explain = table("tbl-explain", [("group", False), ("component", False),
+                                    ("baseline ms/step", True), ("candidate ms/step", True),
+                                    ("Δ ms/step", True), ("share of Δ (signed)", True),
+                                    ("significant", False)], erows)
+    wrows = [[cell(r["label"]), cell(r["value_baseline"], r.get("baseline")),
+              cell(r["value_candidate"], r.get("candidate")),
+              cell(r["delta_text"], r.get("delta")), cell(r["ci_text"], r.get("ci_low")),
+              cell(r["short_change"], r.get("change"), title=r.get("note") or None)]
+             for r in window_rate_rows(doc)]
+    wtable = table("tbl-window-rates", [("rate", False), ("baseline", True), ("candidate", True),
+                                        ("Δ", True), ("95% CI of Δ", True), ("", False)], wrows)
+    gate = doc.get("gate") or {"evaluated": True}
+    unevaluable = doc.get("fail_on_regression_pct") is not None and not gate.get("evaluated")
     b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
     vc = doc.get("verdict_change") or {}
     st = doc.get("step_time") or {}
@@ -424,6 +528,8 @@ def _compare_model(doc: dict) -> dict:
     regression = bool(doc.get("regression"))
     if regression:
         tone, chip = "warn", "regression"
+    elif unevaluable:
+        tone, chip = "warn", "gate not evaluable"
     elif st.get("significant"):
         tone, chip = ("warn", "slower") if (st.get("delta") or 0) > 0 else ("good", "faster")
     else:
@@ -442,7 +548,10 @@ def _compare_model(doc: dict) -> dict:
         "kpis": kpis,
         "na_note": NA_NOTE if any(m.get("change") == "n/a" for m in doc.get("metrics") or []) else "",
         "summary": doc.get("summary") or "", "step_line": step_line(doc), "gate_line": gate_line(doc),
-        "regression": regression, "tone": tone, "chip": chip,
+        "regression": regression, "tone": tone, "chip": chip, "unevaluable": unevaluable,
+        "comparability_line": comparability_line(doc) or "",
+        "comparable": bool((doc.get("comparability") or {}).get("comparable", True)),
+        "window_line": window_rates_line(doc) or "", "window_rates": wtable,
         "confidence": f"{int(100 * (s.get('confidence') or 0.95))}%",
         "sides": [{"role": "baseline", "path": b.get("path"), "runs": b.get("runs"),
                    "steps": b.get("steps"), "verdict": vc.get("baseline")},
@@ -467,6 +576,7 @@ def render_compare_html(doc: dict) -> str:
     data = _clean_doc(doc)
     cmp = _compare_model(data)
     sections = [("sec-summary", "Summary", True), ("sec-metrics", "Metrics", True),
+                ("sec-window", "Window rates", bool(cmp["window_line"])),
                 ("sec-explain", "Explanation", bool(cmp["explain"]["rows"])),
                 ("sec-method", "Method", True)]
     b, c = data.get("baseline") or {}, data.get("candidate") or {}

@@ -109,6 +109,8 @@ TYPES: dict[str, Any] = {
     "gaps.other_top_frames[].share": "share",
     # ---------------------------------------------------------------------------- timeline
     "timeline.bin_ns": {"type": "integer", "minimum": 1},
+    "timeline.window_bins": {"type": ["object", "null"],
+                             "description": "10 ms bins of a window without steps (analyses/window_bins.py)"},
     "timeline.strips[].label": enum("representative", "worst", "window"),
     "timeline.strips[].step_index": "int?", "timeline.strips[].start_ns": "int",
     "timeline.strips[].end_ns": "int",

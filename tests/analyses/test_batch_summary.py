@@ -116,3 +116,96 @@ def test_summary_tolerates_missing_sections():
     v = copy.deepcopy(_view([1.0, 2.0], [0.5, 1.0]))
     v["kernels"] = [None, {"name": None}]
     summarize_view(v)
+
+
+def _no_steps(view: dict, busy: list[float], bin_ns: int = 10_000_000) -> dict:
+    """``view`` without steps, with hand-made 10 ms window bins (``timeline.window_bins``)."""
+    v = copy.deepcopy(view)
+    v["steps"] = {"available": False, "reason": "no NVTX"}
+    n = len(busy)
+    v["timeline"] = {"available": True, "window_bins": {
+        "bin_ns": bin_ns, "start_ns": 0, "count": n, "busy": busy,
+        "category_ns": {"gemm": [int(b * bin_ns) for b in busy]},
+        "tensor_core_ns": [int(b * bin_ns) for b in busy], "exposed_comm_ns": [0] * n,
+        "kernel_ns": {"nvjet_tst": [int(b * bin_ns) for b in busy]}}}
+    return v
+
+
+def test_gate_is_evaluated_only_with_steps_on_both_sides_and_a_comparable_pair():
+    rng = np.random.default_rng(4)
+    b = summarize_view(_view(list(100 + rng.normal(0, 1, 10)), [50.0] * 10))
+    c = summarize_view(_view(list(120 + rng.normal(0, 1, 10)), [50.0] * 10))
+    res = compare_runs([b], [c], fail_pct=5)
+    assert res["gate"] == {"requested_pct": 5, "evaluated": True, "reason": None, "passed": False}
+    assert res["regression"] is True and res["comparability"]["score"] == pytest.approx(1.0)
+    blind = summarize_view(_no_steps(_view([100.0], [50.0]), [0.5] * 30))
+    res = compare_runs([b], [blind], fail_pct=5)
+    assert res["gate"]["evaluated"] is False and res["regression"] is False
+    assert "no steps on the candidate side" in res["gate"]["reason"]
+    assert compare_runs([b], [c])["gate"]["evaluated"] is False  # no gate requested
+    # a pair running other kernels is incomparable: gate not evaluable even with steps
+    other_view = _view(list(120 + rng.normal(0, 1, 10)), [50.0] * 10)
+    for k in other_view["kernels"]:
+        k["name"] = "volta_sgemm_" + k["name"][:3]
+    res = compare_runs([b], [summarize_view(other_view)], fail_pct=5)
+    assert res["comparability"]["score"] < 0.5 and res["comparability"]["comparable"] is False
+    assert res["gate"]["evaluated"] is False and "not comparable" in res["gate"]["reason"]
+    assert any("kernel mix" in r for r in res["comparability"]["reasons"])
+
+
+def test_comparability_scores_gpu_model_and_step_counts():
+    from nsys_diag.analyses.compare_window import comparability
+    b = summarize_view(_view([100.0] * 40, [50.0] * 40))
+    c = summarize_view(_view([100.0] * 40, [50.0] * 40))
+    b["gpus"], c["gpus"] = ["NVIDIA H100 80GB HBM3"], ["NVIDIA A100-SXM4-40GB"]
+    comp = comparability([b], [c])
+    assert comp["score"] == pytest.approx(0.5) and comp["checks"]["gpu_match"] is False
+    few = summarize_view(_view([100.0] * 5, [50.0] * 5))
+    few["gpus"] = b["gpus"]
+    assert comparability([b], [few])["score"] == pytest.approx(0.75)
+
+
+def test_explain_lists_both_signs_and_each_group_adds_up_to_the_delta():
+    rng = np.random.default_rng(5)
+    n = 12
+    vb = _view(list(100 + rng.normal(0, 1, n)), list(50 + rng.normal(0, 1, n)), per_step_phases=True)
+    vc = _view(list(90 + rng.normal(0, 1, n)), list(40 + rng.normal(0, 1, n)), per_step_phases=True)
+    vc["kernels"][0]["name"] = "volta_sgemm_128x64_nn"  # one family replaced by another
+    vc["kernels"][0]["total_ns"] = 45_000_000 * n
+    b, c = summarize_view(vb), summarize_view(vc)
+    res = compare_runs([b], [c], seed=1)
+    step_delta = float(np.mean(c["per_step"]["duration_ms"]) - np.mean(b["per_step"]["duration_ms"]))
+    for group in ("phases", "kernels"):
+        rows = [e for e in res["explain"] if e["group"] == group]
+        assert rows and sum(e["delta"] for e in rows) == pytest.approx(step_delta, abs=1e-9)
+        assert sum(e["share_of_delta"] for e in rows) == pytest.approx(1.0)
+        named = [e for e in rows if e["kind"] != "other"]
+        assert [abs(e["delta"]) for e in named] == sorted((abs(e["delta"]) for e in named),
+                                                          reverse=True)
+    kernels = {e["name"]: e for e in res["explain"] if e["kind"] == "kernel"}
+    assert kernels["volta_sgemm"]["delta"] == pytest.approx(45.0)      # went up …
+    assert kernels["nvjet_tst"]["delta"] == pytest.approx(-30.0)       # … and down: both listed
+    assert kernels["nvjet_tst"]["baseline"] == pytest.approx(40.0)
+    assert kernels["nvjet_tst"]["candidate"] == pytest.approx(10.0)
+    assert kernels["volta_sgemm"]["share_of_delta"] < 0 < kernels["nvjet_tst"]["share_of_delta"]
+
+
+def test_window_rates_compare_bins_when_there_are_no_steps():
+    rng = np.random.default_rng(6)
+    b = summarize_view(_no_steps(_view([100.0], [50.0]), list(np.clip(0.5 + rng.normal(0, .05, 60), 0, 1))))
+    c = summarize_view(_no_steps(_view([100.0], [50.0]), list(np.clip(0.7 + rng.normal(0, .05, 60), 0, 1))))
+    res = compare_runs([b], [c], fail_pct=5)
+    wr = res["window_rates"]
+    assert wr["available"] and wr["bins"] == {"baseline": 60, "candidate": 60}
+    m = {r["name"]: r for r in wr["metrics"]}
+    assert m["window.gpu_busy"]["significant"] and m["window.gpu_busy"]["change"] == "better"
+    assert m["window.gpu_busy"]["ci_low"] > 0.1
+    assert m["window.kernel_ms_per_s.gemm"]["baseline"] == pytest.approx(
+        np.mean(b["window_bins"]["category_ns"]["gemm"]) / 1e4)
+    assert "window.kernel.nvjet_tst_ms_per_s" in m and "window.tensor_core_share" in m
+    assert res["gate"]["evaluated"] is False and "step time not available" in res["gate"]["reason"]
+    assert res["summary"].startswith("step time not available")
+    short = summarize_view(_no_steps(_view([100.0], [50.0]), [0.5] * 10))
+    wr = compare_runs([b], [short])["window_rates"]
+    assert wr["available"] is False and "fewer than 20" in wr["reason"]
+    json.dumps(res, allow_nan=False)

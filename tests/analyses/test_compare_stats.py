@@ -153,15 +153,23 @@ def test_to_json_has_no_nan():
     json.dumps(m, allow_nan=False)
 
 
-def test_explain_delta_ranks_by_share_of_step_delta():
-    rows = explain_delta(10.0, [("phase", "data", 8.0, True), ("phase", "forward", 1.5, False),
-                                ("phase", "backward", 0.1, False), ("phase", "optimizer", -0.5, False),
-                                ("kernel", "gemm", 0.0, False)])
-    assert [r.name for r in rows] == ["data", "forward", "optimizer"]  # backward < 2% dropped
+def test_explain_delta_ranks_both_signs_by_size_and_adds_up_with_other():
+    comps = [("phase", "data", 8.0, True, 40.0, 48.0), ("phase", "forward", 1.5, False),
+             ("phase", "backward", 0.1, False), ("phase", "optimizer", -2.5, False),
+             ("kernel", "gemm", 0.0, False)]
+    rows = explain_delta(10.0, comps, top=3)
+    assert [r.name for r in rows] == ["data", "optimizer", "forward", "other"]
     assert rows[0].share_of_delta == pytest.approx(0.8)
-    assert rows[-1].share_of_delta < 0
+    assert rows[0].baseline == 40.0 and rows[0].candidate == 48.0
+    assert rows[1].share_of_delta == pytest.approx(-0.25)  # went against the total: negative share
+    assert rows[-1].kind == "other" and rows[-1].delta == pytest.approx(3.0)  # 10 − (8 − 2.5 + 1.5)
+    assert sum(r.delta for r in rows) == pytest.approx(10.0)
+    assert sum(r.share_of_delta for r in rows) == pytest.approx(1.0)
     flat = explain_delta(0.0, [("phase", "a", -3.0, None), ("phase", "b", 1.0, None)])
-    assert [r.name for r in flat] == ["a", "b"] and flat[0].share_of_delta is None
+    assert [r.name for r in flat] == ["a", "b", "other"] and flat[0].share_of_delta is None
+    assert sum(r.delta for r in flat) == pytest.approx(0.0)
+    exact = explain_delta(2.0, [("phase", "a", 3.0, None), ("phase", "b", -1.0, None)])
+    assert [r.name for r in exact] == ["a", "b"]  # nothing left over: no other row
 
 
 def test_mean_delta_is_additive_over_phases():

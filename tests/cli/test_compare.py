@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 import batch_traces as bt
 from nsys_diag.cli import main
-from nsys_diag.model.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION
+from nsys_diag.model.errors import EXIT_BAD_INPUT, EXIT_NOT_EVALUABLE, EXIT_OK, EXIT_REGRESSION
 
 
 @pytest.fixture(autouse=True)
@@ -159,3 +159,57 @@ def test_deterministic_for_a_seed(pair, tmp_path):
         docs.append(json.loads(out.read_text()))
     assert docs[0] == docs[1]
     assert docs[0]["settings"]["seed"] == 7 and docs[2]["settings"]["seed"] == 8
+
+
+SAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "sample_traces"
+SHARED_MORDRED = SAMPLES.parent.parent / "shared" / "traces" / "nsys" / "mordred_rtx6000_2021.sqlite"
+
+
+def test_an_incomparable_pair_is_not_evaluable_exit_7_and_allow_unevaluable_exits_0(tmp_path):
+    base, cand = SAMPLES / "healthy_tc.sqlite", SAMPLES / "simt_gemm.sqlite"
+    r = run("compare", base, cand, "--fail-on-regression", 5, "--json", tmp_path / "c.json",
+            "--md", tmp_path / "c.md", "-o", tmp_path / "c.html")
+    assert r.exit_code == EXIT_NOT_EVALUABLE, r.output
+    assert "not evaluable" in r.stderr and "passed" not in r.output
+    doc = json.loads((tmp_path / "c.json").read_text())
+    gate = doc["gate"]
+    assert gate["requested_pct"] == 5 and gate["evaluated"] is False
+    assert gate["exit_code"] == EXIT_NOT_EVALUABLE == doc["exit_code"]
+    assert "not comparable" in gate["reason"]
+    assert doc["comparability"]["score"] < 0.5 and doc["comparability"]["reasons"]
+    assert "NOT EVALUABLE" in (tmp_path / "c.md").read_text()
+    assert "comparability" in (tmp_path / "c.html").read_text()
+    # explain: both signs, each group adds up (with its other row) to the mean step delta
+    for group in ("phases", "kernels"):
+        rows = [e for e in doc["explain"] if e["group"] == group]
+        assert any(e["kind"] == "other" for e in rows) or group == "phases"
+        assert sum(e["share_of_delta"] for e in rows) == pytest.approx(1.0)
+    kernel_deltas = [e["delta"] for e in doc["explain"] if e["kind"] == "kernel"]
+    assert min(kernel_deltas) < 0 < max(kernel_deltas)
+    r = run("compare", base, cand, "--fail-on-regression", 5, "--allow-unevaluable",
+            "--json", tmp_path / "d.json")
+    assert r.exit_code == EXIT_OK, r.output
+    assert "not evaluable" in r.stderr
+    assert json.loads((tmp_path / "d.json").read_text())["gate"]["allow_unevaluable"] is True
+
+
+@pytest.mark.skipif(not SHARED_MORDRED.exists(), reason="shared real traces not present")
+def test_no_cuda_against_a_real_trace_without_steps_exits_7(tmp_path):
+    r = run("compare", SAMPLES / "no_cuda.sqlite", SHARED_MORDRED, "--fail-on-regression", 5,
+            "--json", tmp_path / "c.json")
+    assert r.exit_code == EXIT_NOT_EVALUABLE, r.output
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["gate"]["evaluated"] is False and "no steps" in doc["gate"]["reason"]
+
+
+def test_two_windows_without_steps_compare_window_rates(tmp_path):
+    if not SHARED_MORDRED.exists():
+        pytest.skip("shared real traces not present")
+    r = run("compare", SHARED_MORDRED, SHARED_MORDRED, "--fail-on-regression", 5,
+            "--json", tmp_path / "c.json")
+    assert r.exit_code == EXIT_NOT_EVALUABLE, r.output
+    doc = json.loads((tmp_path / "c.json").read_text())
+    wr = doc["window_rates"]
+    assert wr["available"] and wr["bins"]["baseline"] >= 20
+    assert any(m["name"] == "window.gpu_busy" for m in wr["metrics"])
+    assert "step time was not available" in r.output
