@@ -497,7 +497,6 @@ def _compare_model(doc: dict) -> dict:
                                     ("Δ", True), ("95% CI of Δ", True), ("", False)], mrows,
                     total=len(doc.get("metrics") or []))
     erows = []
-    yes_no: dict[Any, str] = {True: "yes", False: "no"}
     for e in explain_rows(doc):
         share = e.get("share_of_delta")
         meter = None if share is None else max(0.0, min(100.0, abs(share) * 100))

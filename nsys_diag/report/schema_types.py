@@ -205,7 +205,7 @@ OPTIONAL = frozenset({
     "trace.schema_version", "trace.session_start_utc_ns", "trace.read_window",
     "trace.read_window.row_fraction", "trace.read_window.kernel_share",
     "trace.read_window.kernel_time_share", "scope.name", "steps.per_step[].phases", "phases_status",
-    "processes[].utilization", "data_quality[].hint",
+    "processes[].utilization", "data_quality[].hint", "timeline.window_bins",
 })
 """Places an output may leave out (all other keys are required where their object is present)."""
 

@@ -1,23 +1,20 @@
-"""Presets for the cases issue 15 checks ("verdicts you can trust on real captures"): one scenario
-per idle cause and per capture kind, each with the verdict a performance engineer would give
+"""Presets for the captures a trustworthy diagnosis must get right: one scenario per idle cause
+and per capture kind, each with the verdict a performance engineer would give
 (``expected_verdict``) and the cause its headline must name (``EXPECTED_CAUSE``).
 
-Registered in :data:`nsys_diag.synth.presets.PRESETS`. Presets built on the generator's host
+Registered in :data:`nsys_diag.synth.presets.PRESETS`. Some are built on the generator's host
 events (init/allocation API calls, OS-runtime calls, CPU samples, unified-memory copies, shuffled
 rows: ``PhaseSpec.api_calls``/``host_calls``, ``Scenario.init_calls``/``shuffle_seed``,
-``MemcpySpec`` kinds ``uvm_*``) are registered only when the scenario model has those fields
-(``HOST_EVENTS``). Kept small (a few hundred kernels) so each test writes and analyses its file
+``MemcpySpec`` kinds ``uvm_*``). Kept small (a few hundred kernels) so each test writes and analyses its file
 in well under a second. Durations are integer ns.
 """
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from nsys_diag.synth.scenarios import (MS, NCCL_STREAM, US, GpuMetricsSpec, KernelSpec, MemcpySpec,
                                        MiB, PhaseSpec, Scenario, SyncSpec)
 
-HOST_EVENTS = "api_calls" in {f.name for f in fields(PhaseSpec)}
-"""The scenario model can describe API/OS-runtime host events (generator support present)."""
 
 EXPECTED_CAUSE: dict[str, str] = {
     "item_sync_stalls": "sync", "cuda_graphs": "compute", "triton_gemm_no_tc": "no_tensor_cores",
@@ -258,7 +255,7 @@ def healthy_control() -> Scenario:
 
 
 def _host_event_cases() -> dict[str, object]:
-    """Presets needing the generator's host events (registered only when ``HOST_EVENTS``)."""
+    """Presets built on the generator's host events (OS-runtime calls, init API calls, UVM copies)."""
     from nsys_diag.synth import scenarios as S
 
     def uvm_migrations() -> Scenario:
@@ -306,7 +303,7 @@ CASES: dict[str, object] = {
     "dataloader_workers": dataloader_workers, "exposed_allreduce": exposed_allreduce,
     "mpi_cuda": mpi_cuda, "tiny_two_kernels": tiny_two_kernels,
     "startup_dominated": startup_dominated, "healthy_control": healthy_control,
-    **(_host_event_cases() if HOST_EVENTS else {}),
+    **_host_event_cases(),
 }
 """Issue-15 case → factory (merged into ``PRESETS``)."""
 EXPECTED_CAUSE["startup_with_init"] = "startup"

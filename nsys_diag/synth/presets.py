@@ -12,7 +12,7 @@ from dataclasses import replace
 from nsys_diag.synth.scenarios import (
     MS, NCCL_STREAM, US, GiB, GpuMemorySpec, GpuMetricsSpec, KernelSpec, MemcpySpec, MemsetSpec, MiB,
     PeriodicSpec, PhaseSpec, RangeSpec, Scenario, SyncSpec, scaled)
-from nsys_diag.synth.cases import CASES, HOST_EVENTS
+from nsys_diag.synth.cases import CASES
 
 
 def _worked_example() -> Scenario:
@@ -341,12 +341,11 @@ PRESETS: dict[str, object] = {
     "multi_gpu": _multi_gpu,
     "no_cuda": _no_cuda,
     "inference": _inference,
-    **CASES,  # issue 15's cases: one per idle cause and capture kind (synth/cases.py)
+    # the worked example written in shuffled row order (nsys ≥ 2025.6 promises no order)
+    "shuffled_rows": lambda: replace(_worked_example(), name="shuffled_rows", shuffle_seed=15),
+    **CASES,  # one per idle cause and capture kind (synth/cases.py)
 }
 """Preset name → factory. Use :func:`preset` to get a Scenario."""
-if HOST_EVENTS:  # the worked example written in shuffled row order (nsys ≥ 2025.6)
-    PRESETS["shuffled_rows"] = lambda: replace(_worked_example(), name="shuffled_rows",
-                                               shuffle_seed=15)
 
 
 def preset(name: str, **overrides) -> Scenario:

@@ -19,7 +19,7 @@ SAMPLES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("simt_gemm.sqlite", "simt_gemm", "2022.2", {"cuda_backtraces": True}),
     ("memory_bound.sqlite", "memory_bound", "2024.6", {}),
     ("overhead_bound.sqlite", "overhead_bound", "2021", {}),
-    ("launch_bound.sqlite", "launch_bound", "2026.2", {"steps": 3, "scale": 0.5}),
+    ("launch_bound.sqlite", "launch_bound", "2026.2", {"steps": 5, "scale": 0.5}),
     ("multi_gpu.sqlite", "multi_gpu", "2026.2", {}),
     ("no_cuda.sqlite", "no_cuda", "2022.2", {}),
     ("inference.sqlite", "inference", "2024.6", {}),

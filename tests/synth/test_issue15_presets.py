@@ -1,9 +1,7 @@
 """Issue 15's acceptance cases, one generator preset each (nsys_diag/synth/cases.py): the verdict,
 the cause the headline names, and no advice the evidence does not support.
 
-Cases that need another wave-2 branch (gap causes, findings/verdict, Tensor Cores, the
-generator's host events) are marked xfail(strict=False) naming that branch; after the merge they
-are the acceptance tests."""
+Each case asserts what a performance engineer would say of that capture."""
 from __future__ import annotations
 
 import json
@@ -13,7 +11,7 @@ import pytest
 
 from nsys_diag import synth
 from nsys_diag.app.analyze import analyze_path
-from nsys_diag.synth.cases import CASES, EXPECTED_CAUSE, HOST_EVENTS
+from nsys_diag.synth.cases import CASES, EXPECTED_CAUSE
 
 CAUSE_WORDS = {  # words a headline uses for each cause
     "sync": ("sync",), "compute": ("compute",), "no_tensor_cores": ("tensor core",),
@@ -24,28 +22,18 @@ CAUSE_WORDS = {  # words a headline uses for each cause
 }
 
 
-def xfail(area: str):
-    return pytest.mark.xfail(reason=f"needs {area} merge", strict=False)
-
-
-def _needs_host_events(name: str):
-    return pytest.param(name, marks=pytest.mark.skipif(
-        not HOST_EVENTS, reason="needs loaders merge (generator host events)"))
-
-
 CASE_PARAMS = [
-    pytest.param("item_sync_stalls", marks=xfail("gaps (sync after a drained queue)")),
+    "item_sync_stalls",
     "cuda_graphs",
-    pytest.param("triton_gemm_no_tc", marks=xfail("tensor-cores (Tensor Active level)")),
+    "triton_gemm_no_tc",
     "triton_gemm_tc",
-    pytest.param("no_nvtx", marks=xfail("verdict (no checkpoint advice without a checkpoint)")),
+    "no_nvtx",
     "grad_accumulation", "pageable_h2d",
-    pytest.param("dataloader_workers", marks=xfail("verdict (no pinned advice without pageable "
-                                                   "copies)")),
+    "dataloader_workers",
     "exposed_allreduce",
-    pytest.param("mpi_cuda", marks=xfail("gaps (communication cause) and verdict")),
-    pytest.param("tiny_two_kernels", marks=xfail("verdict (abstain on too little work)")),
-    pytest.param("startup_dominated", marks=xfail("gaps (startup cause) and verdict")),
+    "mpi_cuda",
+    "tiny_two_kernels",
+    "startup_dominated",
     "healthy_control",
 ]
 
@@ -106,9 +94,7 @@ def test_case_verdict_cause_and_advice(views, name):
     _assert_case(name, views(name))
 
 
-@pytest.mark.parametrize("name", [_needs_host_events(n) for n in
-                                  ("uvm_migrations", "host_io_stalls", "startup_with_init")])
-@xfail("gaps (new causes) and verdict")
+@pytest.mark.parametrize("name", ["uvm_migrations", "host_io_stalls", "startup_with_init"])
 def test_host_event_case(views, name):
     _assert_case(name, views(name))
 
@@ -138,13 +124,11 @@ def test_dataloader_workers_verdict_comes_from_the_training_process(views):
     assert v["verdict"]["code"] == "input_bound"
 
 
-@xfail("verdict (confidence caps)")
 def test_no_nvtx_confidence_is_at_most_medium_and_nvtx_advice_allowed(views):
     v = views("no_nvtx")["verdict"]
     assert v["confidence"] in ("low", "medium") and "nvtx" in _advice(views("no_nvtx"))
 
 
-@xfail("verdict (findings)")
 def test_healthy_control_has_no_idle_finding_at_warning(views):
     findings = views("healthy_control")["findings"]
     idle = {"input", "transfer", "unified_memory", "sync", "memory_management", "host_io",
@@ -152,7 +136,6 @@ def test_healthy_control_has_no_idle_finding_at_warning(views):
     assert not [f for f in findings if f["cause"] in idle and f["severity"] != "info"]
 
 
-@pytest.mark.skipif(not HOST_EVENTS, reason="needs loaders merge (shuffled rows)")
 def test_shuffled_rows_give_the_ordered_answer(views):
     a, b = views("worked_example"), views("shuffled_rows")
     keys = ("verdict", "steps", "phases", "gaps")

@@ -23,7 +23,8 @@ def regenerated(tmp_path_factory):
 def test_committed_sample_equals_regeneration_row_by_row(regenerated, fname):
     committed = SAMPLE_TRACES / fname
     assert committed.exists(), f"{committed} missing: run `make samples`"
-    assert committed.stat().st_size <= 300 * 1024
+    # small enough to commit; launch_bound needs ≥ 10 ms of (tiny) kernel time to be diagnosed
+    assert committed.stat().st_size <= 512 * 1024
     a, b = open_ro(committed), open_ro(regenerated / fname)
     ta, tb = table_sql(a), table_sql(b)
     assert ta == tb  # same tables, same DDL
