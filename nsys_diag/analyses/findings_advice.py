@@ -72,7 +72,8 @@ def _phases_no_frames(x, th: Thresholds) -> bool:
 
 
 def _has_frames(x, th: Thresholds) -> bool:
-    return bool((x.gap_detail or {}).get("other"))
+    """CPU samples named the host frames of the unattributed idle time (gaps/gap_detail.py)."""
+    return "sampled frame" in ((x.gap_detail or {}).get("other") or "")
 
 
 def _inference(x, th: Thresholds) -> bool:
@@ -158,8 +159,8 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("See what the host does between kernels: re-capture with CPU sampling and OS "
              f"runtime tracing ({NSYS_TRACE_FLAGS} --sample=process-tree "
              "--cpuctxsw=process-tree).", ("gaps.other_share",), _phases_no_frames),
-        Rule("The host spends the idle time in {detail}: move that work off the launch thread or "
-             "overlap it with the GPU.", ("gaps.other_share", "gaps.other_evidence"), _has_frames),
+        Rule("CPU samples name the host work in the idle time ({detail}): move that work off "
+             "the launch thread or overlap it with the GPU.", ("gaps.other_share", "gaps.other_evidence"), _has_frames),
         Rule("Start from the longest idle gaps (GPU idle table): the host code running at their "
              "start times is what keeps the GPU waiting.", ("gaps.other_share",)),
     ),

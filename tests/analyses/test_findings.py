@@ -136,3 +136,12 @@ def test_evidence_rows_say_whether_their_own_rule_held():
     assert set(j) == {"code", "cause", "severity", "fired", "share_of_window", "per_step_ms",
                       "threshold", "evidence", "advice", "headline"}
     assert {"fired", "role"} <= set(j["evidence"][0])
+
+
+def test_sampled_host_frames_earn_their_own_advice_only_when_sampled():
+    unsampled = "host time that no NVTX range, CUDA call or copy covers; CPU sampling in the capture would name it"
+    sampled = "host time that no trace evidence covers; most sampled frame: decode_jpeg (61% of 900 samples)"
+    no_frames = _f(_x(gap_share={"other": 0.4}, gap_detail={"other": unsampled}), "other")
+    frames = _f(_x(gap_share={"other": 0.4}, gap_detail={"other": sampled}), "other")
+    assert "CPU samples name" not in _texts(no_frames)
+    assert "CPU samples name" in _texts(frames) and "decode_jpeg" in _texts(frames)
