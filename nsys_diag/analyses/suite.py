@@ -397,18 +397,44 @@ def _periodic(steps) -> str | None:
     return None
 
 
+def _phase_totals(phases) -> tuple[dict[str, float], dict[str, float]]:
+    """Share of the step and mean ms per step of each canonical phase (empty without phases)."""
+    share: dict[str, float] = {}
+    ms: dict[str, float] = {}
+    if is_available(phases):
+        for r in phases.rows:  # ≤ 22 rows
+            share[r.canonical] = share.get(r.canonical, 0.0) + r.share
+            ms[r.canonical] = ms.get(r.canonical, 0.0) + r.mean_ms
+    return share, ms
+
+
+def _roofline_facts(roofline) -> tuple[float | None, float | None, str | None]:
+    """(memory-bound share, compute-bound share, confidence) of a usable ncu roofline."""
+    if not _roofline_usable(roofline):
+        return None, None, None
+    tw = getattr(roofline, "time_weighted", {}) or {}
+    return tw.get("memory_bound"), tw.get("compute_bound"), getattr(roofline, "confidence", None)
+
+
+def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
+    """What the capture lacks for a diagnosis, in words (``insufficient_data`` headlines)."""
+    missing = []
+    if not bundle.has_cuda:
+        missing.append("the export holds no CUDA kernels or copies")
+    elif not has_kernels:
+        missing.append("no CUDA kernel ran in the analysed window")
+    if not bundle.has_nvtx:
+        missing.append("no NVTX ranges (steps and phases cannot be found)")
+    return tuple(missing)
+
+
 def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
                    communication, memory, roofline, window, quality, has_kernels,
                    transfers=None) -> VerdictInputs:
     """The numbers ``diagnose`` reads, gathered from the process's results (see VerdictInputs)."""
     steps_ok = is_available(steps)
     phases_ok = is_available(phases)
-    phase_share: dict[str, float] = {}
-    phase_ms: dict[str, float] = {}
-    if phases_ok:
-        for r in phases.rows:  # ≤ 22 rows
-            phase_share[r.canonical] = phase_share.get(r.canonical, 0.0) + r.share
-            phase_ms[r.canonical] = phase_ms.get(r.canonical, 0.0) + r.mean_ms
+    phase_share, phase_ms = _phase_totals(phases)
     gap_share = {}
     if is_available(gaps):
         causes = tuple(dict.fromkeys(GAP_CAUSES + tuple(getattr(gaps, "by_cause_ns", {}) or {})))
@@ -430,21 +456,9 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         if comm_share is None:
             comm_share = communication.exposed_share
     mem_peak = getattr(memory, "max_peak_share", None) if is_available(memory) else None
-    roof_mem = roof_comp = roof_conf = None
-    if _roofline_usable(roofline):
-        tw = getattr(roofline, "time_weighted", {}) or {}
-        roof_mem = tw.get("memory_bound")
-        roof_comp = tw.get("compute_bound")
-        roof_conf = getattr(roofline, "confidence", None)
+    roof_mem, roof_comp, roof_conf = _roofline_facts(roofline)
     window_ms = window.duration_ns / 1e6
     pageable = _pageable_rates(transfers, steps_ok, steps.mean_ms if steps_ok else None, window_ms)
-    missing = []
-    if not bundle.has_cuda:
-        missing.append("the export holds no CUDA kernels or copies")
-    elif not has_kernels:
-        missing.append("no CUDA kernel ran in the analysed window")
-    if not bundle.has_nvtx:
-        missing.append("no NVTX ranges (steps and phases cannot be found)")
     return VerdictInputs(
         has_kernels=bool(has_kernels),
         window_ms=window.duration_ns / 1e6,
@@ -469,7 +483,7 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         memory_peak_share=mem_peak,
         data_warnings=sum(1 for q in quality if q.severity == "warning"),
         capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
-        missing=tuple(missing),
+        missing=_missing(bundle, has_kernels),
         gap_detail=_gap_detail(gaps),
         kernel_count=(int(kernels.kernel_count) if hasattr(kernels, "kernel_count") else None),
         kernel_time_ms=(float(kernels.total_ns) / 1e6 if hasattr(kernels, "total_ns") else None),

@@ -335,14 +335,8 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
         inside = kernel_union_membership(gpu_metrics, busy, busy_window, k)
     lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside)
-    judged = None
-    non_tc = non_tc_names
-    evidence_col = table["tc_evidence"].to_numpy(dtype=object).copy()
-    if lv is not None:
-        j = _judge_by_counters(tot, basis, family, lv, th)
-        judged = (float(tot[j.is_tc].sum()) / total, j)
-        non_tc = non_tc_names | j.non_tc
-        evidence_col[j.non_tc] = j.evidence[j.non_tc]
+    judged, non_tc, evidence_col = _counter_judgement(table, tot, basis, family, lv, non_tc_names,
+                                                      total, th)
     counters_share = None
     if counters and counters.get("tensor_core_share_by_time") is not None:
         counters_share = fnum(counters["tensor_core_share_by_time"])
@@ -353,10 +347,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
         lv, judged, known_frac, unknown_ns / total, th)
 
     non_tc_share = float(tot[non_tc].sum()) / total
-    by_counters = judged is not None and bool(judged[1].non_tc.any())
-    non_tc_source = None if non_tc_share <= 0 else (
-        "kernel_names+gpu_metrics" if by_counters and non_tc_names.any()
-        else "gpu_metrics" if by_counters else "kernel_names")
+    non_tc_source = _non_tc_source(non_tc_share, judged, non_tc_names)
     advice = NON_TC_ADVICE if non_tc_share > 0 else ""
     listed = table.assign(tc_evidence=evidence_col)
     return TensorCoreResult(
@@ -386,3 +377,25 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
         kernel_total_ns=total,
         advice=advice,
     )
+
+
+def _counter_judgement(table: pd.DataFrame, tot: np.ndarray, basis: np.ndarray, family: np.ndarray,
+                       lv, non_tc_names: np.ndarray, total: int, th: Thresholds):
+    """With GPU-metric levels (``lv``): (share judged on Tensor Cores by the level, the judgement),
+    the kernels on CUDA cores by names or counters, and their evidence column. Without: names only."""
+    evidence_col = table["tc_evidence"].to_numpy(dtype=object).copy()
+    if lv is None:
+        return None, non_tc_names, evidence_col
+    j = _judge_by_counters(tot, basis, family, lv, th)
+    evidence_col[j.non_tc] = j.evidence[j.non_tc]
+    return (float(tot[j.is_tc].sum()) / total, j), non_tc_names | j.non_tc, evidence_col
+
+
+def _non_tc_source(non_tc_share: float, judged, non_tc_names: np.ndarray) -> str | None:
+    """What says the CUDA-core GEMM time is CUDA-core: names, GPU metrics or both."""
+    if non_tc_share <= 0:
+        return None
+    by_counters = judged is not None and bool(judged[1].non_tc.any())
+    if by_counters:
+        return "kernel_names+gpu_metrics" if non_tc_names.any() else "gpu_metrics"
+    return "kernel_names"

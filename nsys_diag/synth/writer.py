@@ -7,23 +7,20 @@ vectorised, so millions of kernels are fine. Times are integer ns as in real exp
 """
 from __future__ import annotations
 
-import datetime as _dt
-import itertools
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nsys_diag.synth.events import SYNC_KINDS
+from nsys_diag.synth.events import OSRT_EVENT_CLASS, SYNC_KINDS
 from nsys_diag.synth.presets import preset
 from nsys_diag.synth.scenarios import COMPUTE_STREAM, Scenario
-from nsys_diag.synth.events import OSRT_EVENT_CLASS
+from nsys_diag.synth.rows import insert_rows, iso_seconds, nullable, Strings
 from nsys_diag.synth.schema import (ENUM_ROWS, GPU_METRIC_NAMES, SAMPLING_THREAD_STATE_ROWS,
                                     VM_GLOBAL_ID, SchemaVariant, gpu_model, variant)
 from nsys_diag.synth.timeline import Timeline, build_timeline
 
-_CHUNK = 100_000  # rows per executemany batch (bounds memory of the Python row tuples)
 _ANALYSIS_START_TIME = 4_211_337_000  # raw target clock at session start (ANALYSIS_DETAILS)
 _RAW_GPU_CLOCK_OFFSET = 7_000_000_000  # GPU_METRICS.rawTimestamp - timestamp
 
@@ -34,64 +31,6 @@ EVENT_TABLES = frozenset({
     "SAMPLING_CALLCHAINS"})
 """Tables with one row per event: written in shuffled row order with ``Scenario.shuffle_seed``
 (nsys >= 2025.6 no longer promises timestamp order)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# low-level writing
-# ---------------------------------------------------------------------------------------------
-
-class _Strings:
-    """StringIds interning in first-use order; ids start after the variant's fixed strings."""
-
-    def __init__(self, v: SchemaVariant) -> None:
-        self.values: list[str] = list(v.string0)
-        self.ids: dict[str, int] = {s: i for i, s in enumerate(self.values)}
-
-    def id(self, s: str) -> int:
-        i = self.ids.get(s)
-        if i is None:
-            i = self.ids[s] = len(self.values)
-            self.values.append(s)
-        return i
-
-    def ids_of(self, values: list[str]) -> np.ndarray:
-        return np.array([self.id(s) for s in values], np.int64)
-
-
-def _column(value: Any, lo: int, hi: int):
-    if isinstance(value, np.ndarray):
-        return value[lo:hi].tolist()
-    if isinstance(value, list):
-        return value[lo:hi]
-    return itertools.repeat(value, hi - lo)
-
-
-def _insert(con: sqlite3.Connection, v: SchemaVariant, table: str, data: dict[str, Any],
-            n: int) -> None:
-    """CREATE ``table`` in ``v``'s layout and insert ``n`` rows. ``data`` maps column names to
-    numpy arrays / lists (one value per row) or scalars (repeated); columns of the layout that
-    are absent from ``data`` are NULL, keys the layout lacks are ignored (older versions)."""
-    cols = v.table_columns(table)
-    con.execute(v.ddl(table))
-    if n == 0:
-        return
-    sql = f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})"
-    vals = [data.get(c) for c in cols]
-    for lo in range(0, n, _CHUNK):
-        hi = min(n, lo + _CHUNK)
-        con.executemany(sql, zip(*[_column(x, lo, hi) for x in vals]))
-
-
-def _nullable(values: np.ndarray, present: np.ndarray) -> np.ndarray:
-    """Object array with None where ``present`` is False (NULL in SQLite)."""
-    out = values.astype(object)
-    out[~present] = None
-    return out
-
-
-def _iso(ns: int) -> str:
-    return _dt.datetime.fromtimestamp(ns // 1_000_000_000, _dt.timezone.utc).strftime(
-        "%Y-%m-%dT%H:%M:%S")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,7 +69,7 @@ def write_preset(path: str | Path, name: str, schema: str = "2024.6", **override
 class _Writer:
     def __init__(self, con: sqlite3.Connection, v: SchemaVariant, tl: Timeline) -> None:
         self.con, self.v, self.tl, self.sc = con, v, tl, tl.scenario
-        self.s = _Strings(v)
+        self.s = Strings(v)
         procs = tl.processes
         self.p_device = np.array([p.device for p in procs], np.int64)
         self.p_context = np.array([p.context for p in procs], np.int64)
@@ -146,7 +85,7 @@ class _Writer:
             data = {k: (v[perm] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else
                         [v[i] for i in perm.tolist()] if isinstance(v, list) else v)
                     for k, v in data.items()}
-        _insert(self.con, self.v, table, data, n)
+        insert_rows(self.con, self.v, table, data, n)
 
     # -- orchestration ------------------------------------------------------------------------
     def write_all(self) -> None:
@@ -216,8 +155,8 @@ class _Writer:
         src = f"/workspace/{name}.nsys-rep"
         out = f"/workspace/{name}.sqlite"
         if v.metadata_table == "EXPORT_META_DATA":  # 2022.1 - 2023.2 spelling (incl. OUTUPT typo)
-            rows += [("EXPORT_TIME", "0.04"), ("EXPORT_TIME_UTC", _iso(exported)),
-                     ("EXPORT_TIME_LOCAL", _iso(exported)), ("EXPORT_HOST", sc.hostname),
+            rows += [("EXPORT_TIME", "0.04"), ("EXPORT_TIME_UTC", iso_seconds(exported)),
+                     ("EXPORT_TIME_LOCAL", iso_seconds(exported)), ("EXPORT_HOST", sc.hostname),
                      ("EXPORT_USER", "synth"), ("EXPORT_INPUT_FILE", f"{name}.nsys-rep"),
                      ("EXPORT_OUTUPT_FILE", f"{name}.sqlite"),
                      ("EXPORT_INPUT_PATH", f"{name}.nsys-rep"),
@@ -225,8 +164,8 @@ class _Writer:
                      ("EXPORT_OUTUPT_PATH_ABS", out), ("EXPORT_OVERWRITE", "false"),
                      ("EXPORT_LAZY", "true")]
         else:
-            rows += [("EXPORT_TIME_UTC", _iso(exported)),
-                     ("EXPORT_TIME_LOCAL", _iso(exported) + " +0000 UTC"),
+            rows += [("EXPORT_TIME_UTC", iso_seconds(exported)),
+                     ("EXPORT_TIME_LOCAL", iso_seconds(exported) + " +0000 UTC"),
                      ("EXPORT_HOST", sc.hostname), ("EXPORT_USER", ""),
                      ("EXPORT_PARAM_INPUT_FILE", f"{name}.nsys-rep"),
                      ("EXPORT_PARAM_OUTPUT_FILE", f"{name}.sqlite"),
@@ -355,8 +294,8 @@ class _Writer:
                                       for d, b in zip(self.devices, bus)])
         if "TARGET_INFO_SESSION_START_TIME" in v.tables:
             self.insert("TARGET_INFO_SESSION_START_TIME", {
-                "utcEpochNs": sc.utc_start_ns, "utcTime": _iso(sc.utc_start_ns),
-                "localTime": _iso(sc.utc_start_ns), "systemClockNs": _ANALYSIS_START_TIME}, 1)
+                "utcEpochNs": sc.utc_start_ns, "utcTime": iso_seconds(sc.utc_start_ns),
+                "localTime": iso_seconds(sc.utc_start_ns), "systemClockNs": _ANALYSIS_START_TIME}, 1)
         if v.analysis_details:
             self.insert("ANALYSIS_DETAILS", {
                 "globalVid": VM_GLOBAL_ID, "duration": tl.capture_end,
@@ -474,7 +413,7 @@ class _Writer:
                 "globalPid": self.p_gpid[pidx], "bytes": m["bytes"][o],
                 "copyKind": m["copy_kind"][o], "srcKind": m["src_kind"][o],
                 "dstKind": m["dst_kind"][o], "copyCount": 1,
-                "migrationCause": _nullable(m["migration"][o], m["migration"][o] >= 0)}, o.size)
+                "migrationCause": nullable(m["migration"][o], m["migration"][o] >= 0)}, o.size)
 
         ms = tl.memset
         if ms["start"].size:
@@ -542,11 +481,11 @@ class _Writer:
         code = nv["text"][o]
         text = texts[code].copy()
         text[reg] = None
-        text_id = _nullable(text_ids[code], reg)
+        text_id = nullable(text_ids[code], reg)
         rid = nv["range_id"][o]
         self.insert("NVTX_EVENTS", {
-            "start": nv["start"][o], "end": _nullable(nv["end"][o], nv["has_end"][o].astype(bool)),
-            "eventType": nv["event_type"][o], "rangeId": _nullable(rid, rid >= 0), "text": text,
+            "start": nv["start"][o], "end": nullable(nv["end"][o], nv["has_end"][o].astype(bool)),
+            "eventType": nv["event_type"][o], "rangeId": nullable(rid, rid >= 0), "text": text,
             "globalTid": nv["gtid"][o], "textId": text_id, "domainId": nv["domain"][o]}, o.size)
 
     # -- GPU metrics / memory ------------------------------------------------------------------
