@@ -137,6 +137,16 @@ def _process(bundle: TraceBundle, gpid: int, steps: Any, phases: Any) -> Process
                        "no NVTX phase ranges inside the steps"))
 
 
+def _metric_names(metric: pd.Series) -> list[str]:
+    """The distinct GPU-metric names sampled (perf, bench: one bincount over the categorical's
+    codes of a million samples, no string conversion of every row)."""
+    if isinstance(metric.dtype, pd.CategoricalDtype):
+        codes = metric.cat.codes.to_numpy()
+        seen = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(metric.cat.categories)))
+        return [str(metric.cat.categories[i]) for i in seen]  # a handful of metric names
+    return [str(x) for x in pd.unique(metric)]
+
+
 def probe(bundle: TraceBundle, options: AnalyzeOptions | None = None, th: Thresholds | None = None,
           *, analysed: Mapping[int, tuple[Any, Any]] | None = None) -> Capabilities:
     """The capabilities of ``bundle``. ``analysed``: the (steps, phases) ``analyze`` found per
@@ -147,7 +157,7 @@ def probe(bundle: TraceBundle, options: AnalyzeOptions | None = None, th: Thresh
         analysed = {g: _detect(bundle, g, options, th) for g in analysed_process_ids(bundle)}
     procs = tuple(_process(bundle, g, s, p) for g, (s, p) in analysed.items())  # one per process
     gm = bundle.gpu_metrics
-    names = (np.unique(gm["metric"].astype(str).to_numpy()) if len(gm) else np.array([], str))
+    names = _metric_names(gm["metric"]) if len(gm) else []
     return Capabilities(
         processes=procs, gpu_activity=bool(bundle.has_cuda), nvtx_ranges=_rows(bundle, "nvtx"),
         gpu_metrics=bool(len(gm)),

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses._arrays import all_equal
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 
 RESOLVE_PERIODS = 2
@@ -71,21 +72,67 @@ def sample_period_ns(s: Samples) -> int | None:
     return int(np.median(d)) if d.size else None
 
 
-def inside_union(s: Samples, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray) -> np.ndarray:
-    """Per sample: its timestamp lies inside the union of its device's intervals."""
+def _rows_of_device(k_dev: np.ndarray, d: int) -> np.ndarray | slice:
+    """The rows of device ``d``: a slice of everything with one device (perf, bench: no 2M-row
+    mask or copy), else the row indices."""
+    if all_equal(k_dev):
+        return slice(None) if k_dev[0] == d else slice(0, 0)
+    return np.flatnonzero(k_dev == d)
+
+
+def merged_by_device(devices, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray) -> dict:
+    """Per device, the merged union of its intervals (computed once, shared by every metric)."""
+    out = {}
+    for d in devices:  # a handful of devices
+        rows = _rows_of_device(k_dev, int(d))
+        out[int(d)] = iv.merge_intervals(k_s[rows], k_e[rows])
+    return out
+
+
+def inside_merged(s: Samples, merged: dict) -> np.ndarray:
+    """Per sample: its timestamp lies inside its device's merged intervals (``merged_by_device``)."""
     inside = np.zeros(s.size, dtype=bool)
     for d in np.unique(s.dev):  # a handful of devices
-        on = k_dev == d
-        if not on.any():
-            continue
-        ms, me = iv.merge_intervals(k_s[on], k_e[on])
-        sel = s.dev == d
-        inside[sel] = iv.containing_interval(s.ts[sel], ms, me) >= 0
+        ms, me = merged.get(int(d), (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        if ms.size:
+            sel = s.dev == d
+            inside[sel] = iv.containing_interval(s.ts[sel], ms, me) >= 0
     return inside
 
 
+def inside_union(s: Samples, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray) -> np.ndarray:
+    """Per sample: its timestamp lies inside the union of its device's intervals."""
+    return inside_merged(s, merged_by_device(np.unique(s.dev), k_dev, k_s, k_e))
+
+
+@dataclass(frozen=True)
+class DeviceOrder:
+    """One device's kernels sorted by start: row indices, starts, ends and the sorted ends."""
+
+    order: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    ends_sorted: np.ndarray
+
+
+def device_orders(devices, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray) -> dict:
+    """Per device, its kernels in start order (perf, bench: computed once for every metric, and
+    rows already in order — the usual export — need no argsort of 2M starts)."""
+    out = {}
+    for d in devices:  # a handful of devices
+        rows = _rows_of_device(k_dev, int(d))
+        rows = np.arange(k_s.size)[rows] if isinstance(rows, slice) else rows
+        if rows.size == 0:
+            continue
+        starts = k_s[rows]
+        order = rows if iv.is_sorted(starts) else rows[np.argsort(starts, kind="stable")]
+        ss, se = k_s[order], k_e[order]
+        out[int(d)] = DeviceOrder(order, ss, se, se if iv.is_sorted(se) else np.sort(se))
+    return out
+
+
 def attribute_to_kernels(s: Samples, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray,
-                         period: int) -> np.ndarray:
+                         period: int, orders: dict | None = None) -> np.ndarray:
     """Per sample, the row index of the one kernel that ran alone on its device for the whole
     sampled period ``(ts - period, ts]`` and lasts ≥ ``RESOLVE_PERIODS`` × ``period``; -1 if none.
 
@@ -97,13 +144,14 @@ def attribute_to_kernels(s: Samples, k_dev: np.ndarray, k_s: np.ndarray, k_e: np
     long_enough = (k_e - k_s) >= RESOLVE_PERIODS * period
     if period <= 0 or not long_enough.any():
         return out
+    if orders is None:
+        orders = device_orders(np.unique(s.dev), k_dev, k_s, k_e)
     for d in np.unique(s.dev):  # a handful of devices
-        rows = np.flatnonzero(k_dev == d)
-        if rows.size == 0:
+        dev_order = orders.get(int(d))
+        if dev_order is None:
             continue
-        order = rows[np.argsort(k_s[rows], kind="stable")]
-        ss, se = k_s[order], k_e[order]
-        ends_sorted = np.sort(se)
+        order, ss, se = dev_order.order, dev_order.starts, dev_order.ends
+        ends_sorted = dev_order.ends_sorted
         sel = np.flatnonzero(s.dev == d)
         t1 = s.ts[sel]
         t0 = t1 - period
@@ -182,21 +230,24 @@ def tensor_levels(kernels: pd.DataFrame, row_name: np.ndarray, gemm_name: np.nda
     inside = kernel_inside if kernel_inside is not None else inside_union(ta, k_dev, k_s, k_e)
     k_vals = ta.val[inside]
     gemm_rows = (row_name >= 0) & gemm_name[np.maximum(row_name, 0)]
-    g_dev, g_s, g_e = k_dev[gemm_rows], k_s[gemm_rows], k_e[gemm_rows]
-    in_gemm = inside_union(ta, g_dev, g_s, g_e) if gemm_rows.any() else np.zeros(ta.size, bool)
+    devices = np.unique(ta.dev)
+    in_gemm = np.zeros(ta.size, bool)
     sm_gemm = None
-    if sm is not None and gemm_rows.any():
-        sm_gemm = _mean(sm.val[inside_union(sm, g_dev, g_s, g_e)])
+    if gemm_rows.any():
+        merged = merged_by_device(devices, k_dev[gemm_rows], k_s[gemm_rows], k_e[gemm_rows])
+        in_gemm = inside_merged(ta, merged)
+        sm_gemm = None if sm is None else _mean(sm.val[inside_merged(sm, merged)])
     period = sample_period_ns(ta)
     name_level = np.full(n_names, np.nan)
     name_sm = np.full(n_names, np.nan)
     name_n = np.zeros(n_names, dtype=np.int64)
-    if period:
-        hit = attribute_to_kernels(ta, k_dev, k_s, k_e, period)
+    if period and ((k_e - k_s) >= RESOLVE_PERIODS * period).any():
+        orders = device_orders(devices, k_dev, k_s, k_e)
+        hit = attribute_to_kernels(ta, k_dev, k_s, k_e, period, orders)
         group = np.where(hit >= 0, row_name[np.maximum(hit, 0)], -1)
         name_level, name_n = per_group_mean(ta.val, group, n_names)
         if sm is not None:
-            hit_sm = attribute_to_kernels(sm, k_dev, k_s, k_e, period)
+            hit_sm = attribute_to_kernels(sm, k_dev, k_s, k_e, period, orders)
             g_sm = np.where(hit_sm >= 0, row_name[np.maximum(hit_sm, 0)], -1)
             name_sm, _ = per_group_mean(sm.val, g_sm, n_names)
     return TensorLevels(
