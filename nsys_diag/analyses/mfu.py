@@ -43,29 +43,30 @@ def analyze_mfu(*, step_ms: float | None, batch_size: int | None = None,
         return _unavailable("no analysed steps: MFU is per step")
     step_s = float(step_ms) / 1e3
     achieved = float(flops_per_step) / step_s
-    out = {"available": True, "reason": None, "flops_per_step": float(flops_per_step),
+    assumptions = ["median analysed step; one GPU (this trace)"]
+    out: dict = {"available": True, "reason": None, "flops_per_step": float(flops_per_step),
            "flops_source": source, "step_ms": float(step_ms),
            "samples_per_s": (int(batch_size) / step_s) if batch_size else None,
            "achieved_tflops": achieved / 1e12, "peak_tflops": None, "peak_precision": None,
-           "gpu": None, "mfu": None, "assumptions": ["median analysed step; one GPU (this trace)"]}
+           "gpu": None, "mfu": None, "assumptions": assumptions}
     spec = lookup_gpu(gpu_name)
     if spec is None:
-        out["assumptions"].append("GPU not in the spec table: no peak, no MFU")
+        assumptions.append("GPU not in the spec table: no peak, no MFU")
         return out
     tc = tensor_core_share is not None and tensor_core_share >= TC_ENGAGED_SHARE
     precision = "tensor_fp16" if tc else "fp32"
     peak = spec.peak_flop_per_s(precision)
     out["gpu"] = spec.display
     if peak is None:
-        out["assumptions"].append(f"no {precision} peak for {spec.display} in the spec table")
+        assumptions.append(f"no {precision} peak for {spec.display} in the spec table")
         return out
     out.update(peak_tflops=peak / 1e12, peak_precision=precision, mfu=achieved / peak)
     if tc:
-        out["assumptions"].append(f"BF16/FP16 Tensor Core dense peak ({spec.source}): Tensor Cores "
+        assumptions.append(f"BF16/FP16 Tensor Core dense peak ({spec.source}): Tensor Cores "
                                   f"carry {tensor_core_share:.0%} of kernel time")
     else:
         tf32 = spec.peak_flop_per_s("tensor_tf32")
-        out["assumptions"].append(
+        assumptions.append(
             f"FP32 CUDA-core peak ({spec.source}): Tensor Cores "
             + ("unknown" if tensor_core_share is None else f"carry {tensor_core_share:.0%}")
             + " of kernel time" + (f"; with TF32 the peak would be {tf32 / 1e12:.0f} TFLOP/s"
