@@ -35,6 +35,9 @@ def _summary_lines(index: dict, out: Path, problems: Sequence[str]) -> list[str]
              f"({c['from_cache']} from cache), {c['skipped']} skipped"
              + (f", {c['ignored']} ignored" if c["ignored"] else "")
              + f" → {_safe(out / 'index.html')}"]
+    job = index.get("job") or {}
+    if job.get("available"):
+        lines.append(f"  job: {job['verdict']} — {_safe(job['headline'])}")
     for r in index["skipped"]:
         lines.append(f"  skipped {_safe(r['label'])}: {_safe(r['reason'])}"
                      + (f" (hint: {_safe(r['hint'])})" if r["hint"] else ""))

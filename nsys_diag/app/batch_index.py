@@ -95,6 +95,13 @@ def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | Non
     return result
 
 
+def _job_section(ranks: dict | None, rows: Sequence[dict]) -> dict:
+    """The job verdict (``analyses/job.py``): the straggler's cause, or the ranks' common one."""
+    from nsys_diag.analyses.job import job_verdict
+
+    return job_verdict(ranks, rows)
+
+
 def _phase_columns(rows: Sequence[dict]) -> list[str]:
     """Phases with time in at least one trace, in canonical order."""
     from nsys_diag.analyses.batch_summary import phase_sort_key
@@ -131,6 +138,7 @@ def build_index(found: Discovery, results: Sequence[TraceResult], paths: dict[st
         "skipped": [{"label": r.trace.label, "reason": r.reason, "hint": r.hint} for r in skipped],
         "ignored": found.ignored,
         "ranks": ranks,
+        "job": _job_section(ranks, rows),
         "problems": problems,
         "exit_code": EXIT_PARTIAL_BATCH if skipped else EXIT_OK,
     }

@@ -8,7 +8,6 @@ punctuation, control characters are dropped; HTML goes through Jinja autoescape.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from nsys_diag.model.text import markdown_cell, markdown_code_span, printable
 from nsys_diag.report.clean import clean_text
@@ -321,6 +320,10 @@ def render_index_markdown(index: dict, max_rows: int = 40) -> str:
     cols = index.get("phase_columns") or []
     out = [f"### nsys-diag batch: {c.get('found', 0)} traces — {c.get('ok', 0)} analysed "
            f"({c.get('from_cache', 0)} from cache), {c.get('skipped', 0)} skipped", ""]
+    job = index.get("job") or {}
+    if job.get("available"):
+        out += [f"**Job: `{md_code(job.get('verdict'))}`** — {md_escape(job.get('headline'), 200)}"]
+        out += [f"- {md_escape(e.get('text'), 200)}" for e in job.get("evidence") or []] + [""]
     header = ["trace", "verdict", "step (median)"] + [_phase_header(p) for p in cols] + \
         ["GPU busy", "Tensor Cores"]
     out.append("| " + " | ".join(header) + " |")
@@ -466,6 +469,7 @@ def _index_model(index: dict) -> dict:
                         + (f", {c.get('ignored')} ignored" if c.get("ignored") else "") + "."),
         "phase_columns": cols, "rows": rows, "total": len(all_rows),
         "more": len(all_rows) > len(rows), "ranks": ranks_model,
+        "job": (index.get("job") or {}) if (index.get("job") or {}).get("available") else None,
         "skipped": skipped[:HTML_MAX_ROWS], "ignored": (index.get("ignored") or [])[:HTML_MAX_ROWS],
         "tone": tone, "chip": f"{c.get('skipped', 0)} skipped" if skipped else "all analysed",
     }
@@ -477,7 +481,8 @@ def render_index_html(index: dict) -> str:
 
     data = _clean_doc(index)
     idx = _index_model(data)
-    sections = [("sec-batch", "Traces", True), ("sec-ranks", "Ranks", idx["ranks"] is not None),
+    sections = [("sec-job", "Job", idx["job"] is not None), ("sec-batch", "Traces", True),
+                ("sec-ranks", "Ranks", idx["ranks"] is not None),
                 ("sec-skipped", "Skipped", bool(idx["skipped"] or idx["ignored"]))]
     page = _page(data, "nsys-diag batch index", sections, "batch index")
     return render_document("batch_index.html", page=page, data=data, idx=idx)
