@@ -18,8 +18,12 @@ TC_ENGAGED_SHARE = 0.5
 GEMMs then dominate the FLOP count and run at the Tensor Core rate."""
 
 
+MFU_HINT = ("pass --model-flops-per-step N (or --model-flops-per-sample N with --batch-size) "
+            "and mark steps with NVTX")
+
+
 def _unavailable(reason: str) -> dict:
-    return {"available": False, "reason": reason}
+    return {"available": False, "reason": reason, "hint": MFU_HINT}
 
 
 def analyze_mfu(*, step_ms: float | None, batch_size: int | None = None,

@@ -28,6 +28,7 @@ from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps
                                      gap_evidence)
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
 from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
+from nsys_diag.analyses.mfu import analyze_mfu
 from nsys_diag.analyses.memory import MemoryResult, analyze_memory
 from nsys_diag.analyses.phases import PhasesResult, analyze_phases
 from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
@@ -91,6 +92,7 @@ class ProcessAnalysis:
     verdict_inputs: VerdictInputs
     data_quality: list[QualityItem] = field(default_factory=list)
     roofline: AnyRoofline = None
+    mfu: dict | None = None
 
     def summary(self) -> dict:
         """One row of the per-process table."""
@@ -330,13 +332,27 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
                          roofline=r["roofline"], window=window, quality=quality,
                          has_kernels=len(k_win) > 0, transfers=r["transfers"])
     verdict = diagnose(vin, th)
+    mfu = _mfu(bundle, devices, steps, r["tensor_cores"], options)
     return ProcessAnalysis(
         global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
         phases=phases, utilization=r["utilization"], gaps=r["gaps"], kernels=kres,
         tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
         throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=quality,
-        roofline=r["roofline"])
+        roofline=r["roofline"], mfu=mfu)
+
+
+def _mfu(bundle: TraceBundle, devices: tuple[int, ...], steps, tensor_cores,
+         options: AnalyzeOptions) -> dict:
+    """The ``mfu`` section of one process: its median step against its first GPU's dense peak."""
+    names = bundle.gpus.loc[bundle.gpus["device_id"].isin(devices), "name"].astype(str).tolist() \
+        if len(bundle.gpus) and devices else []
+    return analyze_mfu(
+        step_ms=steps.median_ms if is_available(steps) else None, batch_size=options.batch_size,
+        flops_per_sample=options.model_flops_per_sample,
+        flops_per_step=options.model_flops_per_step, gpu_name=names[0] if names else None,
+        tensor_core_share=getattr(tensor_cores, "share_of_kernel_time", None)
+        if is_available(tensor_cores) else None)
 
 
 def _kernel_table(kernels: pd.DataFrame, window: Window, th: Thresholds, max_rows: int):

@@ -34,4 +34,8 @@ class AnalyzeOptions:
     memory_budget_bytes: int | None = DEFAULT_MEMORY_BUDGET_BYTES
     """--memory-budget SIZE|none: analyse only the middle window of an nsys export's timeline
     that fits this much memory (None: always the whole export)."""
+    model_flops_per_sample: float | None = None
+    """--model-flops-per-sample N: model FLOPs per sample (forward + backward), for MFU."""
+    model_flops_per_step: float | None = None
+    """--model-flops-per-step N: model FLOPs per step, for MFU (wins over the per-sample count)."""
     extra: dict = field(default_factory=dict)

@@ -139,6 +139,12 @@ SPEC: dict[str, Any] = {
         {"batch_size": None, "source": None, "loader_samples_per_s": None, "model_samples_per_s": None,
          "bottleneck": None},
         "Batch size unknown.", "Pass --batch-size N to compare loader and model throughput."),
+    "mfu": Section(
+        {"flops_per_step": None, "flops_source": None, "step_ms": None, "samples_per_s": None,
+         "achieved_tflops": None, "peak_tflops": None, "peak_precision": None, "gpu": None,
+         "mfu": None, "assumptions": [None]},
+        "Model FLOPs unknown.", "Pass --model-flops-per-step N (or --model-flops-per-sample N "
+        "with --batch-size) to report achieved TFLOP/s and MFU."),
     "communication": Section(
         {"per_device": [{"device_id": None, "comm_ms": None, "hidden_ms": None, "exposed_ms": None}],
          "exposed_share": None},

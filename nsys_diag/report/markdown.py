@@ -51,6 +51,9 @@ def _key_numbers(v: dict) -> str:
     if tc["available"]:
         basis = f" ({md_text(tc['basis'], 240)})" if tc.get("basis") else ""
         parts.append(f"**Tensor Cores** {fmt_pct(tc['share_of_kernel_time'])} of kernel time{basis}")
+    mfu = v.get("mfu") or {}
+    if mfu.get("available") and finite(mfu.get("mfu")) is not None:
+        parts.append(f"**MFU** {fmt_pct(mfu['mfu'])} ({finite(mfu['achieved_tflops']):.1f} TFLOP/s)")
     proj = finite(vd["projected_step_ms_if_fixed"])
     if proj is not None:
         cur = finite(steps["mean_ms"]) if steps["available"] else None

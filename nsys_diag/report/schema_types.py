@@ -187,6 +187,11 @@ TYPES: dict[str, Any] = {
     "data_quality[].severity": enum("info", "warning"), "data_quality[].hint": "str?",
     "thresholds": {"type": "object", "additionalProperties": {"type": "number"}},
     "capture_hints[]": "str",
+    # --------------------------------------------------------------------------------- mfu
+    **_under("mfu", {"flops_per_step": "num", "flops_source": "str", "step_ms": "num",
+                     "samples_per_s": "num?", "achieved_tflops": "num", "peak_tflops": "num?",
+                     "peak_precision": "str?", "gpu": "str?", "mfu": "num?"}),
+    "mfu.assumptions[]": "str",
     # ----------------------------------------------------------------------- capabilities
     "capabilities": {"description": "What the export can answer: the capability probe shared "
                                     "with `inspect` (analyses/capabilities.py)."},

@@ -137,6 +137,11 @@ def _gpu(v: dict) -> list[str]:
                    f"({_c(tc.get('source') or 'names')}, confidence {tc.get('confidence')})")
         if tc.get("basis"):
             out.append(f"           basis: {_c(tc.get('basis'))}")
+    mfu = v.get("mfu") or {}
+    if mfu.get("available") and mfu.get("mfu") is not None:
+        out.append(f"         MFU {fmt_pct(mfu['mfu'])} · {mfu['achieved_tflops']:.1f} TFLOP/s of "
+                   f"{mfu['peak_tflops']:.0f} ({_c(mfu.get('peak_precision'))} dense peak, "
+                   f"{_c(mfu.get('gpu'))})")
     return out
 
 

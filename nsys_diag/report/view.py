@@ -152,6 +152,8 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "transfers": _section(head.transfers),
         "gpu_metrics": _section(head.gpu_metrics),
         "throughput": _section(head.throughput),
+        "mfu": head.mfu if head.mfu is not None else {"available": False,
+                                                      "reason": "not analysed", "hint": ""},
         "communication": _section(head.communication),
         "memory": _section(head.memory),
         "roofline": (apply_aliases("roofline", _section(head.roofline)) if head.roofline is not None
