@@ -29,6 +29,7 @@ from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
 from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
 from nsys_diag.analyses.mfu import analyze_mfu
+from nsys_diag.analyses.scaling import analyze_scaling
 from nsys_diag.analyses.memory import MemoryResult, analyze_memory
 from nsys_diag.analyses.phases import PhasesResult, analyze_phases
 from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
@@ -93,6 +94,7 @@ class ProcessAnalysis:
     data_quality: list[QualityItem] = field(default_factory=list)
     roofline: AnyRoofline = None
     mfu: dict | None = None
+    scaling: tuple[list[dict], str | None] = ([], "not analysed")
 
     def summary(self) -> dict:
         """One row of the per-process table."""
@@ -333,24 +335,44 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
                          has_kernels=len(k_win) > 0, transfers=r["transfers"])
     verdict = diagnose(vin, th)
     mfu = _mfu(bundle, devices, steps, r["tensor_cores"], options)
+    scaling = _scaling(_gpu_name(bundle, devices), steps, phases, r["communication"], options)
     return ProcessAnalysis(
         global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
         phases=phases, utilization=r["utilization"], gaps=r["gaps"], kernels=kres,
         tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
         throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=quality,
-        roofline=r["roofline"], mfu=mfu)
+        roofline=r["roofline"], mfu=mfu, scaling=scaling)
+
+
+def _scaling(gpu_name: str | None, steps, phases, communication, options: AnalyzeOptions):
+    """``analyze_scaling`` of one process: its mean step, exposed communication per step and
+    backward phase time (the overlap the all-reduce could hide behind)."""
+    mean = steps.mean_ms if is_available(steps) else None
+    exposed = None
+    if is_available(communication) and mean and communication.exposed_share_of_step is not None:
+        exposed = communication.exposed_share_of_step * mean
+    return analyze_scaling(step_ms=mean, exposed_comm_ms=exposed,
+                           backward_ms=_phase_totals(phases)[1].get("backward"),
+                           batch_size=options.batch_size, grad_bytes=options.grad_bytes,
+                           gpu_name=gpu_name, link_gbps=options.link_gbps)
+
+
+def _gpu_name(bundle: TraceBundle, devices: tuple[int, ...]) -> str | None:
+    """The name of the process's first GPU as the export gives it (None when unknown)."""
+    if not len(bundle.gpus) or not devices:
+        return None
+    names = bundle.gpus.loc[bundle.gpus["device_id"].isin(devices), "name"].astype(str).tolist()
+    return names[0] if names else None
 
 
 def _mfu(bundle: TraceBundle, devices: tuple[int, ...], steps, tensor_cores,
          options: AnalyzeOptions) -> dict:
     """The ``mfu`` section of one process: its median step against its first GPU's dense peak."""
-    names = bundle.gpus.loc[bundle.gpus["device_id"].isin(devices), "name"].astype(str).tolist() \
-        if len(bundle.gpus) and devices else []
     return analyze_mfu(
         step_ms=steps.median_ms if is_available(steps) else None, batch_size=options.batch_size,
         flops_per_sample=options.model_flops_per_sample,
-        flops_per_step=options.model_flops_per_step, gpu_name=names[0] if names else None,
+        flops_per_step=options.model_flops_per_step, gpu_name=_gpu_name(bundle, devices),
         tensor_core_share=getattr(tensor_cores, "share_of_kernel_time", None)
         if is_available(tensor_cores) else None)
 

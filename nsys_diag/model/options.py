@@ -38,4 +38,8 @@ class AnalyzeOptions:
     """--model-flops-per-sample N: model FLOPs per sample (forward + backward), for MFU."""
     model_flops_per_step: float | None = None
     """--model-flops-per-step N: model FLOPs per step, for MFU (wins over the per-sample count)."""
+    grad_bytes: float | None = None
+    """--grad-bytes N: gradient bytes all-reduced per step, for the scaling projection."""
+    link_gbps: float | None = None
+    """--link-gbps N: GPU-to-GPU link bandwidth per direction (GB/s) for the projection."""
     extra: dict = field(default_factory=dict)

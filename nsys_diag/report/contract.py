@@ -145,6 +145,9 @@ SPEC: dict[str, Any] = {
          "mfu": None, "assumptions": [None]},
         "Model FLOPs unknown.", "Pass --model-flops-per-step N (or --model-flops-per-sample N "
         "with --batch-size) to report achieved TFLOP/s and MFU."),
+    "scaling": [{"gpus": None, "step_ms": None, "allreduce_ms": None, "samples_per_s": None,
+                 "efficiency": None, "assumptions": [None]}],
+    "scaling_reason": None,
     "communication": Section(
         {"per_device": [{"device_id": None, "comm_ms": None, "hidden_ms": None, "exposed_ms": None}],
          "exposed_share": None},

@@ -171,3 +171,14 @@ FILTERS = {
     "fmt_value": fmt_value,
 }
 """Registered as Jinja filters by ``report.html`` (names as in templates)."""
+
+
+def scaling_line(rows: list | None) -> str | None:
+    """The weak-scaling projection in one line ("2 GPUs: 97% efficiency (203 ms/step) · …"),
+    None without a projection."""
+    rows = [r for r in (rows or []) if isinstance(r, dict) and (r.get("gpus") or 0) > 1]
+    if not rows:
+        return None
+    parts = [f"{r['gpus']} GPUs {fmt_pct(r.get('efficiency'))} efficiency ({fmt_ms(r.get('step_ms'))}/step)"
+             for r in rows]
+    return "projected (weak scaling, ring all-reduce): " + " · ".join(parts)

@@ -13,7 +13,8 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share
+from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share,
+                                         scaling_line)
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.text import markdown_text
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
@@ -131,7 +132,9 @@ def render_markdown(view: dict) -> str:
     if secondary:
         blocks.append((1, [f"**Also (secondary verdicts):** {md_text(', '.join(secondary), 200)}"]))
     if vd["scale_advice"]:
-        blocks.append((1, [f"**Will more GPUs help?** {md_text(vd['scale_advice'])}"]))
+        projection = scaling_line(v.get("scaling"))
+        more = f" ({md_text(projection)})" if projection else ""
+        blocks.append((1, [f"**Will more GPUs help?** {md_text(vd['scale_advice'])}{more}"]))
     numbers = _key_numbers(v)
     if numbers:
         blocks.append((1, [numbers]))

@@ -192,6 +192,10 @@ TYPES: dict[str, Any] = {
                      "samples_per_s": "num?", "achieved_tflops": "num", "peak_tflops": "num?",
                      "peak_precision": "str?", "gpu": "str?", "mfu": "num?"}),
     "mfu.assumptions[]": "str",
+    # ----------------------------------------------------------------------------- scaling
+    **_under("scaling[]", {"gpus": "int", "step_ms": "num", "allreduce_ms": "num",
+                           "samples_per_s": "num?", "efficiency": "num?"}),
+    "scaling[].assumptions[]": "str", "scaling_reason": "str?",
     # ----------------------------------------------------------------------- capabilities
     "capabilities": {"description": "What the export can answer: the capability probe shared "
                                     "with `inspect` (analyses/capabilities.py)."},

@@ -5,7 +5,7 @@ bidi characters removed) and is truncated to fit its column.
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share)
+from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
@@ -48,6 +48,9 @@ def _verdict(v: dict) -> list[str]:
            f"  {_c(vd.get('headline'))}"]
     if vd.get("scale_advice"):
         out.append(f"  More GPUs? {_c(vd['scale_advice'])}")
+    projection = scaling_line(v.get("scaling"))
+    if projection:
+        out.append(f"             {projection}")
     proj = vd.get("projected_step_ms_if_fixed")
     steps = v.get("steps") or {}
     if proj is not None:

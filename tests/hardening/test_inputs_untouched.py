@@ -73,4 +73,4 @@ def test_every_command_leaves_inputs_byte_identical(inputs, tmp_path, monkeypatc
     assert new == ["base/r0.nsys-diag.html"], new  # no journal, -wal, -shm or cache files
     for name, fp in before.items():
         assert after[name] == fp, f"{name} changed"
-    assert len(before) >= 6
+    assert len(before) >= 5  # our own inputs; copies of ../shared/traces add more when present
