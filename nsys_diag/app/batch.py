@@ -53,7 +53,8 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
                   echo: Echo = print, th: Thresholds | None = None,
                   generated_at: str | None = None) -> int:
     """Analyse every trace under ``dirs``; per-trace reports + index in ``outdir``; ``echo``
-    gets the per-trace table (trace, verdict, confidence, median step) and the summary.
+    gets the summary line, the per-trace table (trace, verdict, confidence, median step), then
+    the skipped inputs, warnings and stragglers.
 
     Returns the exit code: 0, or 4 when some inputs were skipped.
     """
@@ -100,6 +101,7 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
         problems.append(f"index.html not written ({type(exc).__name__}: {_safe(exc)})")
     emit(dumps(index), json_out)
     emit(md, md_out)
-    for line in render_index_text(index) + _summary_lines(index, out, problems):
+    summary = _summary_lines(index, out, problems)
+    for line in summary[:1] + render_index_text(index) + summary[1:]:
         echo(line)
     return index["exit_code"]
