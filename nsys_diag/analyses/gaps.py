@@ -83,7 +83,7 @@ from nsys_diag.analyses.gap_evidence import name_mask as _name_mask
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES
 
-__all__ = ["LAUNCH_API_RE", "SYNC_API_RE", "GapEvidence", "gap_evidence", "analyze_gaps",
+__all__ = ["LAUNCH_API_RE", "SYNC_API_RE", "GapEvidence", "GapIntervals", "gap_evidence", "analyze_gaps",
            "analyze_utilization", "_launched_late", "_name_mask"]
 
 HIST_EDGES_NS = (1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
@@ -180,6 +180,34 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class GapIntervals:
+    """Every idle interval of a process's GPUs (not only the top ones): int64 arrays of one
+    row per gap and ``cause_ns`` (gaps × ``GAP_CAUSES``), the ns each cause took of it. Kept
+    for the Python API (``Analysis.gaps``); never in the JSON."""
+
+    starts_ns: np.ndarray
+    ends_ns: np.ndarray
+    device_ids: np.ndarray
+    cause_ns: np.ndarray
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per gap: start_ns, end_ns, duration_ns, device_id, cause (the one holding
+        most of the gap; ``other`` when none), then ``<cause>_ns`` per cause (ints)."""
+        mat = self.cause_ns.reshape(-1, len(GAP_CAUSES))
+        largest = np.asarray(GAP_CAUSES, dtype=object)[mat.argmax(axis=1)] if len(mat) else \
+            np.zeros(0, dtype=object)
+        largest = np.where(mat.sum(axis=1) > 0, largest, "other")
+        frame = pd.DataFrame({"start_ns": self.starts_ns.astype(np.int64),
+                              "end_ns": self.ends_ns.astype(np.int64),
+                              "duration_ns": (self.ends_ns - self.starts_ns).astype(np.int64),
+                              "device_id": self.device_ids.astype(np.int64),
+                              "cause": pd.Categorical(largest, categories=list(GAP_CAUSES))})
+        for ci, cause in enumerate(GAP_CAUSES):  # eleven causes
+            frame[f"{cause}_ns"] = mat[:, ci].astype(np.int64)
+        return frame.sort_values(["start_ns", "device_id"], kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
 class GapsResult:
     """Gap totals. ``by_cause_ns`` and ``total_ns`` are per GPU (mean over the process's GPUs);
     ``count`` is over all GPUs. ``histogram``: (lo_ns, hi_ns | None, count, total_ns).
@@ -199,6 +227,8 @@ class GapsResult:
     first_kernel_ns: int | None = None
     other_top_frames: tuple[dict, ...] = ()
     cpu_samples_available: bool = False
+    intervals: GapIntervals | None = field(default=None, repr=False, compare=False)
+    """Every gap with its causes (``GapIntervals``); not emitted by ``to_json``."""
 
     available = True
 
@@ -392,7 +422,8 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
                       total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
                       histogram=_histogram(dur), top=top, per_device=tuple(per_device),
                       by_cause_detail=detail, first_kernel_ns=ev.first_kernel_ns,
-                      other_top_frames=tuple(frames), cpu_samples_available=samples_ok)
+                      other_top_frames=tuple(frames), cpu_samples_available=samples_ok,
+                      intervals=GapIntervals(gs, ge, dev, mat))
 
 
 def _all_gaps(devices: list[DeviceCauses], mats: list[np.ndarray]):

@@ -33,10 +33,18 @@ def analyze_bundle(bundle, options: AnalyzeOptions, th: Thresholds, generated_at
                    imports: BackgroundImports | None = None) -> dict:
     """The view dict of an already loaded bundle. ``imports``: the background imports started
     while it was loaded (``load_and_import``); an error they hit is raised here."""
+    return analyze_bundle_with_suite(bundle, options, th, generated_at, imports)[1]
+
+
+def analyze_bundle_with_suite(bundle, options: AnalyzeOptions, th: Thresholds, generated_at: str,
+                              imports: BackgroundImports | None = None):
+    """``(suite, view)``: the ``AnalysisSuite`` behind the view as well as the view dict (the
+    Python API's frames come from the suite; ``analyze_bundle`` keeps the view only)."""
     get = imports.module if imports is not None else importlib.import_module
     suite = get(SUITE_MODULE).run_suite(bundle, options, th)
-    return get(VIEW_MODULE).build_view(bundle.meta, suite, generated_at=generated_at,
+    view = get(VIEW_MODULE).build_view(bundle.meta, suite, generated_at=generated_at,
                                        options=options)
+    return suite, view
 
 
 def load_and_import(path: str, options: AnalyzeOptions):
@@ -93,8 +101,26 @@ def analyze_path(path: str, options: AnalyzeOptions | None = None, th: Threshold
     """Load ``path`` (and ``options.ncu_path``), analyse, return the view dict. Writes nothing."""
     options = options or AnalyzeOptions()
     th = th or Thresholds()
+    return analyze_path_with_suite(path, options, th, generated_at)[1]
+
+
+def analyze_path_with_suite(path: str, options: AnalyzeOptions | None = None,
+                            th: Thresholds | None = None, generated_at: str | None = None):
+    """``(suite, view)`` of ``path`` (``analyze_path`` with the suite kept). Writes nothing."""
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
     bundle, imports = load_and_import(path, options)
-    return analyze_bundle(bundle, options, th, generated_at or now_utc(), imports)
+    return analyze_bundle_with_suite(bundle, options, th, generated_at or now_utc(), imports)
+
+
+def writes_html(json_out: str | None, md_out: str | None, html_out: str | None,
+                no_html: bool) -> bool:
+    """Whether ``analyze`` writes the HTML report: not with ``--no-html``; always with ``-o``;
+    otherwise not when the JSON or the Markdown goes to stdout (``--json -``/``--md -``: a pipe
+    such as ``| jq`` wants no file beside the trace), else beside the trace."""
+    if no_html:
+        return False
+    return bool(html_out) or STDOUT not in (json_out, md_out)
 
 
 def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no_html=False,
@@ -102,7 +128,8 @@ def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no
     """``nsys-diag analyze``: write the requested outputs, return the terminal summary lines.
 
     ``json_out``/``md_out``: a path or ``-`` (stdout); the HTML report goes to ``html_out``, else
-    beside the trace, unless ``no_html``. ``kw``: the raw analysis options (``build_options``).
+    beside the trace, unless ``no_html`` or machine output on stdout without ``html_out``
+    (``writes_html``). ``kw``: the raw analysis options (``build_options``).
     """
     from nsys_diag.report.json_out import to_json
     from nsys_diag.report.text import render_text
@@ -126,7 +153,7 @@ def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no
             emit(md, STDOUT)
         else:
             lines.append(f"markdown: {write_file(md_out, md, 'the Markdown')}")
-    if not no_html:
+    if writes_html(json_out, md_out, html_out, no_html):
         from nsys_diag.report.html import render_html  # perf: jinja2 only when asked for
 
         write_html_report(render_html(view), trace, html_out, lines)

@@ -55,13 +55,16 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
                   json_out: str | None = None, md_out: str | None = None,
                   echo: Echo = print, th: Thresholds | None = None,
                   generated_at: str | None = None) -> int:
-    """Analyse every trace under ``dirs``; per-trace reports + index in ``outdir``.
+    """Analyse every trace under ``dirs``; per-trace reports + index in ``outdir``; ``echo``
+    gets the summary line, the per-trace table (trace, verdict, confidence, median step), then
+    the skipped inputs, warnings and stragglers.
 
     Returns the exit code: 0, or 4 when some inputs were skipped.
     """
     from nsys_diag.report.batch_render import (
         render_index_html,
         render_index_markdown,
+        render_index_text,
         render_trace_html,
     )
 
@@ -101,6 +104,7 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
         problems.append(f"index.html not written ({type(exc).__name__}: {_safe(exc)})")
     emit(dumps(index), json_out)
     emit(md, md_out)
-    for line in _summary_lines(index, out, problems):
+    summary = _summary_lines(index, out, problems)
+    for line in summary[:1] + render_index_text(index) + summary[1:]:
         echo(line)
     return index["exit_code"]

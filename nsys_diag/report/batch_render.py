@@ -309,6 +309,35 @@ def render_compare_markdown(doc: dict) -> str:
     return "\n".join(out[:MD_MAX_LINES - 1]) + "\n"
 
 
+# ------------------------------------------------------------------------------ index: terminal
+CONFIDENCE_ORDER = {"low": 1, "medium": 2, "high": 3}
+"""Sort key of the index's confidence column (unknown: 0, first)."""
+TEXT_MAX_ROWS = 40
+"""Traces listed in ``batch``'s terminal table (the index files list them all)."""
+
+
+def render_index_text(index: dict, max_rows: int = TEXT_MAX_ROWS) -> list[str]:
+    """``batch``'s per-trace table for the terminal: trace, verdict, confidence, median step
+    (plain text, every trace string made printable; none when nothing was analysed)."""
+    rows = index.get("traces") or []
+    if not rows:
+        return []
+    cells = [(text_safe(r.get("label"), 60), text_safe(r.get("verdict") or MISSING, 40),
+              text_safe(r.get("confidence") or MISSING, 10), fmt_ms(r.get("step_median_ms")))
+             for r in rows[:max_rows]]
+    head = ("trace", "verdict", "confidence", "median step")
+    widths = [max(len(head[i]), *(len(c[i]) for c in cells)) for i in range(4)]
+
+    def line(c) -> str:
+        return "  ".join([c[0].ljust(widths[0]), c[1].ljust(widths[1]), c[2].ljust(widths[2]),
+                          c[3].rjust(widths[3])]).rstrip()
+
+    out = [line(head)] + [line(c) for c in cells]
+    if len(rows) > max_rows:
+        out.append(f"… and {len(rows) - max_rows} more traces in index.html / index.json")
+    return out
+
+
 # ------------------------------------------------------------------------------ index: markdown
 def _phase_header(c: str) -> str:
     return md_escape(c, 20)
@@ -324,14 +353,14 @@ def render_index_markdown(index: dict, max_rows: int = 40) -> str:
     if job.get("available"):
         out += [f"**Job: `{md_code(job.get('verdict'))}`** — {md_escape(job.get('headline'), 200)}"]
         out += [f"- {md_escape(e.get('text'), 200)}" for e in job.get("evidence") or []] + [""]
-    header = ["trace", "verdict", "step (median)"] + [_phase_header(p) for p in cols] + \
-        ["GPU busy", "Tensor Cores"]
+    header = ["trace", "verdict", "confidence", "step (median)"] + \
+        [_phase_header(p) for p in cols] + ["GPU busy", "Tensor Cores"]
     out.append("| " + " | ".join(header) + " |")
-    out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(header) - 2)) + "|")
+    out.append("|" + "|".join(["---", "---", "---"] + ["---:"] * (len(header) - 3)) + "|")
     rows = index.get("traces") or []
     for r in rows[:max_rows]:
         cells = [md_escape(r.get("label"), 60), f"`{md_code(r.get('verdict'))}`",
-                 fmt_ms(r.get("step_median_ms"))]
+                 md_escape(r.get("confidence") or MISSING, 10), fmt_ms(r.get("step_median_ms"))]
         cells += [fmt_share((r.get("phase_shares") or {}).get(p)) for p in cols]
         cells += [fmt_pct(r.get("gpu_busy")), fmt_pct(r.get("tensor_core_share"))]
         out.append("| " + " | ".join(cells) + " |")
@@ -422,6 +451,8 @@ def _index_model(index: dict) -> dict:
             "label": r.get("label") or "", "href": _href(r.get("report_html")),
             "cached": bool(r.get("cached")),
             "verdict_text": r.get("verdict") or MISSING,
+            "confidence_text": r.get("confidence") or MISSING,
+            "confidence_sort": str(CONFIDENCE_ORDER.get(r.get("confidence"), 0)),
             "step_text": fmt_ms(r.get("step_median_ms")), "step_sort": _sort(r.get("step_median_ms")),
             "phase_cells": [{"text": fmt_share(shares.get(p)), "sort": _sort(shares.get(p))} for p in cols],
             "busy_text": fmt_pct(r.get("gpu_busy")), "busy_sort": _sort(r.get("gpu_busy")),

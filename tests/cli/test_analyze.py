@@ -70,6 +70,34 @@ def test_json_to_stdout_keeps_stdout_machine_readable(traces):
     assert view["gpu"]["utilization"] == pytest.approx(0.24, abs=1e-6)
 
 
+@pytest.mark.parametrize("args", [("--json", "-"), ("--md", "-"), ("--json", "-", "--md", "-")])
+def test_machine_output_on_stdout_writes_no_html(traces, tmp_path, args):
+    trace = tmp_path / "run.sqlite"
+    trace.write_bytes(traces["worked_example"].read_bytes())
+    res = run(trace, *args)
+    assert res.exit_code == 0, res.output
+    assert list(tmp_path.iterdir()) == [trace]  # nothing beside the trace
+    assert "report:" not in res.stderr
+    if args[:2] == ("--json", "-") and len(args) == 2:
+        _valid(json.loads(res.stdout))
+
+
+def test_machine_output_on_stdout_with_o_writes_the_html(traces, tmp_path):
+    html = tmp_path / "asked.html"
+    res = run(traces["worked_example"], "--json", "-", "-o", html)
+    assert res.exit_code == 0, res.output
+    _valid(json.loads(res.stdout))
+    assert html.is_file() and f"report: {html}" in res.stderr
+
+
+def test_json_to_a_file_still_writes_the_html_beside_the_trace(traces, tmp_path):
+    trace = tmp_path / "run.sqlite"
+    trace.write_bytes(traces["worked_example"].read_bytes())
+    res = run(trace, "--json", tmp_path / "a.json")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "a.json").is_file() and (tmp_path / "run.nsys-diag.html").is_file()
+
+
 def test_markdown_output_and_explicit_html_path(traces, tmp_path):
     pytest.importorskip("nsys_diag.report.markdown")
     md = tmp_path / "pr.md"

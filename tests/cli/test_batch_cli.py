@@ -77,3 +77,22 @@ def test_batch_dask_flag_without_dask_is_a_usage_error(traces, tmp_path, monkeyp
     r = run("batch", traces, "-o", tmp_path / "out", "--dask", "--no-cache")
     assert r.exit_code == EXIT_USAGE
     assert "pip install 'nsys-diag[dask]'" in r.output
+
+
+def test_batch_prints_a_per_trace_table_and_the_index_has_confidence(traces, tmp_path):
+    out = tmp_path / "out"
+    r = run("batch", traces, "-o", out, "-j", 1)
+    assert r.exit_code == EXIT_OK, r.output
+    index = json.loads((out / "index.json").read_text())
+    lines = r.stderr.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("trace "))
+    assert lines[head].split() == ["trace", "verdict", "confidence", "median", "step"]
+    for row, line in zip(index["traces"], lines[head + 1: head + 3]):
+        assert row["confidence"] in ("high", "medium", "low")
+        assert line.split()[:3] == [row["label"], row["verdict"], row["confidence"]]
+    assert lines[head - 1].startswith("nsys-diag batch: 2 of 2 traces analysed")
+    md = (out / "index.md").read_text()
+    assert "| trace | verdict | confidence | step (median) |" in md
+    assert f"`{index['traces'][0]['verdict']}` | {index['traces'][0]['confidence']} |" in md
+    page = (out / "index.html").read_text()
+    assert ">confidence</th>" in page and f">{index['traces'][0]['confidence']}</td>" in page

@@ -47,12 +47,34 @@ def test_only_cli_imports_click():
     assert users == ["cli.py"]
 
 
-def test_nothing_but_cli_imports_app():
+def test_nothing_but_cli_and_api_imports_app():
     users = sorted(f.relative_to(PKG).as_posix() for f in PKG.rglob("*.py")
                    if not f.relative_to(PKG).as_posix().startswith("app/")
                    and any(n == "nsys_diag.app" or n.startswith("nsys_diag.app.")
                            for n in _imports(f)))
-    assert users == ["cli.py"]
+    assert users == ["api.py", "cli.py"]
+
+
+def _imports_api(path: Path) -> bool:
+    """Whether ``path`` imports ``nsys_diag.api`` (``import nsys_diag.api`` or
+    ``from nsys_diag import api``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "nsys_diag.api" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                node.module == "nsys_diag.api"
+                or (node.module == "nsys_diag" and any(a.name == "api" for a in node.names))):
+            return True
+    return False
+
+
+def test_nothing_imports_the_api_but_the_package_lazily():
+    users = sorted(f.relative_to(PKG).as_posix() for f in PKG.rglob("*.py") if _imports_api(f))
+    assert users == ["__init__.py"]
+    tree = ast.parse((PKG / "__init__.py").read_text(encoding="utf-8"))
+    top_level = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not any(isinstance(n, ast.ImportFrom) and n.module == "nsys_diag" for n in top_level)
 
 
 def test_the_old_orchestration_modules_are_gone():
