@@ -105,6 +105,7 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
     emit(dumps(index), json_out)
     emit(md, md_out)
     summary = _summary_lines(index, out, problems)
-    for line in summary[:1] + render_index_text(index) + summary[1:]:
+    head = 2 if summary[1:2] and summary[1].startswith("  job: ") else 1  # the job's answer first
+    for line in summary[:head] + render_index_text(index) + summary[head:]:
         echo(line)
     return index["exit_code"]
