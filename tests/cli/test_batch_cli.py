@@ -90,7 +90,9 @@ def test_batch_prints_a_per_trace_table_and_the_index_has_confidence(traces, tmp
     for row, line in zip(index["traces"], lines[head + 1: head + 3]):
         assert row["confidence"] in ("high", "medium", "low")
         assert line.split()[:3] == [row["label"], row["verdict"], row["confidence"]]
-    assert lines[head - 1].startswith("nsys-diag batch: 2 of 2 traces analysed")
+    summary = next(i for i, line in enumerate(lines) if line.startswith("nsys-diag batch: "))
+    assert lines[summary].startswith("nsys-diag batch: 2 of 2 traces analysed") and summary < head
+    assert all(line.startswith("  job: ") for line in lines[summary + 1:head])  # the job's answer
     md = (out / "index.md").read_text()
     assert "| trace | verdict | confidence | step (median) |" in md
     assert f"`{index['traces'][0]['verdict']}` | {index['traces'][0]['confidence']} |" in md
