@@ -29,6 +29,8 @@ MAX_STEP_MARKERS = 60  # outlier / warm-up markers drawn individually
 CLIP_FACTOR = 1.6  # warm-up steps longer than this × the longest other step are drawn clipped
 TOP_KERNEL_BARS = 10
 ROOFLINE_LABELS = 5
+SEG_CHAR_W = 7.9
+"""User units per character of a 12.5 px semi-bold segment label (digits and lower case, Chromium)."""
 
 
 def _r(x: float) -> float:
@@ -93,9 +95,9 @@ def phase_bar(v: dict) -> dict | None:
         canonical = slug(p["canonical"])
         name = str(p["name"] or canonical)
         share_txt = fmt_share(s)
-        fits = int((w - 12) / 7.2)  # ~7.2 user units per character at 12px
+        fits = int((w - 12) / SEG_CHAR_W)
         label = f"{_truncate(name, fits - len(share_txt) - 1)} {share_txt}" if fits >= len(share_txt) + 5 else (
-            share_txt if w >= 34 else "")
+            share_txt if fits >= len(share_txt) else "")
         segments.append({"x": _r(x), "w": _r(w), "cls": "ph-" + canonical, "label": label.strip(),
                          "tx": _r(x + 6), "title": f"{name}: {fmt_ms(p['mean_ms'])} per step ({share_txt})"})
         legend.append({"cls": "ph-" + canonical, "label": name, "value": f"{fmt_ms(p['mean_ms'])} · {share_txt}"})
@@ -270,6 +272,28 @@ def _short_ns(ns) -> str:
     return fmt_ns(ns).replace(" ", "")
 
 
+HIST_CHAR_W = 6.4
+"""User units per character of an 11 px tick label (system sans-serif; measured in Chromium)."""
+
+
+def _bar_count(count, bw: float) -> str:
+    """The count printed above a bar: ``n=530`` when it fits the bar's slot, else ``530``."""
+    if count is None:
+        return ""
+    text = f"n={fmt_number(count)}"
+    return text if len(text) * HIST_CHAR_W <= bw - 4 else fmt_number(count)
+
+
+def _edge_ticks(bins: list[dict], ml: float, bw: float) -> list[dict]:
+    """X labels at bin edges (``1µs``, ``10µs``…) rather than one ``lo–hi`` range per bar, which
+    cannot fit under a bar; every other edge is labelled when even the edges would collide."""
+    edges = [b["lo_ns"] for b in bins] + ([bins[-1]["hi_ns"]] if bins[-1]["hi_ns"] is not None else [])
+    labels = [_short_ns(e) for e in edges]
+    widest = max((len(t) for t in labels), default=1) * HIST_CHAR_W
+    every = max(1, math.ceil((widest + 6) / bw))
+    return [{"x": _r(ml + k * bw), "label": t} for k, t in enumerate(labels) if k % every == 0]
+
+
 def gap_histogram(v: dict) -> dict | None:
     """Idle time per gap-length bin (bar height = total idle ms; count printed above)."""
     bins = [b for b in v["gaps"]["histogram"] if finite(b["total_ms"]) is not None or finite(b["count"]) is not None]
@@ -285,14 +309,14 @@ def gap_histogram(v: dict) -> dict | None:
     for k, (b, val) in enumerate(zip(bins, vals)):
         h = val / ymax * ph
         x = ml + k * bw
+        hi = "∞" if b["hi_ns"] is None else fmt_ns(b["hi_ns"])
         bars.append({"x": _r(x + bw * 0.12), "w": _r(bw * 0.76), "y": _r(mt + ph - h), "h": _r(h),
-                     "cx": _r(x + bw / 2), "count": f"n={fmt_number(b['count'])}" if b["count"] is not None else "",
+                     "cx": _r(x + bw / 2), "count": _bar_count(b["count"], bw),
                      "ty": _r(mt + ph - h - 5),
-                     "label": f"{_short_ns(b['lo_ns'])}–{_short_ns(b['hi_ns'])}",
-                     "title": f"gaps {fmt_ns(b['lo_ns'])} to {fmt_ns(b['hi_ns'])}: {fmt_number(b['count'])} gaps, "
+                     "title": f"gaps {fmt_ns(b['lo_ns'])} to {hi}: {fmt_number(b['count'])} gaps, "
                               f"{fmt_ms(b['total_ms'])} idle"})
     return {**_frame(HALF_WIDTH, height, ml, mr, mt, mb, x_label="gap length (bar: idle time; n: gaps)"),
-            "bars": bars, "xticks": [],
+            "bars": bars, "xticks": _edge_ticks(bins, ml, bw), "xtick_y": mt + ph + 19,  # clear of the "0" y tick
             "yticks": _yticks([(mt + ph - t / ymax * ph, fmt_ms(t)) for t in yticks]),
             "label": "GPU idle time by gap length"}
 
