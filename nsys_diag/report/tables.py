@@ -134,25 +134,63 @@ def _meter(fraction) -> str | None:
     return None if f is None else f"{f * 100:.1f}"
 
 
+def gap_groups(top: list[dict]) -> list[dict]:
+    """The longest gaps with identical rows merged: gaps of the same displayed length, cause, GPU,
+    phase and CPU activity become one group (a training loop repeats the same stall every step).
+    Each group is the first gap of its kind (input order kept) plus ``count`` and ``starts_ns``."""
+    groups: dict[tuple, dict] = {}
+    for g in top:
+        key = (fmt_ms(g.get("duration_ms")), g.get("cause"), g.get("device_id"), g.get("phase"),
+               g.get("cpu_activity"))
+        if key in groups:
+            groups[key]["count"] += 1
+            groups[key]["starts_ns"].append(g.get("start_ns"))
+        else:
+            groups[key] = {**g, "count": 1, "starts_ns": [g.get("start_ns")]}
+    return list(groups.values())
+
+
+def gap_group_line(g: dict, cause_label: str | None = None) -> str:
+    """One group in words: "×10 gaps of 444 ms in data_loading (waiting on input, GPU 0), CPU in
+    cudaMemcpyAsync …" — a single gap reads "444 ms in data_loading …". Trace text is not escaped
+    here: each renderer sanitises the line for its own medium."""
+    n = int(g.get("count") or 1)
+    head = f"×{n} gaps of {fmt_ms(g.get('duration_ms'))}" if n > 1 else fmt_ms(g.get("duration_ms"))
+    cause = g.get("cause") or "other"
+    where = f" in {g['phase']}" if g.get("phase") else ""
+    gpu = f", GPU {g['device_id']}" if g.get("device_id") is not None else ""
+    cpu = str(g.get("cpu_activity") or "")
+    cpu_text = f", CPU {cpu}" if cpu.startswith("in ") else (f", CPU: {cpu}" if cpu else "")
+    return f"{head}{where} ({(cause_label or CAUSE_LABELS.get(cause, cause)).lower()}{gpu}){cpu_text}"
+
+
 def _gap_table(v: dict) -> dict:
     w0 = finite(v["window"]["start_ns"])
+
+    def rel_ms(ns):
+        return None if finite(ns) is None or w0 is None else (finite(ns) - w0) / 1e6
+
     rows = []
-    for g in v["gaps"]["top"]:
-        start = finite(g["start_ns"])
-        rel = None if start is None or w0 is None else (start - w0) / 1e6
+    for g in gap_groups(v["gaps"]["top"]):
+        starts = sorted(r for r in (rel_ms(ns) for ns in g["starts_ns"]) if r is not None)
+        first = starts[0] if starts else None
         cause = g["cause"] or "other"
+        n = g["count"]
+        title = ("starts " + ", ".join(fmt_ms(r) for r in starts)) if n > 1 else None
         rows.append([
-            cell(fmt_ms(rel), rel),
+            cell(fmt_ms(first) + (f" (+{n - 1})" if n > 1 else ""), first, title=title),
             cell(fmt_ms(g["duration_ms"]), finite(g["duration_ms"])),
+            cell(f"×{n}" if n > 1 else "1", n),
             cell(MISSING if g["device_id"] is None else g["device_id"], finite(g["device_id"])),
             cell(CAUSE_LABELS.get(cause, cause), cause, swatch="cause-" + slug(cause), cls="nowrap"),
             cell(g["phase"], str(g["phase"] or "").lower(), cls="name"),
             cell(g["cpu_activity"], str(g["cpu_activity"] or "").lower(), cls="name"),
         ])
-    cols = [("Start", True), ("Length", True), ("GPU", True), ("Cause", False),
+    cols = [("Start", True), ("Length", True), ("Gaps", True), ("GPU", True), ("Cause", False),
             ("Phase", False), ("What the CPU was doing", False)]
     return table("tbl-gaps", cols, rows, total=v["gaps"]["count"] if rows else None,
-                 caption="Longest GPU idle intervals; start is measured from the start of the analysed window.")
+                 caption="Longest GPU idle intervals, identical ones grouped (start: the first, from the start of "
+                         "the analysed window; hover for every start).")
 
 
 def _step_outlier_table(v: dict) -> dict:
