@@ -17,6 +17,7 @@ from typing import cast
 import numpy as np
 
 from nsys_diag.report.formatting import fmt_ms, fmt_number, fmt_ns, fmt_rate, fmt_share
+from nsys_diag.analyses.kernel_catalog import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.report.contract import normalize
@@ -28,6 +29,7 @@ MAX_STEP_POINTS = 600  # above this many steps the step chart draws a binned min
 MAX_STEP_MARKERS = 60  # outlier / warm-up markers drawn individually
 CLIP_FACTOR = 1.6  # warm-up steps longer than this × the longest other step are drawn clipped
 TOP_KERNEL_BARS = 10
+KERNEL_LABEL_CHARS = 32  # fits the 242-unit label column at 12 px
 ROOFLINE_LABELS = 5
 SEG_CHAR_W = 7.9
 """User units per character of a 12.5 px semi-bold segment label (digits and lower case, Chromium)."""
@@ -219,8 +221,18 @@ def step_chart(v: dict) -> dict | None:
 # ---------------------------------------------------------------------------- horizontal bars
 
 
+def _fit_label(text: str, max_chars: int) -> str:
+    """Shorten ``text`` to ``max_chars``; a ``name · variant`` label keeps its variant (what tells
+    same-named kernels apart) and shortens the name."""
+    if len(text) <= max_chars or " · " not in text:
+        return _truncate(text, max_chars)
+    base, variant = text.split(" · ", 1)
+    variant = _truncate(variant, max(max_chars - 8, 4))
+    return f"{_truncate(base, max_chars - len(variant) - 3)} · {variant}"
+
+
 def hbars(rows: list[tuple[str, float | None, str, str, str]], label_w: int = 190, value_w: int = 120,
-          row_h: int = 26, width: int = WIDTH) -> dict | None:
+          row_h: int = 26, width: int = WIDTH, max_chars: int = 30) -> dict | None:
     """Horizontal bar chart from (label, value, value_text, css class, tooltip) rows."""
     if not rows:
         return None
@@ -231,7 +243,7 @@ def hbars(rows: list[tuple[str, float | None, str, str, str]], label_w: int = 19
     for k, (label, value, text, cls, title) in enumerate(rows):
         w = (value / vmax * bar_span) if value and value > 0 else 0.0
         y = k * row_h
-        out.append({"y": _r(y + 4), "h": row_h - 8, "ty": _r(y + row_h / 2 + 4), "label": _truncate(label, 30),
+        out.append({"y": _r(y + 4), "h": row_h - 8, "ty": _r(y + row_h / 2 + 4), "label": _truncate(label, max_chars),
                     "x": label_w, "w": _r(max(w, 1.0 if value else 0.0)), "vx": _r(label_w + w + 6),
                     "value": text, "cls": cls, "title": title})
     return {"width": width, "height": row_h * len(rows), "label_w": label_w - 8, "rows": out}
@@ -259,10 +271,12 @@ def cause_bars(v: dict) -> dict | None:
 def kernel_bars(v: dict) -> dict | None:
     """Top kernels by share of kernel time, coloured by category."""
     ks = sorted(v["kernels"], key=lambda k: -(finite(k["share"]) or 0.0))[:TOP_KERNEL_BARS]
-    rows = [(str(k["short_name"] or k["name"] or "?"), finite(k["share"]),
+    labels = distinct_labels([k["name"] for k in v["kernels"]], [k["short_name"] for k in v["kernels"]])
+    by_id = {id(k): lab for k, lab in zip(v["kernels"], labels)}
+    rows = [(_fit_label(by_id[id(k)] or str(k["name"] or "?"), KERNEL_LABEL_CHARS), finite(k["share"]),
              f"{fmt_share(k['share'])} · {fmt_ns(k['total_ns'])}", "cat-" + slug(k["category"]),
              str(k["name"] or k["short_name"] or "?")) for k in ks if finite(k["share"])]
-    return hbars(rows, label_w=250, value_w=130, row_h=24)
+    return hbars(rows, label_w=250, value_w=130, row_h=24, max_chars=KERNEL_LABEL_CHARS)
 
 
 # ---------------------------------------------------------------------------------- histogram

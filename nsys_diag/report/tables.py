@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from nsys_diag.analyses.kernel_catalog import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS, VERDICT_TITLES
 from nsys_diag.report.contract import normalize_as
@@ -83,9 +84,10 @@ def _yes_no(flag) -> str:
 
 def _kernel_table(v: dict) -> dict:
     rows = []
-    for k in v["kernels"]:
+    labels = distinct_labels([k["name"] for k in v["kernels"]], [k["short_name"] for k in v["kernels"]])
+    for k, label in zip(v["kernels"], labels):
         name = k["name"] or k["short_name"] or MISSING
-        short = k["short_name"] or name
+        short = label or k["short_name"] or name
         cat = k["category"] or "other"
         tc = k["tensor_core"]
         rows.append([
@@ -132,6 +134,23 @@ def _meter(fraction) -> str | None:
     """Width in percent (string with one decimal) for an inline meter, or None."""
     f = _frac(fraction)
     return None if f is None else f"{f * 100:.1f}"
+
+
+def step_list(indices, limit: int = 8) -> str:
+    """Step indices in words, consecutive runs joined: [0] → "step 0", [3, 4] → "steps 3–4",
+    [0, 1, 2, 7] → "steps 0–2, 7"; [] → "none". At most ``limit`` runs, then "… (+N more)"."""
+    vals = sorted({int(i) for i in indices if finite(i) is not None})
+    if not vals:
+        return "none"
+    runs: list[list[int]] = []
+    for i in vals:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    parts = [f"{a}" if a == b else (f"{a}, {b}" if b == a + 1 and len(runs) > 1 else f"{a}–{b}") for a, b in runs]
+    text = ", ".join(parts[:limit]) + (f" … (+{len(runs) - limit} more)" if len(runs) > limit else "")
+    return ("step " if len(vals) == 1 else "steps ") + text
 
 
 def gap_groups(top: list[dict]) -> list[dict]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share)
 from nsys_diag.model.text import terminal_line
-from nsys_diag.report.tables import gap_groups
+from nsys_diag.report.tables import gap_groups, step_list
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
 WIDTH = 100
@@ -96,9 +96,9 @@ def _steps(v: dict) -> list[str]:
     out = ["", line]
     extra = []
     if s.get("warmup"):
-        extra.append(f"warm-up {s['warmup'][:6]}")
+        extra.append(f"warm-up {step_list(s['warmup'], 4)}")
     if s.get("incomplete"):
-        extra.append(f"incomplete {s['incomplete'][:6]}")
+        extra.append(f"incomplete {step_list(s['incomplete'], 4)}")
     for o in (s.get("outliers") or [])[:3]:
         extra.append(f"outlier #{o['index']} {fmt_ms(o['duration_ms'])} "
                      f"({o['ratio_to_median']:.1f}× median, {_c(o['reason'], 40)})")

@@ -28,7 +28,7 @@ SECTION_IDS = [f"sec-{k}" for k, _ in SECTIONS]
 BLOB = re.compile(r'<script type="application/json" id="nsys-diag-data">(.*?)</script>', re.S)
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "link", "style", "body", "a", "header", "div", "span", "nav", "ol", "ul",
-    "li", "main", "section", "p", "h1", "h2", "h3", "code", "pre", "details", "summary", "table", "caption",
+    "li", "wbr", "main", "section", "p", "h1", "h2", "h3", "code", "pre", "details", "summary", "table", "caption",
     "thead", "tbody", "tr", "th", "td", "strong", "dl", "dt", "dd", "figure", "figcaption", "svg", "g",
     "rect", "text", "line", "path", "circle", "footer", "script", "label", "input", "select",
     "option", "br",
