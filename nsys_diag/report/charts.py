@@ -29,7 +29,7 @@ MAX_STEP_POINTS = 600  # above this many steps the step chart draws a binned min
 MAX_STEP_MARKERS = 60  # outlier / warm-up markers drawn individually
 CLIP_FACTOR = 1.6  # warm-up steps longer than this × the longest other step are drawn clipped
 TOP_KERNEL_BARS = 10
-KERNEL_LABEL_CHARS = 32  # fits the 242-unit label column at 12 px
+KERNEL_LABEL_CHARS = 30  # fits the 242-unit label column at 12 px (DejaVu Sans: ~7.6 units a character)
 ROOFLINE_LABELS = 5
 SEG_CHAR_W = 7.9
 """User units per character of a 12.5 px semi-bold segment label (digits and lower case, Chromium)."""

@@ -33,7 +33,7 @@
     if (!box.width) return;
     const texts = Array.from(svg.querySelectorAll("text"))
       .filter((t) => t.textContent.trim() && t.getClientRects().length)
-      .map((t) => ({t, r: t.getBoundingClientRect(), s: t.textContent.trim()}));
+      .map((t) => ({t, r: t.getBoundingClientRect(), s: Array.from(t.childNodes).filter((c) => c.nodeType === 3).map((c) => c.textContent).join("").trim()}));
     const where = describe(svg) + `[${n}]`;
     const tol = 0.5;
     for (const a of texts) {
