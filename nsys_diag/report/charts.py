@@ -17,6 +17,7 @@ from typing import cast
 import numpy as np
 
 from nsys_diag.report.formatting import fmt_ms, fmt_number, fmt_ns, fmt_rate, fmt_share
+from nsys_diag.analyses.kernel_catalog import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.report.contract import normalize
@@ -28,7 +29,10 @@ MAX_STEP_POINTS = 600  # above this many steps the step chart draws a binned min
 MAX_STEP_MARKERS = 60  # outlier / warm-up markers drawn individually
 CLIP_FACTOR = 1.6  # warm-up steps longer than this × the longest other step are drawn clipped
 TOP_KERNEL_BARS = 10
+KERNEL_LABEL_CHARS = 30  # fits the 242-unit label column at 12 px (DejaVu Sans: ~7.6 units a character)
 ROOFLINE_LABELS = 5
+SEG_CHAR_W = 7.9
+"""User units per character of a 12.5 px semi-bold segment label (digits and lower case, Chromium)."""
 
 
 def _r(x: float) -> float:
@@ -93,9 +97,9 @@ def phase_bar(v: dict) -> dict | None:
         canonical = slug(p["canonical"])
         name = str(p["name"] or canonical)
         share_txt = fmt_share(s)
-        fits = int((w - 12) / 7.2)  # ~7.2 user units per character at 12px
+        fits = int((w - 12) / SEG_CHAR_W)
         label = f"{_truncate(name, fits - len(share_txt) - 1)} {share_txt}" if fits >= len(share_txt) + 5 else (
-            share_txt if w >= 34 else "")
+            share_txt if fits >= len(share_txt) else "")
         segments.append({"x": _r(x), "w": _r(w), "cls": "ph-" + canonical, "label": label.strip(),
                          "tx": _r(x + 6), "title": f"{name}: {fmt_ms(p['mean_ms'])} per step ({share_txt})"})
         legend.append({"cls": "ph-" + canonical, "label": name, "value": f"{fmt_ms(p['mean_ms'])} · {share_txt}"})
@@ -217,8 +221,18 @@ def step_chart(v: dict) -> dict | None:
 # ---------------------------------------------------------------------------- horizontal bars
 
 
+def _fit_label(text: str, max_chars: int) -> str:
+    """Shorten ``text`` to ``max_chars``; a ``name · variant`` label keeps its variant (what tells
+    same-named kernels apart) and shortens the name."""
+    if len(text) <= max_chars or " · " not in text:
+        return _truncate(text, max_chars)
+    base, variant = text.split(" · ", 1)
+    variant = _truncate(variant, max(max_chars - 8, 4))
+    return f"{_truncate(base, max_chars - len(variant) - 3)} · {variant}"
+
+
 def hbars(rows: list[tuple[str, float | None, str, str, str]], label_w: int = 190, value_w: int = 120,
-          row_h: int = 26, width: int = WIDTH) -> dict | None:
+          row_h: int = 26, width: int = WIDTH, max_chars: int = 30) -> dict | None:
     """Horizontal bar chart from (label, value, value_text, css class, tooltip) rows."""
     if not rows:
         return None
@@ -229,7 +243,7 @@ def hbars(rows: list[tuple[str, float | None, str, str, str]], label_w: int = 19
     for k, (label, value, text, cls, title) in enumerate(rows):
         w = (value / vmax * bar_span) if value and value > 0 else 0.0
         y = k * row_h
-        out.append({"y": _r(y + 4), "h": row_h - 8, "ty": _r(y + row_h / 2 + 4), "label": _truncate(label, 30),
+        out.append({"y": _r(y + 4), "h": row_h - 8, "ty": _r(y + row_h / 2 + 4), "label": _truncate(label, max_chars),
                     "x": label_w, "w": _r(max(w, 1.0 if value else 0.0)), "vx": _r(label_w + w + 6),
                     "value": text, "cls": cls, "title": title})
     return {"width": width, "height": row_h * len(rows), "label_w": label_w - 8, "rows": out}
@@ -257,10 +271,12 @@ def cause_bars(v: dict) -> dict | None:
 def kernel_bars(v: dict) -> dict | None:
     """Top kernels by share of kernel time, coloured by category."""
     ks = sorted(v["kernels"], key=lambda k: -(finite(k["share"]) or 0.0))[:TOP_KERNEL_BARS]
-    rows = [(str(k["short_name"] or k["name"] or "?"), finite(k["share"]),
+    labels = distinct_labels([k["name"] for k in v["kernels"]], [k["short_name"] for k in v["kernels"]])
+    by_id = {id(k): lab for k, lab in zip(v["kernels"], labels)}
+    rows = [(_fit_label(by_id[id(k)] or str(k["name"] or "?"), KERNEL_LABEL_CHARS), finite(k["share"]),
              f"{fmt_share(k['share'])} · {fmt_ns(k['total_ns'])}", "cat-" + slug(k["category"]),
              str(k["name"] or k["short_name"] or "?")) for k in ks if finite(k["share"])]
-    return hbars(rows, label_w=250, value_w=130, row_h=24)
+    return hbars(rows, label_w=250, value_w=130, row_h=24, max_chars=KERNEL_LABEL_CHARS)
 
 
 # ---------------------------------------------------------------------------------- histogram
@@ -268,6 +284,28 @@ def kernel_bars(v: dict) -> dict | None:
 
 def _short_ns(ns) -> str:
     return fmt_ns(ns).replace(" ", "")
+
+
+HIST_CHAR_W = 6.4
+"""User units per character of an 11 px tick label (system sans-serif; measured in Chromium)."""
+
+
+def _bar_count(count, bw: float) -> str:
+    """The count printed above a bar: ``n=530`` when it fits the bar's slot, else ``530``."""
+    if count is None:
+        return ""
+    text = f"n={fmt_number(count)}"
+    return text if len(text) * HIST_CHAR_W <= bw - 4 else fmt_number(count)
+
+
+def _edge_ticks(bins: list[dict], ml: float, bw: float) -> list[dict]:
+    """X labels at bin edges (``1µs``, ``10µs``…) rather than one ``lo–hi`` range per bar, which
+    cannot fit under a bar; every other edge is labelled when even the edges would collide."""
+    edges = [b["lo_ns"] for b in bins] + ([bins[-1]["hi_ns"]] if bins[-1]["hi_ns"] is not None else [])
+    labels = [_short_ns(e) for e in edges]
+    widest = max((len(t) for t in labels), default=1) * HIST_CHAR_W
+    every = max(1, math.ceil((widest + 6) / bw))
+    return [{"x": _r(ml + k * bw), "label": t} for k, t in enumerate(labels) if k % every == 0]
 
 
 def gap_histogram(v: dict) -> dict | None:
@@ -285,14 +323,14 @@ def gap_histogram(v: dict) -> dict | None:
     for k, (b, val) in enumerate(zip(bins, vals)):
         h = val / ymax * ph
         x = ml + k * bw
+        hi = "∞" if b["hi_ns"] is None else fmt_ns(b["hi_ns"])
         bars.append({"x": _r(x + bw * 0.12), "w": _r(bw * 0.76), "y": _r(mt + ph - h), "h": _r(h),
-                     "cx": _r(x + bw / 2), "count": f"n={fmt_number(b['count'])}" if b["count"] is not None else "",
+                     "cx": _r(x + bw / 2), "count": _bar_count(b["count"], bw),
                      "ty": _r(mt + ph - h - 5),
-                     "label": f"{_short_ns(b['lo_ns'])}–{_short_ns(b['hi_ns'])}",
-                     "title": f"gaps {fmt_ns(b['lo_ns'])} to {fmt_ns(b['hi_ns'])}: {fmt_number(b['count'])} gaps, "
+                     "title": f"gaps {fmt_ns(b['lo_ns'])} to {hi}: {fmt_number(b['count'])} gaps, "
                               f"{fmt_ms(b['total_ms'])} idle"})
     return {**_frame(HALF_WIDTH, height, ml, mr, mt, mb, x_label="gap length (bar: idle time; n: gaps)"),
-            "bars": bars, "xticks": [],
+            "bars": bars, "xticks": _edge_ticks(bins, ml, bw), "xtick_y": mt + ph + 19,  # clear of the "0" y tick
             "yticks": _yticks([(mt + ph - t / ymax * ph, fmt_ms(t)) for t in yticks]),
             "label": "GPU idle time by gap length"}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from nsys_diag.report import formatting
 from nsys_diag.report.charts import chart_model
@@ -31,6 +31,19 @@ MAX_HTML_BYTES = 2_000_000
 """Hard ceiling on the report size (bytes, UTF-8), whatever the trace size."""
 
 _ASSET_NAMES = frozenset({"report.css", "report.js"})
+
+
+_BREAK_AFTER = ("_", "/", "::", ",")
+
+
+def wbr(text: object) -> Markup:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after ``_``, ``/``, ``::`` and
+    ``,``: long identifiers (verdict codes, kernel names, paths) wrap at a word-like boundary
+    instead of overflowing their cell or breaking mid-word."""
+    out = str(escape(str(text if text is not None else "")))
+    for sep in _BREAK_AFTER:
+        out = out.replace(sep, sep + "<wbr>")
+    return Markup(out)
 
 
 @lru_cache(maxsize=1)
@@ -48,6 +61,7 @@ def environment() -> Environment:
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":"), "allow_nan": False}
     env.filters.update(formatting.FILTERS)
     env.filters["segments"] = segments
+    env.filters["wbr"] = wbr
 
     assets: dict[str, Markup] = {}
 

@@ -21,6 +21,7 @@ from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.model.vocabulary import VERDICT_TITLES
 from nsys_diag.report.clean import clean_view
 from nsys_diag.report.contract import normalize
+from nsys_diag.report.tables import gap_group_line, gap_groups
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
 MAX_LINES = 59
@@ -31,6 +32,7 @@ MAX_EVIDENCE = 5
 MAX_FIXES = 6
 MAX_WARNINGS = 4
 MAX_FINDINGS = 4
+MAX_GAP_GROUPS = 3
 NAME_LEN = 60
 TEXT_LEN = 400
 
@@ -88,6 +90,14 @@ def _idle_line(v: dict) -> str | None:
     body = " · ".join(f"{lab.lower()} {fmt_ms(ms)}" + (f" ({fmt_share(ms / total)})" if total else "")
                       for lab, ms in ranked)
     return f"**GPU idle** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps, by cause: {body}"
+
+
+def _longest_gaps(v: dict) -> list[str]:
+    """The longest gaps, identical ones grouped ("×10 gaps of 444 ms in data_loading …")."""
+    groups = gap_groups(v["gaps"]["top"]) if v["gaps"]["available"] else []
+    if not groups:
+        return []
+    return ["**Longest gaps**"] + [f"- {md_text(gap_group_line(g), 240)}" for g in groups[:MAX_GAP_GROUPS]]
 
 
 def _evidence(v: dict) -> list[str]:
@@ -148,6 +158,9 @@ def render_markdown(view: dict) -> str:
     idle = _idle_line(v)
     if idle:
         blocks.append((3, [idle]))
+    longest = _longest_gaps(v)
+    if longest:
+        blocks.append((4, longest))
     fixes = [r for r in vd["recommendations"] if r][:MAX_FIXES]
     if fixes:
         blocks.append((1, ["**What to try, in order**"]

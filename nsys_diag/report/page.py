@@ -58,6 +58,7 @@ from nsys_diag.report.tables import (
     _step_outlier_table,
     _tables_table,
     _transfer_table,
+    step_list,
     cell,
     segments,
     slug,
@@ -310,16 +311,9 @@ def _steps_summary(v: dict) -> list[dict]:
         {"label": "Median", "value": fmt_ms(s["median_ms"])},
         {"label": "p90", "value": fmt_ms(s["p90_ms"])},
         {"label": "Min – max", "value": f"{fmt_ms(s['min_ms'])} – {fmt_ms(s['max_ms'])}"},
-        {"label": "Warm-up", "value": _index_list(s["warmup"])},
-        {"label": "Incomplete", "value": _index_list(s["incomplete"])},
+        {"label": "Warm-up (excluded)", "value": step_list(s["warmup"])},
+        {"label": "Incomplete (excluded)", "value": step_list(s["incomplete"])},
     ]
-
-
-def _index_list(items: list) -> str:
-    vals = [str(i) for i in items if i is not None]
-    if not vals:
-        return "none"
-    return ", ".join(vals[:12]) + (f" … (+{len(vals) - 12})" if len(vals) > 12 else "")
 
 
 def _capture(v: dict) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from nsys_diag.analyses.kernel_catalog import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS, VERDICT_TITLES
 from nsys_diag.report.contract import normalize_as
@@ -83,9 +84,10 @@ def _yes_no(flag) -> str:
 
 def _kernel_table(v: dict) -> dict:
     rows = []
-    for k in v["kernels"]:
+    labels = distinct_labels([k["name"] for k in v["kernels"]], [k["short_name"] for k in v["kernels"]])
+    for k, label in zip(v["kernels"], labels):
         name = k["name"] or k["short_name"] or MISSING
-        short = k["short_name"] or name
+        short = label or k["short_name"] or name
         cat = k["category"] or "other"
         tc = k["tensor_core"]
         rows.append([
@@ -134,25 +136,80 @@ def _meter(fraction) -> str | None:
     return None if f is None else f"{f * 100:.1f}"
 
 
+def step_list(indices, limit: int = 8) -> str:
+    """Step indices in words, consecutive runs joined: [0] → "step 0", [3, 4] → "steps 3–4",
+    [0, 1, 2, 7] → "steps 0–2, 7"; [] → "none". At most ``limit`` runs, then "… (+N more)"."""
+    vals = sorted({int(i) for i in indices if finite(i) is not None})
+    if not vals:
+        return "none"
+    runs: list[list[int]] = []
+    for i in vals:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    parts = [f"{a}" if a == b else (f"{a}, {b}" if b == a + 1 and len(runs) > 1 else f"{a}–{b}") for a, b in runs]
+    text = ", ".join(parts[:limit]) + (f" … (+{len(runs) - limit} more)" if len(runs) > limit else "")
+    return ("step " if len(vals) == 1 else "steps ") + text
+
+
+def gap_groups(top: list[dict]) -> list[dict]:
+    """The longest gaps with identical rows merged: gaps of the same displayed length, cause, GPU,
+    phase and CPU activity become one group (a training loop repeats the same stall every step).
+    Each group is the first gap of its kind (input order kept) plus ``count`` and ``starts_ns``."""
+    groups: dict[tuple, dict] = {}
+    for g in top:
+        key = (fmt_ms(g.get("duration_ms")), g.get("cause"), g.get("device_id"), g.get("phase"),
+               g.get("cpu_activity"))
+        if key in groups:
+            groups[key]["count"] += 1
+            groups[key]["starts_ns"].append(g.get("start_ns"))
+        else:
+            groups[key] = {**g, "count": 1, "starts_ns": [g.get("start_ns")]}
+    return list(groups.values())
+
+
+def gap_group_line(g: dict, cause_label: str | None = None) -> str:
+    """One group in words: "×10 gaps of 444 ms in data_loading (waiting on input, GPU 0), CPU in
+    cudaMemcpyAsync …" — a single gap reads "444 ms in data_loading …". Trace text is not escaped
+    here: each renderer sanitises the line for its own medium."""
+    n = int(g.get("count") or 1)
+    head = f"×{n} gaps of {fmt_ms(g.get('duration_ms'))}" if n > 1 else fmt_ms(g.get("duration_ms"))
+    cause = g.get("cause") or "other"
+    where = f" in {g['phase']}" if g.get("phase") else ""
+    gpu = f", GPU {g['device_id']}" if g.get("device_id") is not None else ""
+    cpu = str(g.get("cpu_activity") or "")
+    cpu_text = f", CPU {cpu}" if cpu.startswith("in ") else (f", CPU: {cpu}" if cpu else "")
+    return f"{head}{where} ({(cause_label or CAUSE_LABELS.get(cause, cause)).lower()}{gpu}){cpu_text}"
+
+
 def _gap_table(v: dict) -> dict:
     w0 = finite(v["window"]["start_ns"])
+
+    def rel_ms(ns):
+        return None if finite(ns) is None or w0 is None else (finite(ns) - w0) / 1e6
+
     rows = []
-    for g in v["gaps"]["top"]:
-        start = finite(g["start_ns"])
-        rel = None if start is None or w0 is None else (start - w0) / 1e6
+    for g in gap_groups(v["gaps"]["top"]):
+        starts = sorted(r for r in (rel_ms(ns) for ns in g["starts_ns"]) if r is not None)
+        first = starts[0] if starts else None
         cause = g["cause"] or "other"
+        n = g["count"]
+        title = ("starts " + ", ".join(fmt_ms(r) for r in starts)) if n > 1 else None
         rows.append([
-            cell(fmt_ms(rel), rel),
+            cell(fmt_ms(first) + (f" (+{n - 1})" if n > 1 else ""), first, title=title),
             cell(fmt_ms(g["duration_ms"]), finite(g["duration_ms"])),
+            cell(f"×{n}" if n > 1 else "1", n),
             cell(MISSING if g["device_id"] is None else g["device_id"], finite(g["device_id"])),
             cell(CAUSE_LABELS.get(cause, cause), cause, swatch="cause-" + slug(cause), cls="nowrap"),
             cell(g["phase"], str(g["phase"] or "").lower(), cls="name"),
             cell(g["cpu_activity"], str(g["cpu_activity"] or "").lower(), cls="name"),
         ])
-    cols = [("Start", True), ("Length", True), ("GPU", True), ("Cause", False),
+    cols = [("Start", True), ("Length", True), ("Gaps", True), ("GPU", True), ("Cause", False),
             ("Phase", False), ("What the CPU was doing", False)]
     return table("tbl-gaps", cols, rows, total=v["gaps"]["count"] if rows else None,
-                 caption="Longest GPU idle intervals; start is measured from the start of the analysed window.")
+                 caption="Longest GPU idle intervals, identical ones grouped (start: the first, from the start of "
+                         "the analysed window; hover for every start).")
 
 
 def _step_outlier_table(v: dict) -> dict:

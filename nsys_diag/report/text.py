@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
+from nsys_diag.report.tables import gap_groups, step_list
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
 WIDTH = 100
@@ -98,9 +99,9 @@ def _steps(v: dict) -> list[str]:
     out = ["", line]
     extra = []
     if s.get("warmup"):
-        extra.append(f"warm-up {s['warmup'][:6]}")
+        extra.append(f"warm-up {step_list(s['warmup'], 4)}")
     if s.get("incomplete"):
-        extra.append(f"incomplete {s['incomplete'][:6]}")
+        extra.append(f"incomplete {step_list(s['incomplete'], 4)}")
     for o in (s.get("outliers") or [])[:3]:
         extra.append(f"outlier #{o['index']} {fmt_ms(o['duration_ms'])} "
                      f"({o['ratio_to_median']:.1f}× median, {_c(o['reason'], 40)})")
@@ -158,11 +159,12 @@ def _gaps(v: dict) -> list[str]:
                         if ms)
     out = ["", f"Gaps     {fmt_count(gp.get('count'))} idle gaps ≥ {gp.get('min_gap_ns', 0) / 1000:g} µs, "
                f"{fmt_ms(total)} per GPU: {causes or MISSING}"]
-    top = (gp.get("top") or [])[:TOP_GAPS_SHOWN]
-    if top:
-        out.append(f"  {'idle':>9}  {'cause':<17} {'GPU':>3}  {'phase':<20} CPU was")
-        for t in top:
-            out.append(f"  {fmt_ms(t.get('duration_ms')):>9}  {t.get('cause', ''):<17} "
+    groups = gap_groups(gp.get("top") or [])[:TOP_GAPS_SHOWN]
+    if groups:
+        out.append(f"  {'idle':>9}  {'gaps':>4}  {'cause':<17} {'GPU':>3}  {'phase':<20} CPU was")
+        for t in groups:
+            n = f"×{t['count']}" if t["count"] > 1 else "1"
+            out.append(f"  {fmt_ms(t.get('duration_ms')):>9}  {n:>4}  {t.get('cause', ''):<17} "
                        f"{t.get('device_id', ''):>3}  {_c(t.get('phase') or MISSING, 20):<20} "
                        f"{_c(t.get('cpu_activity'), 50)}")
     return out

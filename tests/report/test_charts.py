@@ -114,7 +114,14 @@ def test_histogram_bars_fit_the_plot():
     p = chart["plot"]
     assert len(chart["bars"]) == 6
     tallest = max(chart["bars"], key=lambda b: b["h"])
-    assert tallest["label"] == "100ms–1s" and tallest["y"] >= p["y"]
+    assert tallest["title"].startswith("gaps 100 ms to 1 s") and tallest["y"] >= p["y"]
+    # x labels sit at bin edges, one per edge, left to right, far enough apart not to collide
+    xs = [t["x"] for t in chart["xticks"]]
+    assert xs == sorted(xs) and xs[0] == p["x"]
+    assert [t["label"] for t in chart["xticks"]][:2] == ["1µs", "10µs"]
+    widest = max(len(t["label"]) for t in chart["xticks"]) * 6.4
+    assert min(b - a for a, b in zip(xs, xs[1:])) > widest
+    assert chart["xtick_y"] > p["y2"] + 16  # below the "0" y tick
     for b in chart["bars"]:
         assert p["x"] <= b["x"] and b["x"] + b["w"] <= p["x2"] + 0.1
         assert b["y"] + b["h"] == pytest.approx(p["y2"], abs=0.2)

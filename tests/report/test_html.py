@@ -28,7 +28,7 @@ SECTION_IDS = [f"sec-{k}" for k, _ in SECTIONS]
 BLOB = re.compile(r'<script type="application/json" id="nsys-diag-data">(.*?)</script>', re.S)
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "link", "style", "body", "a", "header", "div", "span", "nav", "ol", "ul",
-    "li", "main", "section", "p", "h1", "h2", "h3", "code", "pre", "details", "summary", "table", "caption",
+    "li", "wbr", "main", "section", "p", "h1", "h2", "h3", "code", "pre", "details", "summary", "table", "caption",
     "thead", "tbody", "tr", "th", "td", "strong", "dl", "dt", "dd", "figure", "figcaption", "svg", "g",
     "rect", "text", "line", "path", "circle", "footer", "script", "label", "input", "select",
     "option", "br",
@@ -368,3 +368,39 @@ def test_backtick_commands_in_hints_show_as_code():
     view["steps"]["hint"] = "annotate with `<script>nvtx.range()</script>`"
     html = section(render_html(view), "sec-steps")
     assert "<code>&lt;script&gt;nvtx.range()&lt;/script&gt;</code>" in html
+
+
+def test_step_lists_read_as_step_numbers():
+    from nsys_diag.report.tables import step_list
+    assert step_list([0]) == "step 0"
+    assert step_list([3, 4]) == "steps 3–4"
+    assert step_list([0, 1, 2, 7]) == "steps 0–2, 7"
+    assert step_list([]) == "none"
+
+
+def test_identical_longest_gaps_are_grouped():
+    from nsys_diag.report.tables import gap_group_line, gap_groups
+    same = {"cause": "input", "device_id": 0, "phase": "data_loading", "cpu_activity": "in cudaMemcpyAsync"}
+    top = [{**same, "duration_ms": 444.29, "start_ns": 10 + i} for i in range(10)]
+    top.append({**same, "duration_ms": 423.0, "start_ns": 1})
+    groups = gap_groups(top)
+    assert [g["count"] for g in groups] == [10, 1]
+    assert groups[0]["starts_ns"] == list(range(10, 20))
+    assert gap_group_line(groups[0]).startswith("×10 gaps of 444 ms in data_loading (waiting on input, GPU 0), "
+                                                "CPU in cudaMemcpyAsync")
+    assert gap_group_line(groups[1]).startswith("423 ms in data_loading")
+
+
+def test_same_named_kernels_get_their_functor():
+    from nsys_diag.analyses.kernel_catalog import distinct_labels
+    base = "void at::native::elementwise_kernel<(int)128, (int)4, void at::native::gpu_kernel_impl_nocast<{}>"
+    names = [base.format("at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor"
+                         "<float>>"),
+             base.format("at::native::CUDAFunctor_add<float>"),
+             base.format("at::native::CUDAFunctor_add<c10::BFloat16>"),
+             "flash_fwd_kernel<x>"]
+    shorts = ["elementwise_kernel"] * 3 + ["flash_fwd_kernel"]
+    assert distinct_labels(names, shorts) == [
+        "elementwise_kernel · MulFunctor · fp32", "elementwise_kernel · CUDAFunctor_add · fp32",
+        "elementwise_kernel · CUDAFunctor_add · bf16", "flash_fwd_kernel"]
+    assert distinct_labels(["k<a>", "k<a>"], ["k", "k"]) == ["k #1", "k #2"]
