@@ -261,6 +261,7 @@ def _launch_table(m: _M, launches: pd.DataFrame, t: pd.Series, w: _Work, tensor:
         "tensor_pct": tensor.pct, "mma_inst": tensor.mma_inst, "tc": tensor.flag,
         "bound": bound, "bound_source": bound_src, "dominant": dominant,
         "peak_flop": peak_dom, "peak_dram": peak_series["dram"],
+        **{c: launches[c].astype(str) for c in ("grid_size", "block_size") if c in launches},
     }, index=ids)
     for prec in work.columns:
         table[f"w_{prec}"] = work[prec]
