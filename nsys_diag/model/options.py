@@ -34,4 +34,7 @@ class AnalyzeOptions:
     memory_budget_bytes: int | None = DEFAULT_MEMORY_BUDGET_BYTES
     """--memory-budget SIZE|none: analyse only the middle window of an nsys export's timeline
     that fits this much memory (None: always the whole export)."""
+    gpu: str | None = None
+    """--gpu NAME: the GPU the input ran on (names it when the input does not, overrides it with a
+    warning when it does; ``analyses/gpu_choice.py``). Checked by ``app/options.build_options``."""
     extra: dict = field(default_factory=dict)
