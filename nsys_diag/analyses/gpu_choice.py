@@ -97,8 +97,9 @@ def _gpus_frame(bundle: TraceBundle, spec: GpuSpec, name: str) -> pd.DataFrame:
     old = bundle.gpus.set_index("device_id") if len(bundle.gpus) else None
     rows = []
     for dev in _device_ids(bundle):
-        keep = old is not None and dev in old.index and _same_model(str(old.loc[dev, "name"]), name)
-        base = old.loc[dev] if keep else None
+        row = old.loc[dev] if old is not None and dev in old.index else None
+        keep = row is not None and _same_model(str(row["name"]), name)
+        base: pd.Series = row if keep and row is not None else pd.Series(dtype=object)
         rows.append({
             "device_id": dev, "name": name,
             "chip_name": str(base["chip_name"]) if keep else "",

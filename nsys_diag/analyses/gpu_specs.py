@@ -319,10 +319,10 @@ def resolve_gpu_option(text: str) -> tuple[GpuSpec, str, str | None]:
         return spec, f"NVIDIA {spec.display}", (
             f"--gpu {raw}: taken as {spec.display} (the SXM variant with the most memory); "
             "name the exact model as nvidia-smi prints it to choose another")
-    spec = lookup_gpu(raw)
-    if spec is None:
+    found = lookup_gpu(raw)
+    if found is None:
         raise UsageError(f"--gpu {raw!r}: unknown GPU; known: {', '.join(known_gpu_names())} "
                          "(or the name as nvidia-smi prints it, e.g. 'A100-SXM4-80GB', "
                          "'H100 80GB HBM3')")
     name = raw if raw.lower().startswith("nvidia") else f"NVIDIA {raw}"
-    return spec, name, None
+    return found, name, None

@@ -116,19 +116,6 @@ class RooflineJoinResult:
         return base
 
 
-def _config_key(grid: pd.Series, block: pd.Series) -> pd.Series:
-    """``"<blocks>x<threads>"`` from launch-config text (``(256, 1, 1)`` or ncu's scalar
-    ``launch__grid_size``): the products of the printed dimensions, vectorised; '' when unknown."""
-    def total(s: pd.Series) -> pd.Series:
-        dims = s.astype(str).str.extractall(r"(\d+)")[0].astype(np.int64)
-        prod = dims.groupby(level=0).prod()
-        return prod.reindex(range(len(s))).astype("Int64").astype(str).replace("<NA>", "")
-
-    g = total(grid.reset_index(drop=True))
-    b = total(block.reset_index(drop=True))
-    return (g + "x" + b).where((g != "") & (b != ""), "")
-
-
 def _timeline_by_name(kernels: pd.DataFrame) -> pd.DataFrame:
     """Per unique (name, short_name): total timeline ns, launches and the launch configs seen
     (``"<blocks>x<threads>"``, as ``_config_key``) — groupbys, no row loop."""
@@ -331,7 +318,7 @@ def _result(roofline_result: RooflineResult, acc: _Acc, matches: list[KernelMatc
     matches.sort(key=lambda m: -m.time_ns)
     unmatched.sort(key=lambda u: -u[1])
     used = set(kernel_tl_ns)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if acc.refused:
         notes = (f"{acc.refused} name/family pairing(s) refused: per-launch durations more than "
                  f"{max_ratio:g}× apart (a different problem size or another kernel of the family)",)

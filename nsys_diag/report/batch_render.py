@@ -8,7 +8,6 @@ punctuation, control characters are dropped; HTML goes through Jinja autoescape.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from nsys_diag.model.text import markdown_cell, markdown_code_span, printable
 from nsys_diag.report.clean import clean_text
