@@ -123,19 +123,14 @@ def _timeline_by_name(kernels: pd.DataFrame) -> pd.DataFrame:
     short = kernels["short_name"] if "short_name" in kernels else pd.Series("", index=kernels.index)
     df = pd.DataFrame({"name": kernels["name"].astype(str).to_numpy(),
                        "short_name": short.astype(str).to_numpy(), "ns": np.clip(dur, 0, None)})
-    dims = [f"{a}_{d}" for a in ("grid", "block") for d in "xyz"]
-    if set(dims) <= set(kernels.columns):
-        v = {c: kernels[c].to_numpy(dtype=np.int64) for c in dims}
-        blocks = v["grid_x"] * v["grid_y"] * v["grid_z"]
-        threads = v["block_x"] * v["block_y"] * v["block_z"]
-        ok = (blocks > 0) & (threads > 0)
-        df["blocks"], df["threads"] = np.where(ok, blocks, 0), np.where(ok, threads, 0)
-    else:
-        df["blocks"] = df["threads"] = 0
+    # launch configs: ``analyze`` loads kernels without their grid/block (kernel_detail=False, a
+    # fast path), so the timeline side has none yet; a frame that carries ``launch_config``
+    # ("<blocks>x<threads>") is used for the signature check
+    df["cfg"] = (kernels["launch_config"].astype(str).to_numpy() if "launch_config" in kernels
+                 else "")
     keys = ["name", "short_name"]
     g = df.groupby(keys, sort=False, as_index=False).agg(ns=("ns", "sum"), launches=("ns", "size"))
-    known = df.loc[df["blocks"] > 0, keys + ["blocks", "threads"]].drop_duplicates()
-    known = known.assign(cfg=known["blocks"].astype(str) + "x" + known["threads"].astype(str))
+    known = df.loc[df["cfg"] != "", keys + ["cfg"]].drop_duplicates()
     cfgs = known.groupby(keys, sort=False)["cfg"].agg(frozenset)
     g["configs"] = [cfgs.get((a, b), frozenset()) for a, b in zip(g["name"], g["short_name"])]
     return g

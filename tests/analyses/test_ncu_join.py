@@ -177,16 +177,20 @@ def test_family_fallback_refused_beyond_10x_per_launch(shared):
 
 
 def test_exact_name_with_other_launch_config_is_a_fallback(demo_roofline):
-    """The exact name with disjoint grid/block on both sides is not a ``signature`` match: it is
-    a ``base`` fallback, subject to the duration check."""
-    same = join_roofline_to_timeline(demo_roofline, timeline([(GEMM_NSYS, 100 * US)]))
-    assert same.matches[0].level == "signature"
-    other = join_roofline_to_timeline(demo_roofline, timeline([(GEMM_NSYS, 100 * US)], grid=7))
+    """The exact name with disjoint launch configs on both sides (``launch_config``, blocks x
+    threads, where the timeline frame carries it) is not a ``signature`` match: it is a ``base``
+    fallback, subject to the duration check."""
+    def tl(dur, cfg=None):
+        k = timeline([(GEMM_NSYS, dur)])
+        return k if cfg is None else k.assign(launch_config=cfg)
+
+    assert join_roofline_to_timeline(demo_roofline, tl(100 * US, "1024x256")).matches[0].level == "signature"
+    other = join_roofline_to_timeline(demo_roofline, tl(100 * US, "7x256"))
     assert other.matches[0].level == "base"
     assert other.matches[0].duration_ratio == pytest.approx(1.0)
-    far = join_roofline_to_timeline(demo_roofline, timeline([(GEMM_NSYS, 5_000 * US)], grid=7))
+    far = join_roofline_to_timeline(demo_roofline, tl(5_000 * US, "7x256"))
     assert far.matches == () and far.refused_pairings >= 1
-    # an exact name is kept whatever its duration when the configs agree (or one side lacks them)
-    exact = join_roofline_to_timeline(demo_roofline, timeline([(GEMM_NSYS, 5_000 * US)]))
+    # an exact name is kept whatever its duration when the configs agree or one side lacks them
+    exact = join_roofline_to_timeline(demo_roofline, tl(5_000 * US))
     assert exact.matches[0].level == "signature"
     assert exact.matches[0].duration_ratio == pytest.approx(0.02)
