@@ -86,6 +86,9 @@ def _analyze_options(f):
                      help="HTML report path (default: <trace>.nsys-diag.html beside the trace)."),
         click.option("--no-html", is_flag=True, help="Do not write the HTML report."),
         click.option("--ncu", "ncu_path", metavar="CSV", help="Nsight Compute CSV to join (roofline)."),
+        click.option("--gpu", metavar="NAME",
+                     help="The GPU the input ran on, as nvidia-smi prints it or A100/H100/H200/B200: "
+                          "names it when the input does not, overrides it (with a warning) when it does."),
         click.option("--batch-size", type=click.IntRange(min=1), help="Samples per step."),
         click.option("--model-flops-per-sample", type=click.FloatRange(min=0, min_open=True),
                      metavar="N", help="Model FLOPs per sample (forward+backward): MFU."),

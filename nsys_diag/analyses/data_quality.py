@@ -17,7 +17,7 @@ from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
-                             "ncu_na_values"})
+                             "ncu_na_values", "gpu_named"})
 """Loader warnings that do not affect conclusions (shown as info)."""
 
 CAPTURE_BASE = NSYS_CAPTURE_COMMAND

@@ -292,3 +292,37 @@ def arch_rates(cc_major: int, cc_minor: int) -> dict[str, float] | None:
         return rates
     same_major = sorted(k for k in ARCH_RATES if k[0] == cc_major and k[1] <= cc_minor)
     return ARCH_RATES[same_major[-1]] if same_major else None
+
+
+SHORT_FORMS = {"a100": "a100-80gb-sxm", "h100": "h100-sxm", "h200": "h200-sxm", "b200": "b200"}
+"""``--gpu`` short forms: the SXM variant with the most memory of each data-centre part."""
+
+
+def known_gpu_names() -> list[str]:
+    """What ``--gpu`` accepts, for the usage error: the table's names and the short forms."""
+    return sorted({s.display for s in SPECS} | {k.upper() for k in SHORT_FORMS})
+
+
+def resolve_gpu_option(text: str) -> tuple[GpuSpec, str, str | None]:
+    """``--gpu NAME`` → (spec, the name to record, a note when a short form was expanded).
+
+    NAME as ``nvidia-smi`` prints it, with or without ``NVIDIA `` (``A100-SXM4-80GB``,
+    ``H100 80GB HBM3``), or a short form (``A100``, ``H100``, ``H200``, ``B200``) that picks the
+    SXM variant with the most memory. An unknown name raises ``UsageError`` listing the known ones.
+    """
+    from nsys_diag.model.errors import UsageError
+
+    raw = (text or "").strip()
+    short = _normalise_device_name(raw)
+    if short in SHORT_FORMS:
+        spec = _BY_KEY[SHORT_FORMS[short]]
+        return spec, f"NVIDIA {spec.display}", (
+            f"--gpu {raw}: taken as {spec.display} (the SXM variant with the most memory); "
+            "name the exact model as nvidia-smi prints it to choose another")
+    found = lookup_gpu(raw)
+    if found is None:
+        raise UsageError(f"--gpu {raw!r}: unknown GPU; known: {', '.join(known_gpu_names())} "
+                         "(or the name as nvidia-smi prints it, e.g. 'A100-SXM4-80GB', "
+                         "'H100 80GB HBM3')")
+    name = raw if raw.lower().startswith("nvidia") else f"NVIDIA {raw}"
+    return found, name, None

@@ -261,6 +261,7 @@ def _launch_table(m: _M, launches: pd.DataFrame, t: pd.Series, w: _Work, tensor:
         "tensor_pct": tensor.pct, "mma_inst": tensor.mma_inst, "tc": tensor.flag,
         "bound": bound, "bound_source": bound_src, "dominant": dominant,
         "peak_flop": peak_dom, "peak_dram": peak_series["dram"],
+        **{c: launches[c].astype(str) for c in ("grid_size", "block_size") if c in launches},
     }, index=ids)
     for prec in work.columns:
         table[f"w_{prec}"] = work[prec]
@@ -342,9 +343,18 @@ def _identify_gpu(launches: pd.DataFrame, gpus: pd.DataFrame | None):
     non_empty = names[names != ""]
     if len(non_empty):
         name = str(non_empty.mode().iloc[0])
+        if gpu_row is not None and str(gpu_row["name"]) and not _same_gpu(name, str(gpu_row["name"])):
+            gpu_row = None  # the trace's GPU is another model: the CSV's GPU sets the peaks
     elif gpu_row is not None and str(gpu_row["name"]):
         name = str(gpu_row["name"])
     return name, lookup_gpu(name), gpu_row
+
+
+def _same_gpu(a: str, b: str) -> bool:
+    sa, sb = lookup_gpu(a), lookup_gpu(b)
+    if sa is not None and sb is not None:
+        return sa.key == sb.key
+    return a.strip().lower() == b.strip().lower()
 
 
 _PEAK_PRECISIONS = ("fp64", "fp32", "fp16", "tensor_fp16", "tensor_tf32", "tensor_fp8",

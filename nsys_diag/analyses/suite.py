@@ -24,6 +24,7 @@ from nsys_diag.analyses.capabilities import Capabilities, analysed_process_ids, 
 from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
 from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
 from nsys_diag.analyses.data_quality import QualityItem
+from nsys_diag.analyses.gpu_choice import choose_gpu
 from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps, analyze_utilization,
                                      gap_evidence)
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
@@ -554,7 +555,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     """All analyses, per process, plus the file-level ones (ncu roofline, data quality)."""
     options = options or AnalyzeOptions()
     th = th or Thresholds()
-    bundle = _select_device(bundle, options.device)
+    bundle = choose_gpu(_select_device(bundle, options.device), options.gpu)
     check_step_range(bundle, options)
     roofline: AnyRoofline = None
     if bundle.has_ncu:

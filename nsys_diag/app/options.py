@@ -130,12 +130,18 @@ def load_thresholds(path: str | None) -> Thresholds:
 def build_options(*, batch_size=None, phase_map=None, step_range=None, device=None, window=None,
                   steps_sel=None, ncu_path=None, include_host_info=False, max_rows=200,
                   max_memory=None, memory_budget=None, model_flops_per_sample=None,
-                  model_flops_per_step=None, grad_bytes=None, link_gbps=None,
+                  model_flops_per_step=None, grad_bytes=None, link_gbps=None, gpu=None,
                   **_ignored) -> AnalyzeOptions:
-    """AnalyzeOptions from the CLI's raw values (see the module docstring for formats)."""
+    """AnalyzeOptions from the CLI's raw values (see the module docstring for formats); an unknown
+    ``--gpu`` name is a ``UsageError`` listing the known ones."""
+    if gpu is not None:
+        from nsys_diag.analyses.gpu_specs import resolve_gpu_option  # no pandas: stays light
+
+        resolve_gpu_option(gpu)
     return AnalyzeOptions(memory_budget_bytes=parse_budget(memory_budget),
         step_range=step_range, phase_map=load_phase_map(phase_map), batch_size=batch_size,
         device=device, window_ns=parse_window(window), steps=parse_steps(steps_sel),
         ncu_path=ncu_path, include_host_info=bool(include_host_info), max_rows=int(max_rows),
         max_memory_bytes=parse_size(max_memory), model_flops_per_sample=model_flops_per_sample,
-        model_flops_per_step=model_flops_per_step, grad_bytes=grad_bytes, link_gbps=link_gbps)
+        model_flops_per_step=model_flops_per_step, grad_bytes=grad_bytes, link_gbps=link_gbps,
+        gpu=gpu)

@@ -42,4 +42,7 @@ class AnalyzeOptions:
     """--grad-bytes N: gradient bytes all-reduced per step, for the scaling projection."""
     link_gbps: float | None = None
     """--link-gbps N: GPU-to-GPU link bandwidth per direction (GB/s) for the projection."""
+    gpu: str | None = None
+    """--gpu NAME: the GPU the input ran on (names it when the input does not, overrides it with a
+    warning when it does; ``analyses/gpu_choice.py``). Checked by ``app/options.build_options``."""
     extra: dict = field(default_factory=dict)

@@ -134,6 +134,12 @@ class Thresholds:
     roofline_above_peak_factor: float = 1.05
     """An achieved rate > 1.05 × its peak is flagged as a unit/parse error, never plotted as real
     (NCU_CSV.md §10.12, §11.4)."""
+    ncu_join_max_duration_ratio: float = 10.0
+    """ncu join: a name or family fallback (not the exact name) pairs an ncu kernel with a timeline
+    kernel only when their per-launch durations are within 10× either way. Profiling replays add
+    tens of percent at most and clocks locked by ncu ~2×; a 10× gap means a different problem
+    size or another kernel of the family (issue 16: a 7.5 µs ncu sgemm paired with a timeline
+    sgemm hundreds of times longer per launch)."""
     comparability_min_score: float = 0.5
     """``compare``: a pair whose comparability score (analyses/batch_summary.comparability: the
     time-weighted share of kernel time in kernel families common to both sides, × 0.5 for a

@@ -23,6 +23,7 @@ from nsys_diag.report.clean import clean_view
 from nsys_diag.report.contract import normalize
 from nsys_diag.report.tables import gap_group_line, gap_groups
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
+from nsys_diag.report.roofline_text import fallback_pairings, roofline_rows
 
 MAX_LINES = 59
 """Hard ceiling (the issue asks for < 60 lines)."""
@@ -33,6 +34,7 @@ MAX_FIXES = 6
 MAX_WARNINGS = 4
 MAX_FINDINGS = 4
 MAX_GAP_GROUPS = 3
+MAX_ROOFLINE_ROWS = 6
 NAME_LEN = 60
 TEXT_LEN = 400
 
@@ -126,6 +128,32 @@ def _findings(v: dict) -> list[str]:
     return out
 
 
+def _roofline_table(v: dict) -> list[str]:
+    """The roofline table (kernel, time, FLOP/B, FLOP/s, DRAM B/s, bound, SOL %) and the pairings
+    that are not exact-name matches; [] without a roofline."""
+    rl = v.get("roofline") or {}
+    if not rl.get("available"):
+        return []
+    rows = roofline_rows(rl)
+    basis = "timeline" if rl.get("time_basis") == "timeline" else "ncu"
+    gpu = f" — {md_text(rl.get('gpu'), 60)}" if rl.get("gpu") else ""
+    out = [f"**Roofline (Nsight Compute{gpu})** · time: {basis}",
+           "| kernel | time | FLOP/B | FLOP/s | DRAM B/s | bound | SOL % |",
+           "|---|---:|---:|---:|---:|---|---:|"]
+    for r in rows[:MAX_ROOFLINE_ROWS]:
+        out.append(f"| {md_text(r['kernel'], NAME_LEN)} | {r['time']} | {r['ai']} | {r['flops']} | "
+                   f"{r['bytes']} | {r['bound']} | {r['sol']} |")
+    if len(rows) > MAX_ROOFLINE_ROWS:
+        out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) | | | | | | |")
+    pairs = fallback_pairings(rl)
+    if pairs:
+        shown = "; ".join(f"{md_text(p['timeline'], 40)} ← {md_text(p['ncu'], 40)} "
+                          f"({p['level_label']}, {p['ratio']})" for p in pairs[:3])
+        more = f" (+{len(pairs) - 3} more)" if len(pairs) > 3 else ""
+        out.append(f"_Not exact-name pairings: {shown}{more}_")
+    return out
+
+
 def render_markdown(view: dict) -> str:
     """The Markdown summary of ``view`` (< 60 lines, no links, trace strings escaped)."""
     v = normalize(clean_view(view))
@@ -148,14 +176,20 @@ def render_markdown(view: dict) -> str:
     numbers = _key_numbers(v)
     if numbers:
         blocks.append((1, [numbers]))
+    kernel_only = (v.get("trace") or {}).get("format") == "ncu-csv"
+    roofline = _roofline_table(v)
+    if roofline:  # an ncu-only input leads with it; joined, it ranks below the phase table
+        blocks.append((1 if kernel_only else 3, roofline))
     table = _phase_table(v)
-    if table:
+    if kernel_only:
+        blocks.append((2, ["_Timeline sections (steps, phases, idle gaps) need an nsys trace._"]))
+    elif table:
         blocks.append((2, table))
     else:
         why = v.get("phases_status", {}) if isinstance(v.get("phases_status"), dict) else {}
         reason = why.get("reason") or v["steps"].get("reason") or "no phase ranges found"
         blocks.append((2, [f"_No phase breakdown: {md_text(reason)}_"]))
-    idle = _idle_line(v)
+    idle = None if kernel_only else _idle_line(v)
     if idle:
         blocks.append((3, [idle]))
     longest = _longest_gaps(v)

@@ -17,6 +17,7 @@ from typing import Any
 
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import VERDICT_TITLES
+from nsys_diag.report.roofline_text import fallback_pairings
 from nsys_diag.report.clean import (
     DEFAULT_LIMITS,
     MINIMAL_LIMITS,
@@ -273,6 +274,7 @@ def build_page(view: dict) -> dict:
         "non_tc_share": fmt_share(v["tensor_cores"]["non_tc_gemm_share"]),
         "roofline": v["roofline"],
         "roofline_table": _roofline_table(v) if v["roofline"]["available"] else None,
+        "roofline_pairings": fallback_pairings(v["roofline"]) if v["roofline"]["available"] else [],
         "transfer_table": _transfer_table(v) if v["transfers"]["available"] else None,
         "transfers": {"pageable_count": fmt_count(v["transfers"]["pageable_count"]),
                       "pageable_bytes": fmt_bytes(v["transfers"]["pageable_bytes"]),

@@ -5,8 +5,8 @@ control characters removed) and is shortened to fit the column.
 """
 from __future__ import annotations
 
-from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ns, fmt_number, fmt_rate,
-                                         fmt_share)
+from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ns, fmt_number, fmt_pct,
+                                         fmt_rate, fmt_ratio, fmt_share)
 from nsys_diag.model.text import clean_text
 
 _BOUND_LABEL = {"memory": "memory", "compute": "compute", "latency": "latency",
@@ -16,6 +16,10 @@ _PEAK_LABEL = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor_fp16": "T
                "tensor_fp64": "TC FP64"}
 NAME_WIDTH = 44
 MAX_ROWS = 20
+MAX_PAIRINGS = 8
+LEVEL_LABEL = {"signature": "exact name", "base": "same function name, other variant",
+               "family": "family guess"}
+"""How each ``roofline.matches[].level`` reads in a report (``signature`` is the exact match)."""
 
 
 def _short(text, width: int) -> str:
@@ -35,6 +39,62 @@ def _share_line(tw: dict, *, basis: str, matched_share=None) -> str:
     else:
         tail = " (of profiled ncu kernel time)"
     return "  Time: " + text + tail
+
+
+def fallback_pairings(roofline_json: dict | None) -> list[dict]:
+    """The ``matches[]`` that are not exact-name matches, largest timeline time first: each as
+    words (``timeline``, ``ncu``, ``level``, ``ratio``, ``launches``, ``time``, ``share``) for the
+    terminal, Markdown and HTML. Strings are *not* escaped here; each renderer escapes its way."""
+    rl = roofline_json or {}
+    out = []
+    for m in rl.get("matches") or []:
+        if not m or (m.get("level") or "signature") == "signature":
+            continue
+        ratio = m.get("duration_ratio")
+        out.append({
+            "timeline": str(m.get("timeline_name") or ""),
+            "ncu": ", ".join(str(n) for n in m.get("ncu_names") or []),
+            "level": m.get("level"), "level_label": LEVEL_LABEL.get(m.get("level"), m.get("level")),
+            "ratio": (f"ncu per launch {fmt_ratio(ratio)} the timeline's" if ratio is not None
+                      else "per-launch durations unknown"),
+            "launches": f"{fmt_count(m.get('launches'))} timeline / "
+                        f"{fmt_count(m.get('ncu_launches'))} ncu launches",
+            "time": fmt_ns(m.get("time_ns")), "share": fmt_share(m.get("share")),
+        })
+    return out
+
+
+def roofline_rows(roofline_json: dict | None) -> list[dict]:
+    """Per-kernel roofline rows as words (kernel, time, AI, FLOP/s, bytes/s, bound, SOL %) for the
+    Markdown table; the time is the timeline's when joined, ncu's otherwise."""
+    rl = roofline_json or {}
+    basis = rl.get("time_basis") or "ncu"
+    rows = []
+    for k in rl.get("kernels") or []:
+        sol = [x for x in (k.get("sol_compute_pct"), k.get("sol_memory_pct")) if x is not None]
+        rows.append({
+            "kernel": str(k.get("name") or ""),
+            "time": fmt_ns(k.get("timeline_time_ns") if basis == "timeline" else k.get("time_ns")),
+            "ai": fmt_number(k.get("ai_dram")),
+            "flops": fmt_rate(k.get("achieved_flop_per_s"), "FLOP"),
+            "bytes": fmt_rate(k.get("achieved_dram_bytes_per_s")),
+            "bound": _BOUND_LABEL.get(k.get("bound") or "unknown", str(k.get("bound"))),
+            "sol": fmt_pct(max(sol) / 100.0) if sol else MISSING,
+        })
+    return rows
+
+
+def _pairing_lines(rl: dict) -> list[str]:
+    pairs = fallback_pairings(rl)
+    if not pairs:
+        return []
+    lines = ["  Not exact-name pairings (a guess, not a measurement of that kernel):"]
+    for p in pairs[:MAX_PAIRINGS]:
+        lines.append(f"    {_short(p['timeline'], 40)} ← ncu {_short(p['ncu'], 40)}: "
+                     f"{p['level_label']}; {p['ratio']}; {p['launches']}; {p['time']} ({p['share']})")
+    if len(pairs) > MAX_PAIRINGS:
+        lines.append(f"    … {len(pairs) - MAX_PAIRINGS} more in the JSON (roofline.matches)")
+    return lines
 
 
 def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROWS) -> str:
@@ -82,6 +142,7 @@ def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROW
             f"{_short(bound, 14):<14} {fmt_share(tcs) if tcs is not None else MISSING:>4}")
     if len(kernels) > max_rows:
         lines.append(f"  … {len(kernels) - max_rows} more kernels in the JSON/HTML report")
+    lines += _pairing_lines(rl)
     unmatched = rl.get("unmatched") or []
     if unmatched:
         names = ", ".join(_short(u.get("name"), 40) for u in unmatched[:5])

@@ -16,14 +16,16 @@ from nsys_diag.synth.ncu import SynthKernel, write_ncu_csv
 US = 1_000
 
 
-def timeline(rows: list[tuple[str, int]], short: dict[str, str] | None = None) -> pd.DataFrame:
-    """nsys KERNELS frame: one back-to-back kernel per (name, duration_ns) row."""
+def timeline(rows: list[tuple[str, int]], short: dict[str, str] | None = None, *,
+             grid: int = 1024, block: int = 256) -> pd.DataFrame:
+    """nsys KERNELS frame: one back-to-back kernel per (name, duration_ns) row, launched with the
+    synthetic ncu kernels' default config (grid 1024, block 256) unless told otherwise."""
     out, t = [], 0
     for name, dur in rows:
         out.append(dict(start_ns=t, end_ns=t + dur, device_id=0, context_id=1, stream_id=7,
                         correlation_id=-1, global_pid=1 << 24, pid=1, name=name,
-                        short_name=(short or {}).get(name, name), grid_x=1, grid_y=1, grid_z=1,
-                        block_x=128, block_y=1, block_z=1, registers_per_thread=32,
+                        short_name=(short or {}).get(name, name), grid_x=grid, grid_y=1, grid_z=1,
+                        block_x=block, block_y=1, block_z=1, registers_per_thread=32,
                         smem_static_bytes=0, smem_dynamic_bytes=0, graph_node_id=-1,
                         launch_global_tid=-1, launch_start_ns=-1, launch_end_ns=-1,
                         launch_api="cudaLaunchKernel"))
@@ -155,3 +157,40 @@ def test_unavailable_and_empty_inputs(demo_roofline):
     assert join_roofline_to_timeline(u, timeline([("k", 1)])) is u
     empty = join_roofline_to_timeline(demo_roofline, C.KERNELS.empty())
     assert isinstance(empty, Unavailable)
+
+
+def test_family_fallback_refused_beyond_10x_per_launch(shared):
+    """Issue 16: ncu's 7.5 µs sgemm_32x32 is not the timeline's sgemm_64x64 at 24 ms a launch."""
+    b = load_trace(shared("ncu/interp_a100_details.csv"))
+    r = analyze_roofline(b.ncu_launches, b.ncu_metrics, b.gpus)
+    j = join_roofline_to_timeline(r, timeline([("ampere_sgemm_64x64_nn", 24_000 * US)] * 11))
+    assert j.matches == () and j.matched_share == 0.0 and j.refused_pairings == 1
+    assert "refused" in j.to_json()["notes"][-1]
+    # within 10x the same family pairing is kept, labelled and with its ratio
+    j = join_roofline_to_timeline(r, timeline([("ampere_sgemm_64x64_nn", 30 * US)] * 4))
+    (m,) = j.matches
+    assert m.level == "family" and m.launches == 4 and m.ncu_launches == 1
+    ncu_ns = next(k.time_ns for k in r.kernels if k.name == "ampere_sgemm_32x32_sliced1x4_tn")
+    assert m.duration_ratio == pytest.approx(ncu_ns / (30 * US))
+    js = j.to_json()["matches"][0]
+    assert js["duration_ratio"] == pytest.approx(m.duration_ratio) and js["launches"] == 4
+
+
+def test_exact_name_with_other_launch_config_is_a_fallback(demo_roofline):
+    """The exact name with disjoint launch configs on both sides (``launch_config``, blocks x
+    threads, where the timeline frame carries it) is not a ``signature`` match: it is a ``base``
+    fallback, subject to the duration check."""
+    def tl(dur, cfg=None):
+        k = timeline([(GEMM_NSYS, dur)])
+        return k if cfg is None else k.assign(launch_config=cfg)
+
+    assert join_roofline_to_timeline(demo_roofline, tl(100 * US, "1024x256")).matches[0].level == "signature"
+    other = join_roofline_to_timeline(demo_roofline, tl(100 * US, "7x256"))
+    assert other.matches[0].level == "base"
+    assert other.matches[0].duration_ratio == pytest.approx(1.0)
+    far = join_roofline_to_timeline(demo_roofline, tl(5_000 * US, "7x256"))
+    assert far.matches == () and far.refused_pairings >= 1
+    # an exact name is kept whatever its duration when the configs agree or one side lacks them
+    exact = join_roofline_to_timeline(demo_roofline, tl(5_000 * US))
+    assert exact.matches[0].level == "signature"
+    assert exact.matches[0].duration_ratio == pytest.approx(0.02)

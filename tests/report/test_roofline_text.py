@@ -7,7 +7,8 @@ from nsys_diag.analyses.ncu_join import join_roofline_to_timeline
 from nsys_diag.analyses.roofline import analyze_roofline
 from nsys_diag.loaders import load_trace
 from nsys_diag.model import contracts as C
-from nsys_diag.report.roofline_text import render_roofline_table
+from nsys_diag.report.roofline_text import (fallback_pairings, render_roofline_table,
+                                            roofline_rows)
 from nsys_diag.synth.ncu import SynthKernel, write_ncu_csv
 
 
@@ -16,12 +17,13 @@ def _roofline(path):
     return analyze_roofline(b.ncu_launches, b.ncu_metrics, b.gpus)
 
 
-def _timeline(rows):
+def _timeline(rows, grid=1024):
+    """Back-to-back kernels launched like the synthetic ncu kernels (grid 1024, block 256)."""
     out, t = [], 0
     for name, dur in rows:
         out.append(dict(start_ns=t, end_ns=t + dur, device_id=0, context_id=1, stream_id=7,
                         correlation_id=-1, global_pid=1 << 24, pid=1, name=name, short_name=name,
-                        grid_x=1, grid_y=1, grid_z=1, block_x=128, block_y=1, block_z=1,
+                        grid_x=grid, grid_y=1, grid_z=1, block_x=256, block_y=1, block_z=1,
                         registers_per_thread=32, smem_static_bytes=0, smem_dynamic_bytes=0,
                         graph_node_id=-1, launch_global_tid=-1, launch_start_ns=-1,
                         launch_end_ns=-1, launch_api="cudaLaunchKernel"))
@@ -55,6 +57,27 @@ def test_joined_table(tmp_path):
     assert "Not profiled by ncu: mystery" in text
     row = next(ln for ln in text.splitlines() if "tiny_kernel" in ln)
     assert "—" in row  # profiled by ncu but absent from the timeline: no timeline time
+
+
+def test_fallback_pairings_are_labelled(tmp_path):
+    """A pairing that is not the exact name is shown with its level, duration ratio and launches;
+    exact-name matches are not repeated."""
+    r = _roofline(write_ncu_csv(tmp_path / "k.csv", gpu_name="NVIDIA A100-SXM4-40GB"))
+    gemm = "void gemm_kernel<float, 128>(float const*, float const*, float*, int)"
+    xmma = ("sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_stage3_warpsize4x2x1"
+            "_tensor16x8x16_kernel")
+    j = join_roofline_to_timeline(r, _timeline([(gemm, 100_000), (xmma, 25_000), (xmma, 25_000)]))
+    js = j.to_json()
+    (p,) = fallback_pairings(js)
+    assert p["level"] == "family" and p["level_label"] == "family guess"
+    assert p["ratio"] == "ncu per launch 2× the timeline's"
+    assert p["launches"] == "2 timeline / 1 ncu launches"
+    text = render_roofline_table(js)
+    assert "Not exact-name pairings" in text
+    line = next(ln for ln in text.splitlines() if "← ncu" in ln)
+    assert "family guess" in line and "2×" in line and "50 µs" in line
+    row = next(row for row in roofline_rows(js) if row["kernel"].startswith("void gemm_kernel"))
+    assert row["bound"] == "compute" and row["time"] == "100 µs" and row["ai"] != "—"
 
 
 def test_render_unavailable():
