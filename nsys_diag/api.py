@@ -100,13 +100,14 @@ def _memory_budget(value) -> int | None:
 
 
 def _with_gpu(options: AnalyzeOptions, gpu) -> AnalyzeOptions:
-    """``gpu`` passed on when the analysis has a GPU override, else a clear ``UsageError``."""
+    """``gpu`` as ``--gpu`` takes it (an ``nvidia-smi`` name or A100/H100/H200/B200); an unknown
+    name is the CLI's ``UsageError`` listing the known ones."""
     if gpu is None:
         return options
-    names = {f.name for f in dataclasses.fields(AnalyzeOptions)}
-    if "gpu" not in names:
-        raise UsageError(f"gpu={gpu!r}: a GPU override is not supported yet by this version")
-    return dataclasses.replace(options, gpu=gpu)  # type: ignore[call-arg]
+    from nsys_diag.analyses.gpu_specs import resolve_gpu_option
+
+    resolve_gpu_option(str(gpu))
+    return dataclasses.replace(options, gpu=str(gpu))
 
 
 def build_options(*, batch_size=None, ncu=None, window=None, steps=None, step_range=None,

@@ -6,6 +6,7 @@ import html
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -169,7 +170,7 @@ def test_phase_map_and_thresholds_as_dicts_files_or_objects(traces, tmp_path):
     ({"thresholds": {"no_such_threshold": 1}}, "thresholds"),
     ({"memory_budget": "lots"}, "--memory-budget"),
     ({"batch_size": 0}, "batch_size"),
-    ({"gpu": "H100"}, "not supported yet"),
+    ({"gpu": "Z9000"}, "--gpu"),
 ])
 def test_bad_options_are_usage_errors(traces, kw, msg):
     with pytest.raises(UsageError, match=msg) as err:
@@ -206,3 +207,12 @@ def test_compare_gate_regression(traces):
     assert c.gate["evaluated"] and c.regressed and c.exit_code == 5
     with pytest.raises(UsageError):
         nsys_diag.compare(traces["healthy_tc"], traces["worked_example"], fail_on_regression=-1)
+
+
+def test_gpu_names_the_gpu_as_the_cli_does():
+    from nsys_diag import analyze
+
+    sample = Path(__file__).resolve().parents[1] / "sample_traces" / "worked_example.sqlite"
+    a = analyze(sample, gpu="A100")
+    codes = {q["code"] for q in json.loads(a.to_json())["data_quality"]}
+    assert "gpu_overridden" in codes  # the trace names an H100: overriding it is said
