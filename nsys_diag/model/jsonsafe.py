@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 
 def finite(value) -> float | None:
     """A finite float, or ``None`` for None/NaN/±inf/non-numbers — and for bools, which are
@@ -46,6 +44,8 @@ def jsonable(obj):
     output goes through (the outputs never hold NaN or Infinity)."""
     if obj is None or isinstance(obj, (bool, str)):
         return obj
+    import numpy as np  # perf (bench): not imported before the loaders start
+
     if isinstance(obj, np.bool_):
         return bool(obj)
     if isinstance(obj, (int, np.integer)):
