@@ -83,7 +83,8 @@ def _analyze_options(f):
         click.option("--json", "json_out", metavar="FILE|-", help="Write the analysis JSON."),
         click.option("--md", "md_out", metavar="FILE|-", help="Write a Markdown summary (PR comment)."),
         click.option("-o", "--output", "html_out", metavar="REPORT.html",
-                     help="HTML report path (default: <trace>.nsys-diag.html beside the trace)."),
+                     help="HTML report path (default: <trace>.nsys-diag.html beside the trace; none "
+                          "when --json - or --md - send machine output to stdout)."),
         click.option("--no-html", is_flag=True, help="Do not write the HTML report."),
         click.option("--ncu", "ncu_path", metavar="CSV", help="Nsight Compute CSV to join (roofline)."),
         click.option("--gpu", metavar="NAME",
@@ -106,7 +107,7 @@ def _analyze_options(f):
                      help="Analysed window on the session timeline (ns, or seconds with 's')."),
         click.option("--steps", "steps_sel", metavar="FIRST:LAST", help="Step indices to analyse."),
         click.option("--thresholds", "thresholds_path", type=click.Path(dir_okay=False),
-                     metavar="FILE", help="TOML overriding thresholds (see README)."),
+                     metavar="FILE", help="TOML overriding thresholds (docs/thresholds.md)."),
         click.option("--include-host-info", is_flag=True,
                      help="Include host, user, paths and command line in outputs."),
         click.option("--max-rows", type=click.IntRange(min=1), default=200, show_default=True,

@@ -12,7 +12,7 @@ Option formats
   more is read over the middle window of its timeline holding the share of kernel and API rows
   that fits (``memory_read_fraction``); ``none``/``0`` analyses the whole export whatever it
   needs. ``--max-memory`` is then checked against what will be read.
-* ``--phase-map FILE`` / ``--thresholds FILE`` — TOML, see README "analyze".
+* ``--phase-map FILE`` / ``--thresholds FILE`` — TOML, see docs/usage.md and docs/thresholds.md.
 
 Every bad value is a ``UsageError`` (exit 2) naming the option.
 """
