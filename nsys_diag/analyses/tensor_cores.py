@@ -319,27 +319,22 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     basis = table["tc_basis"].to_numpy(dtype=object)
     cat = table["category"].to_numpy(dtype=object)
     matmul = np.isin(cat, MATMUL_CATEGORIES)
-    gemm_conv = np.isin(cat, ("gemm", "conv"))
     family = gemm_family(cat, basis)
-
     name_share = float(tot[is_tc].sum()) / total
     gemm_ns = int(tot[matmul].sum())
-    non_tc_names = gemm_conv & (basis == "no_tc")
+    non_tc_names = np.isin(cat, ("gemm", "conv")) & (basis == "no_tc")
     non_tc_attn = (cat == "attention") & (basis == "no_tc")
     unknown = basis == "unknown"
     relevant_ns = int(tot[matmul | unknown].sum())
     unknown_ns = int(tot[unknown].sum())
     known_frac = 1.0 - unknown_ns / relevant_ns if relevant_ns > 0 else 1.0
-
     inside = None
     if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
         inside = kernel_union_membership(gpu_metrics, busy, busy_window, k)
     lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside)
     judged, non_tc, evidence_col = _counter_judgement(table, tot, basis, family, lv, non_tc_names,
                                                       total, th)
-    counters_share = None
-    if counters and counters.get("tensor_core_share_by_time") is not None:
-        counters_share = fnum(counters["tensor_core_share_by_time"])
+    counters_share = _ncu_share(counters)
 
     tc_rows = table.loc[is_tc]
     share, source, confidence, evidence, basis_text = _tc_share_and_evidence(
@@ -347,8 +342,6 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
         lv, judged, known_frac, unknown_ns / total, th)
 
     non_tc_share = float(tot[non_tc].sum()) / total
-    non_tc_source = _non_tc_source(non_tc_share, judged, non_tc_names)
-    advice = NON_TC_ADVICE if non_tc_share > 0 else ""
     listed = table.assign(tc_evidence=evidence_col)
     return TensorCoreResult(
         available=True,
@@ -365,7 +358,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
         tensor_active_gemm_samples=0 if lv is None else lv.gemm_samples,
         engaged=None if judged is None else judged[1].engaged,
         basis=basis_text,
-        non_tc_gemm_source=non_tc_source,
+        non_tc_gemm_source=_non_tc_source(non_tc_share, judged, non_tc_names),
         gemm_share=gemm_ns / total,
         tc_share_of_gemm=ratio(int(tot[matmul & is_tc].sum()), gemm_ns),
         non_tc_gemm_share=non_tc_share,
@@ -375,7 +368,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
         unknown_tc_kernels=_kernel_list(table.loc[unknown]),
         tc_kernels=_kernel_list(tc_rows),
         kernel_total_ns=total,
-        advice=advice,
+        advice=NON_TC_ADVICE if non_tc_share > 0 else "",
     )
 
 
@@ -399,3 +392,10 @@ def _non_tc_source(non_tc_share: float, judged, non_tc_names: np.ndarray) -> str
     if by_counters:
         return "kernel_names+gpu_metrics" if non_tc_names.any() else "gpu_metrics"
     return "kernel_names"
+
+
+def _ncu_share(counters: dict | None) -> float | None:
+    """ncu's Tensor Core share of kernel time (``tensor_core_share_by_time``), when given."""
+    if counters and counters.get("tensor_core_share_by_time") is not None:
+        return fnum(counters["tensor_core_share_by_time"])
+    return None
