@@ -359,6 +359,21 @@ def gate_status(step_cmp: MetricComparison, fail_pct: float | None, comp: dict,
     return gate
 
 
+def _verdict_change(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict:
+    """The most common verdict of each side and whether it changed."""
+    vb = _mode([s.get("verdict") for s in baseline])
+    vc = _mode([s.get("verdict") for s in candidate])
+    return {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
+            "baseline_runs": [s.get("verdict") for s in baseline],
+            "candidate_runs": [s.get("verdict") for s in candidate]}
+
+
+def _settings_json(settings: CompareSettings, seed: int) -> dict:
+    return {"n_boot": settings.n_boot, "confidence": settings.confidence,
+            "min_rel_change": settings.min_rel_change,
+            "effect_size_floor": settings.effect_size_floor, "seed": seed, "stat": "median"}
+
+
 def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: int = 0,
                  fail_pct: float | None = None,
                  settings: CompareSettings = DEFAULT_SETTINGS,
@@ -398,11 +413,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
     explain = _explain(baseline, candidate, mean_delta(step_b, step_c), phase_cmps,
                        kernel_cmps, per_step_phases)
 
-    vb = _mode([s.get("verdict") for s in baseline])
-    vc = _mode([s.get("verdict") for s in candidate])
-    verdict_change = {"baseline": vb, "candidate": vc, "changed": bool(vb and vc and vb != vc),
-                      "baseline_runs": [s.get("verdict") for s in baseline],
-                      "candidate_runs": [s.get("verdict") for s in candidate]}
+    verdict_change = _verdict_change(baseline, candidate)
     significant = [m for m in metrics if m.significant]
     comp = comparability(baseline, candidate)
     comp["min_score"] = min_comparability
@@ -430,10 +441,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
         "gate": gate,
         "comparability": comp,
         "notes": notes,
-        "settings": {"n_boot": settings.n_boot, "confidence": settings.confidence,
-                     "min_rel_change": settings.min_rel_change,
-                     "effect_size_floor": settings.effect_size_floor, "seed": seed,
-                     "stat": "median"},
+        "settings": _settings_json(settings, seed),
     }
     if window_rates is not None:
         out["window_rates"] = window_rates
