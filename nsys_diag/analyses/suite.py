@@ -250,7 +250,8 @@ def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
                    options: AnalyzeOptions, th: Thresholds, roofline: Any) -> list[Task]:
     """The analyses of one process after its steps and window, as a task graph (each task names
     the results it takes). Pooled: the kernel table, the gap evidence and gaps, the GPU metrics
-    (the heavy array work of a large process, on worker threads); the rest runs on this thread."""
+    and the Tensor Core levels (the heavy array work of a large process, on worker threads); the
+    rest runs on this thread."""
     kernels, memcpy, memset, api, sync = f["kernels"], f["memcpy"], f["memset"], f["api"], f["sync"]
     wt = (window.start_ns, window.end_ns)
     gaps_able = bool(devices) and window.duration_ns > 0
@@ -295,7 +296,7 @@ def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
             kt[0], metrics_p, th=th, counters=_tensor_counters(roof),
             name_table=kt[1].table,  # perf: the name table is computed once
             busy=busy, busy_window=wt),  # and the kernels merged once
-            ("kernel_table", "roofline", "busy")),
+            ("kernel_table", "roofline", "busy"), pooled=True),
         Task("communication", lambda kt, st: analyze_communication(
             kt[0], window=wt, step_time_ns_total=steps_total(st), th=th),
             ("kernel_table", "steps")),
