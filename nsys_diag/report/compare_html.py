@@ -18,7 +18,7 @@ from nsys_diag.report.formatting import MISSING, _sig
 _UNITS = ((1000.0, "s"), (1.0, "ms"), (1e-3, "µs"), (1e-6, "ns"))
 """(scale in ms, label), largest first."""
 
-CHART_W, ROW_H, PAD_L, PAD_R, PAD_T, AXIS_H = 720, 46, 92, 16, 10, 34
+CHART_W, ROW_H, PAD_L, PAD_R, PAD_T, AXIS_H = 720, 46, 92, 24, 10, 42
 CHAR_PX = 7.0
 """Approximate width of one tick-label character at the chart's 12 px font (for spacing)."""
 MAX_POINTS = 2000
