@@ -62,7 +62,11 @@ def _describe(path: str, side: list[TraceResult], ignored: list[dict]) -> dict:
             "runs": len(side), "steps": steps,
             "traces": [r.trace.label for r in side],
             "verdicts": [(r.summary or {}).get("verdict") for r in side],
-            "ignored": ignored}
+            "ignored": ignored,
+            # the samples behind the compare page's distribution chart (all runs pooled)
+            "step_ms": [x for r in side for x in (r.summary or {})["per_step"]["duration_ms"]],
+            "window_busy": [x for r in side
+                            for x in (((r.summary or {}).get("window_bins") or {}).get("busy") or [])]}
 
 
 def _stderr(line: str) -> None:

@@ -11,6 +11,7 @@ import math
 
 from nsys_diag.model.text import markdown_cell, markdown_code_span, printable
 from nsys_diag.report.clean import clean_text
+from nsys_diag.report.compare_html import distribution_chart, ms_row_texts
 from nsys_diag.report.formatting import MISSING, fmt_ms, fmt_pct, fmt_share
 from nsys_diag.report.tables import cell, table
 
@@ -50,6 +51,8 @@ def _fmt_metric_value(value, unit: str) -> str:
 
 def _fmt_delta(m: dict) -> str:
     d = m.get("delta")
+    if d is not None and m.get("unit") == "ms":
+        return ms_row_texts(m)["delta_text"]
     if d is None:
         return MISSING
     if m.get("unit") == "ms":
@@ -112,6 +115,15 @@ def metric_label(name: str) -> str:
     return name
 
 
+def _value_texts(m: dict) -> dict:
+    """Baseline and candidate texts of a metric row; ms rows share one unit (compare_html)."""
+    if m.get("unit") == "ms":
+        t = ms_row_texts(m)
+        return {"value_baseline": t["value_baseline"], "value_candidate": t["value_candidate"]}
+    return {"value_baseline": _fmt_metric_value(m.get("baseline"), m.get("unit", "")),
+            "value_candidate": _fmt_metric_value(m.get("candidate"), m.get("unit", ""))}
+
+
 def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
     """Metric rows for tables: step time, phases, GPU busy, Tensor Cores, then idle causes and
     kernels that changed (significant first, then by |Δ%|), capped at ``limit``."""
@@ -124,9 +136,7 @@ def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
             and (m.get("significant") or (m.get("delta") or 0) != 0)]
     tail.sort(key=lambda m: (not m.get("significant"), -abs(m.get("delta_pct") or 0.0), m["name"]))
     rows = head + tail
-    return [dict(m, label=metric_label(m["name"]),
-                 value_baseline=_fmt_metric_value(m.get("baseline"), m.get("unit", "")),
-                 value_candidate=_fmt_metric_value(m.get("candidate"), m.get("unit", "")),
+    return [dict(m, label=metric_label(m["name"]), **_value_texts(m),
                  delta_text=_fmt_delta(m), ci_text=_fmt_ci(m), change_text=_change_word(m),
                  short_change={"none": "—", "n/a": "n/a"}.get(m.get("change"), _change_word(m)))
             for m in rows[:limit]]
@@ -141,11 +151,10 @@ def explain_rows(doc: dict, group: str | None = None) -> list[dict]:
         kind = e.get("kind")
         label = (f"{e['name']} phase" if kind == "phase" else f"kernel {e['name']}" if kind == "kernel"
                  else str(e.get("name")))
-        delta = e.get("delta") or 0.0
-        rows.append(dict(e, label=label,
-                         delta_text=("+" if delta >= 0 else "−") + fmt_ms(abs(delta)),
-                         baseline_text=fmt_ms(e.get("baseline")),
-                         candidate_text=fmt_ms(e.get("candidate")),
+        t = ms_row_texts({"baseline": e.get("baseline"), "candidate": e.get("candidate"),
+                          "delta": e.get("delta") or 0.0})
+        rows.append(dict(e, label=label, delta_text=t["delta_text"],
+                         baseline_text=t["value_baseline"], candidate_text=t["value_candidate"],
                          share_text=MISSING if e.get("share_of_delta") is None
                          else f"{e['share_of_delta'] * 100:+.0f}%"))
     return rows
@@ -169,9 +178,7 @@ def comparability_line(doc: dict) -> str | None:
 def window_rate_rows(doc: dict) -> list[dict]:
     """Rows of the window-rate comparison (no steps on a side), formatted like metric rows."""
     wr = doc.get("window_rates") or {}
-    return [dict(m, label=metric_label(m["name"]),
-                 value_baseline=_fmt_metric_value(m.get("baseline"), m.get("unit", "")),
-                 value_candidate=_fmt_metric_value(m.get("candidate"), m.get("unit", "")),
+    return [dict(m, label=metric_label(m["name"]), **_value_texts(m),
                  delta_text=_fmt_delta(m), ci_text=_fmt_ci(m), change_text=_change_word(m),
                  short_change={"none": "—", "n/a": "n/a"}.get(m.get("change"), _change_word(m)))
             for m in wr.get("metrics") or []]
@@ -580,7 +587,7 @@ def _compare_model(doc: dict) -> dict:
          f"{(st.get('noise_floor_pct') or 0):.1f}%" if st.get("noise_floor_pct") is not None else ""},
     ]
     return {
-        "kpis": kpis,
+        "kpis": kpis, "distribution": distribution_chart(doc),
         "na_note": NA_NOTE if any(m.get("change") == "n/a" for m in doc.get("metrics") or []) else "",
         "summary": doc.get("summary") or "", "step_line": step_line(doc), "gate_line": gate_line(doc),
         "regression": regression, "tone": tone, "chip": chip, "unevaluable": unevaluable,
@@ -610,7 +617,9 @@ def render_compare_html(doc: dict) -> str:
 
     data = _clean_doc(doc)
     cmp = _compare_model(data)
-    sections = [("sec-summary", "Summary", True), ("sec-metrics", "Metrics", True),
+    sections = [("sec-summary", "Summary", True),
+                ("sec-distribution", "Distribution", bool(cmp["distribution"])),
+                ("sec-metrics", "Metrics", True),
                 ("sec-window", "Window rates", bool(cmp["window_line"])),
                 ("sec-explain", "Explanation", bool(cmp["explain"]["rows"])),
                 ("sec-method", "Method", True)]

@@ -527,7 +527,8 @@ def roofline_chart(v: dict) -> dict | None:
                       "lx": _r(ml + pw - 4), "ly": _r(Y(c["value"]) - 5), "anchor": "end", "rotate": None})
     points = _roofline_points(pts, X, Y, mt, mt + ph)
     xticks = [{"x": _r(X(10 ** e)), "label": fmt_number(10 ** e)} for e in range(x_lo, x_hi + 1)]
-    yticks = _yticks([(Y(10 ** e), _si_short(10 ** e)) for e in range(y_lo, y_hi + 1)])
+    # no label at the bottom edge: it would sit on the first x tick's label in the corner
+    yticks = _yticks([(Y(10 ** e), _si_short(10 ** e)) for e in range(y_lo + 1, y_hi + 1)])
     bounds = sorted({str(p["cls"]) for p in points})
     level_name = main["name"] if main else "DRAM"
     return {**_frame(WIDTH, height, ml, mr, mt, mb, x_label=f"Arithmetic intensity (FLOP per {level_name} byte)",

@@ -111,6 +111,41 @@ def _section_status(v: dict) -> dict:
     return status
 
 
+NCU_FORMATS = ("ncu-csv",)
+"""``trace.format`` values of a kernel-only input (an Nsight Compute CSV analysed alone)."""
+NCU_LEAD = ("verdict", "roofline", "kernels")
+"""An ncu-only page leads with these, in this order."""
+TIMELINE_SECTIONS = ("phases", "steps", "metrics", "gaps", "timeline", "transfers")
+"""Sections that need an nsys timeline: folded into one line on an ncu-only page."""
+
+
+def section_order(ncu_only: bool, status: dict | None = None) -> list[str]:
+    """Section keys in render order: SECTIONS' order, or for an ncu-only input the roofline right
+    after the verdict and the timeline sections left out (``_folded`` names them), the kernel
+    table too when it has nothing to show."""
+    keys = [k for k, _ in SECTIONS]
+    if not ncu_only:
+        return keys
+    lead = [k for k in NCU_LEAD if k != "kernels" or (status or {}).get(k, {}).get("available", True)]
+    return lead + [k for k in keys if k not in NCU_LEAD and k not in TIMELINE_SECTIONS]
+
+
+def _ordered_sections(order: list[str]) -> list[tuple[str, str]]:
+    labels = dict(SECTIONS)
+    return [(k, labels[k]) for k in order]
+
+
+def _folded(ncu_only: bool) -> dict | None:
+    """The one line that stands for the timeline sections on an ncu-only page."""
+    if not ncu_only:
+        return None
+    labels = dict(SECTIONS)
+    names = ", ".join(labels[k] for k in TIMELINE_SECTIONS)
+    return {"keys": list(TIMELINE_SECTIONS),
+            "line": f"Timeline sections need an nsys trace ({names}): this input is an Nsight Compute "
+                    "CSV of individual kernels. Analyse an nsys export with `--ncu` to join both."}
+
+
 def _threshold_rows(v: dict) -> list[dict]:
     return [{"name": k, "value": fmt_number(val) if not isinstance(val, str) else val}
             for k, val in sorted(v["thresholds"].items())]
@@ -238,12 +273,18 @@ def build_page(view: dict) -> dict:
     trace = v["trace"]
     tool = v["tool"]
     title_name = str(trace["path"] or "trace").replace("\\", "/").rsplit("/", 1)[-1]
+    ncu_only = str(trace["format"] or "") in NCU_FORMATS
+    order = section_order(ncu_only, status)
     return {
         "title": f"nsys-diag — {title_name}",
         "trace_name": title_name,
         "tool": {"name": tool["name"] or "nsys-diag", "version": tool["version"] or MISSING},
         "generated_at": v["generated_at"] or MISSING,
-        "sections": [{"key": k, "id": f"sec-{k}", "label": label, **status[k]} for k, label in SECTIONS],
+        "sections": [{"key": k, "id": f"sec-{k}", "label": label, **status[k]}
+                     for k, label in _ordered_sections(order)],
+        "order": order,
+        "ncu_only": ncu_only,
+        "folded": _folded(ncu_only),
         "status": status,
         "verdict": _verdict(v),
         "warnings": warnings,

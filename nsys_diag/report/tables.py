@@ -302,16 +302,19 @@ def _roofline_table(v: dict) -> dict:
         bound = k["bound"] or "unknown"
         rows.append([
             cell(short, str(short).lower(), title=name if name != short else None, cls="name"),
+            cell(fmt_ns(k.get("time_ns")), finite(k.get("time_ns"))),
             cell(fmt_share(k["time_share"]), finite(k["time_share"])),
             cell(fmt_number(k["arithmetic_intensity"]), finite(k["arithmetic_intensity"])),
             cell(fmt_rate(k["achieved_flops_per_s"], "FLOP"), finite(k["achieved_flops_per_s"])),
+            cell(fmt_rate(k.get("achieved_dram_bytes_per_s")), finite(k.get("achieved_dram_bytes_per_s"))),
             cell(fmt_number(k["sm_pct"]) + ("%" if finite(k["sm_pct"]) is not None else ""), finite(k["sm_pct"])),
             cell(fmt_number(k["mem_pct"]) + ("%" if finite(k["mem_pct"]) is not None else ""), finite(k["mem_pct"])),
             cell(bound, bound, swatch="bound-" + slug(bound), cls="nowrap"),
             cell(k["precision"], k["precision"]),
         ])
-    cols = [("Kernel", False), ("Time share", True), ("FLOP/byte", True), ("Achieved", True), ("SM %", True),
-            ("Memory %", True), ("Bound", False), ("Precision", False)]
+    cols = [("Kernel", False), ("Time", True), ("Time share", True), ("FLOP/byte", True),
+            ("Achieved FLOP/s", True), ("DRAM bytes/s", True), ("SM SOL %", True),
+            ("Memory SOL %", True), ("Bound", False), ("Precision", False)]
     total = v["roofline"]["kernels_total"]
     return table("tbl-roofline", cols, rows, total=total if finite(total) is not None else None,
                  caption="Per kernel, from Nsight Compute: arithmetic intensity against DRAM bytes and the "

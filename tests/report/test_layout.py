@@ -6,8 +6,8 @@ The checks live in ``layout_audit.js``: at 1400 px no element may be wider insid
 (``scrollWidth > clientWidth``) and the page never scrolls sideways; at 800 px the same, except
 that a wide table may scroll inside its own ``.table-scroll`` wrapper; in every ``svg.chart`` no
 two labels' bounding boxes overlap and none leaves the chart. Reports: ``analyze`` on each sample
-trace and on a real export (``../shared/traces``, skipped when absent), a batch index and a
-compare report.
+trace and on a real export (``../shared/traces``, skipped when absent), a batch index, a
+compare report (with its step-time distribution chart) and an ncu-only report.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((REPO / "sample_traces").glob("*.sqlite"))
 REAL = REPO.parent / "shared" / "traces" / "nsys" / "fastvideo_train_2xh100_2026.2.sqlite"
+NCU = REPO.parent / "shared" / "traces" / "ncu" / "interp_a100_details.csv"
 AUDIT = (Path(__file__).with_name("layout_audit.js")).read_text(encoding="utf-8")
 WIDTHS = (1400, 800)
 
@@ -46,6 +47,9 @@ def reports(tmp_path_factory) -> dict[str, Path]:
     _cli("compare", str(REPO / "sample_traces" / "worked_example.sqlite"),
          str(REPO / "sample_traces" / "healthy_tc.sqlite"), "-o", str(out / "compare.html"))
     paths["compare"] = out / "compare.html"
+    if NCU.is_file():
+        _cli("analyze", str(NCU), "-o", str(out / "real_ncu_only.html"))
+        paths["real_ncu_only"] = out / "real_ncu_only.html"
     if REAL.is_file():
         _cli("analyze", str(REAL), "-o", str(out / "real_fastvideo.html"))
         paths["real_fastvideo"] = out / "real_fastvideo.html"
@@ -81,7 +85,7 @@ def _audit(browser, html: Path, width: int) -> tuple[list[dict], list[str]]:
     return problems, errors
 
 
-KINDS = [t.stem for t in SAMPLES] + ["batch_index", "compare", "real_fastvideo"]
+KINDS = [t.stem for t in SAMPLES] + ["batch_index", "compare", "real_fastvideo", "real_ncu_only"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -1,0 +1,59 @@
+"""The ncu-only HTML (an Nsight Compute CSV analysed alone): the roofline leads right after the
+verdict, with chart and full table; the timeline sections are folded into one line."""
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from conftest import SAMPLE_TRACES
+from nsys_diag.cli import main
+from nsys_diag.report.contract import SECTIONS
+from nsys_diag.report.page import TIMELINE_SECTIONS, section_order
+from nsys_diag.synth.ncu import write_ncu_csv
+
+
+def _html(tmp_path, *args) -> str:
+    out = tmp_path / "a.html"
+    res = CliRunner().invoke(main, ["analyze", *map(str, args), "-o", str(out)],
+                             env={"SOURCE_DATE_EPOCH": "0"})
+    assert res.exit_code == 0, res.output
+    return out.read_text()
+
+
+def _section_ids(html: str) -> list[str]:
+    body = html.split("<main", 1)[-1] if "<main" in html else html
+    return re.findall(r'<(?:section|p) id="((?:sec-[a-z-]+)|folded-timeline)"', body)
+
+
+def test_roofline_comes_first_after_the_verdict_and_timeline_sections_fold(tmp_path):
+    csv = write_ncu_csv(tmp_path / "k.csv", gpu_name="NVIDIA A100-SXM4-80GB")
+    html = _html(tmp_path, csv)
+    ids = _section_ids(html)
+    assert ids[:3] == ["sec-verdict", "folded-timeline", "sec-roofline"]
+    for key in TIMELINE_SECTIONS:
+        assert f'id="sec-{key}"' not in html
+    assert html.count("Not available") <= 1
+    folded = re.search(r'id="folded-timeline"[^>]*>(.*?)</p>', html, re.S)
+    assert folded and "Timeline sections need an nsys trace" in folded.group(1)
+    roof = html[html.index('id="sec-roofline"'):]
+    roof = roof[:roof.index("</section>")]
+    assert "<svg" in roof
+    head = re.sub(r"<[^>]+>", " ", roof[roof.index('id="tbl-roofline"'):roof.index("</thead>")])
+    for col in ("Kernel", "Time", "FLOP/byte", "Achieved FLOP/s", "DRAM bytes/s", "Bound", "SOL %"):
+        assert col in head
+    assert re.search(r"\d+(\.\d+)? [µm]?s\s*<", roof)  # a per-kernel time cell
+
+
+def test_nsys_trace_keeps_the_contract_order():
+    assert section_order(False) == [k for k, _ in SECTIONS]
+    ncu = section_order(True, {"kernels": {"available": False}})
+    assert ncu[:2] == ["verdict", "roofline"] and "kernels" not in ncu
+    assert not set(ncu) & set(TIMELINE_SECTIONS)
+
+
+def test_nsys_html_has_all_sections_and_no_folded_line(tmp_path):
+    html = _html(tmp_path, SAMPLE_TRACES / "healthy_tc.sqlite")
+    ids = [i for i in _section_ids(html) if i != "folded-timeline"]
+    assert ids == [f"sec-{k}" for k, _ in SECTIONS]
+    assert 'id="folded-timeline"' not in html
