@@ -327,12 +327,12 @@ class Comparison:
         return self._json
 
     def to_markdown(self) -> str:
-        from nsys_diag.report.batch_render import render_compare_markdown
+        from nsys_diag.report.compare_render import render_compare_markdown
 
         return render_compare_markdown(self.doc)
 
     def to_html(self, path=None) -> str:
-        from nsys_diag.report.batch_render import render_compare_html
+        from nsys_diag.report.compare_render import render_compare_html
 
         doc = render_compare_html(self.doc)
         if path is not None:

@@ -99,7 +99,7 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
     (``--no-cache``) re-analyses every trace.
     """
     from nsys_diag.analyses.batch_summary import compare_runs
-    from nsys_diag.report.batch_render import (
+    from nsys_diag.report.compare_render import (
         render_compare_html,
         render_compare_markdown,
         render_compare_text,

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from nsys_diag.report.batch_render import compare_rows, explain_rows, render_compare_html
+from nsys_diag.report.compare_render import compare_rows, explain_rows, render_compare_html
 from nsys_diag.report.compare_html import CHAR_PX, distribution_chart, ms_row_texts, row_unit
 
 
