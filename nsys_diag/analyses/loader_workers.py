@@ -120,9 +120,10 @@ def _names(df: pd.DataFrame, key: str) -> dict[int, str]:
 
 def _pid_of(gpid: int, frames: Iterable[pd.DataFrame]) -> int:
     for f in frames:  # ≤ 4 frames
-        rows = f.loc[f["global_pid"].to_numpy() == gpid, "pid"] if len(f) else ()
-        if len(rows):
-            return int(rows.iloc[0])
+        if len(f):
+            rows = f.loc[f["global_pid"].to_numpy() == gpid, "pid"]
+            if len(rows):
+                return int(rows.iloc[0])
     return -1
 
 

@@ -578,7 +578,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
              for gpid in _process_ids(bundle)]  # one per process (rank)
     head = _headline_index(procs)
     loader = analyze_loader_workers(bundle, procs[head].window, th)
-    if is_available(loader):  # the input rule says whether the workers keep up
+    if isinstance(loader, LoaderWorkersResult):  # the input rule says whether workers keep up
         procs = [_with_loader(p, loader, th) for p in procs]
     if roofline is not None and is_available(roofline):
         roofline = procs[head].roofline
