@@ -198,9 +198,38 @@ def input_finding(x, th: Thresholds) -> Finding:
     if "data" in (x.phase_share or {}):
         extra.append(rule("phases.data_share", x.phase_share["data"], th.input_bound_data_share, ">",
                           "nvtx"))
-    return _idle(x, th, "input", th.input_bound_verdict_share,
-                 "Input-bound: the GPU waits {share} of the window while the step thread is in its "
-                 "data-loading phase", extra)
+    loader = getattr(x, "loader", None)
+    if loader and loader.get("workers"):  # which side of the loader is short (issue 19)
+        extra.append(Evidence("loader.busy_share", loader["busy_share"],
+                              th.loader_saturated_busy_share, ">=", loader.get("basis") or "nvtx",
+                              role="context"))
+    f = _idle(x, th, "input", th.input_bound_verdict_share,
+              "Input-bound: the GPU waits {share} of the window while the step thread is in its "
+              "data-loading phase", extra)
+    return replace(f, headline=f.headline + _loader_words(loader, th)) if loader else f
+
+
+def loader_state(x, th: Thresholds) -> str | None:
+    """``saturated`` / ``idle`` / ``busy`` for the file's DataLoader workers; None without any."""
+    loader = getattr(x, "loader", None)
+    if not loader or not loader.get("workers"):
+        return None
+    b = float(loader["busy_share"])
+    return ("saturated" if b >= th.loader_saturated_busy_share
+            else "idle" if b < th.loader_idle_busy_share else "busy")
+
+
+def _loader_words(loader: dict, th: Thresholds) -> str:
+    n, b = int(loader.get("workers") or 0), float(loader.get("busy_share") or 0.0)
+    if not n:
+        return ""
+    who = f"{n} DataLoader worker{'s' if n != 1 else ''}"
+    if b >= th.loader_saturated_busy_share:
+        return f"; the {who} are saturated (busy {pct(b)} of the window)"
+    if b < th.loader_idle_busy_share:
+        return (f"; the {who} idle (busy {pct(b)} of the window): the main process is the "
+                "bottleneck")
+    return f"; the {who} are busy {pct(b)} of the window"
 
 
 def transfer_finding(x, th: Thresholds) -> Finding:

@@ -21,8 +21,10 @@ from nsys_diag.analyses.findings import (
     IDLE_RULES,
     Advice,
     Finding,
+    pct,
     compute_finding,
     exposed_communication_finding,
+    loader_state,
     memory_bound_finding,
     no_tensor_cores_finding,
     overhead_phase_names,
@@ -84,6 +86,19 @@ def _has_non_tc_kernels(x, th: Thresholds) -> bool:
     return bool(x.non_tc_gemm_kernels)
 
 
+def _loader_saturated(x, th: Thresholds) -> bool:
+    return loader_state(x, th) == "saturated"
+
+
+def _loader_idle(x, th: Thresholds) -> bool:
+    return loader_state(x, th) == "idle"
+
+
+def _not_loader_idle(x, th: Thresholds) -> bool:
+    """Worker-side advice (more workers, caching) is not earned when the workers idle."""
+    return loader_state(x, th) != "idle"
+
+
 CAPTURE_RANGE = (
     Rule("Capture a steady-state window: call torch.cuda.profiler.start()/stop() (cudaProfilerStart/"
          "Stop) around a few training steps and run nsys profile --capture-range=cudaProfilerApi.",
@@ -100,12 +115,22 @@ PINNED = Rule("Use pinned host memory and asynchronous copies: DataLoader(pin_me
 
 ADVICE: dict[str, tuple[Rule, ...]] = {
     "input": (
+        Rule("The DataLoader workers are saturated (busy {loader_busy} of the window): add workers "
+             "(num_workers, if CPU cores are free), make decoding and augmentation cheaper, or "
+             "cache decoded samples so each batch costs the workers less.",
+             ("loader.busy_share", "gaps.input_share"), _loader_saturated),
+        Rule("The DataLoader workers idle (busy {loader_busy} of the window) while the step waits: "
+             "the main process is the bottleneck — make collate_fn cheaper, pin batches in the "
+             "loader (pin_memory=True) instead of in the step, and copy with non_blocking=True; "
+             "more workers will not help.", ("loader.busy_share", "gaps.input_share"),
+             _loader_idle),
         Rule("Overlap data loading with compute: DataLoader(num_workers>0, prefetch_factor>=2, "
              "persistent_workers=True) so the next batch is ready when the step ends.",
-             ("gaps.input_share",)),
+             ("gaps.input_share",), _not_loader_idle),
         PINNED,
         Rule("Cache or pre-process the dataset (decoded tensors, WebDataset/shards, DALI) so each "
-             "step does less CPU decoding and I/O.", ("gaps.input_share", "phases.data_share")),
+             "step does less CPU decoding and I/O.", ("gaps.input_share", "phases.data_share"),
+             _not_loader_idle),
     ),
     "transfer": (
         PINNED,
@@ -230,7 +255,8 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
     detail = f.detail
     fill = {"detail": detail or "the host code", "detail_via": f" ({detail})" if detail else "",
             "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
-            "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3])}
+            "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3]),
+            "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share"))}
     out = []
     for r in ADVICE.get(f.cause, ()):
         if r.when(x, th):

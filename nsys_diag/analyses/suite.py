@@ -29,6 +29,7 @@ from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps
                                      gap_evidence)
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
 from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
+from nsys_diag.analyses.loader_workers import LoaderWorkersResult, analyze_loader_workers
 from nsys_diag.analyses.mfu import analyze_mfu
 from nsys_diag.analyses.scaling import analyze_scaling
 from nsys_diag.analyses.memory import MemoryResult, analyze_memory
@@ -125,6 +126,7 @@ class AnalysisSuite:
     thresholds: Thresholds
     options: AnalyzeOptions
     capabilities: Capabilities | None = None  # what the export can answer (shared with inspect)
+    loader: LoaderWorkersResult | Unavailable | None = None  # DataLoader workers (whole file)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -551,6 +553,15 @@ def _headline_index(procs: list[ProcessAnalysis]) -> int:
     return max(range(len(procs)), key=lambda i: compute(procs[i]))
 
 
+def _with_loader(p: ProcessAnalysis, loader: LoaderWorkersResult, th: Thresholds
+                 ) -> ProcessAnalysis:
+    """``p`` re-diagnosed with the file's DataLoader workers in its verdict inputs."""
+    import dataclasses
+
+    vin = dataclasses.replace(p.verdict_inputs, loader=loader.verdict_fact())
+    return dataclasses.replace(p, verdict_inputs=vin, verdict=diagnose(vin, th))
+
+
 def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
               th: Thresholds | None = None) -> AnalysisSuite:
     """All analyses, per process, plus the file-level ones (ncu roofline, data quality)."""
@@ -567,6 +578,9 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
              for gpid in _process_ids(bundle)]  # one per process (rank)
     head = _headline_index(procs)
+    loader = analyze_loader_workers(bundle, procs[head].window, th)
+    if isinstance(loader, LoaderWorkersResult):  # the input rule says whether workers keep up
+        procs = [_with_loader(p, loader, th) for p in procs]
     if roofline is not None and is_available(roofline):
         roofline = procs[head].roofline
     quality = dq.from_load_warnings(bundle.warnings)
@@ -575,4 +589,5 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
         data_quality=quality, capture_hints=dq.capture_hints(bundle), thresholds=th,
         options=options,
         capabilities=probe(bundle, options, th,
-                           analysed={p.global_pid: (p.steps, p.phases) for p in procs}))
+                           analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
+        loader=loader)

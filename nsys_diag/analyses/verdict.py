@@ -104,6 +104,7 @@ class VerdictInputs:
     has_counters: bool | None = None  # GPU metrics or ncu present (None: derive from the above)
     tc_engaged: bool | None = None  # tensor_cores.engaged
     tensor_active_during_gemm: float | None = None  # tensor_cores.tensor_active_during_gemm
+    loader: dict | None = None  # DataLoader workers (loader_workers.verdict_fact); None: none seen
 
 
 @dataclass(frozen=True)

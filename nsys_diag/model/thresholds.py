@@ -47,6 +47,14 @@ class Thresholds:
     input_bound_verdict_share: float = 0.25
     """input_bound is the verdict when waiting-on-input explains ≥ 25% of step time and is the
     largest idle cause."""
+    loader_saturated_busy_share: float = 0.8
+    """DataLoader workers busy ≥ 80% of the analysed window (mean over workers) are saturated: the
+    loader cannot produce batches faster, so an input-bound step needs more workers, cheaper
+    decoding or caching (the same 80% "saturated" level as ``high_utilization``)."""
+    loader_idle_busy_share: float = 0.5
+    """Workers busy < 50% of the window have spare capacity half the time: when the step still
+    waits on input, the main process (collate, pinning, the copy) is the bottleneck, not the
+    workers (the same 50% level as ``low_utilization``)."""
     low_utilization: float = 0.5
     """Compute utilization < 50% means the GPU mostly waits (TB plugin GPU utilization rule)."""
     high_utilization: float = 0.8

@@ -148,6 +148,14 @@ SPEC: dict[str, Any] = {
     "scaling": [{"gpus": None, "step_ms": None, "allreduce_ms": None, "samples_per_s": None,
                  "efficiency": None, "assumptions": [None]}],
     "scaling_reason": None,
+    "loader": Section(
+        {"workers": None, "busy_share": None, "state": None, "basis": None, "saturated_at": None,
+         "idle_below": None, "window_ms": None,
+         "per_worker": [{"pid": None, "tid": None, "name": None, "busy_share": None, "basis": None,
+                         "evidence": None}]},
+        "No DataLoader worker processes or threads in the export.",
+        "Capture the workers too (nsys traces child processes by default) with NVTX ranges, "
+        "-t osrt or --sample=process-tree."),
     "communication": Section(
         {"per_device": [{"device_id": None, "comm_ms": None, "hidden_ms": None, "exposed_ms": None}],
          "exposed_share": None},
@@ -248,6 +256,7 @@ LIST_CAPS: tuple[tuple[str, str | None, str], ...] = (
     ("tensor_cores", "*", "max_list"),  # non_tc_gemm_kernels, tc_kernels, evidence_list…
     ("roofline", "*", "max_rows"),  # kernels, matches, unmatched…: all top-N lists
     ("gpu_metrics", "per_device", "max_list"),
+    ("loader", "per_worker", "max_list"),
     ("gpu_metrics", "per_phase", "max_list"),
     ("trace", "gpus", "max_list"),
     ("trace", "processes", "max_list"),

@@ -59,6 +59,10 @@ def _key_numbers(v: dict) -> str:
     mfu = v.get("mfu") or {}
     if mfu.get("available") and finite(mfu.get("mfu")) is not None:
         parts.append(f"**MFU** {fmt_pct(mfu['mfu'])} ({finite(mfu['achieved_tflops']):.1f} TFLOP/s)")
+    ld = v.get("loader") or {}
+    if ld.get("available") and ld.get("workers"):
+        parts.append(f"**DataLoader** {ld['workers']} workers busy {fmt_pct(ld.get('busy_share'))} "
+                     f"({md_text(ld.get('state'), 20)})")
     proj = finite(vd["projected_step_ms_if_fixed"])
     if proj is not None:
         cur = finite(steps["mean_ms"]) if steps["available"] else None

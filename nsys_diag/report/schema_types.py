@@ -196,6 +196,14 @@ TYPES: dict[str, Any] = {
     **_under("scaling[]", {"gpus": "int", "step_ms": "num", "allreduce_ms": "num",
                            "samples_per_s": "num?", "efficiency": "num?"}),
     "scaling[].assumptions[]": "str", "scaling_reason": "str?",
+    # ------------------------------------------------------------------------------ loader
+    **_under("loader", {"workers": "int", "busy_share": "share",
+                        "state": enum("saturated", "busy", "idle"), "basis": "str",
+                        "saturated_at": "share", "idle_below": "share", "window_ms": "num"}),
+    **_under("loader.per_worker[]", {"pid": "int", "tid": "int?", "name": "str",
+                                     "busy_share": "share",
+                                     "basis": enum("nvtx", "cpu_samples", "osrt"),
+                                     "evidence": "str"}),
     # ----------------------------------------------------------------------- capabilities
     "capabilities": {"description": "What the export can answer: the capability probe shared "
                                     "with `inspect` (analyses/capabilities.py)."},

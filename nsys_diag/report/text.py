@@ -146,6 +146,10 @@ def _gpu(v: dict) -> list[str]:
         out.append(f"         MFU {fmt_pct(mfu['mfu'])} · {mfu['achieved_tflops']:.1f} TFLOP/s of "
                    f"{mfu['peak_tflops']:.0f} ({_c(mfu.get('peak_precision'))} dense peak, "
                    f"{_c(mfu.get('gpu'))})")
+    ld = v.get("loader") or {}
+    if ld.get("available") and ld.get("workers"):
+        out.append(f"         DataLoader {ld['workers']} workers busy {fmt_pct(ld.get('busy_share'))} "
+                   f"of the window ({_c(ld.get('state'))}; {_c(ld.get('basis'))})")
     return out
 
 

@@ -155,6 +155,7 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "mfu": head.mfu if head.mfu is not None else {"available": False,
                                                       "reason": "not analysed", "hint": ""},
         "scaling": head.scaling[0], "scaling_reason": head.scaling[1],
+        "loader": _section(getattr(suite, "loader", None), missing_reason="not analysed"),
         "communication": _section(head.communication),
         "memory": _section(head.memory),
         "roofline": (apply_aliases("roofline", _section(head.roofline)) if head.roofline is not None

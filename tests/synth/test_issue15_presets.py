@@ -52,6 +52,36 @@ def _add_worker_processes(path, n: int = 2) -> None:
     con.close()
 
 
+def _add_loader_workers(path, n: int, cover: float, slices: int = 200) -> None:
+    """Give the file ``n`` DataLoader worker processes (other pids, no GPU work) whose NVTX
+    ``worker_fetch`` ranges cover ``cover`` of every one of ``slices`` equal slices of the
+    trainer's NVTX span — so ``cover`` of any analysed window."""
+    con = sqlite3.connect(path)
+    lo, hi, etype, gtid, dom = con.execute(
+        "SELECT MIN(start), MAX(end), MIN(eventType), MIN(globalTid), MIN(domainId) "
+        "FROM NVTX_EVENTS").fetchone()
+    width = (hi - lo) // slices
+    for k in range(1, n + 1):
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, "
+                        "domainId) VALUES (?, ?, ?, ?, ?, ?)",
+                        [(lo + i * width, lo + i * width + int(cover * width), etype,
+                          "worker_fetch", gtid + (k << 24) + k, dom) for i in range(slices)])
+    con.commit()
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def loader_views(tmp_path_factory):
+    """The ``dataloader_workers`` preset with 3 worker processes busy 95% / 10% of the window."""
+    d = tmp_path_factory.mktemp("issue19_loader")
+    out = {}
+    for label, cover in (("saturated", 0.95), ("idle", 0.10)):
+        path = synth.write_preset(d / f"{label}.sqlite", "dataloader_workers")
+        _add_loader_workers(path, 3, cover)
+        out[label] = analyze_path(str(path), generated_at="1970-01-01T00:00:00Z")
+    return out
+
+
 @pytest.fixture(scope="module")
 def views(tmp_path_factory):
     d = tmp_path_factory.mktemp("issue15")
@@ -141,3 +171,47 @@ def test_shuffled_rows_give_the_ordered_answer(views):
     keys = ("verdict", "steps", "phases", "gaps")
     assert json.dumps({k: a[k] for k in keys}, sort_keys=True, default=str) == \
         json.dumps({k: b[k] for k in keys}, sort_keys=True, default=str)
+
+
+def _input_finding(view: dict) -> dict:
+    return next(f for f in view["findings"] if f["cause"] == "input")
+
+
+@pytest.mark.parametrize("label, low, high", [("saturated", 0.9, 1.0), ("idle", 0.05, 0.15)])
+def test_loader_workers_are_listed_with_their_busy_share(loader_views, label, low, high):
+    v = loader_views[label]
+    ld = v["loader"]
+    assert ld["available"] and ld["workers"] == 3 and ld["state"] == label
+    assert low <= ld["busy_share"] <= high
+    assert {w["basis"] for w in ld["per_worker"]} == {"nvtx"}
+    assert all(low <= w["busy_share"] <= high for w in ld["per_worker"])
+    # workers are not GPU processes: processes[] and process_count are unchanged
+    assert v["scope"]["process_count"] == 1 and v["processes"] == []
+    ev = [e for e in _input_finding(v)["evidence"] if e["metric"] == "loader.busy_share"]
+    assert ev and ev[0]["role"] == "context" and ev[0]["threshold"] == 0.8
+
+
+def test_saturated_workers_earn_more_workers_advice(loader_views):
+    v = loader_views["saturated"]
+    assert v["verdict"]["code"] == "input_bound"
+    assert "saturated" in v["verdict"]["headline"]
+    advice = _advice(v)
+    assert "workers are saturated" in advice and "cache decoded samples" in advice
+    assert "main process is the bottleneck" not in advice
+    assert "pinned" not in advice
+
+
+def test_idle_workers_point_at_the_main_process(loader_views):
+    v = loader_views["idle"]
+    assert v["verdict"]["code"] == "input_bound"
+    assert "main process is the bottleneck" in v["verdict"]["headline"]
+    advice = _advice(v)
+    assert "workers idle" in advice and "collate_fn" in advice
+    assert "saturated" not in advice and "num_workers>0" not in advice
+    assert "cache or pre-process" not in advice
+
+
+def test_no_workers_no_loader_words(views):
+    v = views("item_sync_stalls")
+    assert v["loader"]["available"] is False
+    assert "dataloader worker" not in _advice(v) and "worker" not in v["verdict"]["headline"].lower()
