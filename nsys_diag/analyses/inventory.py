@@ -10,7 +10,6 @@ capture flag that would add what is missing). Steps and phases come from the cap
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +21,7 @@ from nsys_diag.analyses.capabilities import Capabilities, probe
 from nsys_diag.analyses.steps import normalize_name
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+from nsys_diag.model.jsonsafe import fnum
 
 INSPECT_VERSION = 1
 TOP_RANGES = 15
@@ -80,14 +80,6 @@ def _i(x) -> int:
     return int(x)
 
 
-def _f(x) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _opt_int(x) -> int | None:
     return None if x is None or int(x) < 0 else int(x)
 
@@ -109,7 +101,7 @@ def _gpus(bundle: TraceBundle) -> list[dict]:
             "chip_name": row["chip_name"] or None, "sm_count": _opt_int(row["sm_count"]),
             "clock_hz": _opt_int(row["clock_hz"]),
             "memory_bytes": _opt_int(row["total_memory_bytes"]),
-            "memory_bandwidth_bytes_per_s": _f(row["memory_bandwidth_bytes_per_s"]),
+            "memory_bandwidth_bytes_per_s": fnum(row["memory_bandwidth_bytes_per_s"]),
             "compute_capability": cc, "bus_location": row["bus_location"] or None,
             "kernels": _i(per_dev.get(row["device_id"], 0)),
         })
