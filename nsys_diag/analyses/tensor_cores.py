@@ -50,7 +50,7 @@ import pandas as pd
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
 from nsys_diag.analyses.kernels import UNNAMED, filter_window, kernel_name_stats
-from nsys_diag.analyses.tensor_counters import (TensorLevels, kernel_union_membership,
+from nsys_diag.analyses.tensor_counters import (TensorLevels, kernel_union_membership, metric_samples,
                                                 tensor_levels)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX
@@ -328,10 +328,12 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     relevant_ns = int(tot[matmul | unknown].sum())
     unknown_ns = int(tot[unknown].sum())
     known_frac = 1.0 - unknown_ns / relevant_ns if relevant_ns > 0 else 1.0
+    ta = metric_samples(gpu_metrics, "tensor_active")  # once for both readings below
     inside = None
     if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
-        inside = kernel_union_membership(gpu_metrics, busy, busy_window, k)
-    lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside)
+        inside = kernel_union_membership(gpu_metrics, busy, busy_window, k, ta)
+    lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside,
+                       tensor_active=ta)
     judged, non_tc, evidence_col = _counter_judgement(table, tot, basis, family, lv, non_tc_names,
                                                       total, th)
     counters_share = _ncu_share(counters)

@@ -211,15 +211,17 @@ def _mean(x: np.ndarray) -> float | None:
 
 
 def tensor_levels(kernels: pd.DataFrame, row_name: np.ndarray, gemm_name: np.ndarray,
-                  gpu_metrics: pd.DataFrame | None, *, kernel_inside: np.ndarray | None = None
-                  ) -> TensorLevels | None:
+                  gpu_metrics: pd.DataFrame | None, *, kernel_inside: np.ndarray | None = None,
+                  tensor_active: Samples | None = None) -> TensorLevels | None:
     """Tensor Active readings of ``kernels`` (see module docstring); None without Tensor Active.
 
     ``row_name``: per kernel row, its row in the name table (-1: none); ``gemm_name``: per name
     row, whether it is GEMM-family. ``kernel_inside``: per Tensor Active sample, already known
-    membership in the kernels' union (perf: the suite's merged busy intervals).
+    membership in the kernels' union (perf: the suite's merged busy intervals);
+    ``tensor_active``: its ``metric_samples`` when the caller already took them (perf: one pass
+    over a million samples).
     """
-    ta = metric_samples(gpu_metrics, "tensor_active")
+    ta = tensor_active if tensor_active is not None else metric_samples(gpu_metrics, "tensor_active")
     if ta is None or kernels.empty:
         return None
     sm = metric_samples(gpu_metrics, "sm_active")
@@ -263,11 +265,13 @@ def tensor_levels(kernels: pd.DataFrame, row_name: np.ndarray, gemm_name: np.nda
 
 
 def kernel_union_membership(gpu_metrics: pd.DataFrame, busy: dict, busy_window: tuple[int, int],
-                            kernels: pd.DataFrame) -> np.ndarray | None:
+                            kernels: pd.DataFrame, tensor_active: Samples | None = None
+                            ) -> np.ndarray | None:
     """Per Tensor Active sample, inside the kernels' union, reusing the suite's merged busy
     intervals inside ``busy_window`` (perf, bench: 2M kernels are not merged again); outside the
-    window only kernels crossing its edges can hold a sample. None without Tensor Active."""
-    ta = metric_samples(gpu_metrics, "tensor_active")
+    window only kernels crossing its edges can hold a sample. None without Tensor Active.
+    ``tensor_active``: the samples when already taken (as in ``tensor_levels``)."""
+    ta = tensor_active if tensor_active is not None else metric_samples(gpu_metrics, "tensor_active")
     if ta is None:
         return None
     k_dev = kernels["device_id"].to_numpy(dtype=np.int64)
