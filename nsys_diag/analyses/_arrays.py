@@ -27,3 +27,29 @@ def contiguous_run(keep: np.ndarray) -> tuple[int, int] | None:
     if int(idx[-1]) - int(idx[0]) + 1 == idx.size:
         return int(idx[0]), int(idx[-1]) + 1
     return None
+
+
+def plain_index(df: pd.DataFrame) -> bool:
+    """The index is already what ``reset_index(drop=True)`` would give (0..n-1)."""
+    return isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
+
+
+def take_rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """``df.loc[keep].reset_index(drop=True)``, without copying any column when the kept rows are
+    contiguous (perf, bench: rows sorted by time make a window one slice; copying a 2M-row
+    frame costs ~0.4 s and its size in memory)."""
+    if not plain_index(df):
+        return df.loc[keep].reset_index(drop=True)
+    if keep.all():
+        return df
+    idx = np.flatnonzero(keep)
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
+        return df.iloc[int(idx[0]):int(idx[-1]) + 1].reset_index(drop=True)
+    return df.loc[keep].reset_index(drop=True)
+
+
+def process_rows(df: pd.DataFrame, gpid: int) -> pd.DataFrame:
+    """The rows of one process (``gpid`` -1: all), without a copy when every row is kept."""
+    if gpid == -1:
+        return df
+    return take_rows(df, df["global_pid"].to_numpy() == gpid)

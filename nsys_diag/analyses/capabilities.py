@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._arrays import unique_ints
+from nsys_diag.analyses._arrays import process_rows, unique_ints
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
@@ -95,20 +95,14 @@ def _rows(bundle: TraceBundle, name: str) -> int:
     return int(len(f)) if f is not None else 0
 
 
-def _own(df: pd.DataFrame, gpid: int) -> pd.DataFrame:
-    if gpid == -1:
-        return df
-    return df.loc[df["global_pid"].to_numpy() == gpid].reset_index(drop=True)
-
-
 def _detect(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th: Thresholds):
     """(steps, phases) of one process, as ``analyze`` detects them."""
     from nsys_diag.analyses.busy import choose_window, device_busy, device_ids
     from nsys_diag.analyses.phases import analyze_phases
     from nsys_diag.analyses.steps import analyze_steps
 
-    nvtx, kernels = _own(bundle.nvtx, gpid), _own(bundle.kernels, gpid)
-    memcpy, memset = _own(bundle.memcpy, gpid), _own(bundle.memset, gpid)
+    nvtx, kernels = process_rows(bundle.nvtx, gpid), process_rows(bundle.kernels, gpid)
+    memcpy, memset = process_rows(bundle.memcpy, gpid), process_rows(bundle.memset, gpid)
     steps = analyze_steps(nvtx, kernels, options=options, th=th)
     if not is_available(steps):
         return steps, analyze_phases(nvtx, steps, kernels, {}, phase_map=options.phase_map)

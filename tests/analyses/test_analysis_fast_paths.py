@@ -10,7 +10,7 @@ import pytest
 from nsys_diag.analyses import intervals as iv
 from nsys_diag.analyses.gaps import _launched_late
 from nsys_diag.analyses.gpu_metrics import canonical_samples
-from nsys_diag.analyses.suite import _take_rows
+from nsys_diag.analyses._arrays import take_rows
 
 
 def _slow_merge(s, e):
@@ -52,7 +52,7 @@ def test_take_rows_equals_loc_reset_index(keep_kind, index):
         df.index = np.arange(n) + 100
     keep = {"all": np.ones(n, bool), "contiguous": (np.arange(n) >= 10) & (np.arange(n) < 30),
             "scattered": np.arange(n) % 4 == 0, "none": np.zeros(n, bool)}[keep_kind]
-    got = _take_rows(df, keep)
+    got = take_rows(df, keep)
     pd.testing.assert_frame_equal(got, df.loc[keep].reset_index(drop=True))
 
 

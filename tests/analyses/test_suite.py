@@ -196,7 +196,7 @@ def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
 
     bundle = _two_process_bundle()
     gpid = S._process_ids(bundle)[0]
-    f = {name: S._split(getattr(bundle, name), gpid) for name in S.PROCESS_FRAMES}
+    f = {name: S.process_rows(getattr(bundle, name), gpid) for name in S.PROCESS_FRAMES}
     opts, th = AnalyzeOptions(), Thresholds()
     steps = analyze_steps(f["nvtx"], f["kernels"], options=opts, th=th)
     window = choose_window(steps, f["kernels"], f["memcpy"], f["memset"], user_window=None,
