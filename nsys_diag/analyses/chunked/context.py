@@ -1,0 +1,74 @@
+"""What one chunk of one process hands to each analysis's ``partial_*`` (``ChunkInputs``).
+
+The global values — the process's steps, its analysed window, its devices, its first kernel —
+are computed once, before the chunks (``app/stream.py``); everything else is the chunk's own:
+its rows (``cuts.chunk_frames``), its share of the window, its busy intervals and the phases
+computed over its rows (whose NVTX part — instances, per-step wall time — is the same in every
+chunk; only the GPU part differs and is merged).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.busy import DeviceBusy, Window, device_busy
+from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, chunk_frames, owned
+from nsys_diag.analyses.phases import PhasesResult, analyze_phases
+from nsys_diag.analyses.steps import StepsResult
+
+
+@dataclass(frozen=True)
+class ChunkInputs:
+    """One chunk ``[lo_ns, hi_ns)`` of one process (times in session ns)."""
+
+    index: int
+    lo_ns: int
+    hi_ns: int
+    frames: dict[str, pd.DataFrame]
+    """``cuts.chunk_frames`` of the process's frames (``nvtx`` whole)."""
+    window: Window
+    """The process's analysed window (global)."""
+    devices: tuple[int, ...]
+    """The process's devices (global)."""
+    steps: StepsResult | Unavailable
+    """The process's steps (global)."""
+    busy: dict[int, DeviceBusy]
+    """Busy intervals of the chunk's rows inside ``chunk_window``."""
+    phases: PhasesResult | Unavailable
+    """``analyze_phases`` over the chunk's rows (NVTX part global, GPU part the chunk's)."""
+
+    @property
+    def chunk_window(self) -> Window:
+        """The analysed window ∩ ``[lo_ns, hi_ns)`` (zero length when they do not meet)."""
+        lo = max(self.window.start_ns, self.lo_ns)
+        hi = min(self.window.end_ns, self.hi_ns)
+        return Window(lo, max(lo, hi), self.window.source)
+
+    @property
+    def is_first(self) -> bool:
+        return self.lo_ns == FIRST_LO
+
+    @property
+    def is_last(self) -> bool:
+        return self.hi_ns == LAST_HI
+
+    def owned(self, name: str, column: str = "start_ns") -> pd.DataFrame:
+        """The rows of frame ``name`` this chunk owns (start in ``[lo_ns, hi_ns)``)."""
+        f = self.frames[name]
+        return f.loc[owned(f, self.lo_ns, self.hi_ns, column)].reset_index(drop=True)
+
+
+def chunk_inputs(index: int, frames: dict[str, pd.DataFrame], lo_ns: int, hi_ns: int, *,
+                 window: Window, devices: tuple[int, ...], steps: StepsResult | Unavailable,
+                 phase_map=None) -> ChunkInputs:
+    """``ChunkInputs`` of the chunk ``[lo_ns, hi_ns)`` from the process's frames (the whole
+    process's, or already read for that span: ``chunk_frames`` is idempotent on them)."""
+    cf = chunk_frames(frames, lo_ns, hi_ns)
+    lo, hi = max(window.start_ns, lo_ns), min(window.end_ns, hi_ns)
+    cw = Window(lo, max(lo, hi), window.source)
+    busy = device_busy(cf["kernels"], cf["memcpy"], cf["memset"], cw, list(devices))
+    phases = analyze_phases(cf["nvtx"], steps, cf["kernels"], busy, phase_map=phase_map)
+    return ChunkInputs(index=index, lo_ns=lo_ns, hi_ns=hi_ns, frames=cf, window=window,
+                       devices=devices, steps=steps, busy=busy, phases=phases)
