@@ -217,13 +217,14 @@ class Trace:
         return f"{self.kernels / 1e6:.2f}M k"
 
 
-def make_trace(size_m: float, timeout: float) -> Trace:
+def make_trace(size_m: float, timeout: float, *, preset: str = PRESET, scale: float = SCALE,
+               kernels_per_step: int | None = None) -> Trace:
     sys.path.insert(0, str(HERE))
     from needed_columns import counts
 
-    kps = _kernels_per_step()
+    kps = kernels_per_step or _kernels_per_step()
     steps = max(2, math.ceil(size_m * 1e6 / kps))
-    stem = f"{PRESET}-s{steps}-x{SCALE}-m{METRICS_PERIOD_NS}-{SCHEMA}"
+    stem = f"{preset}-s{steps}-x{scale:g}-m{METRICS_PERIOD_NS}-{SCHEMA}"
     path = TRACES / f"{stem}-{_generator_hash()}.sqlite"
     TRACES.mkdir(parents=True, exist_ok=True)
     for stale in TRACES.glob(f"{stem}-*.sqlite*"):  # same parameters, older generator
@@ -232,7 +233,7 @@ def make_trace(size_m: float, timeout: float) -> Trace:
     gen_s = None
     if not path.exists():
         log(f"generating {path.name} ({steps} steps × {kps:,} kernels) …")
-        r = run_child([PY, str(HERE / "gen.py"), str(path), PRESET, str(steps), str(SCALE),
+        r = run_child([PY, str(HERE / "gen.py"), str(path), preset, str(steps), str(scale),
                        str(METRICS_PERIOD_NS), SCHEMA], cwd=str(ROOT), timeout=timeout)
         if r.rc:
             raise SystemExit(f"trace generation failed (rc {r.rc}):\n{r.stderr[-2000:]}")

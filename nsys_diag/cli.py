@@ -114,8 +114,13 @@ def _analyze_options(f):
                      help="Rows in the kernel tables."),
         click.option("--max-memory", metavar="SIZE", help="Refuse inputs needing more (e.g. 4G)."),
         click.option("--memory-budget", metavar="SIZE|none",
-                     help="Analyse only the middle window of a larger export's timeline that fits "
-                          "this memory (default 4G; 'none': the whole export)."),
+                     help="Memory an export's analysis may use (default 4G; 'none': no limit); a "
+                          "larger export is streamed chunk by chunk (see --memory-mode)."),
+        click.option("--memory-mode", type=click.Choice(["stream", "middle"]), default=None,
+                     help="Over the budget: 'stream' the whole export in chunks (default) or "
+                          "analyse only the 'middle' window that fits."),
+        click.option("--chunk-rows", type=click.IntRange(min=1), metavar="N", default=None,
+                     help="Advanced: stream in chunks of about N kernel + API rows."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -125,6 +130,10 @@ def _analyze_options(f):
 @main.command()
 @click.argument("trace")
 @_analyze_options
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Stream the export's chunks to this Dask scheduler (tcp://host:8786).")
+@click.option("--dask", "use_dask", is_flag=True,
+              help="Stream the export's chunks on a local Dask cluster.")
 def analyze(trace: str, **kw) -> None:
     """Diagnose one trace: verdict, step/phase breakdown, GPU gaps, Tensor Cores, transfers."""
     from nsys_diag.app.analyze import analyze_command

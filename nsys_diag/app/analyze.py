@@ -109,8 +109,31 @@ def analyze_path_with_suite(path: str, options: AnalyzeOptions | None = None,
     """``(suite, view)`` of ``path`` (``analyze_path`` with the suite kept). Writes nothing."""
     options = options or AnalyzeOptions()
     th = th or Thresholds()
+    chunk_rows = _stream_rows(str(path), options)
+    if chunk_rows is not None:
+        return _analyze_streamed(str(path), options, th, generated_at or now_utc(), chunk_rows)
     bundle, imports = load_and_import(path, options)
     return analyze_bundle_with_suite(bundle, options, th, generated_at or now_utc(), imports)
+
+
+def _stream_rows(path: str, options: AnalyzeOptions) -> int | None:
+    """Rows per chunk when ``path`` is streamed (``app/stream.py``), else None."""
+    if not is_sqlite_file(path):
+        return None
+    from nsys_diag.app.stream import stream_chunk_rows
+
+    return stream_chunk_rows(path, options)
+
+
+def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, generated_at: str,
+                      chunk_rows: int):
+    """``(suite, view)`` of an export analysed chunk by chunk."""
+    from nsys_diag.app.stream import analyze_streamed
+
+    suite, meta = analyze_streamed(path, options, th, chunk_rows)
+    view = importlib.import_module(VIEW_MODULE).build_view(meta, suite, generated_at=generated_at,
+                                                            options=options)
+    return suite, view
 
 
 def writes_html(json_out: str | None, md_out: str | None, html_out: str | None,

@@ -131,6 +131,7 @@ def build_options(*, batch_size=None, phase_map=None, step_range=None, device=No
                   steps_sel=None, ncu_path=None, include_host_info=False, max_rows=200,
                   max_memory=None, memory_budget=None, model_flops_per_sample=None,
                   model_flops_per_step=None, grad_bytes=None, link_gbps=None, gpu=None,
+                  memory_mode=None, chunk_rows=None, scheduler=None, use_dask=False,
                   **_ignored) -> AnalyzeOptions:
     """AnalyzeOptions from the CLI's raw values (see the module docstring for formats); an unknown
     ``--gpu`` name is a ``UsageError`` listing the known ones."""
@@ -144,4 +145,19 @@ def build_options(*, batch_size=None, phase_map=None, step_range=None, device=No
         ncu_path=ncu_path, include_host_info=bool(include_host_info), max_rows=int(max_rows),
         max_memory_bytes=parse_size(max_memory), model_flops_per_sample=model_flops_per_sample,
         model_flops_per_step=model_flops_per_step, grad_bytes=grad_bytes, link_gbps=link_gbps,
-        gpu=gpu)
+        gpu=gpu, memory_mode=parse_memory_mode(memory_mode), chunk_rows=chunk_rows,
+        scheduler=scheduler or ("local" if use_dask else None))
+
+
+MEMORY_MODES = ("stream", "middle")
+"""``--memory-mode`` values (``model/options.AnalyzeOptions.memory_mode``)."""
+
+
+def parse_memory_mode(text: str | None) -> str:
+    """``--memory-mode``: ``stream`` (default) or ``middle``; anything else is a usage error."""
+    if text is None:
+        return "stream"
+    mode = text.strip().lower()
+    if mode not in MEMORY_MODES:
+        raise UsageError(f"--memory-mode {text!r}: expected one of {', '.join(MEMORY_MODES)}")
+    return mode

@@ -72,10 +72,13 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
 
 def memory_read_fraction(path: str, options: AnalyzeOptions) -> float | None:
     """Share (0–1) of an nsys export's kernel and API rows to read so that the estimated analysis
-    fits ``--memory-budget``; None: read everything (it fits, there is no budget, the input is
-    not an SQLite export, or ``--window`` already chose the span). ``--max-memory`` stays a
+    fits ``--memory-budget`` with ``--memory-mode middle``; None: read everything (it fits, there
+    is no budget, the input is not an SQLite export, ``--window`` already chose the span, or the
+    export is streamed: ``--memory-mode stream``, the default). ``--max-memory`` stays a
     refusal (``app/memory_policy.check_memory``), checked against what will actually be read."""
     budget = options.memory_budget_bytes
+    if options.memory_mode != "middle" or options.chunk_rows:
+        return None  # streamed whole instead (app/stream.py)
     if not budget or options.window_ns is not None or not is_sqlite_file(path):
         return None
     est = estimate_memory(path)

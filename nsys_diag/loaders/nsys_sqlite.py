@@ -88,7 +88,7 @@ def _check_is_nsys(db: NsysDb) -> None:
 
 def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      time_window: tuple[int, int] | None = None,
-                     row_fraction: float | None = None) -> TraceBundle:
+                     row_fraction: float | None = None, skeleton: bool = False) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
@@ -99,9 +99,14 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     timeline; ``row_fraction`` (0–1) reads only the middle fraction of the kernel and API rows
     (bounded memory, see ``read_window``; a ``memory_window`` warning says so). Either way
     ``meta.extra["read_window"]`` records the window.
+
+    ``skeleton=True`` reads everything but the per-event GPU, API, metric and host tables (their
+    frames are empty; ``meta.tables`` still counts their rows): the whole NVTX list, processes,
+    threads, GPUs and memory events — the global values a chunked (streaming) analysis needs
+    before it reads the events chunk by chunk (``app/stream.py``).
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction)
+        return _load(db, kernel_detail, time_window, row_fraction, skeleton)
 
 
 def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning]
@@ -158,8 +163,15 @@ def _schema(export_md: dict, warnings: list[LoadWarning]) -> tuple[str, tuple]:
     return schema_version, schema
 
 
-def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: bool) -> dict:
-    """The tables with one row per event, read concurrently (``loaders/concurrent.py``)."""
+def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: bool,
+                       skeleton: bool = False) -> dict:
+    """The tables with one row per event, read concurrently (``loaders/concurrent.py``);
+    ``skeleton``: NVTX and the row counts only."""
+    if skeleton:
+        return {**dict.fromkeys(SKELETON_SKIPS), "api": C.API.empty(),
+                "gpu_metrics": (C.GPU_METRICS.empty(), []),
+                **run_concurrently({"nvtx": lambda: read_nvtx(db, strings, window),
+                                    "table_counts": lambda: table_counts(db)})}
     return run_concurrently({
         # the largest first (they start at once); errors surface in this order
         "api": lambda: cuda.read_api(db, strings, window),
@@ -312,8 +324,13 @@ def _meta_extra(db: NsysDb, export_md: dict, gpu_layout, event_types, window_rec
     return extra
 
 
+SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync", "memcpy_joined",
+                  "memset_joined", "sync_joined", "osrt", "cpu_samples")
+"""Reads a skeleton load leaves out (``load_nsys_sqlite(skeleton=True)``)."""
+
+
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
-          row_fraction: float | None = None) -> TraceBundle:
+          row_fraction: float | None = None, skeleton: bool = False) -> TraceBundle:
     """Read every table the analyses use into contract frames (``model/contracts.py``), with the
     load warnings in the order the report lists them."""
     _check_is_nsys(db)
@@ -323,7 +340,7 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     window, window_record = _read_window(db, time_window, row_fraction, warnings)
     export_md = read_export_metadata(db)
     schema_version, schema = _schema(export_md, warnings)
-    read = _read_event_tables(db, strings, window, kernel_detail)
+    read = _read_event_tables(db, strings, window, kernel_detail, skeleton)
     gpu = _gpu_work(db, read, schema, src, warnings)
     gpu, nvtx_res, duration = _sane_events(db, gpu, read["nvtx"], warnings)
     nvtx_f, marks_f = _nvtx_frames(nvtx_res, duration, src, warnings)

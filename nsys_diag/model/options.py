@@ -45,4 +45,14 @@ class AnalyzeOptions:
     gpu: str | None = None
     """--gpu NAME: the GPU the input ran on (names it when the input does not, overrides it with a
     warning when it does; ``analyses/gpu_choice.py``). Checked by ``app/options.build_options``."""
+    memory_mode: str = "stream"
+    """--memory-mode stream|middle: what a budget the export does not fit does — ``stream``: read
+    and analyse the whole export chunk by chunk (``app/stream.py``); ``middle``: analyse only the
+    middle window of its timeline that fits (faster, a part of the capture)."""
+    chunk_rows: int | None = None
+    """--chunk-rows N (advanced): stream in chunks of about N kernel + CUDA API rows whatever the
+    budget (tests force many chunks on small traces with it)."""
+    scheduler: str | None = None
+    """--scheduler ADDRESS / --dask (``local``): analyse the chunks of a streamed export on Dask
+    workers (same rule as ``batch``: the workers must see the file at the same path)."""
     extra: dict = field(default_factory=dict)

@@ -75,7 +75,9 @@ SPEC: dict[str, Any] = {
               "gpus": [{"id": None, "name": None, "sm_count": None, "memory_bytes": None,
                         "memory_bandwidth_bytes_per_s": None, "compute_capability": None}],
               "processes": [{"pid": None, "name": None}],
-              "capture_span_ns": None, "session_start_utc_ns": None, "tables": {}},
+              "capture_span_ns": None, "session_start_utc_ns": None, "tables": {},
+              "chunks": {"count": None, "max_rows": None, "passes": None, "inexact_cuts": None,
+                         "chunk_rows": None}},
     "window": {"start_ns": None, "end_ns": None, "duration_ms": None, "source": None},
     "steps": Section(
         {"count": None, "analysed_count": None, "source": None, "range_name": None, "mean_ms": None,

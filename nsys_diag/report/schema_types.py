@@ -68,6 +68,11 @@ TYPES: dict[str, Any] = {
                                        "description": "kernel rows read / kernel rows in the export"},
     "trace.read_window.kernel_time_share": {"type": "number", "minimum": 0,
                                             "description": "kernel time read / kernel time in the export"},
+    "trace.chunks": {"type": "object",
+                     "description": "present when the export was streamed chunk by chunk "
+                                    "(--memory-mode stream): the whole export was analysed"},
+    "trace.chunks.count": "int", "trace.chunks.max_rows": "int", "trace.chunks.passes": "int",
+    "trace.chunks.inexact_cuts": "int", "trace.chunks.chunk_rows": "int?",
     "scope.pid": "int?", "scope.name": "str?", "scope.devices[]": "int", "scope.process_count": "int",
     "window.start_ns": "int", "window.end_ns": "int", "window.duration_ms": "num",
     "window.source": enum("steps", "gpu_activity", "user", "capture"),
@@ -221,7 +226,7 @@ TYPES: dict[str, Any] = {
 OPTIONAL = frozenset({
     "trace.schema_version", "trace.session_start_utc_ns", "trace.read_window",
     "trace.read_window.row_fraction", "trace.read_window.kernel_share",
-    "trace.read_window.kernel_time_share", "scope.name", "steps.per_step[].phases", "phases_status",
+    "trace.read_window.kernel_time_share", "trace.chunks", "scope.name", "steps.per_step[].phases", "phases_status",
     "processes[].utilization", "data_quality[].hint", "timeline.window_bins",
 })
 """Places an output may leave out (all other keys are required where their object is present)."""

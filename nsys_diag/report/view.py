@@ -72,6 +72,10 @@ def _trace(meta, suite, include_host_info: bool) -> dict:
         "tables": {str(k): int(v) for k, v in sorted(meta.tables.items())},
         "read_window": _read_window(meta.extra.get("read_window")),
     }
+    chunks = meta.extra.get("chunks")
+    if isinstance(chunks, dict):  # streamed chunk by chunk (app/stream.py)
+        out["chunks"] = {k: chunks.get(k) for k in ("count", "max_rows", "passes",
+                                                    "inexact_cuts", "chunk_rows")}
     if include_host_info:
         out["host"] = {str(k): str(v) for k, v in sorted(meta.host.items())}
         out["command_line"] = meta.command_line

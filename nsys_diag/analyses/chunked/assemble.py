@@ -1,0 +1,155 @@
+"""Merge a streaming pass's partials into the ``AnalysisSuite`` the in-memory run gives.
+
+Per process: each registered analysis's ``merge_*`` (``registry.MERGES``) over its chunk
+partials, then what ``suite.analyze_process`` does after its task graph — throughput, data
+quality, verdict inputs and verdict, MFU and scaling — on the merged results. File level: the
+headline process, the DataLoader workers, the capability probe and the load warnings.
+
+The file-level checks that read the bundle (has it CUDA work, OS-runtime calls, which GPU
+metrics …) read a **summary bundle**: the skeleton (whole NVTX list, processes, threads, GPUs,
+memory events, metadata) plus, for each event frame, the first rows the chunks showed
+(``SUMMARY_ROWS``) — enough for "is there any", never the events themselves.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from nsys_diag.analyses import data_quality as dq
+from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.capabilities import probe
+from nsys_diag.analyses.chunked.globals import ProcessGlobals
+from nsys_diag.analyses.chunked.registry import MERGES, merge_file_level
+from nsys_diag.analyses.memory import analyze_memory
+from nsys_diag.analyses.throughput import analyze_throughput
+from nsys_diag.analyses.verdict import diagnose
+from nsys_diag.model.bundle import LoadWarning, TraceBundle
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+SUMMARY_ROWS = 1
+"""Rows of each event frame a summary bundle keeps (module docstring)."""
+
+
+def summary_bundle(skeleton: TraceBundle, samples: dict[str, pd.DataFrame],
+                   warnings: list[LoadWarning]) -> TraceBundle:
+    """The skeleton with the sample rows of each event frame and the merged load warnings."""
+    frames = {k: v for k, v in samples.items() if v is not None}
+    return dataclasses.replace(skeleton, **frames, warnings=warnings)
+
+
+def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]],
+                   has_gpu_work: bool) -> list[LoadWarning]:
+    """The load warnings of a streamed export: the skeleton's (NVTX, strings, schema …) and each
+    chunk's, once per code (counts summed, the first message kept); the skeleton's "no CUDA"
+    warning only when no chunk held GPU work."""
+    out: dict[str, LoadWarning] = {}
+    for w in skeleton.warnings:
+        if w.code == "no_cuda_tables" and has_gpu_work:
+            continue
+        out[w.code] = w
+    for ws in chunk_warnings:
+        for w in ws:
+            if w.code in ("no_cuda_tables", "no_nvtx", "unterminated_nvtx"):
+                continue  # the skeleton says these for the whole export
+            if w.code in out:
+                prev = out[w.code]
+                out[w.code] = dataclasses.replace(prev, count=prev.count + w.count)
+            else:
+                out[w.code] = w
+    return list(out.values())
+
+
+def assemble_process(bundle: TraceBundle, glob: ProcessGlobals, parts: list[dict],
+                     options: AnalyzeOptions, th: Thresholds, roofline=None):
+    """The ``ProcessAnalysis`` of one process from its chunk partials (``suite.analyze_process``
+    after its task graph)."""
+    from nsys_diag.analyses import suite as S
+
+    gpid = glob.global_pid
+    pid, pname = S._process_identity(bundle, gpid)
+    merged = {name: merge(parts, glob=glob, bundle=bundle, options=options, th=th,
+                          roofline=roofline, merged=None)
+              for name, merge in MERGES.items() if name == "kernel_table"}
+    for name, merge in MERGES.items():
+        if name not in merged:
+            merged[name] = merge(parts, glob=glob, bundle=bundle, options=options, th=th,
+                                 roofline=roofline, merged=merged)
+    steps, phases = merged["steps"], merged["phases"]
+    kres = merged["kernel_table"]
+    window = glob.window
+    mem_frame = bundle.gpu_memory
+    if pid != -1 and len(mem_frame):
+        mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
+    memory = analyze_memory(mem_frame, bundle.gpus, th=th)
+    throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
+    quality = merged["quality"]
+    has_kernels = bool(getattr(kres, "kernel_count", 0))
+    vin = S.verdict_inputs(bundle, steps=steps, phases=phases, util=merged["utilization"],
+                           gaps=merged["gaps"], kernels=kres,
+                           tensor_cores=merged["tensor_cores"],
+                           gpu_metrics=merged["gpu_metrics"],
+                           communication=merged["communication"], memory=memory,
+                           roofline=merged.get("roofline"), window=window, quality=quality,
+                           has_kernels=has_kernels, transfers=merged["transfers"])
+    verdict = diagnose(vin, th)
+    devices = glob.devices
+    return S.ProcessAnalysis(
+        global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
+        phases=phases, utilization=merged["utilization"], gaps=merged["gaps"], kernels=kres,
+        tensor_cores=merged["tensor_cores"], transfers=merged["transfers"],
+        gpu_metrics=merged["gpu_metrics"], throughput=throughput,
+        communication=merged["communication"], memory=memory, timeline=merged["timeline"],
+        verdict=verdict, verdict_inputs=vin, data_quality=quality,
+        roofline=merged.get("roofline"), mfu=S._mfu(bundle, devices, steps,
+                                                    merged["tensor_cores"], options),
+        scaling=S._scaling(S._gpu_name(bundle, devices), steps, phases,
+                           merged["communication"], options))
+
+
+def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals],
+                   options: AnalyzeOptions, th: Thresholds, *, chunks: dict):
+    """``(AnalysisSuite, TraceMeta)`` of a streamed export (module docstring)."""
+    from nsys_diag.analyses import suite as S
+
+    has_gpu = any(f.gpu_rows for f in sp.facts.values())
+    warnings = merge_warnings(skeleton, [c.get("warnings", []) for c in sp.chunk_bundles],
+                              has_gpu)
+    samples = _samples(sp.chunk_bundles)
+    bundle = summary_bundle(skeleton, samples, warnings)
+    roofline = None
+    if bundle.has_ncu:
+        from nsys_diag.analyses.roofline import analyze_roofline
+
+        roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th)
+    procs = [assemble_process(bundle, settled[g], sp.partials[g], options, th, roofline=roofline)
+             for g in sorted(settled)]
+    if not procs:
+        raise ValueError("no process to analyse")  # pragma: no cover - the caller streams GPU work
+    head = S._headline_index(procs)
+    loader = merge_file_level(sp.chunk_bundles, "loader", window=procs[head].window, th=th,
+                              bundle=bundle)
+    if loader is not None and is_available(loader) and hasattr(loader, "verdict_fact"):
+        procs = [S._with_loader(p, loader, th) for p in procs]
+    if roofline is not None and is_available(roofline):
+        roofline = procs[head].roofline
+    meta = dataclasses.replace(skeleton.meta, extra={**skeleton.meta.extra, "chunks": chunks})
+    suite = S.AnalysisSuite(
+        processes=tuple(procs), headline_index=head, gpus=S._gpu_list(bundle), roofline=roofline,
+        data_quality=dq.from_load_warnings(bundle.warnings),
+        capture_hints=dq.capture_hints(bundle), thresholds=th, options=options,
+        capabilities=probe(bundle, options, th,
+                           analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
+        loader=loader)
+    return suite, meta
+
+
+def _samples(chunk_bundles: list[dict]) -> dict[str, pd.DataFrame]:
+    """The first non-empty sample rows of each event frame over the chunks."""
+    out: dict[str, pd.DataFrame] = {}
+    for c in chunk_bundles:
+        for name, rows in (c.get("samples") or {}).items():
+            if rows is not None and len(rows) and name not in out:
+                out[name] = rows
+    return out

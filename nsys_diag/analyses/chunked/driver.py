@@ -1,0 +1,216 @@
+"""The chunk loop of a streaming analysis (``app/stream.py`` gives it the reads).
+
+``run_stream(skeleton, read, targets, options, th)``: ``read(lo, hi)`` returns the bundle of the
+session span ``[lo, hi)`` read through the window push-down; ``targets`` are where chunks should
+end. Each pass reads the chunks in time order, cuts each at a safe time (``cuts.safe_cut``),
+hands every process's rows to the registered partials (``registry.PARTIALS``) and records the
+facts (``globals.ProcessFacts``); ``settle`` then decides whether the assumed global values held
+(else one more pass with the settled ones) and ``assemble`` merges the partials.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from nsys_diag.analyses._arrays import process_rows
+from nsys_diag.analyses.busy import device_ids, gpu_activity_span
+from nsys_diag.analyses.chunked.context import chunk_inputs
+from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, owned, safe_cut
+from nsys_diag.analyses.chunked.globals import ProcessFacts, ProcessGlobals, process_globals
+from nsys_diag.analyses.step_repeat import launch_or_start
+from nsys_diag.model.bundle import TraceBundle
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+PROCESS_EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "osrt", "cpu_samples")
+"""Frames of a chunk's bundle split by ``global_pid`` (NVTX comes from the skeleton)."""
+
+Reader = Callable[[int, int], TraceBundle]
+
+
+@dataclass
+class StreamPass:
+    """One pass over the chunks: partials per process, facts, and how it was read."""
+
+    assumed: dict[int, ProcessGlobals]
+    partials: dict[int, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    facts: dict[int, ProcessFacts] = field(default_factory=lambda: defaultdict(ProcessFacts))
+    late: set[int] = field(default_factory=set)
+    """Processes first seen after the first chunk (their earlier chunks have no partials)."""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    max_rows: int = 0
+    inexact_cuts: int = 0
+    chunk_bundles: list = field(default_factory=list)
+    """Per chunk, what the file-level results need of it (``registry.BUNDLE_PARTIALS``)."""
+
+
+def _process_frames(bundle: TraceBundle, gpid: int, nvtx) -> dict:
+    f = {n: process_rows(getattr(bundle, n), gpid) for n in PROCESS_EVENT_FRAMES
+         if getattr(bundle, n, None) is not None}
+    f["nvtx"] = nvtx
+    f["gpu_metrics"] = bundle.gpu_metrics
+    return f
+
+
+def _gpu_pids(bundle: TraceBundle) -> set[int]:
+    out: set[int] = set()
+    for f in (bundle.kernels, bundle.memcpy, bundle.memset):
+        out.update(int(x) for x in np.unique(f["global_pid"].to_numpy(np.int64)))
+    return out
+
+
+def _cut(bundle: TraceBundle, lo: int, target: int, last: bool, all_devices) -> tuple[int, bool]:
+    if last:
+        return LAST_HI, True
+    cut = safe_cut(bundle.kernels, tuple(sorted(all_devices)), lo, target)
+    if cut is None:
+        return int(target), True  # no kernel near the target: nothing to split
+    return cut.at_ns, cut.exact
+
+
+@dataclass
+class ChunkResult:
+    """One chunk's output: per process its partials and facts; the file-level partials."""
+
+    partials: dict[int, dict]
+    facts: dict[int, ProcessFacts]
+    assumed: dict[int, ProcessGlobals]
+    """Globals this chunk assumed for processes it was not given (first seen here)."""
+    bundle_partials: dict
+    rows: int
+
+
+def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, index: int,
+                  assumed: dict[int, ProcessGlobals], assume, options: AnalyzeOptions,
+                  th: Thresholds, only: set[int] | None = None) -> ChunkResult:
+    """The partials and facts of the chunk ``[lo, hi)`` of ``bundle`` (read for at least that
+    span), per process. ``assume(gpid, bundle)`` gives the globals of a process not in
+    ``assumed``; ``only``: just these processes."""
+    from nsys_diag.analyses.chunked.registry import BUNDLE_PARTIALS, PARTIALS
+
+    gpids = _gpu_pids(bundle) | set(assumed)
+    if index == 0:
+        gpids |= set(int(g) for g in np.unique(skeleton.nvtx["global_pid"].to_numpy(np.int64)))
+    if only is not None:
+        gpids = set(only)
+    new = {g: assume(g, bundle) for g in gpids if g not in assumed}
+    partials, facts = {}, {}
+    for g in sorted(gpids):
+        glob = assumed.get(g) or new[g]
+        f = _process_frames(bundle, g, process_rows(skeleton.nvtx, g))
+        ci = chunk_inputs(index, f, lo, hi, window=glob.window, devices=glob.devices,
+                          steps=glob.steps, phase_map=options.phase_map)
+        partials[g] = {name: fn(ci, th=th, options=options) for name, fn in PARTIALS.items()}
+        facts[g] = ProcessFacts()
+        _record_facts(facts[g], ci)
+    return ChunkResult(partials, facts, new,
+                       {name: fn(bundle, lo, hi) for name, fn in BUNDLE_PARTIALS.items()},
+                       len(bundle.kernels) + len(bundle.api))
+
+
+def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -> None:
+    for g, glob in r.assumed.items():
+        sp.assumed.setdefault(g, glob)
+        if index:
+            sp.late.add(g)
+    for g, parts in r.partials.items():
+        sp.partials[g].append(parts)
+        f = r.facts[g]
+        sp.facts[g].add(np.concatenate(f.launches) if f.launches else np.zeros(0, np.int64),
+                        f.span, f.devices, f.gpu_rows)
+    sp.chunk_bundles.append(r.bundle_partials)
+    sp.max_rows = max(sp.max_rows, r.rows)
+    sp.spans.append(span)
+
+
+def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
+             options: AnalyzeOptions, th: Thresholds, only: set[int] | None = None) -> StreamPass:
+    """One sequential pass (see the module docstring): each chunk is read up to its target and
+    cut at the latest safe time before it; the next starts at the cut. ``assume(gpid, bundle)``
+    gives the globals of a process (once, on the first chunk it appears in); ``only``: analyse
+    just these processes (a second pass: the settled ones)."""
+    sp = StreamPass(assumed={})
+    lo = FIRST_LO
+    for i, target in enumerate([*targets, None]):
+        bundle = read(lo, LAST_HI if target is None else int(target) + 1)
+        devices = set(device_ids(bundle.kernels))
+        for glob in sp.assumed.values():
+            devices |= set(glob.devices)
+        hi, exact = _cut(bundle, lo, 0 if target is None else int(target), target is None,
+                         devices)
+        sp.inexact_cuts += 0 if exact else 1
+        _absorb(sp, analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th,
+                                  only), i, (lo, hi))
+        lo = hi
+        del bundle
+    return sp
+
+
+def _record_facts(facts: ProcessFacts, ci) -> None:
+    k = ci.owned("kernels")
+    ops = [ci.owned(n) for n in ("kernels", "memcpy", "memset")]
+    facts.add(launch_or_start(k) if len(k) else np.zeros(0, np.int64),
+              gpu_activity_span(*ops), device_ids(*ops), sum(len(o) for o in ops))
+
+
+def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: Thresholds
+           ) -> dict[int, ProcessGlobals]:
+    """The exact globals of the processes ``analyze`` analyses, from the pass's facts
+    (``capabilities.analysed_process_ids``'s rule: GPU processes; else NVTX ones)."""
+    gpu = sorted(g for g, f in sp.facts.items() if f.gpu_rows)
+    chosen = gpu or sorted(g for g in sp.facts if len(process_rows(skeleton.nvtx, g)))
+    capture = (skeleton.meta.capture_start_ns, skeleton.meta.capture_end_ns)
+    return {g: process_globals(g, process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
+                               sp.facts[g].span, sp.facts[g].devices, capture, options, th)
+            for g in chosen}
+
+
+def held(sp: StreamPass, settled: dict[int, ProcessGlobals]) -> bool:
+    """Whether the pass's assumptions were right for every settled process."""
+    return all(g in sp.assumed and g not in sp.late and sp.assumed[g].same_for_chunks(s)
+               for g, s in settled.items())
+
+
+def first_assumption(skeleton: TraceBundle, census_span, options: AnalyzeOptions, th: Thresholds):
+    """``assume`` for a first pass: steps from NVTX alone, the export's GPU span
+    (``census_span``), the devices of the first chunk the process appears in."""
+    capture = (skeleton.meta.capture_start_ns, skeleton.meta.capture_end_ns)
+    empty = ProcessFacts().kernel_proxy()
+
+    def assume(gpid: int, bundle: TraceBundle) -> ProcessGlobals:
+        ops = [process_rows(getattr(bundle, n), gpid) for n in ("kernels", "memcpy", "memset")]
+        return process_globals(gpid, process_rows(skeleton.nvtx, gpid), empty, census_span,
+                               device_ids(*ops), capture, options, th)
+    return assume
+
+
+def spans_pass(skeleton: TraceBundle, results, spans: list[tuple[int, int]]) -> StreamPass:
+    """A ``StreamPass`` from chunk results computed elsewhere (e.g. on Dask workers), in order."""
+    sp = StreamPass(assumed={})
+    for i, (r, span) in enumerate(zip(results, spans)):
+        _absorb(sp, r, i, span)
+    return sp
+
+
+PassRunner = Callable[..., StreamPass]
+"""``runner(assume, only) -> StreamPass``: one pass over the chunks (sequential: ``run_pass``;
+on Dask: ``app/stream.py``)."""
+
+
+def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOptions,
+               th: Thresholds, *, census_span=None, chunk_rows: int | None = None):
+    """Passes until the globals hold (at most two), then ``(AnalysisSuite, TraceMeta)``."""
+    from nsys_diag.analyses.chunked.assemble import assemble_suite
+
+    sp = runner(first_assumption(skeleton, census_span, options, th), None)
+    settled = settle(skeleton, sp, options, th)
+    passes = 1
+    if not held(sp, settled):
+        sp = runner(lambda g, _b: settled[g], set(settled))
+        passes = 2
+    chunks = {"count": len(sp.spans), "max_rows": int(sp.max_rows), "passes": passes,
+              "inexact_cuts": int(sp.inexact_cuts), "chunk_rows": chunk_rows}
+    return assemble_suite(skeleton, sp, settled, options, th, chunks=chunks)

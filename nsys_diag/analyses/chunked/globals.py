@@ -1,0 +1,101 @@
+"""The global values of a chunked analysis: what every chunk must agree on before it is analysed.
+
+A chunk is analysed against its process's **steps**, **analysed window** and **devices**, which
+depend on the whole export (the steps' kernel counts, the first and last GPU operation, every
+device the process ever used). A streaming pass cannot know them before it has read everything,
+so it *assumes* them (``assume``: steps from NVTX alone, the window from the export's GPU span,
+the devices seen so far) and **records the facts** as it goes (``Facts``: each process's kernel
+launch times, its GPU span, its devices — 8 bytes per kernel, the one per-kernel state a
+streaming run keeps). ``settle`` computes the exact values from the facts; when they differ from
+the assumptions the pass is run again with the exact ones (a second pass is exact by
+construction: its assumptions are the first pass's facts).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.busy import Window, choose_window
+from nsys_diag.analyses.steps import analyze_steps
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+
+@dataclass
+class ProcessFacts:
+    """What the chunks of one process showed (filled chunk by chunk)."""
+
+    launches: list[np.ndarray] = field(default_factory=list)
+    """Launch-or-start time (ns) of each owned kernel, per chunk (``step_repeat.launch_or_start``)."""
+    span: tuple[int, int] | None = None
+    """(first start, last end) of the process's kernels, memcpys and memsets (ns)."""
+    devices: set[int] = field(default_factory=set)
+    gpu_rows: int = 0
+
+    def add(self, launches: np.ndarray, span: tuple[int, int] | None, devices: set[int],
+            gpu_rows: int) -> None:
+        self.launches.append(np.asarray(launches, np.int64))
+        if span is not None:
+            self.span = span if self.span is None else (min(self.span[0], span[0]),
+                                                        max(self.span[1], span[1]))
+        self.devices |= devices
+        self.gpu_rows += int(gpu_rows)
+
+    def kernel_proxy(self) -> pd.DataFrame:
+        """A kernels frame holding only what ``analyze_steps`` reads of the kernels: their
+        launch-or-start times (``launch_start_ns`` = ``start_ns``)."""
+        t = np.concatenate(self.launches) if self.launches else np.zeros(0, np.int64)
+        t.sort(kind="stable")
+        return pd.DataFrame({"start_ns": t, "launch_start_ns": t}, copy=False)
+
+
+@dataclass(frozen=True)
+class ProcessGlobals:
+    """What every chunk of one process is analysed against."""
+
+    global_pid: int
+    steps: object  # StepsResult | Unavailable
+    window: Window
+    devices: tuple[int, ...]
+
+    def same_for_chunks(self, other: "ProcessGlobals") -> bool:
+        """Equal in everything a chunk's analysis reads (the steps' kernel counts aside: they
+        are only reported, and come from the facts)."""
+        return (self.window == other.window and self.devices == other.devices
+                and _step_key(self.steps) == _step_key(other.steps))
+
+
+def _step_key(steps) -> tuple:
+    if not is_available(steps):
+        return ("unavailable", str(getattr(steps, "reason", "")))
+    return (steps.source, steps.boundary, steps.global_tid, tuple(steps.starts_ns.tolist()),
+            tuple(steps.ends_ns.tolist()), steps.kinds)
+
+
+def _span_frame(span: tuple[int, int] | None) -> pd.DataFrame:
+    """A one-row GPU-op frame spanning ``span`` (what ``choose_window`` reads of the ops)."""
+    if span is None:
+        return pd.DataFrame({"start_ns": np.zeros(0, np.int64), "end_ns": np.zeros(0, np.int64)})
+    return pd.DataFrame({"start_ns": [int(span[0])], "end_ns": [int(span[1])]})
+
+
+def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
+                    span: tuple[int, int] | None, devices, capture: tuple[int, int],
+                    options: AnalyzeOptions, th: Thresholds) -> ProcessGlobals:
+    """Steps, window and devices of one process from its NVTX list, a kernels frame holding its
+    kernels' launch times (``ProcessFacts.kernel_proxy``, or an empty one to assume) and its GPU
+    span — the in-memory ``analyze_process`` computes the same from the whole frames."""
+    steps = analyze_steps(nvtx, kernels, options=options, th=th)
+    empty = _span_frame(None)
+    window = choose_window(steps, _span_frame(span), empty, empty, user_window=options.window_ns,
+                           capture=capture)
+    return ProcessGlobals(gpid, steps, window, tuple(sorted(int(d) for d in devices)))
+
+
+def with_steps_of(g: ProcessGlobals, settled: ProcessGlobals) -> ProcessGlobals:
+    """``g`` reporting ``settled``'s steps (same boundaries and kinds, exact kernel counts)."""
+    return dataclasses.replace(g, steps=settled.steps)

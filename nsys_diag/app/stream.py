@@ -1,0 +1,135 @@
+"""Whole exports in bounded memory: read an nsys export chunk by chunk, analyse each chunk, merge.
+
+When the estimated in-memory analysis does not fit ``--memory-budget`` (or ``--chunk-rows N``
+asks for it), ``analyze`` runs here instead of reading everything (``--memory-mode stream``, the
+default; ``middle`` keeps the older shortcut of analysing only the middle window that fits).
+
+How (``docs/streaming.md``):
+
+1. **Skeleton**: the whole NVTX list, processes, threads, GPUs and memory events
+   (``load_trace(skeleton=True)``) — steps and phases are global values.
+2. **Plan**: chunk targets every ``chunk_rows`` kernel + CUDA API rows, placed from a strided
+   sample of the rows' start times (``read_window.sample_event_starts``).
+3. **Pass**: for each target, read ``[lo, target]`` through the window push-down
+   (``load_trace(time_window=…)``), cut the chunk at the latest time every device computes
+   (``analyses/chunked/cuts.safe_cut``: no idle gap spans a cut), analyse each process's rows of
+   ``[lo, cut)`` into small partials (``analyses/chunked/*_merge.partial_*``), record the facts
+   the global values need (``analyses/chunked/globals.ProcessFacts``), drop the rows; the next
+   chunk starts at the cut.
+4. **Settle**: the exact steps, window and devices from the facts; when they differ from what the
+   pass assumed, the pass runs once more with them.
+5. **Merge** the partials into the per-process results the in-memory analysis gives
+   (``analyses/chunked/assemble.py``), then the verdicts.
+
+Memory: one chunk's rows at a time plus the partials (per kernel name, per step, per phase, top
+gaps) and 8 bytes per kernel (its launch time, for the steps) — ``trace.chunks`` reports the
+chunk count and the largest chunk's rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, estimate_memory
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+MIN_CHUNK_ROWS = 10_000
+"""Fewer rows per chunk than this are never planned (per-chunk overhead: one SQLite pass each)."""
+CHUNK_MEMORY_SHARE = 0.6
+"""Share of the memory budget (after the base) one chunk's rows may take: the rest holds the
+skeleton, the partials and the launch times (measured: ``docs/performance.md``)."""
+
+
+def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
+    """Rows (kernel + CUDA API) per chunk for ``path`` under ``options``; None: read it whole.
+
+    ``--chunk-rows N`` wins. Otherwise, with ``--memory-mode stream`` and a budget the estimated
+    analysis does not fit: the budget's room (``CHUNK_MEMORY_SHARE`` of it after the base) over
+    the estimated bytes per row (the whole-file estimate ÷ its kernel + API rows)."""
+    if options.chunk_rows:
+        return int(options.chunk_rows)
+    budget = options.memory_budget_bytes
+    if options.memory_mode != "stream" or not budget or options.window_ns is not None:
+        return None
+    est = estimate_memory(path)
+    if est is None or est[0] + BASE_MEMORY_BYTES <= budget:
+        return None
+    rows = _event_rows(path)
+    if rows <= 0:
+        return None
+    per_row = est[0] / rows
+    room = (budget - BASE_MEMORY_BYTES) * CHUNK_MEMORY_SHARE
+    return max(MIN_CHUNK_ROWS, int(room / per_row))
+
+
+def _event_rows(path: str) -> int:
+    """Kernel + CUDA API rows of an nsys export (``max(rowid)``: no scan)."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.read_window import SAMPLE_TABLES
+
+    with NsysDb(path) as db:
+        total = 0
+        for table in SAMPLE_TABLES:
+            actual = db.table(table)
+            if actual is not None:
+                total += int(db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0] or 0)
+        return total
+
+
+def plan_targets(path: str, chunk_rows: int) -> list[int]:
+    """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
+    kernel + API rows (quantiles of a strided sample of their start times); [] for one chunk."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.read_window import sample_event_starts
+
+    with NsysDb(path) as db:
+        starts = sample_event_starts(db)
+    rows = _event_rows(path)
+    n_chunks = int(np.ceil(rows / max(int(chunk_rows), 1)))
+    if n_chunks <= 1 or starts.size < 2:
+        return []
+    q = np.arange(1, n_chunks) / n_chunks
+    targets = np.unique(np.quantile(starts, q, method="nearest").astype(np.int64))
+    return [int(t) for t in targets]
+
+
+def census_span(path: str) -> tuple[int, int] | None:
+    """(first start, last end) of the export's kernels, memcpys and memsets (one C-level scan per
+    table) — what a first pass assumes as a step-less process's GPU span."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.nsys_specs import KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE
+
+    lo, hi = None, None
+    with NsysDb(path) as db:
+        for table in (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE):
+            actual = db.table(table)
+            if actual is None or not {"start", "end"} <= set(db.columns(table)):
+                continue
+            row = db.rows(f'SELECT min("start"), max("end") FROM "{actual}" '
+                          'WHERE "end" >= "start"')
+            if row and row[0][0] is not None:
+                lo = int(row[0][0]) if lo is None else min(lo, int(row[0][0]))
+                hi = int(row[0][1]) if hi is None else max(hi, int(row[0][1]))
+    return None if lo is None or hi is None else (lo, hi)
+
+
+def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_rows: int):
+    """``(AnalysisSuite, TraceMeta)`` of ``path`` analysed chunk by chunk (module docstring);
+    on Dask workers with ``options.scheduler``."""
+    from nsys_diag.analyses.chunked.driver import run_pass, run_stream
+    from nsys_diag.loaders import load_trace
+
+    skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
+    targets = plan_targets(path, chunk_rows)
+    if options.scheduler:
+        from nsys_diag.app.stream_dask import dask_runner
+
+        runner = dask_runner(path, skeleton, targets, options, th)
+    else:
+        def read(lo: int, hi: int):
+            return load_trace(path, kernel_detail=False, time_window=(lo, hi))
+
+        def runner(assume, only):
+            return run_pass(skeleton, read, targets, assume, options, th, only)
+    return run_stream(skeleton, runner, options, th, census_span=census_span(path),
+                      chunk_rows=chunk_rows)

@@ -1,0 +1,88 @@
+"""``analyze --scheduler ADDRESS | --dask``: one giant export's chunks analysed on Dask workers.
+
+The sequential pass (``analyses/chunked/driver.run_pass``) finds each cut from the chunk it has
+just read; here the chunks run at once, so the cuts come first: one task per target reads a thin
+window before it (``CUT_WINDOW_SHARE`` of a chunk's span) and finds the latest safe cut there
+(``cuts.safe_cut``; none: the target itself, counted as an inexact cut). Then one task per chunk
+reads ``[cut_i, cut_i+1]`` and returns its partials and facts (``driver.analyse_chunk``); the
+client merges them in order exactly as a sequential pass would. The workers need the export at
+the same path (shared filesystem, as for ``batch``).
+"""
+from __future__ import annotations
+
+from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
+from nsys_diag.analyses.chunked.driver import analyse_chunk, spans_pass
+from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.thresholds import Thresholds
+
+CUT_WINDOW_SHARE = 0.05
+"""The thin window a cut task reads before its target, as a share of the span between targets."""
+
+
+def _read(path: str, lo: int, hi: int):
+    from nsys_diag.loaders import load_trace
+
+    return load_trace(path, kernel_detail=False, time_window=(lo, hi))
+
+
+def find_cut(path: str, lo: int, target: int) -> tuple[int, bool]:
+    """(cut, exact) for ``target`` from the rows of ``[lo, target]`` (a Dask task)."""
+    from nsys_diag.analyses.busy import device_ids
+
+    bundle = _read(path, lo, target + 1)
+    devices = tuple(sorted(device_ids(bundle.kernels)))
+    cut = safe_cut(bundle.kernels, devices, lo, target)
+    return (int(target), cut is None) if cut is None else (cut.at_ns, cut.exact)
+
+
+def chunk_task(path: str, skeleton, lo: int, hi: int, index: int, assumed, assume,
+               options: AnalyzeOptions, th: Thresholds, only):
+    """One chunk's ``ChunkResult`` (a Dask task)."""
+    bundle = _read(path, lo, LAST_HI if hi == LAST_HI else hi + 1)
+    return analyse_chunk(skeleton, bundle, lo, hi, index, assumed, assume, options, th, only)
+
+
+def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions,
+                th: Thresholds):
+    """A pass runner (``driver.PassRunner``) on the Dask scheduler of ``options.scheduler``
+    (``local``: a local cluster)."""
+    from nsys_diag.app.scheduling import dask_client
+
+    state: dict = {}
+
+    def runner(assume, only):
+        client, cluster = dask_client(None if options.scheduler == "local" else options.scheduler,
+                                      2)
+        try:
+            if "spans" not in state:
+                state["spans"], state["inexact"] = _cuts(client, path, targets)
+            spans = state["spans"]
+            futures = [client.submit(chunk_task, path, skeleton, lo, hi, i, {}, assume, options,
+                                     th, only, pure=False) for i, (lo, hi) in enumerate(spans)]
+            sp = spans_pass(skeleton, client.gather(futures), spans)
+            sp.inexact_cuts = state["inexact"]
+            return sp
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    return runner
+
+
+def _cuts(client, path: str, targets: list[int]) -> tuple[list[tuple[int, int]], int]:
+    """The chunk spans from the cut tasks, and how many cuts were inexact."""
+    prev = None
+    futures = []
+    for t in targets:
+        width = int((t - prev) * CUT_WINDOW_SHARE) if prev is not None else 0
+        lo = t - max(width, 1) if prev is not None else FIRST_LO
+        futures.append(client.submit(find_cut, path, lo, int(t), pure=False))
+        prev = t
+    cuts, inexact, last = [], 0, FIRST_LO
+    for at, exact in client.gather(futures):
+        if at > last:
+            cuts.append(at)
+            inexact += 0 if exact else 1
+            last = at
+    edges = [FIRST_LO, *cuts, LAST_HI]
+    return list(zip(edges[:-1], edges[1:])), inexact
