@@ -57,14 +57,15 @@ def rank_set(root: str | Path, *, straggler: int = 2, where: str = "data", exces
              ranks: int = 4, steps: int = 5) -> Path:
     """One data-parallel job as per-rank traces whose rank lives only in the launch environment:
     file names carry host and pid (``gpu-b.40117.sqlite``). Ranks are compute-heavy (data 10 ms);
-    the straggler loses ``excess_ms`` per step in ``where`` (``data``, or ``forward`` where the
-    extra time is GEMM kernels) and, like a
+    the straggler loses ``excess_ms`` per step in ``where`` (``data``; ``forward`` where the
+    extra time is GEMM kernels; ``host_forward``: a longer forward with the same kernels, the GPU
+    idle while the host works) and, like a
     real straggler, waits least in the all-reduce (the others wait for it there)."""
     root = Path(root)
     for r in range(ranks):
         slow = r == straggler
         data = 10.0 + (excess_ms if slow and where == "data" else 0.0)
-        fwd = 25.0 + (excess_ms if slow and where == "forward" else 0.0)
+        fwd = 25.0 + (excess_ms if slow and where in ("forward", "host_forward") else 0.0)
         sc = tiny(200 + r, steps=steps, jitter=0.01, data_ms=data, forward_ms=fwd,
                   gemm_us=3_000 + (int(excess_ms * 1000 / 3) if slow and where == "forward" else 0),
                   comm_ms=2.0 if slow else 8.0, rank=r, world_size=ranks,

@@ -35,7 +35,7 @@ from nsys_diag.analyses.kernel_names import normalize_kernel_name
 from nsys_diag.analyses.ranks import RankInput
 from nsys_diag.model.vocabulary import PHASE_DISPLAY_ORDER
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 TOP_KERNELS = 40
 """Kernel families kept per trace summary (by total time)."""
 COMPARE_KERNELS = 10
@@ -56,15 +56,23 @@ def phase_sort_key(name: str) -> tuple:
 
 
 def _phase_means(view: dict) -> dict[str, dict]:
-    """Mean ms and share per canonical phase (rows of one canonical summed), display order."""
+    """Mean ms and share per canonical phase (rows of one canonical summed), display order, with
+    the GPU side of each phase: ``gpu_busy_ms`` (kernel busy time inside the phase's span) and
+    ``gpu_work_ms`` (durations of the kernels launched in it), mean ms per step, None when the
+    view has no GPU activity (analyses/phases.py)."""
     phases: dict[str, dict] = {}
     for row in view.get("phases") or []:
         if not isinstance(row, dict):
             continue
         canon = str(row.get("canonical") or "other")
-        agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0})
+        agg = phases.setdefault(canon, {"mean_ms": 0.0, "share": 0.0, "gpu_busy_ms": None,
+                                        "gpu_work_ms": None})
         agg["mean_ms"] += finite(row.get("mean_ms")) or 0.0
         agg["share"] += finite(row.get("share")) or 0.0
+        for key in ("gpu_busy_ms", "gpu_work_ms"):
+            v = finite(row.get(key))
+            if v is not None:
+                agg[key] = (agg[key] or 0.0) + v
     return {k: phases[k] for k in sorted(phases, key=phase_sort_key)}
 
 
@@ -466,5 +474,9 @@ def rank_inputs(summaries: Sequence[dict], ranks: Sequence[int], labels: Sequenc
             session_start_utc_ns=s.get("session_start_utc_ns"),
             phase_ms={c: float(v.get("mean_ms") or 0.0) for c, v in (s.get("phases") or {}).items()},
             comm_ms=s.get("comm_ms_per_step"),
+            phase_gpu_ms={c: float(v["gpu_work_ms"]) for c, v in (s.get("phases") or {}).items()
+                          if v.get("gpu_work_ms") is not None},
+            gaps_ms={str(c): float(v) for c, v in (s.get("gaps_ms_per_step") or {}).items()
+                     if v is not None},
         ))
     return out

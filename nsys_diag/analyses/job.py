@@ -11,6 +11,12 @@ projected with the straggler at the median rank's time in that phase:
 - step times not equalised (straggler found by step time): the job's step is the slowest rank's,
   ``projected = max(straggler step − excess, slowest other rank's step)``.
 
+A straggler slow in a compute phase (forward, backward, optimizer) is not always slow on the GPU:
+the per-rank summaries carry each phase's GPU work (``phase_gpu_ms``, the kernels launched in it)
+and the idle gaps by cause (``gaps_ms``), so ``job_cause`` tells GPU compute (the extra GPU work
+covers ≥ half the excess: ``compute_bound``) from host time (the GPU idles: the gap cause most in
+excess names it — ``launch_bound``, ``input_bound``, else ``overhead_bound``).
+
 When no rank stands out, the job verdict is the ranks' common verdict; when they disagree, the
 verdict of the most expensive rank (the slowest median step), and the headline says so.
 Pure: no I/O; the result is a JSON-able dict (``index.json`` → ``job``).
@@ -28,9 +34,19 @@ PHASE_VERDICT = {"data": "input_bound", "overhead": "overhead_bound",
 """The verdict a straggler's excess earns from the phase it loses the time in. The straggler's own
 verdict weighs its whole step (its other phases may idle the GPU for unrelated reasons), so the
 phase decides; a compute phase keeps the straggler's own code when that is a compute-family code
-(``compute_bound_no_tensor_cores``, ``memory_bound``). Per-rank summaries carry no GPU-busy per
-phase yet, so host-side slowness inside ``forward`` also reads ``compute_bound`` (the evidence
-shows the straggler's own verdict)."""
+(``compute_bound_no_tensor_cores``, ``memory_bound``) — but only when the excess is GPU work (see
+``job_cause``)."""
+
+HOST_CAUSE_VERDICT = {"launch": "launch_bound", "input": "input_bound", "host_io": "input_bound",
+                      "transfer": "input_bound", "communication": "communication_bound"}
+"""The verdict of a straggler whose compute phase is slow on the host, by the idle-gap cause the
+straggler has most in excess of the median rank (any other cause — overhead, sync, other… — reads
+``overhead_bound``)."""
+GPU_EXCESS_SHARE = 0.5
+"""A compute phase's excess is GPU compute when the straggler's extra GPU work in it (kernels
+launched in the phase, ``phase_gpu_ms``) is at least this share of the excess; else it is host
+time (Python, launches, input waits) with the GPU idle."""
+_COMPUTE_PHASES = ("forward", "backward", "optimizer")
 
 _COMPUTE_FAMILY = ("compute_bound", "compute_bound_no_tensor_cores", "memory_bound")
 
@@ -41,16 +57,70 @@ def _title(code: str | None) -> str:
 
 def _unavailable(reason: str) -> dict:
     return {"available": False, "reason": reason, "verdict": None, "headline": None,
-            "bound_by": None, "projected_step_ms_if_fixed": None, "evidence": []}
+            "bound_by": None, "cause": None, "projected_step_ms_if_fixed": None, "evidence": []}
 
 
-def _straggler_verdict(own: str | None, phase: str | None) -> str:
+def _straggler_verdict(own: str | None, phase: str | None, cause: dict | None = None) -> str:
+    if cause and cause.get("kind") == "host":
+        return str(cause["verdict"])
     code = PHASE_VERDICT.get(phase or "")
     if code is None:
         return str(own) if own in VERDICT_CODES else "insufficient_data"
     if code == "compute_bound" and own in _COMPUTE_FAMILY:
         return str(own)
     return code
+
+
+def _median_other(rows: Sequence[dict], rank: int, key: str, name: str) -> float | None:
+    vals = sorted(float(r[key][name]) for r in rows
+                  if r["rank"] != rank and name in (r.get(key) or {}))
+    if not vals:
+        return None
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
+def job_cause(ranks: dict, s: dict) -> dict | None:
+    """What the straggler's excess in a compute phase is: ``{kind: gpu_compute|host, verdict,
+    gpu_excess_ms, host_excess_ms, gap_cause}``. GPU work per phase (``rows[].phase_gpu_ms``)
+    against the median other rank's: extra GPU work ≥ ``GPU_EXCESS_SHARE`` of the excess is
+    compute; otherwise the time is on the host, named by the idle-gap cause most in excess
+    (``HOST_CAUSE_VERDICT``). None outside compute phases or without GPU work per phase."""
+    phase, excess = s.get("phase"), s.get("phase_excess_ms")
+    rows = ranks.get("rows") or []
+    me = next((r for r in rows if r["rank"] == s["rank"]), None)
+    if phase not in _COMPUTE_PHASES or not excess or me is None \
+            or phase not in (me.get("phase_gpu_ms") or {}):
+        return None
+    median = _median_other(rows, int(s["rank"]), "phase_gpu_ms", str(phase))
+    if median is None:
+        return None
+    gpu_excess = float(me["phase_gpu_ms"][phase]) - median
+    host_excess = max(float(excess) - max(gpu_excess, 0.0), 0.0)
+    if gpu_excess >= GPU_EXCESS_SHARE * float(excess):
+        return {"kind": "gpu_compute", "verdict": None, "gpu_excess_ms": gpu_excess,
+                "host_excess_ms": host_excess, "gap_cause": None}
+    gaps = me.get("gaps_ms") or {}
+    extra = {c: float(v) - (_median_other(rows, int(s["rank"]), "gaps_ms", c) or 0.0)
+             for c, v in gaps.items()}
+    top = max(extra, key=lambda c: (extra[c], c)) if extra and max(extra.values()) > 0 else None
+    return {"kind": "host", "verdict": HOST_CAUSE_VERDICT.get(top or "", "overhead_bound"),
+            "gpu_excess_ms": gpu_excess, "host_excess_ms": host_excess, "gap_cause": top}
+
+
+def _cause_evidence(rank: int, phase: str | None, cause: dict | None) -> list[dict]:
+    if not cause:
+        return []
+    gpu, host = cause["gpu_excess_ms"], cause["host_excess_ms"]
+    if cause["kind"] == "gpu_compute":
+        text = (f"rank {rank} runs {gpu:.1f} ms more GPU work per step in {phase} than the median "
+                "rank: the excess is GPU compute")
+    else:
+        gap = f"; its GPU idles most in excess as {cause['gap_cause']}" if cause["gap_cause"] else ""
+        text = (f"rank {rank}'s {phase} runs only {max(gpu, 0.0):.1f} ms more GPU work per step "
+                f"than the median rank: {host:.1f} ms of the excess is host time with the GPU idle"
+                f"{gap}")
+    return [{"text": text, "metric": f"phase.{phase}_gpu_excess_ms", "value": gpu, "unit": "ms"}]
 
 
 def _projection(ranks: dict, s: dict) -> tuple[float | None, float | None]:
@@ -72,14 +142,16 @@ def _projection(ranks: dict, s: dict) -> tuple[float | None, float | None]:
 def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
     s = (ranks.get("stragglers") or [])[0]
     rank, phase = int(s["rank"]), s.get("phase")
-    code = _straggler_verdict(verdicts.get(rank), phase)
+    cause = job_cause(ranks, s)
+    code = _straggler_verdict(verdicts.get(rank), phase, cause)
     excess = s.get("phase_excess_ms")
     n_other = int(ranks.get("count") or len(verdicts)) - 1
     waits = ("in collectives" if phase != "communication" else "")
     excess_txt = f"{excess:.0f} ms" if excess is not None else "time"
     headline = (f"{_title(code)} on rank {rank}: the other {n_other} rank"
                 f"{'s' if n_other != 1 else ''} wait {excess_txt} per step {waits}".rstrip()
-                + (f" while rank {rank} is in {phase}" if phase else ""))
+                + (f" while rank {rank} is in {phase}" if phase else "")
+                + (" (host time, not GPU work)" if cause and cause["kind"] == "host" else ""))
     current, projected = _projection(ranks, s)
     others = Counter(v for k, v in verdicts.items() if k != rank)
     evidence = [
@@ -89,6 +161,7 @@ def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
                  + ", ".join(f"{_title(c)} ×{n}" for c, n in sorted(others.items(),
                                                                    key=lambda x: str(x[0]))),
          "metric": "verdicts", "value": None, "unit": ""},
+        *_cause_evidence(rank, phase, cause),
     ]
     if current is not None and projected is not None:
         evidence.append({"text": f"job step {current:.1f} ms now; {projected:.1f} ms with rank "
@@ -101,7 +174,7 @@ def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
                                  f"{comm.get('median_ms') or 0:.1f} ms): the others wait for it",
                          "metric": "comm_ms", "value": comm.get("min_ms"), "unit": "ms"})
     return {"available": True, "reason": None, "verdict": code, "headline": headline,
-            "bound_by": {"rank": rank, "phase": phase}, "basis": "straggler",
+            "bound_by": {"rank": rank, "phase": phase}, "basis": "straggler", "cause": cause,
             "current_step_ms": current, "projected_step_ms_if_fixed": projected,
             "evidence": evidence}
 
@@ -127,7 +200,7 @@ def _common_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
     evidence = [{"text": f"no rank stands out: slowest/median step {sp.get('max_over_median') or 0:.2f}×",
                  "metric": "spread.max_over_median", "value": sp.get("max_over_median"), "unit": "×"}]
     return {"available": True, "reason": None, "verdict": code, "headline": headline,
-            "bound_by": {"rank": bound_rank, "phase": top_phase}, "basis": basis,
+            "bound_by": {"rank": bound_rank, "phase": top_phase}, "basis": basis, "cause": None,
             "current_step_ms": sp.get("max_ms"), "projected_step_ms_if_fixed": None,
             "evidence": evidence}
 
@@ -137,7 +210,8 @@ def job_verdict(ranks: dict | None, rows: Sequence[dict]) -> dict:
     (``rank``, ``verdict`` per trace).
 
     Keys: ``available``, ``reason``, ``verdict`` (a verdict code), ``headline``, ``bound_by``
-    ``{rank, phase}``, ``basis`` (``straggler``/``common``/``most_expensive``),
+    ``{rank, phase}``, ``basis`` (``straggler``/``common``/``most_expensive``), ``cause`` (a
+    straggler's compute-phase excess: GPU compute or host time, ``job_cause``; else None),
     ``current_step_ms``, ``projected_step_ms_if_fixed``, ``evidence`` (``{text, metric, value,
     unit}``).
     """

@@ -19,6 +19,19 @@ Busy share of one worker, the first basis its data allow (``per_worker[].basis``
 
 ``busy_share`` is the mean over workers. The analysis is pure (frames in, a frozen result out); it
 runs once per file in ``analyses/suite.py: run_suite`` since workers are not GPU processes.
+
+Several GPU processes in one file (one per rank): each worker is attributed to the GPU process it
+feeds (``per_worker[].parent_pid``, ``attributed_by``), the first rule that applies:
+
+* ``thread`` — a worker thread belongs to its own process;
+* ``parent`` — the export names the worker's parent process (``TraceMeta.extra["parent_pids"]``,
+  pid → parent pid, when a loader finds one; nsys's ``PROCESSES`` table has no parent column);
+* ``nearest_pid`` — the GPU process on the same host (the GlobalId's upper bits) whose name matches
+  the worker's (``python`` forks ``python``), else any on that host, with the largest pid below the
+  worker's (a forked child gets a later pid), else the closest pid.
+
+``analyze_loader_workers(…, owner=gpid)`` measures only the workers of that GPU process over its
+own window; without ``owner`` every worker counts (the single-GPU-process path, unchanged).
 """
 from __future__ import annotations
 
@@ -65,10 +78,15 @@ class WorkerActivity:
     busy_share: float
     basis: str  # nvtx | cpu_samples | osrt
     evidence: str
+    parent_pid: int | None = None  # the GPU process it feeds (several GPU processes only)
+    attributed_by: str | None = None  # thread | parent | nearest_pid
 
     def to_json(self) -> dict:
-        return {"pid": self.pid, "tid": self.tid, "name": self.name,
-                "busy_share": self.busy_share, "basis": self.basis, "evidence": self.evidence}
+        out = {"pid": self.pid, "tid": self.tid, "name": self.name,
+               "busy_share": self.busy_share, "basis": self.basis, "evidence": self.evidence}
+        if self.attributed_by is not None:  # only files with several GPU processes
+            out.update(parent_pid=self.parent_pid, attributed_by=self.attributed_by)
+        return out
 
 
 @dataclass(frozen=True)
@@ -217,10 +235,47 @@ def _busy(bundle: TraceBundle, gpid: int, tid: int | None, w: Window) -> tuple[f
     return None
 
 
+# ---------------------------------------------------------------------------- attribution
+HOST_MASK = ~np.int64((1 << 48) - 1)
+"""The GlobalId bits above the pid (hardware/VM id): equal for processes of one host."""
+
+
+def _nearest(gpid: int, name: str, gpu: list[int], pnames: dict[int, str]) -> int:
+    """The GPU process a worker process most likely feeds (``nearest_pid`` rule)."""
+    same_host = [g for g in gpu if (g & int(HOST_MASK)) == (gpid & int(HOST_MASK))] or gpu
+    named = [g for g in same_host if name and pnames.get(g, "") == name] or same_host
+    pid = (gpid >> 24) & 0xFFFFFF
+    below = [g for g in named if ((g >> 24) & 0xFFFFFF) < pid]
+    if below:
+        return max(below, key=lambda g: (g >> 24) & 0xFFFFFF)
+    return min(named, key=lambda g: (abs(((g >> 24) & 0xFFFFFF) - pid), g))
+
+
+def worker_owner(gpid: int, tid: int | None, name: str, gpu: Iterable[int],
+                 pnames: dict[int, str], parents: dict[int, int] | None = None) -> tuple[int, str]:
+    """(GlobalId of the GPU process a worker feeds, the rule that found it: ``thread``,
+    ``parent`` or ``nearest_pid``; see the module docstring)."""
+    gpu = sorted(gpu)
+    if tid is not None or gpid in gpu:
+        return gpid, "thread"
+    parent = (parents or {}).get((gpid >> 24) & 0xFFFFFF)
+    by_pid = {(g >> 24) & 0xFFFFFF: g for g in gpu}
+    if parent is not None and int(parent) in by_pid:
+        return by_pid[int(parent)], "parent"
+    return _nearest(gpid, name, gpu, pnames), "nearest_pid"
+
+
+def _parents(bundle: TraceBundle) -> dict[int, int] | None:
+    raw = bundle.meta.extra.get("parent_pids") if isinstance(bundle.meta.extra, dict) else None
+    return {int(k): int(v) for k, v in raw.items()} if isinstance(raw, dict) else None
+
+
 # ---------------------------------------------------------------------------------- entry
-def analyze_loader_workers(bundle: TraceBundle, window: Window, th: Thresholds
-                           ) -> LoaderWorkersResult | Unavailable:
-    """The DataLoader workers of ``bundle`` and their busy share of ``window`` (module docstring)."""
+def analyze_loader_workers(bundle: TraceBundle, window: Window, th: Thresholds, *,
+                           owner: int | None = None) -> LoaderWorkersResult | Unavailable:
+    """The DataLoader workers of ``bundle`` and their busy share of ``window`` (module docstring).
+    ``owner``: only the workers attributed to that GPU process (GlobalId), each with its
+    ``parent_pid`` and ``attributed_by``."""
     if window.duration_ns <= 0:
         return Unavailable("no analysed window")
     gpu = set().union(*(_pids(f) for f in (bundle.kernels, bundle.memcpy, bundle.memset)))
@@ -237,16 +292,29 @@ def analyze_loader_workers(bundle: TraceBundle, window: Window, th: Thresholds
         units.append((int(r.global_tid) & ~0xFFFFFF, int(r.tid), str(r.name),
                       "worker thread of the training process"))
     frames = (bundle.processes, bundle.nvtx, bundle.osrt, bundle.cpu_samples)
+    owned: list[tuple[int, str] | None] = [None] * len(units)
+    if owner is not None:  # several GPU processes: only the workers of ``owner``
+        parents = _parents(bundle)
+        pairs = [(u, worker_owner(u[0], u[1], u[2], gpu, pnames, parents)) for u in units]
+        units = [u for u, o in pairs if o[0] == owner]
+        owned = [o for _, o in pairs if o[0] == owner]
     workers = []
-    for gpid, tid, name, evidence in units[:MAX_WORKERS]:
+    for j, (gpid, tid, name, evidence) in enumerate(units[:MAX_WORKERS]):
         got = _busy(bundle, gpid, tid, window)
         if got is None:
             continue
+        own = owned[j]
         workers.append(WorkerActivity(pid=_pid_of(gpid, frames), tid=tid,
                                       name=clean_text(name.rstrip("/").rsplit("/", 1)[-1], 80),
                                       busy_share=got[0], basis=got[1],
-                                      evidence=evidence))
+                                      evidence=evidence,
+                                      parent_pid=(own[0] >> 24) & 0xFFFFFF if own else None,
+                                      attributed_by=own[1] if own else None))
     if not workers:
+        if owner is not None:
+            return Unavailable("no DataLoader worker of this process in the export",
+                               "workers are attributed to the GPU process they were forked from "
+                               "(the closest pid on the same host)")
         return Unavailable("no DataLoader worker processes or threads in the export",
                            "capture the workers too: nsys profile traces child processes by "
                            "default; annotate their fetches with NVTX or add --sample=process-tree")

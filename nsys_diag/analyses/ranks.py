@@ -264,6 +264,11 @@ class RankInput:
     """Canonical phase → mean ms per step."""
     comm_ms: float | None = None
     """Communication (NCCL) kernel time per step, ms (GPU time; may overlap compute)."""
+    phase_gpu_ms: Mapping[str, float] = field(default_factory=dict)
+    """Canonical phase → GPU work per step, ms: durations of the kernels launched in the phase
+    (``phases[].gpu_work_ms``); empty without GPU activity."""
+    gaps_ms: Mapping[str, float] = field(default_factory=dict)
+    """GPU idle time per step by cause, ms (``gaps.by_cause`` ÷ steps)."""
 
 
 def robust_z(values: np.ndarray) -> np.ndarray:
@@ -395,6 +400,8 @@ def _rank_rows(ranks: list[RankInput], med_step: np.ndarray, mean_step: np.ndarr
             "comm_ms": _f(comm[i]),
             "start_skew_ms": None if skew is None else float(skew[i]),
             "straggler": i in flagged,
+            "phase_gpu_ms": {str(p): float(v) for p, v in r.phase_gpu_ms.items()},
+            "gaps_ms": {str(c): float(v) for c, v in r.gaps_ms.items()},
         })
     return rows
 

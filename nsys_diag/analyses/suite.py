@@ -12,6 +12,7 @@ gives ``Unavailable(reason, hint)``; unexpected exceptions are not swallowed.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
@@ -98,6 +99,7 @@ class ProcessAnalysis:
     roofline: AnyRoofline = None
     mfu: dict | None = None
     scaling: tuple[list[dict], str | None] = ([], "not analysed")
+    loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
 
     def summary(self) -> dict:
         """One row of the per-process table."""
@@ -166,8 +168,6 @@ def _detected_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, steps0, options: 
     it already holds every detected step), for checking ``--steps`` against it."""
     if isinstance(steps0, StepsResult):
         return steps0
-    import dataclasses
-
     return analyze_steps(nvtx, kernels, options=dataclasses.replace(options, steps=None,
                                                                     window_ns=None), th=th)
 
@@ -188,8 +188,6 @@ def _explain_outliers(steps, phases):
     if not is_available(steps) or not steps.outliers or \
             not is_available(phases):
         return steps
-    import dataclasses
-
     out = []
     for o in steps.outliers:  # a handful of outlier steps
         ph = phases.dominant_excess_phase(o.index)
@@ -534,11 +532,29 @@ def _headline_index(procs: list[ProcessAnalysis]) -> int:
 
 def _with_loader(p: ProcessAnalysis, loader: LoaderWorkersResult, th: Thresholds
                  ) -> ProcessAnalysis:
-    """``p`` re-diagnosed with the file's DataLoader workers in its verdict inputs."""
-    import dataclasses
-
+    """``p`` re-diagnosed with its DataLoader workers in its verdict inputs."""
     vin = dataclasses.replace(p.verdict_inputs, loader=loader.verdict_fact())
     return dataclasses.replace(p, verdict_inputs=vin, verdict=diagnose(vin, th))
+
+
+def _with_workers(bundle: TraceBundle, procs: list[ProcessAnalysis], head: int, th: Thresholds
+                  ) -> tuple[list[ProcessAnalysis], LoaderWorkersResult | Unavailable]:
+    """The processes with their DataLoader workers (verdict inputs and ``loader``), and the
+    headline process's workers (the top-level ``loader``). One GPU process: every worker of the
+    file over its window (one call, as before); several: each process's own workers over its own
+    window (``analyze_loader_workers(owner=…)``)."""
+    if len(procs) < 2 or procs[head].global_pid == -1:
+        loader = analyze_loader_workers(bundle, procs[head].window, th)
+        found = [loader] * len(procs)
+    else:
+        found = [analyze_loader_workers(bundle, p.window, th, owner=p.global_pid) for p in procs]
+        loader = found[head]
+    out = []
+    for p, ld in zip(procs, found):  # one per GPU process
+        if isinstance(ld, LoaderWorkersResult):  # the input rule says whether workers keep up
+            p = _with_loader(p, ld, th)
+        out.append(dataclasses.replace(p, loader=ld))
+    return out, loader
 
 
 def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
@@ -557,9 +573,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
              for gpid in _process_ids(bundle)]  # one per process (rank)
     head = _headline_index(procs)
-    loader = analyze_loader_workers(bundle, procs[head].window, th)
-    if isinstance(loader, LoaderWorkersResult):  # the input rule says whether workers keep up
-        procs = [_with_loader(p, loader, th) for p in procs]
+    procs, loader = _with_workers(bundle, procs, head, th)
     if roofline is not None and is_available(roofline):
         roofline = procs[head].roofline
     quality = dq.from_load_warnings(bundle.warnings)

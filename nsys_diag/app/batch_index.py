@@ -12,8 +12,7 @@ from nsys_diag.app.scheduling import TraceResult
 from nsys_diag.model.errors import EXIT_OK, EXIT_PARTIAL_BATCH
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.thresholds import Thresholds
-
-INDEX_SCHEMA_VERSION = 1
+from nsys_diag.report.batch_schema import INDEX_SCHEMA_VERSION  # noqa: F401 (re-exported)
 
 
 def report_paths(labels: Sequence[str]) -> dict[str, str]:
@@ -118,7 +117,8 @@ def _phase_columns(rows: Sequence[dict]) -> list[str]:
 def build_index(found: Discovery, results: Sequence[TraceResult], paths: dict[str, str],
                 problems: list[str], th: Thresholds, generated_at: str) -> dict:
     """The JSON-safe index document of a batch run (a copy: ``problems`` found later are not
-    in it)."""
+    in it); its JSON Schema: ``nsys_diag/schemas/batch_index.schema.json``
+    (report/batch_schema.py)."""
     ok = [r for r in results if r.ok]
     skipped = [r for r in results if not r.ok]
     ranks = build_ranks_section(ok, th)

@@ -106,14 +106,25 @@ def _cap_timeline(tl: dict, limits: Limits) -> dict:
     return tl
 
 
-def _capped(view: dict, limits: Limits) -> dict:
-    """Shallow-structural copy of ``view`` with the contract's big lists cut to ``limits``."""
+def _capped_sections(view: dict, limits: Limits) -> dict:
+    """Copy of ``view`` (or of one ``processes[]`` row) with ``LIST_CAPS`` and the timeline caps
+    applied."""
     v = dict(view)
     for section, key, cap in LIST_CAPS:
         _cap_section(v, section, key, getattr(limits, cap))
     tl = v.get("timeline")
     if isinstance(tl, dict) and isinstance(tl.get("strips"), list):
         v["timeline"] = _cap_timeline(tl, limits)
+    return v
+
+
+def _capped(view: dict, limits: Limits) -> dict:
+    """Shallow-structural copy of ``view`` with the contract's big lists cut to ``limits``, in
+    every ``processes[]`` row's own sections too."""
+    v = _capped_sections(view, limits)
+    if isinstance(v.get("processes"), list):
+        v["processes"] = [_capped_sections(p, limits) if isinstance(p, dict) else p
+                          for p in v["processes"]]
     tr = v.get("trace")
     if isinstance(tr, dict) and isinstance(tr.get("tables"), dict):
         tr = dict(tr)

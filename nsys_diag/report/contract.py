@@ -28,7 +28,8 @@ from typing import Any
 from nsys_diag.analyses.kernel_names import kernel_base_name
 from nsys_diag.model.vocabulary import HINT_GPU_METRICS, NSYS_CAPTURE_COMMAND, VERDICT_CODES
 from nsys_diag.report.json_out import schema_path
-from nsys_diag.report.schema_types import NULLABLE_SECTIONS, OPTIONAL, TYPES, enum, expand
+from nsys_diag.report.schema_types import (NULLABLE_SECTIONS, OPTIONAL, PROCESS_KEYS, TYPES, enum,
+                                           expand)
 
 SCHEMA_VERSION = 1
 """``schema_version`` of the analysis JSON."""
@@ -176,7 +177,7 @@ SPEC: dict[str, Any] = {
         "No Nsight Compute data was given.",
         "ncu --set full --csv --page raw -o kernels python train.py, then: "
         "nsys-diag analyze TRACE --ncu kernels.csv"),
-    "processes": [{"pid": None, "name": None, "steps_mean_ms": None, "verdict_code": None}],
+    "processes": [{"pid": None, "name": None, "steps_mean_ms": None, "verdict_code": None}],  # + sections
     "verdict": {"code": "insufficient_data", "headline": None, "confidence": None, "scale_advice": None,
                 "evidence": [_EVIDENCE],
                 "recommendations": [None], "projected_step_ms_if_fixed": None, "secondary": [None],
@@ -195,6 +196,9 @@ SPEC: dict[str, Any] = {
                                     "phases_reason": None}]},
 }
 
+PROCESS_ROW_KEYS = tuple(SPEC["processes"][0])
+"""The summary keys of a ``processes[]`` row (the per-process sections, ``PROCESS_KEYS``, follow)."""
+SPEC["processes"][0].update({k: SPEC[k] for k in PROCESS_KEYS if k in SPEC})
 
 
 def _norm(value: Any, spec: Any) -> Any:
@@ -387,6 +391,9 @@ def key_reference() -> str:
            "| Key | Keys inside | When unavailable: reason · hint |", "|---|---|---|"]
     for key, spec in SPEC.items():
         inner = _keys(spec).replace("|", "\\|")
+        if key == "processes":
+            inner = ("[{" + ", ".join(PROCESS_ROW_KEYS) + ", and with two or more processes each "
+                     "one's own " + ", ".join(k for k in PROCESS_KEYS if k in SPEC) + "}]")
         na = (f"{spec.reason} · {spec.hint}".replace("|", "\\|").rstrip(" ·")
               if isinstance(spec, Section) else "")
         out.append(f"| `{key}` | {inner} | {na} |")

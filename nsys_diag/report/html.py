@@ -24,6 +24,7 @@ from nsys_diag.report.charts import chart_model
 from nsys_diag.report.clean import DEFAULT_LIMITS, MINIMAL_LIMITS, TIGHT_LIMITS, Limits, clean_view
 from nsys_diag.report.contract import SECTIONS
 from nsys_diag.report.page import build_page
+from nsys_diag.report.process_panels import process_panels
 from nsys_diag.report.tables import segments
 from nsys_diag.report.templates_path import templates_dir
 
@@ -97,11 +98,18 @@ def render_document(template: str, *, page: dict, data: dict, **context) -> str:
     return environment().get_template(template).render(page=page, data=data, **context)
 
 
+def _body(view: dict) -> str:
+    """The report body (the sections, no page frame) of one process's view."""
+    return environment().get_template("partials/_body.html").render(
+        page=build_page(view), data=view, charts=chart_model(view))
+
+
 def _render_once(view: dict, template: str, limits: Limits) -> str:
     data = clean_view(view, limits)
     page = build_page(data)
     charts = chart_model(data)
-    return render_document(template, page=page, data=data, charts=charts)
+    panels = process_panels(data, _body) if template == "report.html" else []
+    return render_document(template, page=page, data=data, charts=charts, panels=panels)
 
 
 def render_html(view: dict, *, template: str = "report.html") -> str:

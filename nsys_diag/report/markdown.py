@@ -18,7 +18,7 @@ from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fm
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.text import markdown_text
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
-from nsys_diag.model.vocabulary import VERDICT_TITLES
+from nsys_diag.model.vocabulary import VERDICT_CODES, VERDICT_TITLES
 from nsys_diag.report.clean import clean_view
 from nsys_diag.report.contract import normalize
 from nsys_diag.report.tables import gap_group_line, gap_groups
@@ -69,6 +69,30 @@ def _key_numbers(v: dict) -> str:
         speed = f", {fmt_ratio(cur / proj)} faster" if cur and proj > 0 and cur / proj > 1.0001 else ""
         parts.append(f"**If fixed** ≈ {fmt_ms(proj)} per step{speed}")
     return " · ".join(parts)
+
+
+MAX_PROCESSES = 8
+
+
+def _processes(v: dict) -> list[str]:
+    """One line per GPU process of a multi-process file: its verdict, mean step and workers."""
+    rows = [p for p in v.get("processes") or [] if isinstance(p, dict)]
+    if len(rows) < 2:
+        return []
+    rows.sort(key=lambda p: not p.get("is_headline"))
+    out = ["**Per process** (the summary above is the headline process's)"]
+    for p in rows[:MAX_PROCESSES]:
+        code = str(p.get("verdict_code"))
+        code = code if code in VERDICT_CODES else "insufficient_data"  # vocabulary, not trace text
+        ld = p.get("loader") or {}
+        workers = (f" · {ld['workers']} DataLoader workers busy {fmt_pct(ld.get('busy_share'))}"
+                   if ld.get("available") and ld.get("workers") else "")
+        out.append(f"- pid {md_text(p.get('pid'), 12)} {md_text(p.get('name'), NAME_LEN)}"
+                   f"{' (headline)' if p.get('is_headline') else ''}: "
+                   f"{md_text(code, 40)} · step {fmt_ms(p.get('steps_mean_ms'))}{workers}")
+    if len(rows) > MAX_PROCESSES:
+        out.append(f"- … and {len(rows) - MAX_PROCESSES} more (see the HTML report)")
+    return out
 
 
 def _phase_table(v: dict) -> list[str]:
@@ -209,6 +233,9 @@ def render_markdown(view: dict) -> str:
     findings = _findings(v)
     if findings:
         blocks.append((3, findings))
+    procs = _processes(v)
+    if procs:
+        blocks.append((3, procs))
     warnings = [d for d in v["data_quality"] if d["severity"] == "warning"]
     if warnings:
         lines = ["**Data-quality warnings** (they lower the confidence)"]

@@ -42,6 +42,7 @@ from nsys_diag.report.formatting import (
     fmt_value,
 )
 from nsys_diag.report.tables import (
+    loader_block,
     CAUSE_LABELS,
     CAUSES,
     _comm_table,
@@ -299,6 +300,7 @@ def build_page(view: dict) -> dict:
         and v["gpu_metrics"]["per_phase"] else None,
         "metrics_hint": None if v["gpu_metrics"]["available"] else v["gpu_metrics"]["hint"],
         "comm_table": _comm_table(v) if v["communication"]["available"] else None,
+        "loader": loader_block(v),
         "memory_table": _memory_table(v) if v["memory"]["available"] else None,
         "process_table": _process_table(v) if len(v["processes"]) > 1 else None,
         "gaps": {"count": fmt_count(v["gaps"]["count"]), "total": fmt_ms(v["gaps"]["total_ms"]),

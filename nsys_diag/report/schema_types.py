@@ -18,6 +18,7 @@ docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0..1.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from nsys_diag.model.vocabulary import CANONICAL_PHASES, GAP_CAUSES
@@ -208,7 +209,8 @@ TYPES: dict[str, Any] = {
     **_under("loader.per_worker[]", {"pid": "int", "tid": "int?", "name": "str",
                                      "busy_share": "share",
                                      "basis": enum("nvtx", "cpu_samples", "osrt"),
-                                     "evidence": "str"}),
+                                     "evidence": "str", "parent_pid": "int?",
+                                     "attributed_by": enum("thread", "parent", "nearest_pid")}),
     # ----------------------------------------------------------------------- capabilities
     "capabilities": {"description": "What the export can answer: the capability probe shared "
                                     "with `inspect` (analyses/capabilities.py)."},
@@ -223,15 +225,37 @@ TYPES: dict[str, Any] = {
 }
 """Place → type of every key of the analysis JSON the schema describes."""
 
+PROCESS_KEYS = ("window", "steps", "phases", "phases_status", "gpu", "gaps", "timeline",
+                "kernels", "kernels_total", "kernel_categories", "kernel_summary", "tensor_cores",
+                "transfers", "gpu_metrics", "throughput", "mfu", "scaling", "scaling_reason",
+                "loader", "communication", "memory", "roofline", "verdict", "findings",
+                "data_quality")
+"""The sections that describe one process. The top level holds the headline process's; with two
+or more analysed processes every ``processes[]`` row holds its own as well (same keys, same
+shapes: ``processes[].verdict``, ``processes[].steps``…), next to the row's summary keys. Their
+places are copied under ``processes[].`` here (``_in_rows``)."""
+
+
+def _in_rows(places) -> dict[str, Any]:
+    """``places`` of the per-process sections, also under ``processes[].``."""
+    return {f"processes[].{p}": places[p] for p in places
+            if re.split(r"[.\[]", p, maxsplit=1)[0] in PROCESS_KEYS}
+
+
+TYPES.update(_in_rows(TYPES))
+
 OPTIONAL = frozenset({
     "trace.schema_version", "trace.session_start_utc_ns", "trace.read_window",
     "trace.read_window.row_fraction", "trace.read_window.kernel_share",
     "trace.read_window.kernel_time_share", "trace.chunks", "scope.name", "steps.per_step[].phases", "phases_status",
     "processes[].utilization", "data_quality[].hint", "timeline.window_bins",
+    "loader.per_worker[].parent_pid", "loader.per_worker[].attributed_by",
 })
 """Places an output may leave out (all other keys are required where their object is present)."""
+OPTIONAL = OPTIONAL | frozenset(_in_rows(dict.fromkeys(OPTIONAL)))
 
 NULLABLE_SECTIONS = frozenset({"gpu_metrics", "throughput", "communication", "memory", "roofline"})
+NULLABLE_SECTIONS = NULLABLE_SECTIONS | frozenset(_in_rows(dict.fromkeys(NULLABLE_SECTIONS)))
 """Optional sections the JSON may also give as ``null`` (besides the unavailable form)."""
 
 _JSON_TYPES = {"int": "integer", "num": "number", "str": "string", "bool": "boolean",

@@ -294,6 +294,34 @@ def _process_table(v: dict) -> dict:
                  rows, caption="Per process (rank); the headline comes from the slowest.")
 
 
+LOADER_STATES = {"saturated": "saturated: the workers cannot keep up",
+                 "busy": "busy, with some slack", "idle": "mostly idle: the main process is the bottleneck"}
+
+
+def loader_block(v: dict) -> dict | None:
+    """The DataLoader workers of the view's process (``loader``): one line and a per-worker
+    table; None when the section is unavailable."""
+    ld = v.get("loader") or {}
+    if not ld.get("available") or not ld.get("per_worker"):
+        return None
+    state = str(ld.get("state") or "")
+    line = (f"{fmt_count(ld.get('workers'))} workers, busy {fmt_share(ld.get('busy_share'))} of the "
+            f"analysed window on average ({LOADER_STATES.get(state, state)}; measured from "
+            f"{ld.get('basis') or MISSING}).")
+    rows = [[cell(w.get("pid"), finite(w.get("pid"))),
+             cell(w.get("tid"), finite(w.get("tid"))),
+             cell(w.get("name"), str(w.get("name") or ""), cls="name"),
+             cell(fmt_share(w.get("busy_share")), finite(w.get("busy_share")), cls="has-meter",
+                  meter=_meter(w.get("busy_share"))),
+             cell(w.get("basis"), str(w.get("basis") or "")),
+             cell(w.get("evidence"), str(w.get("evidence") or ""))]
+            for w in ld["per_worker"] if isinstance(w, dict)]
+    return {"line": line, "table": table(
+        "tbl-loader", [("PID", True), ("TID", True), ("Worker", False), ("Busy", True),
+                       ("Measured from", False), ("Why a worker", False)], rows,
+        total=ld.get("workers"), caption="DataLoader workers of this process and how busy each is.")}
+
+
 def _roofline_table(v: dict) -> dict:
     rows = []
     for k in v["roofline"]["kernels"]:

@@ -183,8 +183,17 @@ def _processes(v: dict) -> list[str]:
         mark = "*" if p.get("is_headline") else " "
         out.append(f" {mark} pid {p.get('pid')} {_c(p.get('name'), 20):<20} GPUs {p.get('devices')} "
                    f"step {fmt_ms(p.get('steps_mean_ms'))} · util {fmt_pct(p.get('utilization'))} · "
-                   f"{p.get('verdict_code')}")
+                   f"{p.get('verdict_code')}{_row_loader(p)}")
     return out
+
+
+def _row_loader(p: dict) -> str:
+    """`` · loader 2 workers 95% saturated`` for a process row with its own workers."""
+    ld = p.get("loader") or {}
+    if not ld.get("available") or not ld.get("workers"):
+        return ""
+    return (f" · loader {ld['workers']} workers {fmt_pct(ld.get('busy_share'))} "
+            f"{_c(ld.get('state'), 12)}")
 
 
 def _quality(v: dict) -> list[str]:

@@ -17,9 +17,10 @@ from nsys_diag import __version__
 from nsys_diag.analyses.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
-from nsys_diag.report.contract import SCHEMA_VERSION, SECTION_KEYS, apply_aliases, unavailable
+from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, SECTION_KEYS, apply_aliases,
+                                      unavailable)
 
-__all__ = ["SCHEMA_VERSION", "SECTION_KEYS", "build_view", "jsonable", "process_name"]
+__all__ = ["PROCESS_KEYS", "SCHEMA_VERSION", "SECTION_KEYS", "build_view", "jsonable", "process_name"]
 
 
 def _section(result, *, missing_reason: str = "not analysed") -> dict:
@@ -121,16 +122,75 @@ def _findings(verdict) -> list[dict]:
     return fn() if callable(fn) else []
 
 
+def process_sections(p, loader=None) -> dict:
+    """The per-process sections (``contract.PROCESS_KEYS``) of one ``ProcessAnalysis``; ``loader``: the
+    DataLoader workers to show (the process's own when None)."""
+    steps = _section(p.steps)
+    _attach_step_phases(steps, p.phases)
+    phases = p.phases.to_json() if getattr(p.phases, "available", False) else []
+    loader = loader if loader is not None else getattr(p, "loader", None)
+    return {
+        "window": p.window.to_json(),
+        "steps": steps,
+        "phases": phases,
+        "phases_status": ({"available": True} if phases else _section(p.phases)
+                          if not getattr(p.phases, "available", False)
+                          else unavailable("no phase ranges")),
+        "gpu": (_section(p.utilization) if p.devices
+                else unavailable("no GPU activity in this process", HINT_CAPTURE_CUDA)),
+        "gaps": _section(p.gaps),
+        "timeline": _section(p.timeline, missing_reason="no steps and no GPU activity"),
+        **_kernels_block(p.kernels),
+        "tensor_cores": _section(p.tensor_cores),
+        "transfers": _section(p.transfers),
+        "gpu_metrics": _section(p.gpu_metrics),
+        "throughput": _section(p.throughput),
+        "mfu": p.mfu if p.mfu is not None else {"available": False,
+                                                "reason": "not analysed", "hint": ""},
+        "scaling": p.scaling[0], "scaling_reason": p.scaling[1],
+        "loader": _section(loader, missing_reason="not analysed"),
+        "communication": _section(p.communication),
+        "memory": _section(p.memory),
+        "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
+                     else unavailable("no Nsight Compute data",
+                                      "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
+        "verdict": p.verdict.to_json(),
+        "findings": _findings(p.verdict),
+        "data_quality": [q.to_json() for q in p.data_quality],
+    }
+
+
+def _process_rows(suite, host_info: bool) -> list[dict]:
+    """``processes[]``: one row per analysed process when there are two or more — its summary
+    (pid, name, devices, steps, verdict code…) and its full sections (``PROCESS_KEYS``)."""
+    if len(suite.processes) < 2:
+        return []
+    rows = []
+    for i, p in enumerate(suite.processes):  # one per GPU process (rank)
+        row = dict(p.summary(), is_headline=(i == suite.headline_index))
+        row["name"] = process_name(row.get("name"), host_info)
+        row.update(process_sections(p))
+        rows.append(row)
+    return rows
+
+
+def _headline_sections(suite, host_info: bool) -> dict:
+    """The headline process's sections with ``processes`` in its place (after ``roofline``: the
+    per-trace JSON of a batch run keeps its key order)."""
+    out = {}
+    for key, value in process_sections(suite.headline, loader=getattr(suite, "loader", None)).items():
+        if key == "verdict":
+            out["processes"] = _process_rows(suite, host_info)
+        if key != "data_quality":
+            out[key] = value
+    return out
+
+
 def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
     """The analysis JSON / view-model (see docs/JSON.md)."""
     options = options if options is not None else suite.options
     head = suite.headline
     host_info = bool(getattr(options, "include_host_info", False))
-    steps = _section(head.steps)
-    _attach_step_phases(steps, head.phases)
-    phases = head.phases.to_json() if getattr(head.phases, "available", False) else []
-    gpu = (_section(head.utilization) if head.devices
-           else unavailable("no GPU activity in this process", HINT_CAPTURE_CUDA))
     view: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "nsys-diag", "version": __version__},
@@ -142,34 +202,7 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
                   "headline_rule": "slowest process (largest mean step; else most GPU compute)",
                   "headline_by": ("step_time" if getattr(head.steps, "available", False)
                                   else "gpu_compute")},
-        "window": head.window.to_json(),
-        "steps": steps,
-        "phases": phases,
-        "phases_status": ({"available": True} if phases else _section(head.phases)
-                          if not getattr(head.phases, "available", False)
-                          else unavailable("no phase ranges")),
-        "gpu": gpu,
-        "gaps": _section(head.gaps),
-        "timeline": _section(head.timeline, missing_reason="no steps and no GPU activity"),
-        **_kernels_block(head.kernels),
-        "tensor_cores": _section(head.tensor_cores),
-        "transfers": _section(head.transfers),
-        "gpu_metrics": _section(head.gpu_metrics),
-        "throughput": _section(head.throughput),
-        "mfu": head.mfu if head.mfu is not None else {"available": False,
-                                                      "reason": "not analysed", "hint": ""},
-        "scaling": head.scaling[0], "scaling_reason": head.scaling[1],
-        "loader": _section(getattr(suite, "loader", None), missing_reason="not analysed"),
-        "communication": _section(head.communication),
-        "memory": _section(head.memory),
-        "roofline": (apply_aliases("roofline", _section(head.roofline)) if head.roofline is not None
-                     else unavailable("no Nsight Compute data",
-                                      "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
-        "processes": ([dict(p.summary(), is_headline=(i == suite.headline_index),
-                            name=process_name(p.summary().get("name"), host_info))
-                       for i, p in enumerate(suite.processes)] if len(suite.processes) > 1 else []),
-        "verdict": head.verdict.to_json(),
-        "findings": _findings(head.verdict),
+        **_headline_sections(suite, host_info),
         "data_quality": _quality(suite, head),
         "thresholds": suite.thresholds.to_dict(),
         "capture_hints": list(suite.capture_hints),

@@ -31,7 +31,7 @@ def test_straggler_in_data_makes_the_job_input_bound(tmp_path):
     job = index["job"]
     print(job, [(r["rank"], r["verdict"]) for r in index["traces"]])
     assert job["available"] and job["verdict"] == "input_bound"
-    assert job["bound_by"] == {"rank": 2, "phase": "data"}
+    assert job["bound_by"] == {"rank": 2, "phase": "data"} and job["cause"] is None
     assert job["headline"].startswith("input-bound on rank 2: the other 3 ranks wait")
     median = index["ranks"]["spread"]["median_ms"]
     assert job["projected_step_ms_if_fixed"] == pytest.approx(median, rel=0.05)
@@ -49,6 +49,23 @@ def test_straggler_in_compute_makes_the_job_compute_bound(tmp_path):
     print(job, [(r["rank"], r["verdict"]) for r in index["traces"]])
     assert job["verdict"].startswith("compute_bound")
     assert job["bound_by"] == {"rank": 2, "phase": "forward"}
+    assert job["projected_step_ms_if_fixed"] < job["current_step_ms"] - 40
+    assert job["cause"]["kind"] == "gpu_compute" and job["cause"]["gpu_excess_ms"] > 40
+    straggler = next(r for r in index["ranks"]["rows"] if r["rank"] == 2)
+    assert straggler["phase_gpu_ms"]["forward"] > 40 + index["ranks"]["rows"][0]["phase_gpu_ms"]["forward"]
+
+
+def test_straggler_slow_on_the_host_in_forward_is_not_compute_bound(tmp_path):
+    index, lines = _run(bt.rank_set(tmp_path / "job", where="host_forward"), tmp_path / "out")
+    job = index["job"]
+    print(job, [(r["rank"], r["verdict"]) for r in index["traces"]])
+    assert job["bound_by"] == {"rank": 2, "phase": "forward"}
+    assert job["cause"]["kind"] == "host" and job["cause"]["host_excess_ms"] > 40
+    assert abs(job["cause"]["gpu_excess_ms"]) < 5
+    assert not job["verdict"].startswith("compute_bound") and job["verdict"] in (
+        "overhead_bound", "launch_bound", "input_bound")
+    assert "host time, not GPU work" in job["headline"]
+    assert any("host time with the GPU idle" in e["text"] for e in job["evidence"])
     assert job["projected_step_ms_if_fixed"] < job["current_step_ms"] - 40
 
 
