@@ -18,7 +18,7 @@ import numpy as np
 from nsys_diag.analyses._arrays import process_rows
 from nsys_diag.analyses.busy import device_ids, gpu_activity_span
 from nsys_diag.analyses.chunked.context import chunk_inputs
-from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, owned, safe_cut
+from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
 from nsys_diag.analyses.chunked.globals import ProcessFacts, ProcessGlobals, process_globals
 from nsys_diag.analyses.step_repeat import launch_or_start
 from nsys_diag.model.bundle import TraceBundle
