@@ -42,9 +42,41 @@ def from_load_warnings(warnings) -> list[QualityItem]:
             for w in warnings]
 
 
-def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: int = 0
-                    ) -> list[QualityItem]:
-    """Analysis-side quality items for one process."""
+@dataclass(frozen=True)
+class KernelWindowSums:
+    """What ``kernels_outside_window`` reads of a process's kernels (integer ns); sums of row
+    subsets add up (the chunk merge, ``chunked/quality_merge.py``)."""
+
+    count: int
+    total_ns: int
+    outside_ns: int
+    """Kernel time of the kernels that start outside ``[window.start_ns, window.end_ns)``."""
+    outside_count: int
+
+    def __add__(self, other: "KernelWindowSums") -> "KernelWindowSums":
+        return KernelWindowSums(self.count + other.count, self.total_ns + other.total_ns,
+                                self.outside_ns + other.outside_ns,
+                                self.outside_count + other.outside_count)
+
+
+def kernel_window_sums(kernels, window) -> KernelWindowSums:
+    """Count and time of ``kernels``, and of those starting outside ``window``."""
+    if not len(kernels) or window.duration_ns <= 0:
+        return KernelWindowSums(len(kernels), 0, 0, 0)
+    s = kernels["start_ns"].to_numpy(np.int64)
+    e = kernels["end_ns"].to_numpy(np.int64)
+    d = e - s
+    inside = (s >= window.start_ns) & (s < window.end_ns)
+    # perf (bench): integer sums, no masked 2M-row copy (equal to the float sums: integers
+    # below 2^53 ns, 104 days, add exactly in any order)
+    return KernelWindowSums(len(kernels), int(d.sum()), int(d.sum(where=~inside)),
+                            int((~inside).sum()))
+
+
+def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: int = 0,
+                    kernel_sums: KernelWindowSums | None = None) -> list[QualityItem]:
+    """Analysis-side quality items for one process (``kernel_sums``, when given, stands for
+    ``kernel_window_sums(kernels, window)``; ``kernels`` is then not read)."""
     items: list[QualityItem] = []
     for code, message, severity in getattr(steps, "notes", ()):
         items.append(QualityItem(code, message, 0, severity))
@@ -67,20 +99,14 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
             items.append(QualityItem("phases_other_threads", "no phase ranges on the step's thread; "
                                      "phases were taken from every thread of the process", 0,
                                      "info"))
-    if len(kernels) and window.duration_ns > 0:
-        s = kernels["start_ns"].to_numpy(np.int64)
-        e = kernels["end_ns"].to_numpy(np.int64)
-        d = e - s
-        inside = (s >= window.start_ns) & (s < window.end_ns)
-        # perf (bench): integer sums, no masked 2M-row copy (equal to the float sums: integers
-        # below 2^53 ns, 104 days, add exactly in any order)
-        total, outside = int(d.sum()), int(d.sum(where=~inside))
-        out_share = float(outside) / float(total) if total > 0 else 0.0
+    sums = kernel_sums if kernel_sums is not None else kernel_window_sums(kernels, window)
+    if sums.count and window.duration_ns > 0:
+        out_share = float(sums.outside_ns) / float(sums.total_ns) if sums.total_ns > 0 else 0.0
         if out_share > 0.01:
             items.append(QualityItem(
                 "kernels_outside_window", f"{out_share:.0%} of kernel time lies outside the "
                 f"analysed window ({window.source}: warm-up, incomplete or unselected steps, or "
-                "work before/after the steps)", int((~inside).sum()), "info"))
+                "work before/after the steps)", sums.outside_count, "info"))
     if profiler_overhead_rows:
         items.append(QualityItem("profiler_overhead", "nsys recorded profiler-overhead intervals; "
                                  "timings around them are inflated", profiler_overhead_rows, "info"))

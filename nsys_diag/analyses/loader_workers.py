@@ -155,7 +155,19 @@ def _worker_threads(threads: pd.DataFrame, pids: set[int]) -> pd.DataFrame:
 
 
 def _process_evidence(gpid: int, bundle: TraceBundle, pname: str) -> str:
-    t = bundle.threads
+    def nvtx_hit() -> bool:
+        nv = bundle.nvtx
+        if not len(nv):
+            return False
+        texts = nv.loc[nv["global_pid"].to_numpy() == gpid, "text"].astype(str)
+        return bool(texts.str.contains(WORKER_NAME_RE, na=False).any())
+    return process_evidence(gpid, bundle.threads, pname, nvtx_hit)
+
+
+def process_evidence(gpid: int, threads: pd.DataFrame, pname: str, nvtx_hit) -> str:
+    """Why process ``gpid`` counts as a worker: a worker-named thread, its name, its NVTX ranges
+    (``nvtx_hit()``: does one of its NVTX texts look like a DataLoader's) or host activity."""
+    t = threads
     if len(t):
         own = t.loc[(t["global_tid"].to_numpy() & ~np.int64(0xFFFFFF)) == gpid, "name"].astype(str)
         hit = own[own.str.contains(WORKER_NAME_RE, na=False)]
@@ -163,11 +175,8 @@ def _process_evidence(gpid: int, bundle: TraceBundle, pname: str) -> str:
             return f"thread named {clean_text(hit.iloc[0], 60)}; no GPU work"
     if WORKER_NAME_RE.search(pname):
         return f"process named {clean_text(pname, 60)}; no GPU work"
-    nv = bundle.nvtx
-    if len(nv):
-        texts = nv.loc[nv["global_pid"].to_numpy() == gpid, "text"].astype(str)
-        if texts.str.contains(WORKER_NAME_RE, na=False).any():
-            return "DataLoader NVTX ranges; no GPU work"
+    if nvtx_hit():
+        return "DataLoader NVTX ranges; no GPU work"
     return "host activity and no GPU work"
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.busy import DeviceBusy, mean_covered_per_window
 from nsys_diag.analyses.steps import StepsResult, normalize_name, normalized_names
 from nsys_diag.model.contracts import MISSING
@@ -33,7 +33,8 @@ from nsys_diag.analyses.phase_names import DEFAULT_PHASE_PATTERNS, canonical_pha
 from nsys_diag.model.vocabulary import CANONICAL_PHASES
 
 __all__ = ["DEFAULT_PHASE_PATTERNS", "MAX_PHASE_ROWS", "PhaseRow", "PhasesResult", "analyze_phases",
-           "canonical_phase", "parse_phase_map", "phase_group_name"]
+           "canonical_phase", "explain_outliers", "parse_phase_map", "phase_group_name",
+           "phase_rows"]
 
 
 MAX_PHASE_ROWS = 15
@@ -175,7 +176,7 @@ def _instance_groups(nvtx: pd.DataFrame, idx: np.ndarray) -> tuple[pd.Index, np.
     return group_names, inst_group
 
 
-def _launched_work(kernels: pd.DataFrame, eff_s: np.ndarray, eff_e: np.ndarray,
+def launched_work(kernels: pd.DataFrame, eff_s: np.ndarray, eff_e: np.ndarray,
                    st_s: np.ndarray, st_e: np.ndarray) -> tuple[np.ndarray, float, int]:
     """Kernel ns launched inside each instance (any thread of the process), kernel ns launched
     in the steps but in no instance, and the number of kernels without a launch call."""
@@ -240,10 +241,17 @@ def _row_map(present: np.ndarray, total_by_group: np.ndarray, mean_offset: np.nd
     return row_names, row_canon, group_to_row
 
 
-def _rows(per_row: np.ndarray, row_names: list[str], row_canon: list[str], row_busy: np.ndarray,
-          row_work: np.ndarray, row_count: np.ndarray, other_busy: float, other_work_ns: float,
-          step_ns: np.ndarray, n_dev: int, has_busy: bool) -> list[PhaseRow]:
-    """One :class:`PhaseRow` per row plus ``other`` (step time in no phase), means per step."""
+def phase_rows(per_row: np.ndarray, row_names: list[str], row_canon: list[str],
+               row_busy: np.ndarray, row_work: np.ndarray, row_count: np.ndarray,
+               other_busy: float, other_work_ns: float, step_ns: np.ndarray, n_dev: int,
+               has_busy: bool) -> list[PhaseRow]:
+    """One :class:`PhaseRow` per row plus ``other`` (step time in no phase), means per step.
+
+    ``per_row``: analysed steps × (rows + other) exclusive ns; ``row_busy``: per row, the
+    *unclamped* sum over its instances of the compute-busy ns (mean over devices) — clamped to the
+    row's wall time here; ``row_work``: per row, kernel ns launched inside its instances (all
+    devices); ``other_busy`` / ``other_work_ns``: the same for step time in no instance. Shared by
+    ``analyze_phases`` and the chunk merge (``chunked/phases_merge.py``)."""
     n_steps, n_rows = per_row.shape[0], len(row_names)
     mean_step_ns = float(step_ns.mean())
     rows = []
@@ -290,7 +298,7 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
 
     # GPU busy per instance (mean over devices) and GPU work launched inside each instance
     inst_busy = mean_covered_per_window(busy, eff_s, eff_e, "compute")
-    inst_work, other_work_ns, unattributed = _launched_work(kernels, eff_s, eff_e, st_s, st_e)
+    inst_work, other_work_ns, unattributed = launched_work(kernels, eff_s, eff_e, st_s, st_e)
     step_busy = mean_covered_per_window(busy, st_s, st_e, "compute")
 
     row_names, row_canon, group_to_row = _row_map(present, per_step.sum(axis=0), mean_offset,
@@ -304,7 +312,7 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
     row_busy = np.bincount(inst_row, weights=inst_busy, minlength=n_rows) if inst_row.size else np.zeros(n_rows)
     row_work = np.bincount(inst_row, weights=inst_work, minlength=n_rows) if inst_row.size else np.zeros(n_rows)
     row_count = np.bincount(inst_row, minlength=n_rows) if inst_row.size else np.zeros(n_rows, np.int64)
-    rows = _rows(per_row, row_names, row_canon, row_busy, row_work, row_count,
+    rows = phase_rows(per_row, row_names, row_canon, row_busy, row_work, row_count,
                  float(step_busy.sum() - inst_busy.sum()), other_work_ns, step_ns,
                  max(len(busy), 1), bool(busy))
     order = np.argsort(eff_s, kind="stable")
@@ -314,3 +322,18 @@ def analyze_phases(nvtx: pd.DataFrame, steps: StepsResult | Unavailable, kernels
         inst_step=a_idx[c_step][order], analysed_indices=a_idx, per_step_ns=per_row,
         unattributed_kernels=unattributed, thread_scope=scope,
     )
+
+
+def explain_outliers(steps, phases):
+    """``steps`` with each outlier's reason naming the phase that grew the most in that step
+    (``PhasesResult.dominant_excess_phase``, e.g. ``save_checkpoint``); ``steps`` unchanged
+    without outliers or phases."""
+    if not is_available(steps) or not steps.outliers or not is_available(phases):
+        return steps
+    import dataclasses
+
+    out = []
+    for o in steps.outliers:  # a handful of outlier steps
+        ph = phases.dominant_excess_phase(o.index)
+        out.append(dataclasses.replace(o, reason=f"{o.reason}: {ph}") if ph else o)
+    return dataclasses.replace(steps, outliers=tuple(out))

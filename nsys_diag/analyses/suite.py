@@ -35,7 +35,7 @@ from nsys_diag.analyses.loader_workers import LoaderWorkersResult, analyze_loade
 from nsys_diag.analyses.mfu import analyze_mfu
 from nsys_diag.analyses.scaling import analyze_scaling
 from nsys_diag.analyses.memory import MemoryResult, analyze_memory
-from nsys_diag.analyses.phases import PhasesResult, analyze_phases
+from nsys_diag.analyses.phases import PhasesResult, analyze_phases, explain_outliers
 from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
                                            select_device)
 from nsys_diag.analyses.steps import StepsResult, analyze_steps
@@ -185,14 +185,7 @@ def _in_window(df: pd.DataFrame, w: Window) -> pd.DataFrame:
 
 def _explain_outliers(steps, phases):
     """Outlier reasons name the phase that grew the most in that step (e.g. save_checkpoint)."""
-    if not is_available(steps) or not steps.outliers or \
-            not is_available(phases):
-        return steps
-    out = []
-    for o in steps.outliers:  # a handful of outlier steps
-        ph = phases.dominant_excess_phase(o.index)
-        out.append(dataclasses.replace(o, reason=f"{o.reason}: {ph}") if ph else o)
-    return dataclasses.replace(steps, outliers=tuple(out))
+    return explain_outliers(steps, phases)
 
 
 def _roofline_usable(roofline) -> bool:

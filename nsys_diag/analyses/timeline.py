@@ -38,26 +38,42 @@ class TimelineResult:
         return out
 
 
-def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> list[dict]:
+Pick = tuple[str, "int | None", int, int]
+"""(label, analysed step index or None, start ns, end ns) of one strip."""
+
+
+def bin_grid(start: int, end: int, bin_ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bin starts, bin ends, bin widths as float) of a strip ``[start, end)``: bins of
+    ``bin_ns``, the last one cut at ``end``."""
     n = max(int(np.ceil((end - start) / bin_ns)), 1)
     bs = start + np.arange(n, dtype=np.int64) * bin_ns
     be = np.minimum(bs + bin_ns, end)
-    width = np.maximum(be - bs, 1).astype(np.float64)
-    out = []
-    for d, b in sorted(busy.items()):  # handful of devices
-        comp = b.covered_per_window("compute", bs, be) / width  # perf: no re-merge of 2M intervals
-        copy = b.covered_per_window("copy", bs, be) / width
-        out.append({"device_id": int(d), "busy": np.round(comp, 4).tolist(),
-                    "copy": np.round(copy, 4).tolist()})
-    return out
+    return bs, be, np.maximum(be - bs, 1).astype(np.float64)
 
 
-def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window,
-                   kernels: pd.DataFrame | None = None,
-                   name_table: pd.DataFrame | None = None) -> TimelineResult | None:
-    """Strips for the representative and worst analysed steps (or the window, then with
-    ``window_bins`` when ``kernels`` — the kernels of the window — and their name table are given)."""
-    picks: list[tuple[str, int | None, int, int]] = []
+def covered_bins(busy: dict[int, DeviceBusy], bs: np.ndarray, be: np.ndarray
+                 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per device (sorted): (compute ns, copy ns) covered in each bin (int64)."""
+    # perf: no re-merge of 2M intervals
+    return {int(d): (b.covered_per_window("compute", bs, be), b.covered_per_window("copy", bs, be))
+            for d, b in sorted(busy.items())}  # handful of devices
+
+
+def devices_json(covered: dict[int, tuple[np.ndarray, np.ndarray]], width: np.ndarray
+                 ) -> list[dict]:
+    """The ``devices`` of a strip: covered ns per bin ÷ bin width, 0..1 rounded to 4 digits."""
+    return [{"device_id": int(d), "busy": np.round(comp / width, 4).tolist(),
+             "copy": np.round(copy / width, 4).tolist()} for d, (comp, copy) in covered.items()]
+
+
+def _bins(busy: dict[int, DeviceBusy], start: int, end: int, bin_ns: int) -> list[dict]:
+    bs, be, width = bin_grid(start, end, bin_ns)
+    return devices_json(covered_bins(busy, bs, be), width)
+
+
+def timeline_picks(steps, window: Window) -> list[Pick]:
+    """The strips to draw: the representative (median) and worst analysed steps, or the window."""
+    picks: list[Pick] = []
     if is_available(steps) and steps.analysed_count:
         idx = np.flatnonzero(steps.analysed_mask)
         dur = steps.durations_ns[idx]
@@ -69,22 +85,39 @@ def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window,
             picks.append(("worst", worst, int(steps.starts_ns[worst]), int(steps.ends_ns[worst])))
     elif window.duration_ns > 0:
         picks.append(("window", None, window.start_ns, window.end_ns))
+    return picks
+
+
+def strip_bin_ns(picks: list[Pick]) -> int:
+    """The one bin width of every strip: the longest strip in at most ``MAX_BINS`` bins."""
+    return max(int(np.ceil(max(e - s for _, _, s, e in picks) / MAX_BINS)), 1)
+
+
+def strip_json(pick: Pick, phases, devices: list[dict]) -> dict:
+    """One strip: its span, the phase instances of its step and the per-device bins."""
+    label, step_index, s, e = pick
+    ph = []
+    if is_available(phases) and step_index is not None:
+        m = phases.inst_step == step_index
+        for a, b_, r in zip(phases.inst_starts_ns[m].tolist(), phases.inst_ends_ns[m].tolist(),
+                            phases.inst_row[m].tolist()):  # phase instances of one step
+            row = phases.rows[r]
+            ph.append({"name": row.name, "canonical": row.canonical, "start_ns": int(a),
+                       "end_ns": int(b_)})
+    return {"label": label, "step_index": step_index, "start_ns": int(s), "end_ns": int(e),
+            "duration_ms": (e - s) / 1e6, "phases": ph, "devices": devices}
+
+
+def build_timeline(steps, phases, busy: dict[int, DeviceBusy], window: Window,
+                   kernels: pd.DataFrame | None = None,
+                   name_table: pd.DataFrame | None = None) -> TimelineResult | None:
+    """Strips for the representative and worst analysed steps (or the window, then with
+    ``window_bins`` when ``kernels`` — the kernels of the window — and their name table are given)."""
+    picks = timeline_picks(steps, window)
     if not picks:
         return None
-    bin_ns = max(int(np.ceil(max(e - s for _, _, s, e in picks) / MAX_BINS)), 1)
-    strips = []
-    for label, step_index, s, e in picks:  # ≤ 2 strips
-        ph = []
-        if is_available(phases) and step_index is not None:
-            m = phases.inst_step == step_index
-            for a, b_, r in zip(phases.inst_starts_ns[m].tolist(), phases.inst_ends_ns[m].tolist(),
-                                phases.inst_row[m].tolist()):  # phase instances of one step
-                row = phases.rows[r]
-                ph.append({"name": row.name, "canonical": row.canonical, "start_ns": int(a),
-                           "end_ns": int(b_)})
-        strips.append({"label": label, "step_index": step_index, "start_ns": int(s),
-                       "end_ns": int(e), "duration_ms": (e - s) / 1e6, "phases": ph,
-                       "devices": _bins(busy, s, e, bin_ns)})
+    bin_ns = strip_bin_ns(picks)
+    strips = [strip_json(p, phases, _bins(busy, p[2], p[3], bin_ns)) for p in picks]  # ≤ 2
     wbins = None
     if picks[0][0] == "window" and kernels is not None:
         wbins = build_window_bins(kernels, name_table if name_table is not None else

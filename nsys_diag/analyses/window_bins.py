@@ -57,7 +57,8 @@ def binned_sum(starts: np.ndarray, ends: np.ndarray, edges: np.ndarray) -> np.nd
     return np.diff(f).astype(np.int64)
 
 
-def _edges(window: Window) -> tuple[int, np.ndarray]:
+def window_edges(window: Window) -> tuple[int, np.ndarray]:
+    """(bin width ns, bin edges) of the window's whole bins (module docstring)."""
     dur = int(window.duration_ns)
     bin_ns = BIN_NS
     if dur > MAX_BINS * BIN_NS:
@@ -66,7 +67,7 @@ def _edges(window: Window) -> tuple[int, np.ndarray]:
     return bin_ns, window.start_ns + np.arange(n + 1, dtype=np.int64) * bin_ns
 
 
-def _row_attrs(kernels: pd.DataFrame, name_table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray,
+def row_attrs(kernels: pd.DataFrame, name_table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray,
                                                                          np.ndarray]:
     """Per kernel row: (category, tensor_core flag, family key), looked up per distinct name."""
     names = kernels["name"]
@@ -90,8 +91,10 @@ def _row_attrs(kernels: pd.DataFrame, name_table: pd.DataFrame) -> tuple[np.ndar
     return category, tc, family
 
 
-def _exposed_comm(kernels: pd.DataFrame, category: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Per bin: communication-kernel time with no other kernel on that device, summed (ns)."""
+def exposed_comm(kernels: pd.DataFrame, category: np.ndarray, edges: np.ndarray,
+                 clip_to: tuple[int, int] | None = None) -> np.ndarray:
+    """Per bin: communication-kernel time with no other kernel on that device, summed (ns).
+    ``clip_to``: count only the exposed time inside ``[lo, hi)`` (a chunk's window)."""
     out = np.zeros(len(edges) - 1, dtype=np.int64)
     comm = category == "communication"
     if not comm.any():
@@ -103,8 +106,17 @@ def _exposed_comm(kernels: pd.DataFrame, category: np.ndarray, edges: np.ndarray
         cs, ce = iv.merge_intervals(s[on & comm], e[on & comm])
         os_, oe = iv.merge_intervals(s[on & ~comm], e[on & ~comm])
         xs, xe = iv.subtract_merged(cs, ce, os_, oe)
+        if clip_to is not None:
+            xs, xe = iv.clip_merged(xs, xe, clip_to[0], clip_to[1])
         out += iv.covered_length_per_window_merged(xs, xe, edges[:-1], edges[1:]).astype(np.int64)
     return out
+
+
+def top_families(ns_by_family: pd.Series) -> list[str]:
+    """The ``TOP_FAMILIES`` largest named families of kernel ns per family (index sorted by
+    name): ties keep name order."""
+    dur = ns_by_family.sort_values(ascending=False, kind="stable")
+    return [f for f in dur.index if f][:TOP_FAMILIES]
 
 
 def build_window_bins(kernels: pd.DataFrame, name_table: pd.DataFrame,
@@ -112,7 +124,7 @@ def build_window_bins(kernels: pd.DataFrame, name_table: pd.DataFrame,
     """The per-bin series of the window (module docstring); None without a window."""
     if window.duration_ns <= 0:
         return None
-    bin_ns, edges = _edges(window)
+    bin_ns, edges = window_edges(window)
     n = len(edges) - 1
     out: dict = {"bin_ns": int(bin_ns), "start_ns": int(window.start_ns), "count": int(n),
                  "busy": [], "category_ns": {}, "tensor_core_ns": [], "exposed_comm_ns": [],
@@ -129,14 +141,13 @@ def build_window_bins(kernels: pd.DataFrame, name_table: pd.DataFrame,
         out["tensor_core_ns"] = out["exposed_comm_ns"] = [0] * n
         return out
     s, e = kernels["start_ns"].to_numpy(np.int64), kernels["end_ns"].to_numpy(np.int64)
-    category, tc, family = _row_attrs(kernels, name_table)
+    category, tc, family = row_attrs(kernels, name_table)
     for cat in sorted(set(category.tolist())):  # ≤ 8 categories
         m = category == cat
         out["category_ns"][str(cat)] = binned_sum(s[m], e[m], edges).tolist()
     out["tensor_core_ns"] = binned_sum(s[tc], e[tc], edges).tolist()
-    out["exposed_comm_ns"] = _exposed_comm(kernels, category, edges).tolist()
-    dur = pd.Series(e - s).groupby(family).sum().sort_values(ascending=False, kind="stable")
-    for fam in [f for f in dur.index if f][:TOP_FAMILIES]:
+    out["exposed_comm_ns"] = exposed_comm(kernels, category, edges).tolist()
+    for fam in top_families(pd.Series(e - s).groupby(family).sum()):
         m = family == fam
         out["kernel_ns"][str(fam)] = binned_sum(s[m], e[m], edges).tolist()
     return out
