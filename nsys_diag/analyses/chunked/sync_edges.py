@@ -46,15 +46,16 @@ def _blocking_records(sync: pd.DataFrame) -> np.ndarray:
         (sync["sync_kind"].astype(str) != "stream_wait").to_numpy()
 
 
-def sync_edge_rows(frames: dict[str, pd.DataFrame], lo_ns: int, hi_ns: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def sync_edge_rows(frames: dict[str, pd.DataFrame], lo_ns: int, hi_ns: int, *,
+                   names: ApiNames | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Masks over ``frames["api"]`` and ``frames["sync"]`` (the process's whole frames) of the
-    edge rows (a)–(c) of the chunk ``[lo_ns, hi_ns)`` (module docstring)."""
+    edge rows (a)–(c) of the chunk ``[lo_ns, hi_ns)`` (module docstring); ``names``: the
+    ``ApiNames`` of ``frames["api"]`` when already computed."""
     api, sync = frames["api"], frames["sync"]
     extra_api, extra_sync = np.zeros(len(api), bool), np.zeros(len(sync), bool)
     if not len(api):
         return extra_api, extra_sync
-    names = ApiNames(api)
+    names = names or ApiNames(api)
     enq = names.mask("enqueue")
     s = api["start_ns"].to_numpy(np.int64)
     if hi_ns < LAST_HI:  # (a) the first enqueue after hi
@@ -73,12 +74,11 @@ def sync_edge_rows(frames: dict[str, pd.DataFrame], lo_ns: int, hi_ns: int
     return extra_api, extra_sync
 
 
-def _add_rows(chunk: pd.DataFrame, whole: pd.DataFrame, extra: np.ndarray) -> pd.DataFrame:
-    """``chunk`` plus the ``extra`` rows of ``whole``; in start order when ``chunk`` is (a stable
-    sort keeps the chunk's own rows in their order), else appended."""
-    if not extra.any():
+def _add_rows(chunk: pd.DataFrame, add: pd.DataFrame) -> pd.DataFrame:
+    """``chunk`` plus the rows ``add``; in start order when ``chunk`` is (a stable sort keeps the
+    chunk's own rows in their order), else appended."""
+    if not len(add):
         return chunk
-    add = take_rows(whole, extra)
     out = pd.concat([chunk, add], ignore_index=True)
     s = chunk["start_ns"].to_numpy(np.int64)
     if s.size < 2 or bool((s[1:] >= s[:-1]).all()):
@@ -86,17 +86,24 @@ def _add_rows(chunk: pd.DataFrame, whole: pd.DataFrame, extra: np.ndarray) -> pd
     return out
 
 
-def with_sync_edges(ci: ChunkInputs, frames: dict[str, pd.DataFrame]) -> ChunkInputs:
+def _not_in(add: pd.DataFrame, mine: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``add`` that ``mine`` does not hold (same start, end and correlation id)."""
+    if not len(add) or not len(mine):
+        return add
+    keys = ["start_ns", "end_ns"] + (["correlation_id"] if "correlation_id" in add else [])
+    held = pd.MultiIndex.from_frame(add[keys]).isin(pd.MultiIndex.from_frame(mine[keys]))
+    return add.loc[~np.asarray(held, bool)]
+
+
+def with_sync_edges(ci: ChunkInputs, frames: dict[str, pd.DataFrame], *,
+                    names: ApiNames | None = None) -> ChunkInputs:
     """``ci`` with the edge rows of its chunk added to its ``api`` and ``sync`` frames
-    (``frames``: the process's whole frames). Rows the chunk already holds are not added twice
-    (a row is added when no chunk row has its start, end and correlation id)."""
-    extra_api, extra_sync = sync_edge_rows(frames, ci.lo_ns, ci.hi_ns)
+    (``frames``: the process's whole frames; ``names``: ``ApiNames`` of their API rows, when
+    already computed). Rows the chunk already holds are not added twice."""
+    extra_api, extra_sync = sync_edge_rows(frames, ci.lo_ns, ci.hi_ns, names=names)
     out = dict(ci.frames)
     for name, extra in (("api", extra_api), ("sync", extra_sync)):
-        whole, mine = frames[name], ci.frames[name]
-        if extra.any() and len(mine):
-            keys = ["start_ns", "end_ns"] + (["correlation_id"] if "correlation_id" in whole else [])
-            seen = pd.MultiIndex.from_frame(whole[keys]).isin(pd.MultiIndex.from_frame(mine[keys]))
-            extra = extra & ~np.asarray(seen, bool)
-        out[name] = _add_rows(mine, whole, extra)
+        if extra.any():
+            add = _not_in(take_rows(frames[name], extra), ci.frames[name])
+            out[name] = _add_rows(ci.frames[name], add)
     return replace(ci, frames=out)
