@@ -88,7 +88,14 @@ def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
         covered = "NVTX range, CUDA call or copy" + (" or OS-runtime call" if osrt_available else "")
         tail = "" if samples_available else "; CPU sampling in the capture would name it"
         return f"host time that no {covered} covers{tail}"
-    weights = label_weights(devices, cause)
+    return weights_detail(cause, total_ns, label_weights(devices, cause),
+                          host_io_min_ns=host_io_min_ns)
+
+
+def weights_detail(cause: str, total_ns: float, weights: dict[str, tuple[int, int]], *,
+                   host_io_min_ns: int) -> str:
+    """The detail of a row cause from its ``label_weights`` (label → (ns, rows)): the strongest
+    label and a runner-up holding ≥ 10% of ``total_ns`` (ties: the earlier label first)."""
     if not weights:
         return cause
     ranked = sorted(weights.items(), key=lambda kv: -kv[1][0])
@@ -110,15 +117,23 @@ def other_top_frames(samples: pd.DataFrame | None, devices: list[DeviceCauses]
     """The most sampled host frames (stack depth 0) of the process's threads inside the gap time
     left to ``other`` on any device: ``[{frame, samples, share}]``, ≤ ``TOP_FRAMES``, ``share`` of
     the samples that fell in that time."""
+    merged, total = other_frame_counts(samples, devices)
+    return top_frames(merged, total)
+
+
+def other_frame_counts(samples: pd.DataFrame | None, devices: list[DeviceCauses]
+                       ) -> tuple[dict[str, int], int]:
+    """(frame → samples, samples in all) of the CPU samples inside the gap time left to
+    ``other`` on any device (frames named as ``other_top_frames`` names them)."""
     if samples is None or not len(samples) or not devices:
-        return []
+        return {}, 0
     parts = [d.pieces("other") for d in devices]
     ps, pe = iv.merge_intervals(np.concatenate([p[0] for p in parts]),
                                 np.concatenate([p[1] for p in parts]))
     inside = iv.containing_interval(samples["ts_ns"].to_numpy(np.int64), ps, pe) >= 0
     total = int(inside.sum())
     if not total:
-        return []
+        return {}, 0
     frame = samples["top_frame"]
     cat = frame if isinstance(frame.dtype, pd.CategoricalDtype) else frame.astype("category")
     codes = cat.cat.codes.to_numpy().astype(np.int64)[inside]
@@ -129,6 +144,13 @@ def other_top_frames(samples: pd.DataFrame | None, devices: list[DeviceCauses]
     merged: dict[str, int] = {}
     for i in np.flatnonzero(counts):  # distinct frames seen (bounded by the samples)
         merged[names[int(i)]] = merged.get(names[int(i)], 0) + int(counts[i])
+    return merged, total
+
+
+def top_frames(merged: dict[str, int], total: int) -> list[dict]:
+    """``[{frame, samples, share}]`` of the ``TOP_FRAMES`` most sampled frames (ties: by name)."""
+    if not total:
+        return []
     top = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FRAMES]
     return [{"frame": f, "samples": n, "share": n / total} for f, n in top]
 

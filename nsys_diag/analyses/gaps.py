@@ -228,7 +228,8 @@ class GapsResult:
     other_top_frames: tuple[dict, ...] = ()
     cpu_samples_available: bool = False
     intervals: GapIntervals | None = field(default=None, repr=False, compare=False)
-    """Every gap with its causes (``GapIntervals``); not emitted by ``to_json``."""
+    """Every gap with its causes (``GapIntervals``); not emitted by ``to_json``. None in a
+    streamed result (``chunked/gaps_merge.merge_gaps``: O(gaps))."""
 
     available = True
 
