@@ -20,10 +20,17 @@ from nsys_diag.analyses.busy import device_ids, gpu_activity_span
 from nsys_diag.analyses.chunked.context import chunk_inputs
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
 from nsys_diag.analyses.chunked.globals import ProcessFacts, ProcessGlobals, process_globals
+from nsys_diag.analyses.chunked.sync_edges import with_sync_edges
 from nsys_diag.analyses.step_repeat import launch_or_start
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
+
+EDGE_MARGIN_SHARE = 0.02
+"""Each chunk is read this share of its span (at least ``EDGE_MARGIN_MIN_NS``) beyond both of its
+edges: the rows a sequence-dependent gap cause needs there (``sync_edges``: the blocking call
+before the chunk, the next enqueue call after it)."""
+EDGE_MARGIN_MIN_NS = 10_000_000
 
 PROCESS_EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "osrt", "cpu_samples")
 """Frames of a chunk's bundle split by ``global_pid`` (NVTX comes from the skeleton)."""
@@ -101,14 +108,33 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
     for g in sorted(gpids):
         glob = assumed.get(g) or new[g]
         f = _process_frames(bundle, g, process_rows(skeleton.nvtx, g))
-        ci = chunk_inputs(index, f, lo, hi, window=glob.window, devices=glob.devices,
-                          steps=glob.steps, phase_map=options.phase_map)
-        partials[g] = {name: fn(ci, th=th, options=options) for name, fn in PARTIALS.items()}
+        ci = with_sync_edges(chunk_inputs(index, f, lo, hi, window=glob.window,
+                                          devices=glob.devices, steps=glob.steps,
+                                          phase_map=options.phase_map), f)
+        partials[g] = {name: fn(ci, th=th, options=options, glob=glob)
+                       for name, fn in PARTIALS.items()}
         facts[g] = ProcessFacts()
         _record_facts(facts[g], ci)
+    headline = headline_window({**assumed, **new})
     return ChunkResult(partials, facts, new,
-                       {name: fn(bundle, lo, hi) for name, fn in BUNDLE_PARTIALS.items()},
+                       {name: fn(bundle, lo, hi, headline_window=headline)
+                        for name, fn in BUNDLE_PARTIALS.items()},
                        len(bundle.kernels) + len(bundle.api))
+
+
+def headline_window(globs: dict[int, ProcessGlobals]):
+    """The analysed window of the process the reports headline (``suite._headline_index``'s
+    rule on the global values: the largest mean step; without steps, the widest window — the
+    in-memory rule takes the most GPU compute, known only after the merge)."""
+    from nsys_diag.analyses.busy import Window
+
+    if not globs:
+        return Window(0, 0, "capture")
+    means = {g: v.steps.mean_ms for g, v in globs.items()
+             if getattr(v.steps, "mean_ms", None) is not None}
+    if means:
+        return globs[max(sorted(means), key=lambda g: means[g])].window
+    return max((globs[g].window for g in sorted(globs)), key=lambda w: w.duration_ns)
 
 
 def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -> None:
@@ -120,7 +146,8 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
         sp.partials[g].append(parts)
         f = r.facts[g]
         sp.facts[g].add(np.concatenate(f.launches) if f.launches else np.zeros(0, np.int64),
-                        f.span, f.devices, f.gpu_rows)
+                        f.span, f.devices, f.gpu_rows, f.first_kernel_ns,
+                        f.thread_sets[0] if f.thread_sets else None)
     sp.chunk_bundles.append(r.bundle_partials)
     sp.max_rows = max(sp.max_rows, r.rows)
     sp.spans.append(span)
@@ -135,7 +162,7 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
     sp = StreamPass(assumed={})
     lo = FIRST_LO
     for i, target in enumerate([*targets, None]):
-        bundle = read(lo, LAST_HI if target is None else int(target) + 1)
+        bundle = read(*read_span(lo, target))
         devices = set(device_ids(bundle.kernels))
         for glob in sp.assumed.values():
             devices |= set(glob.devices)
@@ -149,11 +176,25 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
     return sp
 
 
+def read_span(lo: int, target: int | None) -> tuple[int, int]:
+    """The span to read for a chunk from ``lo`` to (about) ``target``: with the edge margins
+    (``EDGE_MARGIN_SHARE``); the first and last chunks read to the export's ends."""
+    if target is None:
+        return (FIRST_LO if lo == FIRST_LO else lo - EDGE_MARGIN_MIN_NS), LAST_HI
+    if lo == FIRST_LO:
+        return FIRST_LO, int(target) + EDGE_MARGIN_MIN_NS
+    m = max(EDGE_MARGIN_MIN_NS, int((int(target) - lo) * EDGE_MARGIN_SHARE))
+    return lo - m, int(target) + m
+
+
 def _record_facts(facts: ProcessFacts, ci) -> None:
+    from nsys_diag.analyses.chunked.gaps_merge import thread_sets
+
     k = ci.owned("kernels")
     ops = [ci.owned(n) for n in ("kernels", "memcpy", "memset")]
     facts.add(launch_or_start(k) if len(k) else np.zeros(0, np.int64),
-              gpu_activity_span(*ops), device_ids(*ops), sum(len(o) for o in ops))
+              gpu_activity_span(*ops), device_ids(*ops), sum(len(o) for o in ops),
+              int(k["start_ns"].min()) if len(k) else None, thread_sets(ci.frames["api"]))
 
 
 def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: Thresholds
@@ -162,9 +203,13 @@ def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: T
     (``capabilities.analysed_process_ids``'s rule: GPU processes; else NVTX ones)."""
     gpu = sorted(g for g, f in sp.facts.items() if f.gpu_rows)
     chosen = gpu or sorted(g for g in sp.facts if len(process_rows(skeleton.nvtx, g)))
+    from nsys_diag.analyses.chunked.gaps_merge import merge_thread_sets
+
     capture = (skeleton.meta.capture_start_ns, skeleton.meta.capture_end_ns)
     return {g: process_globals(g, process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
-                               sp.facts[g].span, sp.facts[g].devices, capture, options, th)
+                               sp.facts[g].span, sp.facts[g].devices, capture, options, th,
+                               first_kernel_ns=sp.facts[g].first_kernel_ns,
+                               io_threads=merge_thread_sets(sp.facts[g].thread_sets))
             for g in chosen}
 
 
@@ -180,10 +225,15 @@ def first_assumption(skeleton: TraceBundle, census_span, options: AnalyzeOptions
     capture = (skeleton.meta.capture_start_ns, skeleton.meta.capture_end_ns)
     empty = ProcessFacts().kernel_proxy()
 
+    from nsys_diag.analyses.chunked.gaps_merge import io_threads_of
+
     def assume(gpid: int, bundle: TraceBundle) -> ProcessGlobals:
         ops = [process_rows(getattr(bundle, n), gpid) for n in ("kernels", "memcpy", "memset")]
+        k = ops[0]
         return process_globals(gpid, process_rows(skeleton.nvtx, gpid), empty, census_span,
-                               device_ids(*ops), capture, options, th)
+                               device_ids(*ops), capture, options, th,
+                               first_kernel_ns=int(k["start_ns"].min()) if len(k) else None,
+                               io_threads=io_threads_of(process_rows(bundle.api, gpid)))
     return assume
 
 

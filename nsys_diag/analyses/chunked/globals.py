@@ -35,9 +35,19 @@ class ProcessFacts:
     """(first start, last end) of the process's kernels, memcpys and memsets (ns)."""
     devices: set[int] = field(default_factory=set)
     gpu_rows: int = 0
+    first_kernel_ns: int | None = None
+    """Start of the process's first kernel (the ``startup`` gap cause's edge)."""
+    thread_sets: list = field(default_factory=list)
+    """``gaps_merge.ThreadSets`` of each chunk's API rows (which threads' OS-runtime calls are
+    ``host_io`` evidence)."""
 
     def add(self, launches: np.ndarray, span: tuple[int, int] | None, devices: set[int],
-            gpu_rows: int) -> None:
+            gpu_rows: int, first_kernel_ns: int | None = None, thread_sets=None) -> None:
+        if first_kernel_ns is not None:
+            self.first_kernel_ns = first_kernel_ns if self.first_kernel_ns is None else \
+                min(self.first_kernel_ns, first_kernel_ns)
+        if thread_sets is not None:
+            self.thread_sets.append(thread_sets)
         self.launches.append(np.asarray(launches, np.int64))
         if span is not None:
             self.span = span if self.span is None else (min(self.span[0], span[0]),
@@ -61,11 +71,15 @@ class ProcessGlobals:
     steps: object  # StepsResult | Unavailable
     window: Window
     devices: tuple[int, ...]
+    first_kernel_ns: int | None = None
+    io_threads: tuple[int, ...] = ()
 
     def same_for_chunks(self, other: "ProcessGlobals") -> bool:
         """Equal in everything a chunk's analysis reads (the steps' kernel counts aside: they
         are only reported, and come from the facts)."""
         return (self.window == other.window and self.devices == other.devices
+                and self.first_kernel_ns == other.first_kernel_ns
+                and self.io_threads == other.io_threads
                 and _step_key(self.steps) == _step_key(other.steps))
 
 
@@ -85,7 +99,8 @@ def _span_frame(span: tuple[int, int] | None) -> pd.DataFrame:
 
 def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
                     span: tuple[int, int] | None, devices, capture: tuple[int, int],
-                    options: AnalyzeOptions, th: Thresholds) -> ProcessGlobals:
+                    options: AnalyzeOptions, th: Thresholds, *, first_kernel_ns: int | None = None,
+                    io_threads: tuple[int, ...] = ()) -> ProcessGlobals:
     """Steps, window and devices of one process from its NVTX list, a kernels frame holding its
     kernels' launch times (``ProcessFacts.kernel_proxy``, or an empty one to assume) and its GPU
     span — the in-memory ``analyze_process`` computes the same from the whole frames."""
@@ -93,7 +108,8 @@ def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
     empty = _span_frame(None)
     window = choose_window(steps, _span_frame(span), empty, empty, user_window=options.window_ns,
                            capture=capture)
-    return ProcessGlobals(gpid, steps, window, tuple(sorted(int(d) for d in devices)))
+    return ProcessGlobals(gpid, steps, window, tuple(sorted(int(d) for d in devices)),
+                          first_kernel_ns, tuple(io_threads))
 
 
 def with_steps_of(g: ProcessGlobals, settled: ProcessGlobals) -> ProcessGlobals:
