@@ -290,8 +290,18 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
         )
     assumptions = link_assumptions(links)
 
-    return TransfersResult(available=True, by_kind=by_kind, assumptions=assumptions,
-                           **copy_flag_counts(mc, ms))
+    return transfers_result(by_kind, assumptions, copy_flag_counts(mc, ms))
+
+
+def transfers_result(by_kind: dict[str, KindStats], assumptions: tuple[str, ...],
+                     flags: dict[str, int]) -> TransfersResult:
+    """An available ``TransfersResult`` from its kinds, assumptions and ``copy_flag_counts``."""
+    return TransfersResult(
+        available=True, by_kind=by_kind, assumptions=assumptions,
+        pageable_count=flags["pageable_count"], pageable_bytes=flags["pageable_bytes"],
+        pageable_async_count=flags["pageable_async_count"], sync_copies=flags["sync_copies"],
+        sync_memsets=flags["sync_memsets"], memset_count=flags["memset_count"],
+        memset_bytes=flags["memset_bytes"], memset_time_ns=flags["memset_time_ns"])
 
 
 def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame) -> dict[str, int]:

@@ -29,7 +29,7 @@ from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.gpu_metrics import (CANONICAL_KEYS, CAPTURE_HINT, GpuMetricsResult,
                                             _is_percent, _metric_categorical, canonical_samples,
                                             means_dicts, metric_unit)
-from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.phases import PhasesResult
 from nsys_diag.model.jsonsafe import fnum
 
 N_KEYS = len(CANONICAL_KEYS)
@@ -176,8 +176,8 @@ def partial_gpu_metrics(ci: ChunkInputs, *, phase_windows: pd.DataFrame | None =
     """The chunk's GPU-metric sums. ``phase_windows``: the process's phase instances
     (``PhasesResult.phase_windows()``); by default the chunk's phases' (their NVTX part is
     global)."""
-    if phase_windows is None and is_available(ci.phases):
-        phase_windows = ci.phases.phase_windows()  # type: ignore[union-attr]
+    if phase_windows is None and isinstance(ci.phases, PhasesResult):
+        phase_windows = ci.phases.phase_windows()
     every = process_samples(ci.frames.get("gpu_metrics"), ci.devices)
     rows_all = int(len(every))
     frame = every

@@ -20,7 +20,7 @@ from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.kernels import filter_window
 from nsys_diag.analyses.transfers import (KINDS, KindStats, TransfersResult, _gpu_links,
                                           copy_flag_counts, kind_expectation, link_assumptions,
-                                          report_kinds)
+                                          report_kinds, transfers_result)
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_ACTIVITY
 
 
@@ -107,5 +107,4 @@ def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None
             bytes=sum(s.bytes for s in sums), time_ns=sum(s.time_ns for s in sums),
             busy_ns=sum(s.busy_ns for s in sums), expected_gb_per_s=expected, link=link)
     flags = {k: sum(p.flags[k] for p in parts) for k in parts[0].flags}
-    return TransfersResult(available=True, by_kind=by_kind, assumptions=link_assumptions(links),
-                           **flags)
+    return transfers_result(by_kind, link_assumptions(links), flags)
