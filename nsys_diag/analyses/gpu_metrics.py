@@ -154,6 +154,13 @@ def _grouped_means(samples: pd.DataFrame, group: np.ndarray | None = None, n_gro
                                         validate=False)
     means = (pd.Series(samples["value"].to_numpy(), copy=False)
              .groupby(grouper, sort=True, observed=False).mean().to_numpy().reshape(n_groups, n_keys))
+    return means_dicts(means)
+
+
+def means_dicts(means: np.ndarray) -> list[dict[str, float | None]]:
+    """Per row of ``means`` (groups × ``CANONICAL_KEYS``, NaN where a key has no sample), the
+    canonical-key dict of ``_means`` (``dram_bandwidth`` = read + write, capped at 1)."""
+    n_groups = means.shape[0]
     out = []
     for g in range(n_groups):  # a handful of devices / phases
         d: dict[str, float | None] = {k: fnum(means[g, i]) for i, k in enumerate(CANONICAL_KEYS)}

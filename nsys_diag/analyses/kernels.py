@@ -108,6 +108,14 @@ def _name_stats(kernels: pd.DataFrame, dur: np.ndarray) -> pd.DataFrame:
     short_vals = np.where(short_code >= 0,
                           cat_shorts[np.maximum(short_code, 0)] if len(cat_shorts) else "",
                           "").astype(object)
+    return table_from_groups(g, name_vals, short_vals)
+
+
+def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_vals: np.ndarray
+                      ) -> pd.DataFrame:
+    """The name table (``NAME_TABLE_COLUMNS``, sorted by ``total_ns`` descending, then name) from
+    ``_group_stats`` output and each group's name and short name (object arrays). Shared by the
+    in-memory table and the chunked merge (``chunked/kernels_merge.py``)."""
     total = g["sum"]
     count = g["count"]
     grand = int(total.sum())
@@ -249,12 +257,20 @@ def analyze_kernels(kernels: pd.DataFrame, *, th: Thresholds, max_rows: int = 20
     k = filter_window(kernels, window)
     dur = k["end_ns"].to_numpy(dtype=np.int64) - k["start_ns"].to_numpy(dtype=np.int64)
     table = _name_stats(k, dur) if len(k) else _empty_name_table()
-    small = dur < int(th.small_kernel_ns)
     devices = tuple(sorted(unique_ints(k["device_id"].to_numpy()))) if len(k) else ()
+    return kernels_result(table, dur, devices, th=th, max_rows=max_rows, window=window)
+
+
+def kernels_result(table: pd.DataFrame, dur: np.ndarray, devices: tuple[int, ...], *,
+                   th: Thresholds, max_rows: int = 200,
+                   window: tuple[int, int] | None = None) -> KernelsResult:
+    """The ``KernelsResult`` of a name table and every kept kernel's duration (ns, int64):
+    categories, counts and the small-kernel figures (shared with ``chunked/kernels_merge.py``)."""
+    small = dur < int(th.small_kernel_ns)
     return KernelsResult(
         table=table,
         categories=_category_table(table),
-        kernel_count=int(len(k)),
+        kernel_count=int(dur.size),
         total_ns=int(dur.sum()),
         small_kernel_ns=int(th.small_kernel_ns),
         small_count=int(small.sum()),

@@ -308,12 +308,29 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     """
     k = filter_window(kernels, window)
     table = name_table if name_table is not None and window is None else kernel_name_stats(k)
+    if int(table["total_ns"].sum()) <= 0:
+        return tensor_result(table, None, th=th, counters=counters)
+    family = gemm_family(table["category"].to_numpy(dtype=object),
+                         table["tc_basis"].to_numpy(dtype=object))
+    ta = metric_samples(gpu_metrics, "tensor_active")  # once for both readings below
+    inside = None
+    if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
+        inside = kernel_union_membership(gpu_metrics, busy, busy_window, k, ta)
+    lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside,
+                       tensor_active=ta)
+    return tensor_result(table, lv, th=th, counters=counters)
+
+
+def tensor_result(table: pd.DataFrame, lv: TensorLevels | None, *, th: Thresholds,
+                  counters: dict | None = None) -> TensorCoreResult:
+    """The ``TensorCoreResult`` of a kernel name table and its Tensor Active readings (``lv``:
+    None without Tensor Active samples) — shared with the chunked merge
+    (``chunked/tensor_merge.py``)."""
     total = int(table["total_ns"].sum())
     if total <= 0:
         return TensorCoreResult(
             available=False, reason="no GPU kernels in the analysed window",
             hint=HINT_CAPTURE_CUDA_NVTX)
-
     tot = table["total_ns"].to_numpy(dtype=np.int64)
     is_tc = table["tensor_core"].to_numpy(dtype=bool)
     basis = table["tc_basis"].to_numpy(dtype=object)
@@ -328,12 +345,6 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     relevant_ns = int(tot[matmul | unknown].sum())
     unknown_ns = int(tot[unknown].sum())
     known_frac = 1.0 - unknown_ns / relevant_ns if relevant_ns > 0 else 1.0
-    ta = metric_samples(gpu_metrics, "tensor_active")  # once for both readings below
-    inside = None
-    if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
-        inside = kernel_union_membership(gpu_metrics, busy, busy_window, k, ta)
-    lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside,
-                       tensor_active=ta)
     judged, non_tc, evidence_col = _counter_judgement(table, tot, basis, family, lv, non_tc_names,
                                                       total, th)
     counters_share = _ncu_share(counters)

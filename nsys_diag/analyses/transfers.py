@@ -224,6 +224,39 @@ def _d2d_expected(gpus: pd.DataFrame | None, device_ids: np.ndarray) -> float | 
     return min(vals) / 2 / 1e9 if vals else None
 
 
+def report_kinds(kinds_present) -> list[str]:
+    """The kinds reported, in order: ``KINDS`` always, then any other kind present, sorted."""
+    return list(KINDS) + sorted(set(kinds_present) - set(KINDS))
+
+
+def kind_expectation(kind: str, devs: np.ndarray, links: dict[int, LinkSpec],
+                     gpus: pd.DataFrame | None) -> tuple[float | None, str]:
+    """(expected GB/s, link name) of one copy kind run on devices ``devs`` (sorted ids)."""
+    expected, link = None, ""
+    if kind in ("H2D", "D2H", "P2P"):
+        specs = [links[int(d)] for d in devs if int(d) in links]
+        if specs:
+            if kind == "P2P":
+                vals = [s.peer_gb_per_s for s in specs if s.peer_gb_per_s is not None]
+                link = specs[0].peer_link
+            else:
+                vals = [s.host_gb_per_s for s in specs if s.host_gb_per_s is not None]
+                link = specs[0].host_link
+            expected = min(vals) if vals else None
+    elif kind == "D2D":
+        expected, link = _d2d_expected(gpus, devs), "device memory"
+    return expected, link
+
+
+def link_assumptions(links: dict[int, LinkSpec]) -> tuple[str, ...]:
+    """The assumptions behind the expected bandwidths, in words."""
+    assumptions = sorted({s.assumption for s in links.values()})
+    if not links:
+        assumptions.append("no GPU table in the export: expected link bandwidths unknown")
+    assumptions.append("D2D expected ≈ DRAM bandwidth / 2 (each byte is read and written)")
+    return tuple(assumptions)
+
+
 def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataFrame | None, *,
                       th: Thresholds, window: tuple[int, int] | None = None) -> TransfersResult:
     """Per-kind transfer statistics (see module docstring). ``th`` is accepted for symmetry."""
@@ -234,26 +267,13 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
         return TransfersResult(available=False, reason="no memcpy or memset activity",
                                hint=HINT_CAPTURE_CUDA_ACTIVITY)
     links = _gpu_links(gpus)
-    assumptions: list[str] = []
     by_kind: dict[str, KindStats] = {}
     kinds_present = [str(k) for k in pd.unique(mc["copy_kind"].astype(str))] if len(mc) else []
     kind_col = mc["copy_kind"].astype(str).to_numpy() if len(mc) else np.array([], dtype=object)
-    for kind in list(KINDS) + sorted(set(kinds_present) - set(KINDS)):  # a handful of kinds
+    for kind in report_kinds(kinds_present):  # a handful of kinds
         rows = mc.loc[kind_col == kind] if len(mc) else mc
         devs = np.unique(rows["device_id"].to_numpy()) if len(rows) else np.array([], np.int64)
-        expected, link = None, ""
-        if kind in ("H2D", "D2H", "P2P"):
-            specs = [links[int(d)] for d in devs if int(d) in links]
-            if specs:
-                if kind == "P2P":
-                    vals = [s.peer_gb_per_s for s in specs if s.peer_gb_per_s is not None]
-                    link = specs[0].peer_link
-                else:
-                    vals = [s.host_gb_per_s for s in specs if s.host_gb_per_s is not None]
-                    link = specs[0].host_link
-                expected = min(vals) if vals else None
-        elif kind == "D2D":
-            expected, link = _d2d_expected(gpus, devs), "device memory"
+        expected, link = kind_expectation(kind, devs, links, gpus)
         if len(rows) == 0 and kind in KINDS:
             by_kind[kind] = KindStats(kind, 0, 0, 0, 0, 0, expected, link)
             continue
@@ -268,12 +288,25 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
             expected_gb_per_s=expected,
             link=link,
         )
-    seen = {s.assumption for s in links.values()}
-    assumptions.extend(sorted(seen))
-    if not links:
-        assumptions.append("no GPU table in the export: expected link bandwidths unknown")
-    assumptions.append("D2D expected ≈ DRAM bandwidth / 2 (each byte is read and written)")
+    assumptions = link_assumptions(links)
 
+    return transfers_result(by_kind, assumptions, copy_flag_counts(mc, ms))
+
+
+def transfers_result(by_kind: dict[str, KindStats], assumptions: tuple[str, ...],
+                     flags: dict[str, int]) -> TransfersResult:
+    """An available ``TransfersResult`` from its kinds, assumptions and ``copy_flag_counts``."""
+    return TransfersResult(
+        available=True, by_kind=by_kind, assumptions=assumptions,
+        pageable_count=flags["pageable_count"], pageable_bytes=flags["pageable_bytes"],
+        pageable_async_count=flags["pageable_async_count"], sync_copies=flags["sync_copies"],
+        sync_memsets=flags["sync_memsets"], memset_count=flags["memset_count"],
+        memset_bytes=flags["memset_bytes"], memset_time_ns=flags["memset_time_ns"])
+
+
+def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame) -> dict[str, int]:
+    """The pageable / synchronous copy and memset counts of memcpy rows ``mc`` and memset rows
+    ``ms`` (``TransfersResult`` fields; sums over row subsets, so chunks add up)."""
     pageable = np.zeros(len(mc), dtype=bool)
     sync = np.zeros(len(mc), dtype=bool)
     is_async = np.zeros(len(mc), dtype=bool)
@@ -286,9 +319,7 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
     counts = np.maximum(mc["copy_count"].to_numpy(dtype=np.int64), 1) if len(mc) else np.zeros(0)
     ms_dur = (ms["end_ns"].to_numpy(dtype=np.int64) - ms["start_ns"].to_numpy(dtype=np.int64)
               if len(ms) else np.zeros(0, np.int64))
-    return TransfersResult(
-        available=True,
-        by_kind=by_kind,
+    return dict(
         pageable_count=int(counts[pageable].sum()),
         pageable_bytes=int(mc["bytes"].to_numpy(dtype=np.int64)[pageable].sum()) if len(mc) else 0,
         pageable_async_count=int(counts[pageable & is_async].sum()),
@@ -297,5 +328,4 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
         memset_count=int(len(ms)),
         memset_bytes=int(ms["bytes"].to_numpy(dtype=np.int64).sum()) if len(ms) else 0,
         memset_time_ns=int(ms_dur.sum()),
-        assumptions=tuple(assumptions),
     )

@@ -46,6 +46,14 @@ def split_process(path: str, n_chunks: int, *, process: int = 0,
         if fr is not None:
             f[n] = process_rows(fr, gpid)
     f["gpu_metrics"] = bundle.gpu_metrics
+    return split_frames(bundle, f, n_chunks, options=options, th=th)
+
+
+def split_frames(bundle, f: dict, n_chunks: int, *, options: AnalyzeOptions | None = None,
+                 th: Thresholds | None = None) -> Split:
+    """``split_process`` of one process's frames ``f`` (e.g. edited by a test)."""
+    options = options or AnalyzeOptions()
+    th = th or Thresholds()
     devices = tuple(sorted(device_ids(f["kernels"], f["memcpy"], f["memset"])))
     steps = analyze_steps(f["nvtx"], f["kernels"], options=options, th=th)
     window = choose_window(steps, f["kernels"], f["memcpy"], f["memset"], user_window=None,

@@ -1,0 +1,67 @@
+"""The kernel table merged from chunks equals the in-memory one."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nsys_diag.analyses.chunked.kernels_merge import merge_kernels, partial_kernels
+from nsys_diag.model.thresholds import Thresholds
+from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
+                                          assert_json_equal, generated_path, multi_gpu_split,
+                                          split_process, whole)
+
+TH = Thresholds()
+
+
+def _check(sp, max_rows: int = 200):
+    w = whole(sp, TH, max_rows=max_rows)
+    parts = [partial_kernels(c) for c in sp.chunks]
+    merged = merge_kernels(parts, th=TH, max_rows=max_rows)
+    assert_json_equal(w.kernels.to_json(), merged.to_json())
+    assert merged.table.equals(w.kernels.table)
+    assert merged.device_ids == w.kernels.device_ids
+    assert sum(p.codes.size for p in parts) == len(w.k_win)
+    assert sum(p.nbytes for p in parts) == 12 * len(w.k_win)
+    return parts
+
+
+@pytest.mark.parametrize("n", CHUNKS)
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_samples(name, n):
+    _check(split_process(str(SAMPLES / f"{name}.sqlite"), n))
+
+
+@pytest.mark.parametrize("n", CHUNKS)
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_generated(name, n, tmp_path_factory):
+    d = tmp_path_factory.getbasetemp() / "chunked_cases"
+    d.mkdir(exist_ok=True)
+    _check(split_process(str(generated_path(d, name)), n))
+
+
+@pytest.mark.parametrize("n", CHUNKS)
+def test_multi_gpu_process(n, tmp_path_factory):
+    d = tmp_path_factory.getbasetemp() / "chunked_cases"
+    d.mkdir(exist_ok=True)
+    sp = multi_gpu_split(generated_path(d, "allreduce_fine_metrics"), n)
+    _check(sp, max_rows=3)
+
+
+def test_a_kernel_crossing_an_edge_counts_once_with_its_full_duration():
+    sp = split_process(str(SAMPLES / "worked_example.sqlite"), 5)
+    k = sp.frames["kernels"]
+    crossing = [c for c in sp.chunks[1:] if ((k["start_ns"] < c.lo_ns) & (k["end_ns"] > c.lo_ns)).any()]
+    assert crossing  # cuts are inside kernels of every device
+    parts = _check(sp)
+    assert parts[0].codes.size and all(p.codes.size for p in parts)
+
+
+def test_chunks_without_kernels_and_an_empty_process():
+    sp = split_process(str(SAMPLES / "worked_example.sqlite"), 3)
+    empty = partial_kernels(sp.chunks[0]).__class__((), (), np.zeros(0, np.int32),
+                                                   np.zeros(0, np.int64), ())
+    w = whole(sp, TH)
+    parts = [empty, *[partial_kernels(c) for c in sp.chunks], empty]
+    assert_json_equal(w.kernels.to_json(), merge_kernels(parts, th=TH).to_json())
+    nothing = merge_kernels([empty], th=TH)
+    assert nothing.kernel_count == 0 and nothing.table.empty and not nothing.available
