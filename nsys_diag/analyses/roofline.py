@@ -473,6 +473,8 @@ def _provenance(prov: dict[str, str], spec: GpuSpec | None, label: str,
     """One sentence saying where the peaks came from."""
     kinds = set(prov.values())
     if not kinds:
+        if label == "unknown GPU":
+            return "no peaks: the GPU is not named and the CSV has no .peak_sustained metrics"
         return f"no peaks: {label} is not in the built-in table and the CSV has no " \
                ".peak_sustained metrics"
     if all(v.startswith("ncu") for v in kinds):

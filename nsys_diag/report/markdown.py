@@ -150,7 +150,8 @@ def _roofline_table(v: dict) -> list[str]:
                    f"{r['bytes']} | {r['bound']} | {r['sol']} |")
     if len(rows) > MAX_ROOFLINE_ROWS:
         out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) | | | | | | |")
-    out.append(f"_Peaks from {md_text(peaks_source_text(rl), 260)}_")
+    # a blank line first: a text line right under a table would read as one more table row
+    out += ["", f"_Peaks from {md_text(peaks_source_text(rl), 260)}_"]
     pairs = fallback_pairings(rl)
     if pairs:
         shown = "; ".join(f"{md_text(p['timeline'], 40)} ← {md_text(p['ncu'], 40)} "
