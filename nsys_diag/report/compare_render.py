@@ -205,9 +205,8 @@ def gate_line(doc: dict) -> str | None:
 def _rest_line(rest: list[dict]) -> str:
     """'the other N rows (…): −1.2 ms per step (+6% of the delta)' — the explain rows not listed."""
     delta = sum(float(e.get("delta") or 0.0) for e in rest)
-    shares = [e.get("share_of_delta") for e in rest]
-    share = (f" ({sum(shares) * 100:+.0f}% of the delta)" if all(x is not None for x in shares)
-             else "")
+    shares = [float(x) for e in rest if (x := e.get("share_of_delta")) is not None]
+    share = f" ({sum(shares) * 100:+.0f}% of the delta)" if len(shares) == len(rest) else ""
     t = ms_row_texts({"baseline": None, "candidate": None, "delta": delta})
     return f"the other {len(rest)} row(s) (see the JSON explain[]): {t['delta_text']} per step{share}"
 
