@@ -179,6 +179,7 @@ class RooflineResult:
             "gpu": self.gpu,
             "peaks": self.peaks.to_json(),
             "peaks_source": self.peaks_source,
+            "matches": [],  # ncu alone: no timeline pairing (the join fills it)
             "kernels": kernels,
             "time_weighted": {k: fnum(v) for k, v in self.time_weighted.items()},
             "time_basis": "ncu",
