@@ -114,7 +114,12 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
 
 
 def capture_hints(bundle) -> list[str]:
-    """nsys flags that would capture what this export lacks (empty when nothing is missing)."""
+    """nsys flags that would capture what this export lacks (empty when nothing is missing); for
+    a kernel-only input (an ncu CSV) one line: a timeline of the same run, joined with ``--ncu``."""
+    if bundle.meta.format == "ncu-csv":
+        return [f"{CAPTURE_BASE}  (a timeline of the same run, then `nsys-diag analyze "
+                "report.sqlite --ncu kernels.csv`: steps, phases, idle gaps and the roofline "
+                "weighted by timeline time)"]
     hints: list[str] = []
     if not bundle.has_cuda:
         hints.append(f"{CAPTURE_BASE}  (the export has no CUDA kernels/copies: trace CUDA with "

@@ -7,10 +7,15 @@ checked against the nsys trace's.
   every analysis (transfers, memory, the roofline's peaks) sees the same GPU.
 * Without ``--gpu``, an ncu CSV joined to a trace of another GPU model is a ``ncu_gpu_mismatch``
   warning; the roofline then takes its peaks from the CSV's GPU (``analyses/roofline.py``).
+* ``roofline_gpu`` says which GPU sets the roofline's peaks and where it came from
+  (``PEAKS_SOURCES``, the roofline's ``peaks_source``): ``--gpu``; the GPU the CSV names; the
+  CSV's own ``device__attribute_*`` values when it names none (SM count, compute capability, SM
+  clock, memory clock × bus width), named after the trace's GPU only when those agree with it;
+  the trace's GPU when the CSV neither names nor describes one; else none (no roofs).
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -21,6 +26,19 @@ from nsys_diag.model.bundle import LoadWarning, TraceBundle
 from nsys_diag.model.text import clean_text
 
 GPU_HINT = "name the GPU with `--gpu NAME` (as nvidia-smi prints it, or A100/H100/H200/B200)"
+
+PEAKS_SOURCES = {
+    "ncu_peak_metrics": "the CSV's .peak_sustained metrics × measured clocks",
+    "gpu_option": "the GPU named by --gpu",
+    "csv_gpu": "the GPU the ncu CSV names",
+    "csv_device_attributes": "the ncu CSV's device attributes (it names no GPU)",
+    "trace_gpu": "the nsys trace's GPU (the CSV neither names nor describes one)",
+    "none": "no peaks (GPU unknown)",
+}
+"""``roofline.peaks_source`` values and how the reports word them."""
+BANDWIDTH_TOLERANCE = 0.15
+"""The CSV's DRAM bandwidth (memory clock × bus width) and the trace's differ beyond this
+fraction → another GPU variant (A100 40GB 1.56 TB/s vs 80GB 2.04 TB/s)."""
 
 
 def _names(s: pd.Series) -> list[str]:
@@ -34,33 +52,56 @@ def _same_model(a: str, b: str) -> bool:
     return a.strip().lower().removeprefix("nvidia ") == b.strip().lower().removeprefix("nvidia ")
 
 
-def _csv_attr(bundle: TraceBundle, metric: str) -> int | None:
-    m = bundle.ncu_metrics
-    v = m.loc[m["metric"].astype(str) == metric, "value"].dropna() if len(m) else pd.Series(dtype=float)
-    return int(round(float(v.mode().iloc[0]))) if len(v) else None
+def informative(gpus: pd.DataFrame) -> bool:
+    """Whether a GPUS frame names or describes any GPU (not just the device ids of a trace
+    without a GPU table)."""
+    return bool(len(gpus)) and bool(((gpus["name"].astype(str) != "") | (gpus["sm_count"] > 0)
+                                     | (gpus["cc_major"] >= 0)).any())
+
+
+def _described(gpus: pd.DataFrame) -> pd.DataFrame:
+    """The rows that carry device attributes (SM count or compute capability)."""
+    return gpus[(gpus["sm_count"] > 0) | (gpus["cc_major"] >= 0)] if len(gpus) else gpus
+
+
+def describe_attrs(row) -> str:
+    """'CC 8.0, 108 SMs, SM clock 1.41 GHz, DRAM 2.04 TB/s' of a GPUS row (what it has)."""
+    parts = []
+    if int(row["cc_major"]) >= 0:
+        parts.append(f"CC {int(row['cc_major'])}.{max(int(row['cc_minor']), 0)}")
+    if int(row["sm_count"]) > 0:
+        parts.append(f"{int(row['sm_count'])} SMs")
+    if int(row["clock_hz"]) > 0:
+        parts.append(f"SM clock {int(row['clock_hz']) / 1e9:.2f} GHz")
+    bw = float(row["memory_bandwidth_bytes_per_s"])
+    if np.isfinite(bw) and bw > 0:
+        parts.append(f"DRAM {bw / 1e12:.2f} TB/s")
+    return ", ".join(parts)
 
 
 def _attr_mismatch(bundle: TraceBundle) -> str | None:
-    """'compute capability 8.0 / 108 SMs' when the CSV's device attributes contradict the trace's."""
-    cc = (_csv_attr(bundle, "device__attribute_compute_capability_major"),
-          _csv_attr(bundle, "device__attribute_compute_capability_minor"))
-    sms = _csv_attr(bundle, "device__attribute_multiprocessor_count")
-    g = bundle.gpus.iloc[0]
-    bad_cc = cc[0] is not None and int(g["cc_major"]) >= 0 and (
-        cc[0] != int(g["cc_major"]) or (cc[1] is not None and cc[1] != int(g["cc_minor"])))
-    bad_sm = sms is not None and int(g["sm_count"]) > 0 and sms != int(g["sm_count"])
-    if not (bad_cc or bad_sm):
+    """'CC 8.0, 108 SMs, …' when the CSV's device attributes contradict the trace's GPU
+    (compute capability, SM count, or DRAM bandwidth beyond ``BANDWIDTH_TOLERANCE``)."""
+    own = _described(bundle.ncu_gpus)
+    if not len(own) or not len(bundle.gpus):
         return None
-    parts = [f"compute capability {cc[0]}.{cc[1] if cc[1] is not None else '?'}"] if cc[0] is not None else []
-    parts += [f"{sms} SMs"] if sms is not None else []
-    return " / ".join(parts)
+    a, g = own.iloc[0], bundle.gpus.iloc[0]
+    bad_cc = int(a["cc_major"]) >= 0 and int(g["cc_major"]) >= 0 and (
+        int(a["cc_major"]) != int(g["cc_major"])
+        or (int(a["cc_minor"]) >= 0 and int(g["cc_minor"]) >= 0
+            and int(a["cc_minor"]) != int(g["cc_minor"])))
+    bad_sm = int(a["sm_count"]) > 0 and int(g["sm_count"]) > 0 and int(a["sm_count"]) != int(g["sm_count"])
+    bw_a, bw_g = float(a["memory_bandwidth_bytes_per_s"]), float(g["memory_bandwidth_bytes_per_s"])
+    bad_bw = (np.isfinite(bw_a) and np.isfinite(bw_g) and bw_a > 0 and bw_g > 0
+              and abs(bw_a - bw_g) > BANDWIDTH_TOLERANCE * bw_g)
+    return describe_attrs(a) if bad_cc or bad_sm or bad_bw else None
 
 
 def gpu_mismatch(bundle: TraceBundle) -> LoadWarning | None:
     """A warning when the ncu CSV names (or describes) another GPU model than the nsys trace, or
     names none so that the trace's GPU is assumed for the peaks; None otherwise."""
-    if not bundle.has_ncu or bundle.meta.format == "ncu-csv" or not len(bundle.gpus):
-        return None
+    if not bundle.has_ncu or bundle.meta.format == "ncu-csv" or not informative(bundle.gpus):
+        return None  # no trace GPU to compare with (the roofline says where its peaks came from)
     csv = _names(bundle.ncu_launches["gpu_name"]) if "gpu_name" in bundle.ncu_launches else []
     trace = _names(bundle.gpus["name"])
     trace_txt = clean_text(", ".join(trace) or "an unnamed GPU", 120)
@@ -75,7 +116,7 @@ def gpu_mismatch(bundle: TraceBundle) -> LoadWarning | None:
             f"({trace_txt}): the roofline's peaks are the CSV's GPU, and its kernels are weighted by "
             "time measured on another GPU", n,
             "profile both on the same GPU model, or treat the joined shares as a rough guide")
-    if not csv:
+    if not csv and not len(_described(bundle.ncu_gpus)):
         return LoadWarning(
             "ncu_gpu_assumed", f"the ncu CSV does not name its GPU: the trace's ({trace_txt}) is "
             "assumed for the roofline's peaks", n,
@@ -129,6 +170,11 @@ def apply_gpu_option(bundle: TraceBundle, gpu: str | None) -> TraceBundle:
             "gpu_overridden", f"--gpu {clean_text(gpu, 60)} overrides the GPU the input names "
             f"({clean_text(', '.join(other), 120)}): peaks and bandwidths are {spec.display}'s", 0,
             "drop --gpu to use the GPU the capture recorded"))
+    elif (attrs := _contradicted_attrs(bundle, spec)) is not None:
+        warnings.append(LoadWarning(
+            "gpu_overridden", f"--gpu {clean_text(gpu, 60)} overrides the ncu CSV's device "
+            f"attributes ({attrs}): peaks and bandwidths are {spec.display}'s", 0,
+            "drop --gpu to take the peaks from the CSV's device attributes"))
     elif not seen:
         warnings.append(LoadWarning("gpu_named", f"GPU named by --gpu: {spec.display} (the input "
                                     "does not name its GPU)", 0, ""))
@@ -139,6 +185,75 @@ def apply_gpu_option(bundle: TraceBundle, gpu: str | None) -> TraceBundle:
         launches = launches.assign(gpu_name=name)
     return replace(bundle, gpus=_gpus_frame(bundle, spec, name), ncu_launches=launches,
                    warnings=warnings)
+
+
+def _contradicted_attrs(bundle: TraceBundle, spec: GpuSpec) -> str | None:
+    """The CSV's device attributes when they contradict ``spec`` (SM count or compute
+    capability), else None."""
+    own = _described(bundle.ncu_gpus)
+    if not len(own):
+        return None
+    a = own.iloc[0]
+    bad_sm = int(a["sm_count"]) > 0 and int(a["sm_count"]) != spec.sm_count
+    bad_cc = int(a["cc_major"]) >= 0 and (int(a["cc_major"]), max(int(a["cc_minor"]), 0)) != tuple(spec.cc)
+    return describe_attrs(a) if bad_sm or bad_cc else None
+
+
+def peaks_source(provenance_by_peak: dict[str, str], given: str | None, launches: pd.DataFrame,
+                 gpu_row) -> str:
+    """The roofline's ``peaks_source``: ``none`` without peaks, ``ncu_peak_metrics`` when every
+    peak is the CSV's own ``.peak_sustained`` metric, else ``given`` (``roofline_gpu``'s) or, for
+    direct callers, what the inputs show (a CSV-named GPU, a named GPUS row, bare attributes)."""
+    kinds = set(provenance_by_peak.values())
+    if not kinds:
+        return "none"
+    if all(k.startswith("ncu") for k in kinds):
+        return "ncu_peak_metrics"
+    if given:
+        return given
+    if "gpu_name" in launches and (launches["gpu_name"].astype(str) != "").any():
+        return "csv_gpu"
+    if gpu_row is not None:
+        return "trace_gpu" if str(gpu_row["name"]) else "csv_device_attributes"
+    return "none"
+
+
+@dataclass(frozen=True)
+class RooflineGpu:
+    """The GPU the roofline's peaks come from: a GPUS frame for ``analyze_roofline``, where it
+    came from (a ``PEAKS_SOURCES`` key) and the note the roofline states ('' when none)."""
+
+    gpus: pd.DataFrame
+    source: str
+    note: str = ""
+
+
+def roofline_gpu(bundle: TraceBundle, gpu: str | None) -> RooflineGpu:
+    """Which GPU sets the roofline's peaks (after ``choose_gpu``; see the module doc)."""
+    own = bundle.ncu_gpus if informative(bundle.ncu_gpus) else C.GPUS.empty()
+    trace = (bundle.gpus if bundle.meta.format != "ncu-csv" and informative(bundle.gpus)
+             else C.GPUS.empty())
+    if gpu:
+        return RooflineGpu(bundle.gpus, "gpu_option")
+    if "gpu_name" in bundle.ncu_launches and _names(bundle.ncu_launches["gpu_name"]):
+        # the CSV's own device attributes, else the trace's row (dropped when another model)
+        return RooflineGpu(own if len(_described(own)) or not len(trace) else trace, "csv_gpu")
+    described = _described(own)
+    if len(described):
+        attrs = describe_attrs(described.iloc[0])
+        trace_names = _names(trace["name"]) if len(trace) else []
+        if trace_names and _attr_mismatch(bundle) is None:
+            return RooflineGpu(
+                described.assign(name=trace_names[0]), "csv_device_attributes",
+                f"the ncu CSV names no GPU: peaks from its device attributes ({attrs}), which agree "
+                f"with the trace's {clean_text(trace_names[0], 80)} (its built-in rates are used)")
+        return RooflineGpu(described, "csv_device_attributes",
+                           f"the ncu CSV names no GPU: peaks from its device attributes ({attrs})")
+    if len(trace):
+        name = clean_text(", ".join(_names(trace["name"])) or "an unnamed GPU", 120)
+        return RooflineGpu(trace, "trace_gpu", f"the ncu CSV neither names nor describes its GPU: "
+                           f"the trace's GPU ({name}) sets the peaks")
+    return RooflineGpu(C.GPUS.empty(), "none")
 
 
 def choose_gpu(bundle: TraceBundle, gpu: str | None) -> TraceBundle:

@@ -26,13 +26,14 @@ durations (the join in ``ncu_join.py`` re-weights by the nsys timeline).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.gpu_choice import GPU_HINT, peaks_source
 from nsys_diag.analyses.gpu_specs import GpuSpec, arch_rates, lookup_gpu
 from nsys_diag.analyses.kernel_names import normalize_kernel_name
 from nsys_diag.analyses.roofline_metrics import (  # noqa: F401 (re-exported names)
@@ -67,11 +68,14 @@ from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
 # ---------------------------------------------------------------------------------- the analysis
 def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
                      gpus: pd.DataFrame | None = None, *,
-                     th: Thresholds = DEFAULT_THRESHOLDS) -> RooflineResult | Unavailable:
+                     th: Thresholds = DEFAULT_THRESHOLDS, gpu_source: str | None = None,
+                     gpu_note: str = "") -> RooflineResult | Unavailable:
     """Roofline + bound per kernel from validated NCU_LAUNCHES / NCU_METRICS (and GPUS) frames.
 
     Steps: per-launch duration (s) and SM clock (Hz), FLOPs by precision, bytes per memory level,
-    Tensor Core evidence, peaks, per-launch bound; then per kernel name and the result."""
+    Tensor Core evidence, peaks, per-launch bound; then per kernel name and the result.
+    ``gpu_source``/``gpu_note``: where ``gpus`` came from (``gpu_choice.roofline_gpu``) → the
+    result's ``peaks_source`` and a note; inferred from the inputs when None."""
     if ncu_launches is None or len(ncu_launches) == 0:
         return Unavailable("no Nsight Compute data (no ncu CSV was given)",
                            "add `--ncu kernels.csv`; " + capture_hint())
@@ -91,9 +95,13 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
     tensor = _tensor_evidence(m, w, th)
     gpu_name, spec, gpu_row = _identify_gpu(launches, gpus)
     peaks, peak_series = _peaks(m, clock, spec, gpu_row, w.tensor_peaks, gpu_name)
-    if gpu_name is None and spec is None:
-        notes.append("GPU model unknown (no device name in the ncu CSV or the nsys export): "
-                     "built-in peaks unavailable; add `--metrics device__attribute_display_name`")
+    source = peaks_source(peaks.provenance_by_peak, gpu_source, launches, gpu_row)
+    if gpu_note and source not in ("none", "ncu_peak_metrics"):
+        notes.append(gpu_note)
+    if gpu_name is None and spec is None and source == "none":
+        notes.append("GPU model unknown (no device name or attributes in the ncu CSV, no GPU in "
+                     "the nsys export): no peaks; " + GPU_HINT + ", or capture with `--metrics "
+                     "device__attribute_display_name`")
     table, have_sol, above = _launch_table(m, launches, t, w, tensor, peak_series, th, notes)
     roofline_complete = bool(w.flops.notna().any() and w.dram.notna().any())
     need = sorted(set(w.missing))
@@ -105,9 +113,10 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
                            capture_hint(core))
     if not roofline_complete:
         notes.append("no FLOP or DRAM byte counters: bounds come from ncu's SOL percentages only")
-    return _result(table, list(w.work.columns), gpu_name=gpu_name, peaks=peaks,
-                   duration_source=duration_source, tensor_evidence=tensor.label,
-                   roofline_complete=roofline_complete, need=need, notes=notes, above=above)
+    return replace(_result(table, list(w.work.columns), gpu_name=gpu_name, peaks=peaks,
+                           duration_source=duration_source, tensor_evidence=tensor.label,
+                           roofline_complete=roofline_complete, need=need, notes=notes,
+                           above=above), peaks_source=source)
 
 
 def _durations(m: _M) -> tuple[pd.Series, str]:
@@ -464,6 +473,8 @@ def _provenance(prov: dict[str, str], spec: GpuSpec | None, label: str,
     """One sentence saying where the peaks came from."""
     kinds = set(prov.values())
     if not kinds:
+        if label == "unknown GPU":
+            return "no peaks: the GPU is not named and the CSV has no .peak_sustained metrics"
         return f"no peaks: {label} is not in the built-in table and the CSV has no " \
                ".peak_sustained metrics"
     if all(v.startswith("ncu") for v in kinds):

@@ -162,6 +162,8 @@ class RooflineResult:
     above_peak: tuple[str, ...]
     confidence: str
     launch_table: pd.DataFrame = field(repr=False, compare=False, default_factory=pd.DataFrame)
+    peaks_source: str = "none"
+    """Where the peaks came from: a ``gpu_choice.PEAKS_SOURCES`` key."""
 
     available = True
 
@@ -176,6 +178,8 @@ class RooflineResult:
             "kernels_total": len(self.kernels),
             "gpu": self.gpu,
             "peaks": self.peaks.to_json(),
+            "peaks_source": self.peaks_source,
+            "matches": [],  # ncu alone: no timeline pairing (the join fills it)
             "kernels": kernels,
             "time_weighted": {k: fnum(v) for k, v in self.time_weighted.items()},
             "time_basis": "ncu",

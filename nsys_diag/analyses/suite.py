@@ -26,7 +26,7 @@ from nsys_diag.analyses.capabilities import Capabilities, analysed_process_ids, 
 from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
 from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
 from nsys_diag.analyses.data_quality import QualityItem
-from nsys_diag.analyses.gpu_choice import choose_gpu
+from nsys_diag.analyses.gpu_choice import choose_gpu, roofline_gpu
 from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps, analyze_utilization,
                                      gap_evidence)
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
@@ -562,7 +562,9 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
         # perf: imported only when the bundle has ncu data (a fifth of the package's import time)
         from nsys_diag.analyses.roofline import analyze_roofline
 
-        roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th)
+        rg = roofline_gpu(bundle, options.gpu)  # the CSV's GPU (or --gpu) sets the peaks
+        roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, rg.gpus, th=th,
+                                    gpu_source=rg.source, gpu_note=rg.note)
     procs = [analyze_process(bundle, gpid, options, th, roofline=roofline)
              for gpid in _process_ids(bundle)]  # one per process (rank)
     head = _headline_index(procs)

@@ -49,21 +49,25 @@ def analyze_bundle_with_suite(bundle, options: AnalyzeOptions, th: Thresholds, g
 
 def load_and_import(path: str, options: AnalyzeOptions):
     """Load ``path`` (and ``options.ncu_path``) the way ``analyze`` does — without the kernel
-    columns no analysis reads, with ``--window`` and the memory budget pushed down into the reads
+    columns no analysis reads (read with ``--ncu``: the join compares launch configurations),
+    with ``--window`` and the memory budget pushed down into the reads
     (``loaders/read_window.py``), after the ``--max-memory`` check (``ResourceLimitError``) —
     while the analyses are imported in the background. Returns ``(bundle, imports)``."""
     from nsys_diag.loaders.prefetch import clear_prefetch, start_prefetch
 
     fraction = memory_read_fraction(str(path), options)
     check_memory(str(path), options.max_memory_bytes, options.ncu_path, fraction)
+    # the kernels' grid/block only with an ncu CSV: the join compares launch configurations
+    detail = options.ncu_path is not None
     if fraction is None and options.window_ns is None and is_sqlite_file(str(path)):
-        start_prefetch(path)  # perf (bench): the big reads run while pandas is imported
+        start_prefetch(path, detail)  # perf (bench): the big reads run while pandas is imported
     try:
         from nsys_diag.loaders import load_trace
 
         imports = import_in_background(SUITE_MODULE, VIEW_MODULE)
-        # perf (bench): no analysis reads the kernels' stream/context/launch configuration
-        bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=False,
+        # perf (bench): without --ncu no analysis reads the kernels' stream/context/launch
+        # configuration (the ncu join compares grid/block, so --ncu loads them)
+        bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=detail,
                             time_window=options.window_ns, row_fraction=fraction)
         check_window_in_capture(path, bundle, options, fraction)
         return bundle, imports

@@ -461,9 +461,10 @@ def load_ncu_csv(path: str | Path) -> TraceBundle:
         extra={"ncu_layout": layout, "decimal_mark": decimal, "noise_lines": info["noise_lines"],
                "ncu_header": info["header"], "ncu_rules": rule_list},
     )
+    gpus = C.GPUS.validate(gpus, source=str(p))
     return TraceBundle(
         meta=meta,
-        gpus=C.GPUS.validate(gpus, source=str(p)),
+        gpus=gpus, ncu_gpus=gpus,
         ncu_launches=C.NCU_LAUNCHES.validate(launches, source=str(p)),
         ncu_metrics=C.NCU_METRICS.validate(metrics.reset_index(drop=True), source=str(p)),
         warnings=warnings,
@@ -560,8 +561,10 @@ def _gpus_frame(ident: pd.DataFrame, launches: pd.DataFrame, metrics: pd.DataFra
 def attach_ncu(bundle: TraceBundle, ncu_path: str | Path) -> TraceBundle:
     """Return a copy of an nsys ``bundle`` with the ncu frames of ``ncu_path`` added.
 
-    nsys's GPUS frame wins; ncu's is used only when the nsys export had none. ncu load warnings
-    are carried over (prefixed ``ncu:``). Raises ``InputError`` like ``load_ncu_csv``.
+    nsys's GPUS frame wins; ncu's is used only when the nsys export had none (it is kept as
+    ``ncu_gpus``: the roofline's peaks come from the CSV's GPU, ``analyses/gpu_choice.py``). ncu
+    load warnings are carried over (prefixed ``ncu:``). Raises ``InputError`` like
+    ``load_ncu_csv``.
     """
     nb = load_ncu_csv(ncu_path)
     warnings = list(bundle.warnings) + [
@@ -572,4 +575,4 @@ def attach_ncu(bundle: TraceBundle, ncu_path: str | Path) -> TraceBundle:
     meta = replace(bundle.meta, extra=extra)
     gpus = bundle.gpus if len(bundle.gpus) else nb.gpus
     return replace(bundle, meta=meta, ncu_launches=nb.ncu_launches, ncu_metrics=nb.ncu_metrics,
-                   gpus=gpus, warnings=warnings)
+                   gpus=gpus, ncu_gpus=nb.ncu_gpus, warnings=warnings)

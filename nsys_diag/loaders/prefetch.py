@@ -34,13 +34,14 @@ PREFETCH_ENV = "NSYS_DIAG_NO_PREFETCH"
 """Set to any value to disable prefetching (the loader reads everything itself)."""
 
 
-def analyze_plans(db: NsysDb) -> list[ReadPlan]:
-    """The plans ``load_trace(path, kernel_detail=False)`` reads for the big tables (API, kernels,
-    GPU metrics), as far as the file has them."""
+def analyze_plans(db: NsysDb, kernel_detail: bool = False) -> list[ReadPlan]:
+    """The plans ``load_trace(path, kernel_detail=...)`` reads for the big tables (API, kernels,
+    GPU metrics), as far as the file has them (``analyze`` loads the kernel detail with
+    ``--ncu`` only: the join compares launch configurations)."""
     out = []
     for table, required, spec, where in (
         (S.RUNTIME_TABLE, S.API_REQUIRED, S.api_spec, S.api_where),
-        (S.KERNEL_TABLE, S.GPU_OP_REQUIRED, lambda c: S.kernel_spec(c, detail=False), None),
+        (S.KERNEL_TABLE, S.GPU_OP_REQUIRED, lambda c: S.kernel_spec(c, detail=kernel_detail), None),
         (S.GPU_METRICS_TABLE, S.GPU_METRICS_REQUIRED, S.gpu_metrics_spec, None),
     ):
         actual = db.table(table)
@@ -51,9 +52,9 @@ def analyze_plans(db: NsysDb) -> list[ReadPlan]:
     return out
 
 
-def _plans(path: str | Path) -> list[ReadPlan]:
+def _plans(path: str | Path, kernel_detail: bool) -> list[ReadPlan]:
     with NsysDb(path) as db:
-        return analyze_plans(db) if db.reader == "adbc" else []
+        return analyze_plans(db, kernel_detail) if db.reader == "adbc" else []
 
 
 def _count_rows(path: str | Path) -> dict[str, int]:
@@ -62,14 +63,14 @@ def _count_rows(path: str | Path) -> dict[str, int]:
         return db.counts()
 
 
-def start_prefetch(path: str | Path) -> int:
+def start_prefetch(path: str | Path, kernel_detail: bool = False) -> int:
     """Start reading the big tables of ``path`` (and counting every table's rows) in the
-    background; returns how many jobs were started (0 when prefetching is off or not
-    possible)."""
+    background, the kernels with or without ``kernel_detail`` as the load will ask; returns how
+    many jobs were started (0 when prefetching is off or not possible)."""
     if os.environ.get(PREFETCH_ENV) or os.environ.get("NSYS_DIAG_NO_ADBC"):
         return 0
     try:
-        plans = _plans(path)
+        plans = _plans(path, kernel_detail)
         uri = ro_uri(path)
     except Exception:  # anything odd: the loader reads (and reports) it itself
         return 0

@@ -72,6 +72,10 @@ class TraceBundle:
     osrt: pd.DataFrame = field(default_factory=C.OSRT.empty)
     cpu_samples: pd.DataFrame = field(default_factory=C.CPU_SAMPLES.empty)
     warnings: list[LoadWarning] = field(default_factory=list)
+    ncu_gpus: pd.DataFrame = field(default_factory=C.GPUS.empty)
+    """The GPUs the ncu CSV itself describes (GPUS contract: its device name and
+    ``device__attribute_*`` values); ``gpus`` is the nsys trace's when one was loaded. Not in
+    ``FRAMES`` (a view of the ncu data, not a table of the capture)."""
 
     FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx", "nvtx_marks", "threads",
               "processes", "gpus", "gpu_metrics", "gpu_memory", "ncu_launches", "ncu_metrics",

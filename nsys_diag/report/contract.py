@@ -173,7 +173,10 @@ SPEC: dict[str, Any] = {
          "kernels": [{"name": None, "short_name": None, "launches": None, "time_share": None,
                       "arithmetic_intensity": None, "achieved_flops_per_s": None, "sm_pct": None,
                       "mem_pct": None, "bound": None, "precision": None}],
-         "kernels_total": None, "notes": [None]},
+         "kernels_total": None, "notes": [None], "peaks_source": None,
+         "matches": [{"timeline_name": None, "ncu_names": [None], "level": None,
+                      "duration_ratio": None, "launches": None, "ncu_launches": None,
+                      "launch_config": None, "timeline_launch_config": None}]},
         "No Nsight Compute data was given.",
         "ncu --set full --csv --page raw -o kernels python train.py, then: "
         "nsys-diag analyze TRACE --ncu kernels.csv"),

@@ -23,7 +23,8 @@ from nsys_diag.report.clean import clean_view
 from nsys_diag.report.contract import normalize
 from nsys_diag.report.tables import gap_group_line, gap_groups
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
-from nsys_diag.report.roofline_text import fallback_pairings, roofline_rows
+from nsys_diag.report.roofline_text import (fallback_pairings, gpu_label, peaks_source_text,
+                                            roofline_rows)
 
 MAX_LINES = 59
 """Hard ceiling (the issue asks for < 60 lines)."""
@@ -164,7 +165,7 @@ def _roofline_table(v: dict) -> list[str]:
         return []
     rows = roofline_rows(rl)
     basis = "timeline" if rl.get("time_basis") == "timeline" else "ncu"
-    gpu = f" — {md_text(rl.get('gpu'), 60)}" if rl.get("gpu") else ""
+    gpu = f" — {md_text(gpu_label(rl), 60)}" if rl.get("gpu") or rl.get("peaks_source") else ""
     out = [f"**Roofline (Nsight Compute{gpu})** · time: {basis}",
            "| kernel | time | FLOP/B | FLOP/s | DRAM B/s | bound | SOL % |",
            "|---|---:|---:|---:|---:|---|---:|"]
@@ -173,12 +174,14 @@ def _roofline_table(v: dict) -> list[str]:
                    f"{r['bytes']} | {r['bound']} | {r['sol']} |")
     if len(rows) > MAX_ROOFLINE_ROWS:
         out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) | | | | | | |")
+    # a blank line first: a text line right under a table would read as one more table row
+    out += ["", f"_Peaks from {md_text(peaks_source_text(rl), 260)}_"]
     pairs = fallback_pairings(rl)
     if pairs:
         shown = "; ".join(f"{md_text(p['timeline'], 40)} ← {md_text(p['ncu'], 40)} "
-                          f"({p['level_label']}, {p['ratio']})" for p in pairs[:3])
+                          f"({p['level_label']}, {p['config']}, {p['ratio']})" for p in pairs[:3])
         more = f" (+{len(pairs) - 3} more)" if len(pairs) > 3 else ""
-        out.append(f"_Not exact-name pairings: {shown}{more}_")
+        out.append(f"_Not exact pairings (another name or launch config): {shown}{more}_")
     return out
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import VERDICT_TITLES
-from nsys_diag.report.roofline_text import fallback_pairings
+from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
 from nsys_diag.report.clean import (
     DEFAULT_LIMITS,
     MINIMAL_LIMITS,
@@ -318,6 +318,8 @@ def build_page(view: dict) -> dict:
         "roofline": v["roofline"],
         "roofline_table": _roofline_table(v) if v["roofline"]["available"] else None,
         "roofline_pairings": fallback_pairings(v["roofline"]) if v["roofline"]["available"] else [],
+        "roofline_gpu": gpu_label(v["roofline"]) if v["roofline"]["available"] else "",
+        "roofline_peaks": peaks_source_text(v["roofline"]) if v["roofline"]["available"] else "",
         "transfer_table": _transfer_table(v) if v["transfers"]["available"] else None,
         "transfers": {"pageable_count": fmt_count(v["transfers"]["pageable_count"]),
                       "pageable_bytes": fmt_bytes(v["transfers"]["pageable_bytes"]),

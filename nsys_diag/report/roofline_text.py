@@ -20,6 +20,45 @@ MAX_PAIRINGS = 8
 LEVEL_LABEL = {"signature": "exact name", "base": "same function name, other variant",
                "family": "family guess"}
 """How each ``roofline.matches[].level`` reads in a report (``signature`` is the exact match)."""
+PEAKS_SOURCE_LABEL = {
+    "ncu_peak_metrics": "the CSV's .peak_sustained metrics",
+    "gpu_option": "the GPU named by --gpu",
+    "csv_gpu": "the GPU the ncu CSV names",
+    "csv_device_attributes": "the ncu CSV's device attributes (it names no GPU)",
+    "trace_gpu": "the nsys trace's GPU (the CSV neither names nor describes one)",
+    "none": "no known GPU (name it with --gpu)",
+}
+"""How ``roofline.peaks_source`` reads in a report (``analyses/gpu_choice.PEAKS_SOURCES``)."""
+
+
+def gpu_label(rl: dict) -> str:
+    """The roofline's GPU as words: its name, else what the peaks came from."""
+    if rl.get("gpu"):
+        return str(rl["gpu"])
+    if rl.get("peaks_source") == "csv_device_attributes":
+        return "GPU not named (peaks from the CSV's device attributes)"
+    return "GPU unknown"
+
+
+def peaks_source_text(rl: dict) -> str:
+    """'<where the peaks came from>: <provenance>' for the reports (strings not escaped)."""
+    src = PEAKS_SOURCE_LABEL.get(str(rl.get("peaks_source") or ""), "")
+    prov = str(((rl.get("peaks") or {}).get("provenance")) or MISSING)
+    return f"{src} — {prov}" if src else prov
+
+
+def launch_config_text(m: dict) -> str:
+    """How a match's launch configuration compared (``launch_config``), as words."""
+    cfg = m.get("timeline_launch_config")
+    shown = (f"{cfg.replace('x', ' blocks × ', 1)} threads" if isinstance(cfg, str) and "x" in cfg
+             else "")
+    state = m.get("launch_config") or "unknown"
+    if state == "same":
+        return f"same launch config ({shown})" if shown else "same launch config"
+    if state == "different":
+        return (f"other launch config (timeline {shown}; not profiled by ncu)" if shown
+                else "other launch config")
+    return "launch config not compared (a side lacks it)"
 
 
 def _short(text, width: int) -> str:
@@ -43,8 +82,8 @@ def _share_line(tw: dict, *, basis: str, matched_share=None) -> str:
 
 def fallback_pairings(roofline_json: dict | None) -> list[dict]:
     """The ``matches[]`` that are not exact-name matches, largest timeline time first: each as
-    words (``timeline``, ``ncu``, ``level``, ``ratio``, ``launches``, ``time``, ``share``) for the
-    terminal, Markdown and HTML. Strings are *not* escaped here; each renderer escapes its way."""
+    words (``timeline``, ``ncu``, ``level``, ``ratio``, ``launches``, ``config``, ``time``,
+    ``share``) for the terminal, Markdown and HTML. Strings are *not* escaped here; each renderer escapes its way."""
     rl = roofline_json or {}
     out = []
     for m in rl.get("matches") or []:
@@ -59,6 +98,7 @@ def fallback_pairings(roofline_json: dict | None) -> list[dict]:
                       else "per-launch durations unknown"),
             "launches": f"{fmt_count(m.get('launches'))} timeline / "
                         f"{fmt_count(m.get('ncu_launches'))} ncu launches",
+            "config": launch_config_text(m),
             "time": fmt_ns(m.get("time_ns")), "share": fmt_share(m.get("share")),
         })
     return out
@@ -88,10 +128,12 @@ def _pairing_lines(rl: dict) -> list[str]:
     pairs = fallback_pairings(rl)
     if not pairs:
         return []
-    lines = ["  Not exact-name pairings (a guess, not a measurement of that kernel):"]
+    lines = ["  Not exact pairings (another name or launch config: a guess, not a measurement of "
+             "that kernel):"]
     for p in pairs[:MAX_PAIRINGS]:
         lines.append(f"    {_short(p['timeline'], 40)} ← ncu {_short(p['ncu'], 40)}: "
-                     f"{p['level_label']}; {p['ratio']}; {p['launches']}; {p['time']} ({p['share']})")
+                     f"{p['level_label']}; {p['config']}; {p['ratio']}; {p['launches']}; "
+                     f"{p['time']} ({p['share']})")
     if len(pairs) > MAX_PAIRINGS:
         lines.append(f"    … {len(pairs) - MAX_PAIRINGS} more in the JSON (roofline.matches)")
     return lines
@@ -107,7 +149,7 @@ def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROW
             lines.append(f"  hint: {_short(rl['hint'], 600)}")
         return "\n".join(lines)
 
-    gpu = _short(rl.get("gpu") or "GPU unknown", 60)
+    gpu = _short(gpu_label(rl), 60)
     lines = [f"Roofline (Nsight Compute) — {gpu}"]
     peaks = rl.get("peaks") or {}
     flop = peaks.get("flop_per_s") or {}
@@ -119,7 +161,7 @@ def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROW
         ridge = (peaks.get("ridge_point") or {}).get("fp32")
         ridge_txt = f"; FP32 ridge {fmt_number(ridge)} FLOP/B" if ridge else ""
         lines.append("  Peaks: " + " · ".join(shown) + ridge_txt)
-    lines.append(f"  Peak source: {_short(peaks.get('provenance') or MISSING, 200)}")
+    lines.append(f"  Peak source: {_short(peaks_source_text(rl), 260)}")
     basis = rl.get("time_basis") or "ncu"
     lines.append(_share_line(rl.get("time_weighted") or {}, basis=basis,
                              matched_share=rl.get("matched_share")))

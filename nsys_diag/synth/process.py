@@ -9,7 +9,7 @@ jitter), so the steps run in a fixed order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -351,6 +351,9 @@ class ProcessBuilder:
         gtid = self.proc.gtid(spec.thread)
         if kind == KIND_KERNEL:
             info = kernel_info(spec.name)
+            if spec.grid is not None or spec.block is not None:  # another launch config
+                info = replace(info, grid=spec.grid or info.grid,
+                               block=spec.block or info.block)
             api = spec.api or info.api
         elif kind == KIND_CALL:
             api = spec.name

@@ -53,7 +53,8 @@ class KernelSpec:
     driver, ``cudaLaunchKernelExC``). ``stream`` defaults to the compute stream (7). ``at``: place
     the launches back to back at that fraction of the phase (0 = start, 1 = end) instead of
     spreading them. ``nvtx``: wrap each launch call in an NVTX push/pop range with that text in
-    ``nvtx_domain`` (e.g. ``ncclAllReduce`` in ``NCCL``)."""
+    ``nvtx_domain`` (e.g. ``ncclAllReduce`` in ``NCCL``). ``grid``/``block``: launch this spec with
+    another geometry than the catalog's (one kernel name under two launch configurations)."""
 
     name: str
     dur_ns: int
@@ -65,6 +66,8 @@ class KernelSpec:
     at: float | None = None
     nvtx: str | None = None
     nvtx_domain: str = ""
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -39,3 +39,14 @@ def test_capture_hints_name_the_missing_flags():
     assert any("--gpu-metrics-devices" in h for h in hints)
     assert any("--cuda-memory-usage" in h for h in hints)
     assert not any("-t cuda" in h for h in hints)
+
+
+def test_a_kernel_only_input_gets_one_capture_hint_for_a_timeline(tmp_path):
+    """An ncu CSV has no CUDA timeline by nature: one hint (capture nsys, join with --ncu), not
+    'the export has no CUDA kernels' and an NVTX hint."""
+    from nsys_diag.loaders import load_trace
+    from nsys_diag.synth.ncu import write_ncu_csv
+
+    (hint,) = dq.capture_hints(load_trace(write_ncu_csv(tmp_path / "k.csv")))
+    assert hint.startswith("nsys profile") and "--ncu kernels.csv" in hint
+    assert "has no CUDA kernels" not in hint

@@ -177,20 +177,70 @@ def test_family_fallback_refused_beyond_10x_per_launch(shared):
 
 
 def test_exact_name_with_other_launch_config_is_a_fallback(demo_roofline):
-    """The exact name with disjoint launch configs on both sides (``launch_config``, blocks x
-    threads, where the timeline frame carries it) is not a ``signature`` match: it is a ``base``
-    fallback, subject to the duration check."""
-    def tl(dur, cfg=None):
-        k = timeline([(GEMM_NSYS, dur)])
-        return k if cfg is None else k.assign(launch_config=cfg)
+    """The exact name with another launch config on both sides (grid/block of the timeline frame,
+    blocks x threads) is not a ``signature`` match: it is a ``base`` fallback, subject to the
+    duration check; without the timeline's grid/block (-1: not loaded) only the name decides."""
+    def tl(dur, grid=1024, block=256):
+        return timeline([(GEMM_NSYS, dur)], grid=grid, block=block)
 
-    assert join_roofline_to_timeline(demo_roofline, tl(100 * US, "1024x256")).matches[0].level == "signature"
-    other = join_roofline_to_timeline(demo_roofline, tl(100 * US, "7x256"))
-    assert other.matches[0].level == "base"
-    assert other.matches[0].duration_ratio == pytest.approx(1.0)
-    far = join_roofline_to_timeline(demo_roofline, tl(5_000 * US, "7x256"))
+    same = join_roofline_to_timeline(demo_roofline, tl(100 * US)).matches[0]
+    assert (same.level, same.launch_config, same.timeline_launch_config) == ("signature", "same",
+                                                                             "1024x256")
+    other = join_roofline_to_timeline(demo_roofline, tl(100 * US, grid=7)).matches[0]
+    assert (other.level, other.launch_config) == ("base", "different")
+    assert other.duration_ratio == pytest.approx(1.0)
+    js = join_roofline_to_timeline(demo_roofline, tl(100 * US, grid=7)).to_json()["matches"][0]
+    assert js["launch_config"] == "different" and js["timeline_launch_config"] == "7x256"
+    far = join_roofline_to_timeline(demo_roofline, tl(5_000 * US, grid=7))
     assert far.matches == () and far.refused_pairings >= 1
     # an exact name is kept whatever its duration when the configs agree or one side lacks them
     exact = join_roofline_to_timeline(demo_roofline, tl(5_000 * US))
     assert exact.matches[0].level == "signature"
     assert exact.matches[0].duration_ratio == pytest.approx(0.02)
+    unknown = join_roofline_to_timeline(demo_roofline, tl(5_000 * US, grid=-1, block=-1)).matches[0]
+    assert (unknown.level, unknown.launch_config) == ("signature", "unknown")
+    assert unknown.timeline_launch_config == "" and unknown.to_json()["timeline_launch_config"] is None
+
+
+def test_one_name_two_launch_configs_of_very_different_durations(tmp_path):
+    """ncu profiled the 1024-block launches (100 µs); the timeline also runs the same kernel with
+    64 blocks for 2 µs a launch: those are refused (50x shorter), not weighted as the big GEMM."""
+    big = SynthKernel(GEMM_NSYS, launches=2, duration_ns=100_000, sm_pct=85, mem_pct=30)
+    r = roofline_of(write_ncu_csv(tmp_path / "k.csv", [big]))
+    k = pd.concat([timeline([(GEMM_NSYS, 100 * US)] * 3),
+                   timeline([(GEMM_NSYS, 2 * US)] * 50, grid=64)], ignore_index=True)
+    j = join_roofline_to_timeline(r, C.KERNELS.validate(k))
+    (m,) = j.matches
+    assert (m.level, m.launch_config, m.launches) == ("signature", "same", 3)
+    assert m.timeline_launch_config == "1024x256" and m.duration_ratio == pytest.approx(1.0)
+    assert j.unmatched == ((GEMM_NSYS, 100 * US, pytest.approx(100 / 400)),)
+    assert j.refused_pairings == 1 and j.matched_share == pytest.approx(300 / 400)
+    assert j.time_weighted["compute_bound"] == pytest.approx(0.75)
+
+
+def test_each_launch_config_is_weighted_with_its_own_ncu_launches(tmp_path):
+    """ncu profiled both configs of one name (compute-bound big grid, latency-bound small grid):
+    each timeline config takes the bound class and duration of its own ncu launches."""
+    ks = [SynthKernel(GEMM_NSYS, launches=2, duration_ns=100_000, sm_pct=85, mem_pct=30),
+          SynthKernel(GEMM_NSYS, launches=3, duration_ns=2_000, sm_pct=20, mem_pct=10,
+                      grid=(64, 1, 1))]
+    r = roofline_of(write_ncu_csv(tmp_path / "k.csv", ks))
+    k = pd.concat([timeline([(GEMM_NSYS, 100 * US)] * 2),
+                   timeline([(GEMM_NSYS, 2 * US)] * 100, grid=64)], ignore_index=True)
+    j = join_roofline_to_timeline(r, C.KERNELS.validate(k))
+    by_cfg = {m.timeline_launch_config: m for m in j.matches}
+    assert set(by_cfg) == {"1024x256", "64x256"}
+    assert all(m.level == "signature" and m.launch_config == "same" for m in j.matches)
+    assert by_cfg["1024x256"].bound == "compute" and by_cfg["64x256"].bound == "latency"
+    assert by_cfg["64x256"].duration_ratio == pytest.approx(1.0)
+    assert (by_cfg["1024x256"].ncu_launches, by_cfg["64x256"].ncu_launches) == (2, 3)
+    assert j.time_weighted["compute_bound"] == pytest.approx(0.5)
+    assert j.time_weighted["latency_bound"] == pytest.approx(0.5)
+
+
+def test_ncu_grid_text_with_thousands_separators():
+    from nsys_diag.analyses.ncu_join import _config_key
+
+    got = _config_key(pd.Series(["(1024, 1, 1)", "1,024", "1.024", "", "(2, 3, 4)"]),
+                      pd.Series(["(256, 1, 1)", "256", "256", "256", "32"]))
+    assert list(got) == ["1024x256", "1024x256", "1024x256", "", "24x32"]

@@ -163,17 +163,36 @@ def test_kernel_detail_false_skips_only_the_unused_columns(tmp_path):
     pd.testing.assert_frame_equal(lean.api, full.api)
 
 
+DETAIL_READERS = {"inventory.py": "inspect loads the full kernel rows",
+                  "ncu_join.py": "analyze --ncu loads the kernel detail (launch configs)"}
+"""Analyses allowed to read ``KERNEL_DETAIL_FRAME_COLUMNS``, and why they get them."""
+
+
 def test_no_analysis_reads_a_column_that_analyze_skips():
     """``analyze`` loads with ``kernel_detail=False``: the skipped kernel columns hold -1, so no
-    analysis may read them (remove a column from KERNEL_DETAIL_COLUMNS before using it)."""
+    analysis may read them (remove a column from KERNEL_DETAIL_COLUMNS before using it), except
+    those of ``DETAIL_READERS``, whose callers load them."""
     from pathlib import Path
 
     from nsys_diag.loaders.nsys_cuda import KERNEL_DETAIL_FRAME_COLUMNS
 
     src = Path(__file__).resolve().parents[2] / "nsys_diag" / "analyses"
     used = {(p.name, c) for p in src.glob("*.py") for c in KERNEL_DETAIL_FRAME_COLUMNS
-            if c in p.read_text(encoding="utf-8") and p.name != "inventory.py"}  # inspect loads them
+            if c in p.read_text(encoding="utf-8") and p.name not in DETAIL_READERS}
     assert not used, f"analyses read columns that analyze does not load: {sorted(used)}"
+
+
+@pytest.mark.parametrize("with_ncu", [False, True])
+def test_analyze_loads_the_launch_configs_only_with_ncu(tmp_path, with_ncu):
+    from nsys_diag.app.analyze import load_for_analysis
+    from nsys_diag.model.options import AnalyzeOptions
+    from nsys_diag.synth.ncu import write_ncu_csv
+
+    path = write_tiny_nsys(tmp_path / "t.sqlite")
+    ncu = str(write_ncu_csv(tmp_path / "k.csv")) if with_ncu else None
+    b = load_for_analysis(str(path), AnalyzeOptions(ncu_path=ncu))
+    assert ((b.kernels["grid_x"] > 0).all() if with_ncu else (b.kernels["grid_x"] == -1).all())
+    assert b.meta.extra.get("kernel_detail", True) is with_ncu
 
 
 @pytest.mark.parametrize("values", [

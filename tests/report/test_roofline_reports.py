@@ -44,9 +44,9 @@ def test_joined_reports_show_the_table_and_labelled_fallback_pairings(tmp_path):
         "level": "family", "time_ns": 2_000_000, "share": 0.1, "bound": "latency",
         "tensor_core_share": None, "launches": 4, "ncu_launches": 1, "duration_ratio": 0.5}]
     md = render_markdown(view)
-    assert ("_Not exact-name pairings: ampere\\_sgemm\\_64x64\\_nn&lt;script&gt; ← "
-            "ampere\\_sgemm\\_32x32\\_tn (family guess, ncu per launch 0.5× the timeline's)_") in md
+    assert ("_Not exact pairings (another name or launch config): ampere\\_sgemm\\_64x64\\_nn&lt;script&gt; ← "
+            "ampere\\_sgemm\\_32x32\\_tn (family guess, launch config not compared (a side lacks it), ncu per launch 0.5× the timeline's)_") in md
     html = render_html(view)
-    assert "Pairings that are not the exact kernel name" in html and "<script>" not in html.split(
+    assert "Pairings that are not an exact match" in html and "<script>" not in html.split(
         "Pairings that are not")[1].split("</ul>")[0]
     assert "<strong>family guess</strong> (family)" in html and "4 timeline / 1 ncu launches" in html
