@@ -354,17 +354,33 @@ def _weigh(g: _Group, hit: _Hit, side: _NcuSide, acc: _Acc, kernel_tl_ns: dict[s
         launch_config=hit.launch_config, timeline_launch_config=g.cfg)
 
 
+def timeline_from_name_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The per-name timeline groups of ``join_roofline_to_timeline`` from a kernel name table
+    (``KernelsResult.table``: a streamed export's, whose kernels are not kept): launch configs
+    unknown."""
+    return pd.DataFrame({"name": table["name"].astype(str).to_numpy(),
+                         "short_name": table["short_name"].astype(str).to_numpy(),
+                         "code": np.zeros(len(table), np.int64),
+                         "ns": np.clip(table["total_ns"].to_numpy(np.int64), 0, None),
+                         "launches": table["count"].to_numpy(np.int64),
+                         "cfg": [""] * len(table)})
+
+
 def join_roofline_to_timeline(roofline_result: RooflineResult | Unavailable,
-                              kernels_frame: pd.DataFrame, *,
-                              max_duration_ratio: float = DEFAULT_THRESHOLDS.ncu_join_max_duration_ratio
+                              kernels_frame: pd.DataFrame | None, *,
+                              max_duration_ratio: float = DEFAULT_THRESHOLDS.ncu_join_max_duration_ratio,
+                              timeline: pd.DataFrame | None = None
                               ) -> RooflineJoinResult | Unavailable:
-    """Weight the ncu bound classes by nsys timeline kernel time (see module doc)."""
+    """Weight the ncu bound classes by nsys timeline kernel time (see module doc).
+    ``timeline``: the per-name groups already made (``timeline_from_name_table``) instead of
+    ``kernels_frame``."""
     if not isinstance(roofline_result, RooflineResult):
         return roofline_result
-    if kernels_frame is None or len(kernels_frame) == 0:
+    if timeline is None and (kernels_frame is None or len(kernels_frame) == 0) or \
+            timeline is not None and not len(timeline):
         return Unavailable("no timeline kernels to weight the ncu roofline with",
                            f"capture the nsys trace with CUDA tracing (`{NSYS_TRACE_CUDA_NVTX}`)")
-    tl = _timeline_by_name(kernels_frame)
+    tl = timeline if timeline is not None else _timeline_by_name(kernels_frame)
     total_ns = int(tl["ns"].sum())
     side = _ncu_side(roofline_result)
     acc = _Acc(bound_ns={c: 0.0 for c in BOUND_CLASSES}, level_ns={lvl: 0.0 for lvl in MATCH_LEVELS})

@@ -115,7 +115,9 @@ def analyze_path_with_suite(path: str, options: AnalyzeOptions | None = None,
     th = th or Thresholds()
     chunk_rows = _stream_rows(str(path), options)
     if chunk_rows is not None:
-        return _analyze_streamed(str(path), options, th, generated_at or now_utc(), chunk_rows)
+        done = _analyze_streamed(str(path), options, th, generated_at or now_utc(), chunk_rows)
+        if done is not None:
+            return done
     bundle, imports = load_and_import(path, options)
     return analyze_bundle_with_suite(bundle, options, th, generated_at or now_utc(), imports)
 
@@ -131,10 +133,14 @@ def _stream_rows(path: str, options: AnalyzeOptions) -> int | None:
 
 def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, generated_at: str,
                       chunk_rows: int):
-    """``(suite, view)`` of an export analysed chunk by chunk."""
+    """``(suite, view)`` of an export analysed chunk by chunk; None when there is nothing to
+    stream (no GPU work, no NVTX: the in-memory run analyses the whole bundle)."""
     from nsys_diag.app.stream import analyze_streamed
 
-    suite, meta = analyze_streamed(path, options, th, chunk_rows)
+    done = analyze_streamed(path, options, th, chunk_rows)
+    if done is None:
+        return None
+    suite, meta = done
     view = importlib.import_module(VIEW_MODULE).build_view(meta, suite, generated_at=generated_at,
                                                             options=options)
     return suite, view

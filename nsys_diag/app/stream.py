@@ -46,10 +46,12 @@ def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
     ``--chunk-rows N`` wins. Otherwise, with ``--memory-mode stream`` and a budget the estimated
     analysis does not fit: the budget's room (``CHUNK_MEMORY_SHARE`` of it after the base) over
     the estimated bytes per row (the whole-file estimate ÷ its kernel + API rows)."""
+    if options.window_ns is not None:
+        return None  # --window reads only that span (loaders/read_window.py)
     if options.chunk_rows:
         return int(options.chunk_rows)
     budget = options.memory_budget_bytes
-    if options.memory_mode != "stream" or not budget or options.window_ns is not None:
+    if options.memory_mode != "stream" or not budget:
         return None
     est = estimate_memory(path)
     if est is None or est[0] + BASE_MEMORY_BYTES <= budget:
@@ -113,13 +115,37 @@ def census_span(path: str) -> tuple[int, int] | None:
     return None if lo is None or hi is None else (lo, hi)
 
 
+def check_device(path: str, device: int) -> None:
+    """``--device N`` without GPU work on N while other devices have some: the usage error the
+    in-memory run gives (``selection.select_device``), from the export's distinct devices."""
+    from nsys_diag.analyses.selection import _fail
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.nsys_specs import KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE
+
+    present: set[int] = set()
+    with NsysDb(path) as db:
+        for table in (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE):
+            actual = db.table(table)
+            if actual is not None and "deviceId" in db.columns(table):
+                present |= {int(r[0]) for r in db.rows(f'SELECT DISTINCT "deviceId" FROM "{actual}"')
+                            if r[0] is not None}
+    if present and device not in present:
+        raise _fail(f"--device {device}: no GPU activity on that device "
+                    f"(devices with activity: {', '.join(map(str, sorted(present)))})")
+
+
 def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_rows: int):
     """``(AnalysisSuite, TraceMeta)`` of ``path`` analysed chunk by chunk (module docstring);
     on Dask workers with ``options.scheduler``."""
     from nsys_diag.analyses.chunked.driver import run_pass, run_stream
     from nsys_diag.loaders import load_trace
 
+    from nsys_diag.analyses.selection import check_step_range
+
     skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
+    check_step_range(skeleton, options)
+    if options.device is not None:
+        check_device(path, options.device)
     targets = plan_targets(path, chunk_rows)
     if options.scheduler:
         from nsys_diag.app.stream_dask import dask_runner

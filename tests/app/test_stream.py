@@ -60,3 +60,89 @@ def test_streamed_equals_in_memory(name, chunk_rows):
 def test_small_chunks_make_many_chunks():
     streamed = _view(SAMPLES / "worked_example.sqlite", chunk_rows=300)
     assert streamed["trace"]["chunks"]["count"] >= 5
+
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "nsys"
+REAL = sorted(p.name for p in SHARED.glob("*.sqlite")) if SHARED.is_dir() else []
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/traces is not beside the checkout")
+@pytest.mark.parametrize("name", REAL)
+def test_streamed_real_traces_equal_in_memory(name):
+    whole = _view(SHARED / name, memory_budget="none")
+    streamed = _view(SHARED / name, chunk_rows=2000)
+    assert streamed["trace"]["read_window"] is None
+    assert_same(whole, _without_chunks(streamed))
+
+
+def _case_names():
+    from nsys_diag.synth.cases import CASES
+
+    return sorted(CASES)
+
+
+@pytest.fixture(scope="module")
+def case_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("stream_cases")
+
+
+@pytest.mark.parametrize("name", _case_names())
+def test_streamed_generated_cases_equal_in_memory(name, case_dir):
+    from nsys_diag.synth.cases import CASES
+    from nsys_diag.synth.writer import write_nsys_sqlite
+
+    path = case_dir / f"{name}.sqlite"
+    if not path.exists():
+        case = CASES[name]
+        scenario = case() if callable(case) else case
+        write_nsys_sqlite(str(path), scenario)
+    whole = _view(path, memory_budget="none")
+    for rows in (300, 1200):
+        streamed = _view(path, chunk_rows=rows)
+        assert_same(whole, _without_chunks(streamed))
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("worked_example.sqlite", {"steps_sel": "2:6"}),
+    ("multi_gpu.sqlite", {"device": 1}),
+    ("worked_example.sqlite", {"batch_size": 32, "model_flops_per_sample": 3e12}),
+    ("healthy_tc.sqlite", {"step_range": "train_step.*"}),
+    ("launch_bound.sqlite", {"phase_map": None, "max_rows": 3}),
+])
+def test_streamed_options_equal_in_memory(name, kw):
+    whole = _view(SAMPLES / name, memory_budget="none", **kw)
+    streamed = _view(SAMPLES / name, chunk_rows=500, **kw)
+    assert_same(whole, _without_chunks(streamed))
+
+
+@pytest.mark.parametrize("args", [["--device", "7"], ["--steps", "400:401"],
+                                  ["--step-range", "no_such_range"]])
+def test_streamed_usage_errors_match_in_memory(args, capsys):
+    from nsys_diag.cli import main
+
+    trace = str(SAMPLES / "worked_example.sqlite")
+    codes = []
+    for extra in ([], ["--chunk-rows", "400"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["analyze", trace, "--no-html", "--json", "-", *args, *extra])
+        codes.append((exc.value.code, capsys.readouterr().err.strip().splitlines()[-1]))
+    assert codes[0] == codes[1] and codes[0][0] == 2
+
+
+def test_budget_over_estimate_streams_whole_export(monkeypatch):
+    """A budget the estimate does not fit streams (default mode) or reads the middle window
+    (``--memory-mode middle``)."""
+    from nsys_diag.app import stream
+    from nsys_diag.loaders import memory_estimate
+
+    path = SAMPLES / "worked_example.sqlite"
+    huge = (20 * 2**30, "pretend: a 7 GiB export")  # the estimate of a file 1G does not fit
+    monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: huge)
+    monkeypatch.setattr(stream, "estimate_memory", lambda p: huge)
+    budget = "1G"
+    streamed = _view(path, memory_budget=budget)
+    assert streamed["trace"]["read_window"] is None and streamed["trace"]["chunks"]["count"] >= 1
+    assert_same(_view(path, memory_budget="none"), _without_chunks(streamed))
+    middle = _view(path, memory_budget=budget, memory_mode="middle")
+    assert middle["trace"]["read_window"]["reason"] == "memory_budget"
+    assert "chunks" not in middle["trace"]

@@ -20,7 +20,8 @@ from nsys_diag.analyses import data_quality as dq
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.capabilities import probe
 from nsys_diag.analyses.chunked.globals import ProcessGlobals
-from nsys_diag.analyses.chunked.registry import MERGES, merge_file_level
+from nsys_diag.analyses.gpu_choice import choose_gpu
+from nsys_diag.analyses.chunked.registry import MERGES, capture_end_ns, merge_file_level
 from nsys_diag.analyses.memory import analyze_memory
 from nsys_diag.analyses.throughput import analyze_throughput
 from nsys_diag.analyses.verdict import diagnose
@@ -32,18 +33,32 @@ SUMMARY_ROWS = 1
 """Rows of each event frame a summary bundle keeps (module docstring)."""
 
 
+def _union(first: pd.DataFrame, more, key: str) -> pd.DataFrame:
+    """``first`` with the rows of ``more`` whose ``key`` it lacks, sorted by ``key``."""
+    out = pd.concat([first, *more], ignore_index=True).drop_duplicates(key)
+    return out.sort_values(key, kind="stable")[list(first.columns)].reset_index(drop=True)
+
+
 def summary_bundle(skeleton: TraceBundle, samples: dict[str, pd.DataFrame],
-                   warnings: list[LoadWarning]) -> TraceBundle:
-    """The skeleton with the sample rows of each event frame and the merged load warnings."""
+                   warnings: list[LoadWarning], chunk_bundles: list[dict]) -> TraceBundle:
+    """The skeleton with the sample rows of each event frame, the merged load warnings, and the
+    processes and GPUs every chunk named (the skeleton knows only the processes with NVTX ranges
+    and the GPUs of the export's GPU table)."""
     frames = {k: v for k, v in samples.items() if v is not None}
-    return dataclasses.replace(skeleton, **frames, warnings=warnings)
+    procs = _union(skeleton.processes, [c["processes"] for c in chunk_bundles
+                                        if c.get("processes") is not None], "global_pid")
+    gpus = _union(skeleton.gpus, [c["gpus"] for c in chunk_bundles if c.get("gpus") is not None],
+                  "device_id")
+    return dataclasses.replace(skeleton, **frames, warnings=warnings, processes=procs, gpus=gpus)
 
 
 def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]],
-                   has_gpu_work: bool) -> list[LoadWarning]:
+                   has_gpu_work: bool, unmatched: list[dict] | None = None) -> list[LoadWarning]:
     """The load warnings of a streamed export: the skeleton's (NVTX, strings, schema …) and each
-    chunk's, once per code (counts summed, the first message kept); the skeleton's "no CUDA"
-    warning only when no chunk held GPU work."""
+    chunk's, once per code (the chunk's with the largest count: a count may be of devices, not
+    rows, and rows near an edge are read by two chunks); the skeleton's "no CUDA"
+    warning only when no chunk held GPU work; the unmatched-launch warning recounted from the
+    chunks' owned rows (``unmatched``: ``registry._unmatched`` of each chunk)."""
     out: dict[str, LoadWarning] = {}
     for w in skeleton.warnings:
         if w.code == "no_cuda_tables" and has_gpu_work:
@@ -53,11 +68,19 @@ def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]
         for w in ws:
             if w.code in ("no_cuda_tables", "no_nvtx", "unterminated_nvtx"):
                 continue  # the skeleton says these for the whole export
-            if w.code in out:
-                prev = out[w.code]
-                out[w.code] = dataclasses.replace(prev, count=prev.count + w.count)
-            else:
+            if w.code not in out or w.count > out[w.code].count:
                 out[w.code] = w
+    if "unmatched_launches" in out and unmatched:
+        from nsys_diag.loaders.nsys_cuda import unmatched_warning
+
+        totals: dict[str, tuple[int, int]] = {}
+        for c in unmatched:
+            for name, (miss, rows) in c.items():
+                m0, r0 = totals.get(name, (0, 0))
+                totals[name] = (m0 + miss, r0 + rows)
+        recount = unmatched_warning(totals)
+        if recount is not None:
+            out["unmatched_launches"] = recount
     return list(out.values())
 
 
@@ -69,13 +92,10 @@ def assemble_process(bundle: TraceBundle, glob: ProcessGlobals, parts: list[dict
 
     gpid = glob.global_pid
     pid, pname = S._process_identity(bundle, gpid)
-    merged = {name: merge(parts, glob=glob, bundle=bundle, options=options, th=th,
-                          roofline=roofline, merged=None)
-              for name, merge in MERGES.items() if name == "kernel_table"}
-    for name, merge in MERGES.items():
-        if name not in merged:
-            merged[name] = merge(parts, glob=glob, bundle=bundle, options=options, th=th,
-                                 roofline=roofline, merged=merged)
+    merged: dict = {}
+    for name, merge in MERGES.items():  # in order: later merges read earlier results
+        merged[name] = merge(parts, glob=glob, bundle=bundle, options=options, th=th,
+                             roofline=roofline, merged=merged)
     steps, phases = merged["steps"], merged["phases"]
     kres = merged["kernel_table"]
     window = glob.window
@@ -115,9 +135,17 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
 
     has_gpu = any(f.gpu_rows for f in sp.facts.values())
     warnings = merge_warnings(skeleton, [c.get("warnings", []) for c in sp.chunk_bundles],
-                              has_gpu)
+                              has_gpu, [c["unmatched"] for c in sp.chunk_bundles
+                                        if "unmatched" in c])
     samples = _samples(sp.chunk_bundles)
-    bundle = summary_bundle(skeleton, samples, warnings)
+    bundle = summary_bundle(skeleton, samples, warnings, sp.chunk_bundles)
+    if options.device is not None:
+        from nsys_diag.analyses.chunked.driver import device_rows
+
+        bundle = device_rows(bundle, options.device)
+    bundle = choose_gpu(bundle, options.gpu)
+    bundle.meta = dataclasses.replace(bundle.meta,
+                                      capture_end_ns=capture_end_ns(skeleton, sp.chunk_bundles))
     roofline = None
     if bundle.has_ncu:
         from nsys_diag.analyses.roofline import analyze_roofline
@@ -128,13 +156,11 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
     if not procs:
         raise ValueError("no process to analyse")  # pragma: no cover - the caller streams GPU work
     head = S._headline_index(procs)
-    loader = merge_file_level(sp.chunk_bundles, "loader", window=procs[head].window, th=th,
-                              bundle=bundle)
-    if loader is not None and is_available(loader) and hasattr(loader, "verdict_fact"):
-        procs = [S._with_loader(p, loader, th) for p in procs]
+    procs, loader = _with_workers(sp.chunk_bundles, bundle, procs, head, th)
     if roofline is not None and is_available(roofline):
         roofline = procs[head].roofline
-    meta = dataclasses.replace(skeleton.meta, extra={**skeleton.meta.extra, "chunks": chunks})
+    meta = dataclasses.replace(skeleton.meta, extra={**skeleton.meta.extra, "chunks": chunks},
+                               capture_end_ns=capture_end_ns(skeleton, sp.chunk_bundles))
     suite = S.AnalysisSuite(
         processes=tuple(procs), headline_index=head, gpus=S._gpu_list(bundle), roofline=roofline,
         data_quality=dq.from_load_warnings(bundle.warnings),
@@ -143,6 +169,28 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
                            analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
         loader=loader)
     return suite, meta
+
+
+def _with_workers(chunk_bundles: list[dict], bundle: TraceBundle, procs: list, head: int,
+                  th: Thresholds):
+    """``suite._with_workers`` from the chunks' loader parts: one GPU process — every worker
+    over its window; several — each process's own workers over its own window."""
+    from nsys_diag.analyses import suite as S
+    from nsys_diag.analyses.loader_workers import LoaderWorkersResult
+
+    def merged(p, owner):
+        return merge_file_level(chunk_bundles, "loader", window=p.window, th=th, bundle=bundle,
+                                owner=owner)
+    if len(procs) < 2:
+        found = [merged(procs[head], None)] * len(procs)
+    else:
+        found = [merged(p, p.global_pid) for p in procs]
+    out = []
+    for p, ld in zip(procs, found):
+        if isinstance(ld, LoaderWorkersResult):
+            p = S._with_loader(p, ld, th)
+        out.append(dataclasses.replace(p, loader=ld))
+    return out, found[head]
 
 
 def _samples(chunk_bundles: list[dict]) -> dict[str, pd.DataFrame]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -30,7 +30,7 @@ EDGE_MARGIN_SHARE = 0.02
 """Each chunk is read this share of its span (at least ``EDGE_MARGIN_MIN_NS``) beyond both of its
 edges: the rows a sequence-dependent gap cause needs there (``sync_edges``: the blocking call
 before the chunk, the next enqueue call after it)."""
-EDGE_MARGIN_MIN_NS = 10_000_000
+EDGE_MARGIN_MIN_NS = 1_000_000
 
 PROCESS_EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "osrt", "cpu_samples")
 """Frames of a chunk's bundle split by ``global_pid`` (NVTX comes from the skeleton)."""
@@ -60,6 +60,18 @@ def _process_frames(bundle: TraceBundle, gpid: int, nvtx) -> dict:
     f["nvtx"] = nvtx
     f["gpu_metrics"] = bundle.gpu_metrics
     return f
+
+
+def device_rows(bundle: TraceBundle, device: int) -> TraceBundle:
+    """``bundle`` with the GPU rows of ``device`` only (``selection.select_device`` without its
+    check, which needs the whole export: ``app/stream.py`` makes it on the skeleton's census)."""
+    import dataclasses
+
+    frames = {}
+    for name in ("kernels", "memcpy", "memset", "sync", "gpu_metrics", "gpu_memory", "gpus"):
+        f = getattr(bundle, name)
+        frames[name] = f.loc[f["device_id"].to_numpy() == device].reset_index(drop=True)
+    return dataclasses.replace(bundle, **frames)
 
 
 def _gpu_pids(bundle: TraceBundle) -> set[int]:
@@ -98,6 +110,8 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
     ``assumed``; ``only``: just these processes."""
     from nsys_diag.analyses.chunked.registry import BUNDLE_PARTIALS, PARTIALS
 
+    if options.device is not None:  # --device: the chunk's rows of that device only
+        bundle = device_rows(bundle, options.device)
     gpids = _gpu_pids(bundle) | set(assumed)
     if index == 0:
         gpids |= set(int(g) for g in np.unique(skeleton.nvtx["global_pid"].to_numpy(np.int64)))
@@ -115,26 +129,12 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
                        for name, fn in PARTIALS.items()}
         facts[g] = ProcessFacts()
         _record_facts(facts[g], ci)
-    headline = headline_window({**assumed, **new})
+    windows = sorted({v.window for v in {**assumed, **new}.values()},
+                     key=lambda w: (w.start_ns, w.end_ns, w.source))
     return ChunkResult(partials, facts, new,
-                       {name: fn(bundle, lo, hi, headline_window=headline)
+                       {name: fn(bundle, lo, hi, windows=windows)
                         for name, fn in BUNDLE_PARTIALS.items()},
                        len(bundle.kernels) + len(bundle.api))
-
-
-def headline_window(globs: dict[int, ProcessGlobals]):
-    """The analysed window of the process the reports headline (``suite._headline_index``'s
-    rule on the global values: the largest mean step; without steps, the widest window — the
-    in-memory rule takes the most GPU compute, known only after the merge)."""
-    from nsys_diag.analyses.busy import Window
-
-    if not globs:
-        return Window(0, 0, "capture")
-    means = {g: v.steps.mean_ms for g, v in globs.items()
-             if getattr(v.steps, "mean_ms", None) is not None}
-    if means:
-        return globs[max(sorted(means), key=lambda g: means[g])].window
-    return max((globs[g].window for g in sorted(globs)), key=lambda w: w.duration_ns)
 
 
 def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -> None:
@@ -148,6 +148,8 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
         sp.facts[g].add(np.concatenate(f.launches) if f.launches else np.zeros(0, np.int64),
                         f.span, f.devices, f.gpu_rows, f.first_kernel_ns,
                         f.thread_sets[0] if f.thread_sets else None)
+        sp.facts[g].tensor_sampling += f.tensor_sampling
+        sp.facts[g].osrt_rows += f.osrt_rows
     sp.chunk_bundles.append(r.bundle_partials)
     sp.max_rows = max(sp.max_rows, r.rows)
     sp.spans.append(span)
@@ -189,12 +191,16 @@ def read_span(lo: int, target: int | None) -> tuple[int, int]:
 
 def _record_facts(facts: ProcessFacts, ci) -> None:
     from nsys_diag.analyses.chunked.gaps_merge import thread_sets
+    from nsys_diag.analyses.chunked.tensor_merge import partial_tensor_sampling
 
     k = ci.owned("kernels")
     ops = [ci.owned(n) for n in ("kernels", "memcpy", "memset")]
     facts.add(launch_or_start(k) if len(k) else np.zeros(0, np.int64),
               gpu_activity_span(*ops), device_ids(*ops), sum(len(o) for o in ops),
               int(k["start_ns"].min()) if len(k) else None, thread_sets(ci.frames["api"]))
+    facts.tensor_sampling.append(partial_tensor_sampling(ci))
+    osrt = ci.frames.get("osrt")
+    facts.osrt_rows += 0 if osrt is None else len(osrt)
 
 
 def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: Thresholds
@@ -204,18 +210,43 @@ def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: T
     gpu = sorted(g for g, f in sp.facts.items() if f.gpu_rows)
     chosen = gpu or sorted(g for g in sp.facts if len(process_rows(skeleton.nvtx, g)))
     from nsys_diag.analyses.chunked.gaps_merge import merge_thread_sets
+    from nsys_diag.analyses.chunked.tensor_merge import merge_tensor_sampling
 
-    capture = (skeleton.meta.capture_start_ns, skeleton.meta.capture_end_ns)
-    return {g: process_globals(g, process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
+    from nsys_diag.analyses.chunked.registry import capture_end_ns
+
+    capture = (skeleton.meta.capture_start_ns, capture_end_ns(skeleton, sp.chunk_bundles))
+    out = {g: process_globals(g, process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
                                sp.facts[g].span, sp.facts[g].devices, capture, options, th,
                                first_kernel_ns=sp.facts[g].first_kernel_ns,
-                               io_threads=merge_thread_sets(sp.facts[g].thread_sets))
-            for g in chosen}
+                               io_threads=merge_thread_sets(sp.facts[g].thread_sets),
+                               tensor_sampling=merge_tensor_sampling(sp.facts[g].tensor_sampling))
+           for g in chosen}
+    if options.steps is not None:  # --steps outside the detected steps: a usage error
+        _check_steps(skeleton, sp, out, options, th)
+    return out
+
+
+def _check_steps(skeleton: TraceBundle, sp: StreamPass, settled: dict[int, ProcessGlobals],
+                 options: AnalyzeOptions, th: Thresholds) -> None:
+    """``analyze_process``'s ``--steps`` checks on the settled steps of each process."""
+    import dataclasses
+
+    from nsys_diag.analyses.selection import check_selected_steps, check_steps
+    from nsys_diag.analyses.steps import analyze_steps
+
+    for g, glob in settled.items():
+        where = f" in process {(g >> 24) & 0xFFFFFF}" if len(settled) > 1 else ""
+        detected = analyze_steps(process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
+                                 options=dataclasses.replace(options, steps=None, window_ns=None),
+                                 th=th)
+        check_steps(options, detected, where)
+        check_selected_steps(options, glob.steps)
 
 
 def held(sp: StreamPass, settled: dict[int, ProcessGlobals]) -> bool:
     """Whether the pass's assumptions were right for every settled process."""
-    return all(g in sp.assumed and g not in sp.late and sp.assumed[g].same_for_chunks(s)
+    return all(g in sp.assumed and g not in sp.late and
+               sp.assumed[g].same_for_chunks(s, host_io=bool(sp.facts[g].osrt_rows))
                for g, s in settled.items())
 
 
@@ -225,15 +256,25 @@ def first_assumption(skeleton: TraceBundle, census_span, options: AnalyzeOptions
     capture = (skeleton.meta.capture_start_ns, skeleton.meta.capture_end_ns)
     empty = ProcessFacts().kernel_proxy()
 
+    from types import SimpleNamespace
+
     from nsys_diag.analyses.chunked.gaps_merge import io_threads_of
+    from nsys_diag.analyses.chunked.tensor_merge import (merge_tensor_sampling,
+                                                         partial_tensor_sampling)
 
     def assume(gpid: int, bundle: TraceBundle) -> ProcessGlobals:
         ops = [process_rows(getattr(bundle, n), gpid) for n in ("kernels", "memcpy", "memset")]
         k = ops[0]
+        devices = device_ids(*ops)
+        # the Tensor Active sampling of this first chunk (what partial_tensor_sampling reads)
+        seen = cast(Any, SimpleNamespace(frames={"gpu_metrics": bundle.gpu_metrics},
+                                         devices=tuple(sorted(devices))))
         return process_globals(gpid, process_rows(skeleton.nvtx, gpid), empty, census_span,
-                               device_ids(*ops), capture, options, th,
+                               devices, capture, options, th,
                                first_kernel_ns=int(k["start_ns"].min()) if len(k) else None,
-                               io_threads=io_threads_of(process_rows(bundle.api, gpid)))
+                               io_threads=io_threads_of(process_rows(bundle.api, gpid)),
+                               tensor_sampling=merge_tensor_sampling(
+                                   [partial_tensor_sampling(seen)]))
     return assume
 
 
@@ -252,11 +293,15 @@ on Dask: ``app/stream.py``)."""
 
 def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOptions,
                th: Thresholds, *, census_span=None, chunk_rows: int | None = None):
-    """Passes until the globals hold (at most two), then ``(AnalysisSuite, TraceMeta)``."""
+    """Passes until the globals hold (at most two), then ``(AnalysisSuite, TraceMeta)``; None
+    when the export holds neither GPU work nor NVTX ranges (nothing to stream: the in-memory
+    run analyses its whole bundle once)."""
     from nsys_diag.analyses.chunked.assemble import assemble_suite
 
     sp = runner(first_assumption(skeleton, census_span, options, th), None)
     settled = settle(skeleton, sp, options, th)
+    if not settled:
+        return None
     passes = 1
     if not held(sp, settled):
         sp = runner(lambda g, _b: settled[g], set(settled))

@@ -20,7 +20,8 @@ import pandas as pd
 
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.busy import Window, choose_window
-from nsys_diag.analyses.steps import analyze_steps
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.steps import StepsResult, analyze_steps
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
@@ -38,6 +39,10 @@ class ProcessFacts:
     first_kernel_ns: int | None = None
     """Start of the process's first kernel (the ``startup`` gap cause's edge)."""
     thread_sets: list = field(default_factory=list)
+    tensor_sampling: list = field(default_factory=list)
+    """``tensor_merge.TensorSamplingPart`` of each chunk."""
+    osrt_rows: int = 0
+    """OS-runtime calls the chunks held (none: the host-I/O threads do not matter)."""
     """``gaps_merge.ThreadSets`` of each chunk's API rows (which threads' OS-runtime calls are
     ``host_io`` evidence)."""
 
@@ -68,18 +73,22 @@ class ProcessGlobals:
     """What every chunk of one process is analysed against."""
 
     global_pid: int
-    steps: object  # StepsResult | Unavailable
+    steps: StepsResult | Unavailable
     window: Window
     devices: tuple[int, ...]
     first_kernel_ns: int | None = None
     io_threads: tuple[int, ...] = ()
+    tensor_sampling: object = None
+    """``tensor_merge.TensorSampling``: the Tensor Active sampling period and devices."""
 
-    def same_for_chunks(self, other: "ProcessGlobals") -> bool:
+    def same_for_chunks(self, other: "ProcessGlobals", *, host_io: bool = True) -> bool:
         """Equal in everything a chunk's analysis reads (the steps' kernel counts aside: they
-        are only reported, and come from the facts)."""
+        are only reported, and come from the facts). ``host_io=False``: the process has no
+        OS-runtime calls, so which threads' calls would count does not matter."""
         return (self.window == other.window and self.devices == other.devices
                 and self.first_kernel_ns == other.first_kernel_ns
-                and self.io_threads == other.io_threads
+                and (not host_io or self.io_threads == other.io_threads)
+                and self.tensor_sampling == other.tensor_sampling
                 and _step_key(self.steps) == _step_key(other.steps))
 
 
@@ -100,7 +109,7 @@ def _span_frame(span: tuple[int, int] | None) -> pd.DataFrame:
 def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
                     span: tuple[int, int] | None, devices, capture: tuple[int, int],
                     options: AnalyzeOptions, th: Thresholds, *, first_kernel_ns: int | None = None,
-                    io_threads: tuple[int, ...] = ()) -> ProcessGlobals:
+                    io_threads: tuple[int, ...] = (), tensor_sampling=None) -> ProcessGlobals:
     """Steps, window and devices of one process from its NVTX list, a kernels frame holding its
     kernels' launch times (``ProcessFacts.kernel_proxy``, or an empty one to assume) and its GPU
     span — the in-memory ``analyze_process`` computes the same from the whole frames."""
@@ -109,7 +118,7 @@ def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
     window = choose_window(steps, _span_frame(span), empty, empty, user_window=options.window_ns,
                            capture=capture)
     return ProcessGlobals(gpid, steps, window, tuple(sorted(int(d) for d in devices)),
-                          first_kernel_ns, tuple(io_threads))
+                          first_kernel_ns, tuple(io_threads), tensor_sampling)
 
 
 def with_steps_of(g: ProcessGlobals, settled: ProcessGlobals) -> ProcessGlobals:

@@ -37,7 +37,7 @@ from nsys_diag.analyses.intervals import clip, merge_intervals, total_length
 from nsys_diag.analyses.loader_workers import (LAUNCHER_RE, MAX_WORKERS, OSRT_BLOCKING,
                                                WORKER_NAME_RE, LoaderWorkersResult,
                                                WorkerActivity, _names, _worker_threads,
-                                               process_evidence)
+                                               process_evidence, worker_owner)
 from nsys_diag.model.text import clean_text
 from nsys_diag.model.thresholds import Thresholds
 
@@ -257,8 +257,11 @@ def _pid(gpid: int, processes: pd.DataFrame, ups: list[UnitPart]) -> int:
 
 
 def merge_loader(parts: list[LoaderPart], *, window: Window, processes: pd.DataFrame,
-                 threads: pd.DataFrame, th: Thresholds) -> LoaderWorkersResult | Unavailable:
-    """``analyze_loader_workers`` of the whole file from its chunks' parts (any order)."""
+                 threads: pd.DataFrame, th: Thresholds, owner: int | None = None,
+                 parents: dict[int, int] | None = None) -> LoaderWorkersResult | Unavailable:
+    """``analyze_loader_workers`` of the whole file from its chunks' parts (any order; computed
+    over ``window``). ``owner``/``parents``: only the workers attributed to that GPU process, as
+    ``analyze_loader_workers(owner=…)`` does."""
     if window.duration_ns <= 0:
         return Unavailable("no analysed window")
     parts = sorted(parts, key=lambda p: p.lo_ns)
@@ -280,17 +283,29 @@ def merge_loader(parts: list[LoaderPart], *, window: Window, processes: pd.DataF
     for r in _worker_threads(threads, gpu).itertuples(index=False):  # named threads only
         units.append((int(r.global_tid) & ~0xFFFFFF, int(r.tid), str(r.name),
                       "worker thread of the training process"))
+    owned: list[tuple[int, str] | None] = [None] * len(units)
+    if owner is not None:  # several GPU processes: only the workers of ``owner``
+        pairs = [(u, worker_owner(u[0], u[1], u[2], gpu, pnames, parents)) for u in units]
+        units = [u for u, o in pairs if o[0] == owner]
+        owned = [o for _, o in pairs if o[0] == owner]
     workers = []
-    for gpid, tid, name, evidence in units[:MAX_WORKERS]:
+    for j, (gpid, tid, name, evidence) in enumerate(units[:MAX_WORKERS]):
         ups = of((gpid, tid))
         got = _busy(ups, window)
         if got is None:
             continue
+        own = owned[j]
         workers.append(WorkerActivity(pid=_pid(gpid, processes, of((gpid, None)) or ups),
                                       tid=tid, name=clean_text(name.rstrip("/").rsplit("/", 1)[-1],
                                                                80),
-                                      busy_share=got[0], basis=got[1], evidence=evidence))
+                                      busy_share=got[0], basis=got[1], evidence=evidence,
+                                      parent_pid=(own[0] >> 24) & 0xFFFFFF if own else None,
+                                      attributed_by=own[1] if own else None))
     if not workers:
+        if owner is not None:
+            return Unavailable("no DataLoader worker of this process in the export",
+                               "workers are attributed to the GPU process they were forked from "
+                               "(the closest pid on the same host)")
         return Unavailable("no DataLoader worker processes or threads in the export",
                            "capture the workers too: nsys profile traces child processes by "
                            "default; annotate their fetches with NVTX or add --sample=process-tree")

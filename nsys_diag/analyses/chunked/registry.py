@@ -4,8 +4,8 @@
 ``MERGES``: per process, in this order, ``fn(parts, *, glob, bundle, options, th, roofline,
 merged)`` → the in-memory result (``parts``: one dict of partials per chunk; ``merged``: the
 results merged so far). ``BUNDLE_PARTIALS``: per chunk bundle, ``fn(bundle, lo, hi, *,
-headline_window)`` (file-level: load warnings, sample rows, DataLoader workers over the headline
-process's window); ``merge_file_level`` merges one of them.
+windows)`` (file-level: load warnings, sample rows, DataLoader workers over each process's
+analysed window); ``merge_file_level`` merges one of them.
 """
 from __future__ import annotations
 
@@ -39,6 +39,38 @@ def _samples(bundle: TraceBundle, lo: int, hi: int, **_) -> dict[str, pd.DataFra
 
 BUNDLE_PARTIALS["samples"] = _samples
 BUNDLE_PARTIALS["warnings"] = lambda bundle, lo, hi, **_: list(bundle.warnings)
+BUNDLE_PARTIALS["processes"] = lambda bundle, lo, hi, **_: bundle.processes
+BUNDLE_PARTIALS["gpus"] = lambda bundle, lo, hi, **_: bundle.gpus
+
+UNMATCHED_FRAMES = (("kernels", "kernels"), ("memcpy", "memcpys"), ("memset", "memsets"),
+                    ("sync", "syncs"))
+"""(frame, name in the ``unmatched_launches`` warning), in the loader's order."""
+
+
+def _unmatched(bundle: TraceBundle, lo: int, hi: int, **_) -> dict[str, tuple[int, int]]:
+    """(rows without their launching call, rows) of each GPU-op frame, over the rows the chunk
+    owns (start in ``[lo, hi)``): summed over chunks they give the whole export's counts."""
+    from nsys_diag.analyses.chunked.cuts import owned
+    from nsys_diag.model.contracts import MISSING
+
+    out = {}
+    for frame, name in UNMATCHED_FRAMES:
+        f = getattr(bundle, frame)
+        mine = owned(f, lo, hi)
+        miss = mine & (f["launch_start_ns"].to_numpy() == MISSING)
+        out[name] = (int(miss.sum()), int(mine.sum()))
+    return out
+
+
+BUNDLE_PARTIALS["unmatched"] = _unmatched
+BUNDLE_PARTIALS["capture_end"] = lambda bundle, lo, hi, **_: int(bundle.meta.capture_end_ns)
+
+
+def capture_end_ns(skeleton: TraceBundle, chunk_bundles: list[dict]) -> int:
+    """The capture's end as the in-memory load finds it: the skeleton's, or — when the export's
+    declared duration is missing or not trusted — the last event end any chunk saw."""
+    ends = [int(c["capture_end"]) for c in chunk_bundles if c.get("capture_end") is not None]
+    return max([int(skeleton.meta.capture_end_ns), *ends])
 
 
 def merge_file_level(chunk_bundles: list[dict], name: str, **kw):
@@ -53,11 +85,18 @@ def merge_file_level(chunk_bundles: list[dict], name: str, **kw):
 def _register() -> None:
     """Fill ``PARTIALS``/``MERGES``/``BUNDLE_PARTIALS``/``FILE_MERGES`` (imports here: the
     merge modules import this package's context, not the registry)."""
-    from nsys_diag.analyses.chunked import (gaps_merge, loader_merge, phases_merge,
-                                            quality_merge, timeline_merge)
-    from nsys_diag.analyses.base import Unavailable
+    from nsys_diag.analyses.chunked import (comm_merge, gaps_merge, kernels_merge, loader_merge,
+                                            metrics_merge, phases_merge, quality_merge,
+                                            tensor_merge, timeline_merge, transfers_merge)
+    from nsys_diag.analyses.base import Unavailable, is_available
     from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
 
+    PARTIALS["kernel_table"] = lambda ci, **_: kernels_merge.partial_kernels(ci)
+    PARTIALS["transfers"] = lambda ci, **_: transfers_merge.partial_transfers(ci)
+    PARTIALS["communication"] = lambda ci, **_: comm_merge.partial_communication(ci)
+    PARTIALS["gpu_metrics"] = lambda ci, **_: metrics_merge.partial_gpu_metrics(ci)
+    PARTIALS["tensor_cores"] = lambda ci, *, glob, **_: tensor_merge.partial_tensor_cores(
+        ci, sampling=glob.tensor_sampling)
     PARTIALS["phases"] = lambda ci, **_: phases_merge.partial_phases(ci)
     PARTIALS["phases_base"] = lambda ci, **_: ci.phases if ci.index == 0 else None
     PARTIALS["quality"] = lambda ci, **_: quality_merge.partial_quality(ci)
@@ -102,20 +141,60 @@ def _register() -> None:
                                      devices=glob.devices, th=th,
                                      first_kernel_ns=glob.first_kernel_ns)
 
-    MERGES.update(phases=phases, steps=steps, quality=quality, timeline=timeline,
-                  utilization=utilization, gaps=gaps)
-    def loader_part(bundle, lo, hi, *, headline_window, **_):
+    def kernel_table(parts, *, th, options, **_):
+        return kernels_merge.merge_kernels([p["kernel_table"] for p in parts], th=th,
+                                           max_rows=options.max_rows)
+
+    def transfers(parts, *, bundle, **_):
+        return transfers_merge.merge_transfers([p["transfers"] for p in parts], gpus=bundle.gpus)
+
+    def communication(parts, *, glob, merged, **_):
+        st = merged["steps"]
+        total = st.total_analysed_ns if is_available(st) else glob.window.duration_ns
+        return comm_merge.merge_communication(
+            [p["communication"] for p in parts], window=(glob.window.start_ns, glob.window.end_ns),
+            step_time_ns_total=total)
+
+    def gpu_metrics(parts, *, glob, **_):
+        return metrics_merge.merge_gpu_metrics([p["gpu_metrics"] for p in parts],
+                                               window=(glob.window.start_ns, glob.window.end_ns))
+
+    def roofline(parts, *, roofline, merged, **_):
+        if not is_available(roofline):
+            return roofline
+        from nsys_diag.analyses.ncu_join import join_roofline_to_timeline, timeline_from_name_table
+
+        joined = join_roofline_to_timeline(
+            roofline, None, timeline=timeline_from_name_table(merged["kernel_table"].table))
+        return joined if is_available(joined) else roofline
+
+    def tensor_cores(parts, *, glob, merged, th, **_):
+        from nsys_diag.analyses.suite import _tensor_counters
+
+        return tensor_merge.merge_tensor_cores(
+            [p["tensor_cores"] for p in parts], table=merged["kernel_table"].table, th=th,
+            sampling=glob.tensor_sampling, counters=_tensor_counters(merged["roofline"]))
+
+    MERGES.update(kernel_table=kernel_table, phases=phases, steps=steps, quality=quality,
+                  timeline=timeline, utilization=utilization, gaps=gaps, transfers=transfers,
+                  communication=communication, gpu_metrics=gpu_metrics, roofline=roofline,
+                  tensor_cores=tensor_cores)
+    def loader_part(bundle, lo, hi, *, windows, **_):
+        """One ``LoaderPart`` per distinct analysed window (the processes' windows)."""
         frames = {n: getattr(bundle, n) for n in ("kernels", "memcpy", "memset", "nvtx", "osrt",
                                                   "cpu_samples")}
-        return loader_merge.partial_loader(frames, lo, hi, window=headline_window,
-                                           threads=bundle.threads)
+        return {w: loader_merge.partial_loader(frames, lo, hi, window=w, threads=bundle.threads)
+                for w in windows}
 
     BUNDLE_PARTIALS["loader"] = loader_part
 
-    def loader(parts, *, window, th, bundle, **_):
-        got = [p for p in parts if p is not None]
+    def loader(parts, *, window, th, bundle, owner=None, **_):
+        from nsys_diag.analyses.loader_workers import _parents
+
+        got = [p[window] for p in parts if p is not None and window in p]
         return loader_merge.merge_loader(got, window=window, processes=bundle.processes,
-                                         threads=bundle.threads, th=th)
+                                         threads=bundle.threads, th=th, owner=owner,
+                                         parents=_parents(bundle))
 
     FILE_MERGES["loader"] = loader
 
