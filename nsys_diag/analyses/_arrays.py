@@ -20,13 +20,18 @@ def unique_ints(a: np.ndarray) -> list[int]:
 
 def contiguous_run(keep: np.ndarray) -> tuple[int, int] | None:
     """``(first, stop)`` when the True values of a boolean mask form one contiguous run (or
-    there are none: ``(0, 0)``), else None — such a selection is a slice, not a copy."""
-    idx = np.flatnonzero(keep)
-    if idx.size == 0:
+    there are none: ``(0, 0)``), else None — such a selection is a slice, not a copy.
+
+    perf (bench): the first and last True by ``argmax`` (which stops at the first hit) and one
+    ``all`` over the run: no index array of 2M rows."""
+    keep = np.asarray(keep, dtype=bool)
+    if keep.size == 0:
         return 0, 0
-    if int(idx[-1]) - int(idx[0]) + 1 == idx.size:
-        return int(idx[0]), int(idx[-1]) + 1
-    return None
+    first = int(keep.argmax())
+    if not keep[first]:
+        return 0, 0
+    stop = keep.size - int(keep[::-1].argmax())
+    return (first, stop) if bool(keep[first:stop].all()) else None
 
 
 def plain_index(df: pd.DataFrame) -> bool:
@@ -42,9 +47,9 @@ def take_rows(df: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
         return df.loc[keep].reset_index(drop=True)
     if keep.all():
         return df
-    idx = np.flatnonzero(keep)
-    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
-        return df.iloc[int(idx[0]):int(idx[-1]) + 1].reset_index(drop=True)
+    run = contiguous_run(keep) if keep.any() else None
+    if run is not None:
+        return df.iloc[run[0]:run[1]].reset_index(drop=True)
     return df.loc[keep].reset_index(drop=True)
 
 

@@ -231,7 +231,7 @@ def labelled(frame: pd.DataFrame, mask: np.ndarray, column: str, fmt: str, *,
         return EvidenceRows.none()
     col = frame[column]
     cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
-    codes = cat.cat.codes.to_numpy().astype(np.int64)[mask]
+    codes = cat.cat.codes.to_numpy()[mask].astype(np.int64)  # perf: only the kept rows widened
     used, codes = np.unique(codes, return_inverse=True)
     cats = cat.cat.categories
     labels = tuple(fmt.format(normalize_name(cats[c]) if c >= 0 else "?") for c in used)

@@ -432,6 +432,9 @@ def _all_gaps(devices: list[DeviceCauses], mats: list[np.ndarray]):
     if not devices:
         e = np.zeros(0, np.int64)
         return e, e, e, np.zeros((0, len(GAP_CAUSES)), np.int64)
+    if len(devices) == 1:  # perf (bench): one GPU's arrays as they are (no copy of the matrix)
+        d = devices[0]
+        return d.gs, d.ge, np.full(d.gs.size, d.device_id, np.int64), mats[0]
     return (np.concatenate([d.gs for d in devices]), np.concatenate([d.ge for d in devices]),
             np.concatenate([np.full(d.gs.size, d.device_id, np.int64) for d in devices]),
             np.concatenate(mats))

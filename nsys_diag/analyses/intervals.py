@@ -247,13 +247,21 @@ def covered_length_per_window_merged(starts, ends, win_starts, win_ends, *,
     cum = covered_prefix(s, e) if prefix is None else prefix
 
     def covered_before(t: np.ndarray) -> np.ndarray:
-        # number of merged intervals starting at or before t
-        i = np.searchsorted(s, t, side="right")
-        full = cum[np.maximum(i - 1, 0)]
-        partial = np.where(i > 0, np.minimum(t, e[np.maximum(i - 1, 0)]) - s[np.maximum(i - 1, 0)], 0)
-        return np.where(i > 0, full + np.maximum(partial, 0), 0)
+        # j: the last merged interval starting at or before t (0 when none: its part is then
+        # cut to 0 and cum[0] is 0); covered = the intervals before j + the part of j before t.
+        # perf (bench): in place, five arrays of len(t) instead of ten
+        j = np.searchsorted(s, t, side="right").astype(np.int64, copy=False)
+        j -= 1
+        np.maximum(j, 0, out=j)
+        out = np.minimum(t, e[j])
+        out -= s[j]
+        np.maximum(out, 0, out=out)
+        out += cum[j]
+        return out
 
-    return (covered_before(we) - covered_before(ws)).astype(np.int64)
+    covered = covered_before(we)
+    covered -= covered_before(ws)
+    return covered
 
 
 def overlaps_any(starts, ends, win_starts, win_ends, *, rows: np.ndarray | None = None

@@ -50,8 +50,8 @@ import pandas as pd
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernel_catalog import MATMUL_CATEGORIES, display_name
 from nsys_diag.analyses.kernels import UNNAMED, filter_window, kernel_name_stats
-from nsys_diag.analyses.tensor_counters import (TensorLevels, kernel_union_membership, metric_samples,
-                                                tensor_levels)
+from nsys_diag.analyses.tensor_counters import (RowNames, TensorLevels, kernel_union_membership,
+                                                metric_samples, tensor_levels)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX
 
@@ -281,15 +281,16 @@ def _tc_share_and_evidence(tc_rows: pd.DataFrame, name_share: float, counters_sh
     return share, source, confidence, evidence, basis
 
 
-def _row_names(kernels: pd.DataFrame, table: pd.DataFrame) -> np.ndarray:
-    """Per kernel row, its row in the name table (-1 when the name is not in it)."""
+def _row_names(kernels: pd.DataFrame, table: pd.DataFrame) -> RowNames:
+    """Per kernel row, its row in the name table (-1 when the name is not in it): a lookup over
+    the name's category codes (a row without a name: the table's ``UNNAMED`` row)."""
     names = kernels["name"]
     if not isinstance(names.dtype, pd.CategoricalDtype):
         names = names.astype("category")
-    idx = pd.Index(table["name"].astype(str)).get_indexer(names.cat.categories.astype(str))
-    codes = names.cat.codes.to_numpy()
-    missing = int(pd.Index(table["name"].astype(str)).get_indexer([UNNAMED])[0])
-    return np.where(codes >= 0, np.append(idx, -1)[codes], missing).astype(np.int64)
+    table_names = pd.Index(table["name"].astype(str))
+    idx = table_names.get_indexer(names.cat.categories.astype(str))
+    missing = int(table_names.get_indexer([UNNAMED])[0])
+    return RowNames(names.cat.codes.to_numpy(), np.append(idx, missing).astype(np.int64))
 
 
 def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None, *,
@@ -317,7 +318,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
         inside = kernel_union_membership(gpu_metrics, busy, busy_window, k, ta)
     lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside,
-                       tensor_active=ta)
+                       tensor_active=ta, longest_ns=int(table["max_ns"].max()))
     return tensor_result(table, lv, th=th, counters=counters)
 
 

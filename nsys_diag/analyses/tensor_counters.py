@@ -105,6 +105,72 @@ def inside_union(s: Samples, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray
     return inside_merged(s, merged_by_device(np.unique(s.dev), k_dev, k_s, k_e))
 
 
+_NO_END = np.iinfo(np.int64).min
+
+
+def running_ends_by_device(devices, k_dev: np.ndarray, k_s: np.ndarray, k_e: np.ndarray,
+                           rows: np.ndarray) -> dict:
+    """Per device: (its interval starts in order, the running maximum of the ends of the
+    ``rows``-selected intervals up to each — INT64 min before the first), what
+    ``inside_running`` tests samples against (ns).
+
+    perf (bench): membership in the union of a subset (the GEMM-family kernels) without
+    copying the subset's three columns and merging it — one int64 array per device."""
+    out = {}
+    for d in devices:  # a handful of devices
+        r = _rows_of_device(k_dev, int(d))
+        starts, ends, sel = k_s[r], k_e[r], rows[r]
+        if not iv.is_sorted(starts):
+            order = np.argsort(starts, kind="stable")
+            starts, ends, sel = starts[order], ends[order], sel[order]
+        run = np.where(sel, ends, _NO_END)
+        np.maximum.accumulate(run, out=run)
+        out[int(d)] = (starts, run)
+    return out
+
+
+def inside_running(s: Samples, runs: dict) -> np.ndarray:
+    """Per sample: its timestamp lies inside the union of its device's selected intervals
+    (``running_ends_by_device``) — some selected interval has start <= ts < end, exactly
+    ``inside_merged`` of their merged union (empty intervals never hold a sample)."""
+    inside = np.zeros(s.size, dtype=bool)
+    for d in np.unique(s.dev):  # a handful of devices
+        starts, run = runs.get(int(d), (None, None))
+        if starts is None or not starts.size:
+            continue
+        sel = np.flatnonzero(s.dev == d)
+        t = s.ts[sel]
+        i = np.searchsorted(starts, t, side="right")
+        inside[sel] = (i > 0) & (run[np.maximum(i - 1, 0)] > t)
+    return inside
+
+
+@dataclass(frozen=True)
+class RowNames:
+    """Per kernel row, its row in the caller's name table (-1: none), kept as a lookup over the
+    rows' small name codes: row ``i`` is ``lut[codes[i]]`` (code -1 picks the last entry).
+
+    perf (bench): the name table row of 2M kernels is never materialised; per-name masks
+    become one boolean gather over the codes."""
+
+    codes: np.ndarray
+    lut: np.ndarray
+
+    @staticmethod
+    def of(row_name: np.ndarray, n_names: int) -> "RowNames":
+        """From a plain per-row array of name rows (-1: none) into a table of ``n_names``."""
+        return RowNames(np.asarray(row_name), np.append(np.arange(n_names, dtype=np.int64), -1))
+
+    def mask(self, per_name: np.ndarray) -> np.ndarray:
+        """Per kernel row: it has a name row and ``per_name`` (bool per name row) holds there."""
+        lut_ok = (self.lut >= 0) & per_name[np.maximum(self.lut, 0)]
+        return lut_ok[self.codes]
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The name rows of the kernel rows ``rows`` (int64, -1: none)."""
+        return self.lut[self.codes[rows]]
+
+
 @dataclass(frozen=True)
 class DeviceOrder:
     """One device's kernels sorted by start: row indices, starts, ends and the sorted ends."""
@@ -210,16 +276,18 @@ def _mean(x: np.ndarray) -> float | None:
     return float(x.mean()) if x.size else None
 
 
-def tensor_levels(kernels: pd.DataFrame, row_name: np.ndarray, gemm_name: np.ndarray,
+def tensor_levels(kernels: pd.DataFrame, row_name: np.ndarray | RowNames, gemm_name: np.ndarray,
                   gpu_metrics: pd.DataFrame | None, *, kernel_inside: np.ndarray | None = None,
-                  tensor_active: Samples | None = None) -> TensorLevels | None:
+                  tensor_active: Samples | None = None,
+                  longest_ns: int | None = None) -> TensorLevels | None:
     """Tensor Active readings of ``kernels`` (see module docstring); None without Tensor Active.
 
-    ``row_name``: per kernel row, its row in the name table (-1: none); ``gemm_name``: per name
-    row, whether it is GEMM-family. ``kernel_inside``: per Tensor Active sample, already known
-    membership in the kernels' union (perf: the suite's merged busy intervals);
-    ``tensor_active``: its ``metric_samples`` when the caller already took them (perf: one pass
-    over a million samples).
+    ``row_name``: per kernel row, its row in the name table (-1: none), as an array or a
+    ``RowNames``; ``gemm_name``: per name row, whether it is GEMM-family. ``kernel_inside``: per
+    Tensor Active sample, already known membership in the kernels' union (perf: the suite's
+    merged busy intervals); ``tensor_active``: its ``metric_samples`` when the caller already
+    took them (perf: one pass over a million samples); ``longest_ns``: the longest kernel's
+    duration (ns) when the caller knows it (perf: the name table's ``max_ns``).
     """
     ta = tensor_active if tensor_active is not None else metric_samples(gpu_metrics, "tensor_active")
     if ta is None or kernels.empty:
@@ -229,28 +297,33 @@ def tensor_levels(kernels: pd.DataFrame, row_name: np.ndarray, gemm_name: np.nda
     k_s = kernels["start_ns"].to_numpy(dtype=np.int64)
     k_e = kernels["end_ns"].to_numpy(dtype=np.int64)
     n_names = int(gemm_name.size)
+    names = row_name if isinstance(row_name, RowNames) else RowNames.of(row_name, n_names)
     inside = kernel_inside if kernel_inside is not None else inside_union(ta, k_dev, k_s, k_e)
     k_vals = ta.val[inside]
-    gemm_rows = (row_name >= 0) & gemm_name[np.maximum(row_name, 0)]
+    gemm_rows = names.mask(gemm_name)
     devices = np.unique(ta.dev)
     in_gemm = np.zeros(ta.size, bool)
     sm_gemm = None
     if gemm_rows.any():
-        merged = merged_by_device(devices, k_dev[gemm_rows], k_s[gemm_rows], k_e[gemm_rows])
-        in_gemm = inside_merged(ta, merged)
-        sm_gemm = None if sm is None else _mean(sm.val[inside_merged(sm, merged)])
+        runs = running_ends_by_device(devices, k_dev, k_s, k_e, gemm_rows)
+        in_gemm = inside_running(ta, runs)
+        sm_gemm = None if sm is None else _mean(sm.val[inside_running(sm, runs)])
+        del runs
+    del gemm_rows
     period = sample_period_ns(ta)
     name_level = np.full(n_names, np.nan)
     name_sm = np.full(n_names, np.nan)
     name_n = np.zeros(n_names, dtype=np.int64)
-    if period and ((k_e - k_s) >= RESOLVE_PERIODS * period).any():
+    if longest_ns is None:
+        longest_ns = int((k_e - k_s).max())
+    if period and longest_ns >= RESOLVE_PERIODS * period:
         orders = device_orders(devices, k_dev, k_s, k_e)
         hit = attribute_to_kernels(ta, k_dev, k_s, k_e, period, orders)
-        group = np.where(hit >= 0, row_name[np.maximum(hit, 0)], -1)
+        group = np.where(hit >= 0, names.take(np.maximum(hit, 0)), -1)
         name_level, name_n = per_group_mean(ta.val, group, n_names)
         if sm is not None:
             hit_sm = attribute_to_kernels(sm, k_dev, k_s, k_e, period, orders)
-            g_sm = np.where(hit_sm >= 0, row_name[np.maximum(hit_sm, 0)], -1)
+            g_sm = np.where(hit_sm >= 0, names.take(np.maximum(hit_sm, 0)), -1)
             name_sm, _ = per_group_mean(sm.val, g_sm, n_names)
     return TensorLevels(
         kernel_level=_mean(k_vals),

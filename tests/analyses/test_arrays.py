@@ -31,3 +31,28 @@ def test_contiguous_run(mask, want):
     assert contiguous_run(m) == want
     if want is not None:  # the run selects exactly the True rows
         assert np.flatnonzero(m).tolist() == list(range(*want))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_contiguous_run_on_random_masks_matches_the_index_array(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    m = np.zeros(n, bool)
+    a, b = sorted(rng.integers(0, n + 1, 2))
+    m[a:b] = True
+    if seed % 2:  # a hole: no longer one run
+        m[rng.integers(0, n)] = not m[rng.integers(0, n)]
+    idx = np.flatnonzero(m)
+    want = (0, 0) if idx.size == 0 else (
+        (int(idx[0]), int(idx[-1]) + 1) if idx[-1] - idx[0] + 1 == idx.size else None)
+    assert contiguous_run(m) == want
+
+
+@pytest.mark.parametrize("mask", [[True, True, False], [False, True, True, False],
+                                  [True, False, True], [False, False, False], [True, True, True]])
+def test_take_rows_is_loc_and_reset_index(mask):
+    from nsys_diag.analyses._arrays import take_rows
+
+    df = pd.DataFrame({"a": np.arange(len(mask)), "b": list("xyzw")[:len(mask)]})
+    m = np.array(mask, bool)
+    pd.testing.assert_frame_equal(take_rows(df, m), df.loc[m].reset_index(drop=True))

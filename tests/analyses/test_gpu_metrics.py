@@ -127,3 +127,21 @@ def test_real_traces_have_no_gpu_metrics(shared):
 
     b = load_trace(shared("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
     assert isinstance(analyze_gpu_metrics(b.gpu_metrics, th=TH), Unavailable)
+
+
+@pytest.mark.parametrize("n_groups", [1, 9, 10, 40])  # 13 keys × 10 groups passes int8's range
+def test_grouped_means_equal_each_groups_own_means_for_any_code_width(n_groups):
+    import numpy as np
+
+    from nsys_diag.analyses.gpu_metrics import _code_dtype, _grouped_means, _means, canonical_samples
+
+    rng = np.random.default_rng(n_groups)
+    names = ["SM Active [Throughput %]", "Tensor Active [Throughput %]",
+             "DRAM Read Bandwidth [Throughput %]", "GPC Clock Frequency [MHz]"]
+    rows = [(int(t), 0, names[int(m)], float(v)) for t, m, v in
+            zip(range(0, 3_000 * 10, 10), rng.integers(0, 4, 3_000), rng.random(3_000) * 100)]
+    samples = canonical_samples(gpu_metrics(rows))
+    group = rng.integers(0, n_groups, len(samples))
+    got = _grouped_means(samples, group, n_groups)
+    assert got == [_means(samples.loc[group == g]) for g in range(n_groups)]  # exact floats
+    assert np.iinfo(_code_dtype(n_groups * 13)).max > n_groups * 13

@@ -157,3 +157,21 @@ def test_containing_interval_matches_a_scan(a, points):
 def test_is_sorted():
     assert iv.is_sorted(np.array([], np.int64)) and iv.is_sorted(np.array([3]))
     assert iv.is_sorted(np.array([1, 1, 2])) and not iv.is_sorted(np.array([2, 1]))
+
+
+def test_covered_length_per_window_merged_equals_a_brute_force_count():
+    rng = np.random.default_rng(11)
+    ms, me = iv.merge_intervals(*(lambda s: (s, s + rng.integers(1, 40, s.size)))(
+        np.sort(rng.integers(0, 3_000, 120))))
+    ws = rng.integers(-100, 3_200, 400)
+    we = ws + rng.integers(-20, 300, 400)  # some empty and inverted windows too
+    ws_in, we_in = ws.copy(), we.copy()
+
+    def before(t):  # ns of the union before t, one interval at a time
+        return sum(max(0, min(int(t), int(b)) - int(a)) for a, b in zip(ms, me))
+
+    want = [before(b) - before(a) for a, b in zip(ws, we)]
+    got = iv.covered_length_per_window_merged(ms, me, ws, we)
+    assert got.dtype == np.int64 and got.tolist() == want
+    np.testing.assert_array_equal(ws, ws_in)  # inputs untouched
+    np.testing.assert_array_equal(we, we_in)

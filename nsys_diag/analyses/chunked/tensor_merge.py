@@ -185,7 +185,7 @@ def partial_tensor_cores(ci: ChunkInputs, *, sampling: TensorSampling) -> Tensor
     devices = np.array(sampling.devices, np.int64)
     inside = inside_merged(ta, merged_by_device(np.unique(ta.dev), k_dev, k_s, k_e))
     kv = ta.val[inside]
-    gemm_rows = (row_name >= 0) & family[np.maximum(row_name, 0)]
+    gemm_rows = row_name.mask(family)
     gemm = (0.0, 0, 0.0, 0)
     if gemm_rows.any():
         merged = merged_by_device(devices, k_dev[gemm_rows], k_s[gemm_rows], k_e[gemm_rows])
