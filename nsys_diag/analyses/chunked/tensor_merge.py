@@ -146,8 +146,9 @@ def _attribute(part: TensorPart, smp: Samples | None, is_sm: bool, k: tuple, nam
     ok = np.flatnonzero(hit >= 0)
     if not ok.size:
         return
-    name_of = names[np.maximum(row_name[hit[ok]], 0)]
-    valid = row_name[hit[ok]] >= 0
+    rows = row_name.take(hit[ok])
+    name_of = names[np.maximum(rows, 0)]
+    valid = rows >= 0
     t0 = smp.ts[ok] - period
     slot = 2 if is_sm else 0
     for i, nm, good, t in zip(ok.tolist(), name_of.tolist(), valid.tolist(), t0.tolist()):
