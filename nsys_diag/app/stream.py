@@ -35,17 +35,21 @@ from nsys_diag.model.thresholds import Thresholds
 
 MIN_CHUNK_ROWS = 10_000
 """Fewer rows per chunk than this are never planned (per-chunk overhead: one SQLite pass each)."""
-CHUNK_MEMORY_SHARE = 0.6
-"""Share of the memory budget (after the base) one chunk's rows may take: the rest holds the
-skeleton, the partials and the launch times (measured: ``docs/performance.md``)."""
+STREAM_BASE_BYTES = 200 * 2**20
+"""What a streamed analysis holds besides its chunk: interpreter and libraries, the skeleton,
+the partials and 20 bytes per kernel (measured ≈ 200–250 MB on 2M–8M-kernel exports)."""
+CHUNK_MEMORY_SHARE = 0.85
+"""Share of the budget left after ``STREAM_BASE_BYTES`` that one chunk's rows may take (the
+rest: the estimate's error, measured up to +10% on a chunk)."""
 
 
 def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
     """Rows (kernel + CUDA API) per chunk for ``path`` under ``options``; None: read it whole.
 
     ``--chunk-rows N`` wins. Otherwise, with ``--memory-mode stream`` and a budget the estimated
-    analysis does not fit: the budget's room (``CHUNK_MEMORY_SHARE`` of it after the base) over
-    the estimated bytes per row (the whole-file estimate ÷ its kernel + API rows)."""
+    analysis does not fit: the budget's room (``CHUNK_MEMORY_SHARE`` of what is left after
+    ``STREAM_BASE_BYTES``) over the estimated bytes per row (the whole-file estimate ÷ its
+    kernel + API rows)."""
     if options.window_ns is not None:
         return None  # --window reads only that span (loaders/read_window.py)
     if options.chunk_rows:
@@ -60,7 +64,7 @@ def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
     if rows <= 0:
         return None
     per_row = est[0] / rows
-    room = (budget - BASE_MEMORY_BYTES) * CHUNK_MEMORY_SHARE
+    room = max(budget - STREAM_BASE_BYTES, 0) * CHUNK_MEMORY_SHARE
     return max(MIN_CHUNK_ROWS, int(room / per_row))
 
 
@@ -78,14 +82,40 @@ def _event_rows(path: str) -> int:
         return total
 
 
+SAMPLE_ROWS = 20_000
+"""Rows sampled per big table to place the chunk targets."""
+
+
+def sample_starts(path: str) -> np.ndarray:
+    """Sorted start times (ns) of about ``SAMPLE_ROWS`` evenly spaced rowids of the kernel and
+    API tables — point lookups by rowid (a recursive CTE), no table scan."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.read_window import SAMPLE_TABLES
+
+    out = []
+    with NsysDb(path) as db:
+        for table in SAMPLE_TABLES:
+            actual = db.table(table)
+            if actual is None or "start" not in db.columns(table):
+                continue
+            lo, hi = db.rows(f'SELECT min(rowid), max(rowid) FROM "{actual}"')[0]
+            if lo is None:
+                continue
+            step = max(1, (int(hi) - int(lo)) // SAMPLE_ROWS)
+            rows = db.rows(
+                f"WITH RECURSIVE r(x) AS (SELECT {int(lo)} UNION ALL SELECT x + {step} FROM r "
+                f'WHERE x + {step} <= {int(hi)}) SELECT t."start" FROM r JOIN "{actual}" t '
+                f"ON t.rowid = r.x WHERE typeof(t.\"start\") = 'integer'")
+            out.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+    starts = np.concatenate(out) if out else np.zeros(0, np.int64)
+    starts.sort()
+    return starts
+
+
 def plan_targets(path: str, chunk_rows: int) -> list[int]:
     """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
-    kernel + API rows (quantiles of a strided sample of their start times); [] for one chunk."""
-    from nsys_diag.loaders.nsys_db import NsysDb
-    from nsys_diag.loaders.read_window import sample_event_starts
-
-    with NsysDb(path) as db:
-        starts = sample_event_starts(db)
+    kernel + API rows (quantiles of a sample of their start times); [] for one chunk."""
+    starts = sample_starts(path)
     rows = _event_rows(path)
     n_chunks = int(np.ceil(rows / max(int(chunk_rows), 1)))
     if n_chunks <= 1 or starts.size < 2:
@@ -157,5 +187,8 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
         def runner(assume, only):
             return run_pass(skeleton, read, targets, assume, options, th, only)
-    return run_stream(skeleton, runner, options, th, census_span=census_span(path),
+    import functools
+
+    return run_stream(skeleton, runner, options, th,
+                      census_span=functools.lru_cache(maxsize=1)(lambda: census_span(path)),
                       chunk_rows=chunk_rows)

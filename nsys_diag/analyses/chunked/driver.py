@@ -15,7 +15,7 @@ from typing import Any, Callable, cast
 
 import numpy as np
 
-from nsys_diag.analyses._arrays import process_rows
+from nsys_diag.analyses._arrays import process_rows, take_rows
 from nsys_diag.analyses.busy import device_ids, gpu_activity_span
 from nsys_diag.analyses.chunked.context import chunk_inputs
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
@@ -74,6 +74,17 @@ def device_rows(bundle: TraceBundle, device: int) -> TraceBundle:
     return dataclasses.replace(bundle, **frames)
 
 
+def _margins(f: dict, lo: int, hi: int) -> dict:
+    """The API and sync rows of the read margins (started at or before ``lo`` or after ``hi``):
+    where the sync rule's edge rows lie (``sync_edges``; perf: the chunk's own rows are not
+    classified again)."""
+    out = {}
+    for name in ("api", "sync"):
+        s = f[name]["start_ns"].to_numpy(np.int64)
+        out[name] = take_rows(f[name], (s <= lo) | (s > hi))
+    return out
+
+
 def _gpu_pids(bundle: TraceBundle) -> set[int]:
     out: set[int] = set()
     for f in (bundle.kernels, bundle.memcpy, bundle.memset):
@@ -124,7 +135,7 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
         f = _process_frames(bundle, g, process_rows(skeleton.nvtx, g))
         ci = with_sync_edges(chunk_inputs(index, f, lo, hi, window=glob.window,
                                           devices=glob.devices, steps=glob.steps,
-                                          phase_map=options.phase_map), f)
+                                          phase_map=options.phase_map), _margins(f, lo, hi))
         partials[g] = {name: fn(ci, th=th, options=options, glob=glob)
                        for name, fn in PARTIALS.items()}
         facts[g] = ProcessFacts()

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.busy import Window, choose_window
-from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.steps import StepsResult, analyze_steps
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -112,8 +111,12 @@ def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
                     io_threads: tuple[int, ...] = (), tensor_sampling=None) -> ProcessGlobals:
     """Steps, window and devices of one process from its NVTX list, a kernels frame holding its
     kernels' launch times (``ProcessFacts.kernel_proxy``, or an empty one to assume) and its GPU
-    span — the in-memory ``analyze_process`` computes the same from the whole frames."""
+    span (or a function giving it, called only when the window needs it) — the in-memory
+    ``analyze_process`` computes the same from the whole frames."""
     steps = analyze_steps(nvtx, kernels, options=options, th=th)
+    if callable(span):  # a census asked only when the window needs the GPU span
+        needs = options.window_ns is not None or not (is_available(steps) and steps.analysed_count)
+        span = span() if needs else None
     empty = _span_frame(None)
     window = choose_window(steps, _span_frame(span), empty, empty, user_window=options.window_ns,
                            capture=capture)
