@@ -18,8 +18,12 @@
      with a cold cache (deleted before each run) and warm, at the largest size;
    * ``nsys-diag analyze TRACE --json - --no-html`` (ours) at every size, plus once more with the
      plain ``sqlite3`` reader (``NSYS_DIAG_NO_ADBC=1``) at the largest size;
-   * ours with ``--memory-budget 512M`` at every size: bounded memory (a window of the timeline
-     once the whole export would not fit) — its peak RSS must stay under the budget at every size;
+   * ours with ``--memory-budget 512M`` at every size: bounded memory (the whole export streamed
+     chunk by chunk once it would not fit) — its peak RSS must stay under the budget at every size;
+   * streaming (issue "Whole exports in bounded memory"): ``launch_bound`` exports of 4, 8 and 16M
+     kernels (``--stream-sizes``), ours with ``--memory-budget 1G`` at each (whole export, chunk
+     by chunk) and unbounded (``--memory-budget none``) at 8M — peak ≤ 1.2 GB, time ≤ 1.5× the
+     unbounded run, growth linear or better;
    * ``nsys-diag --help`` (min of 5), and which heavy modules it imports.
 3. Prints the table, the ratios, the growth per doubling and PASS/FAIL against the targets of
    issue "Scale"; writes everything to ``bench/out/results.json``.
@@ -73,6 +77,14 @@ TARGET_FLOOR_RATIO = 3.0
 TARGET_PEER_SPEEDUP = 10.0
 TARGET_RSS_BYTES = 1_500_000_000  # 1.5 GB
 TARGET_HELP_S = 0.3
+STREAM_PRESET = "launch_bound"
+STREAM_SCALE = 5.56  # 1,200 kernels per step × 5.56 = 6,671: 8.0M kernels at 1,200 steps
+STREAM_KPS = 6_671
+STREAM_SIZES = "4,8,16"
+STREAM_BUDGET = "1G"
+STREAM_TARGET_M = 8.0
+STREAM_RSS_BYTES = 1_200_000_000  # 1.2 GB
+STREAM_TIME_RATIO = 1.5
 BOUNDED_BUDGET = "512M"
 BOUNDED_BUDGET_BYTES = 512 * 2**20
 LINEAR_PER_DOUBLING = 2.2
@@ -392,6 +404,10 @@ def measure(trace: Trace, tools: list[Tool], runs: int, timeout: float) -> list[
                 rw = (doc.get("trace") or {}).get("read_window")
                 if isinstance(rw, dict) and rw.get("row_fraction") is not None:
                     row.note += f"; read {rw['row_fraction']:.0%} of the rows (window)"
+                ch = (doc.get("trace") or {}).get("chunks")
+                if rw is None and isinstance(ch, dict):
+                    row.note += (f"; whole export in {ch.get('count')} chunks "
+                                 f"(≤ {ch.get('max_rows'):,} rows, {ch.get('passes')} pass(es))")
             log(f"  run {i + 1}/{runs} {tl.name:40s} {r.seconds:8.2f} s  cpu {r.cpu:7.2f} s "
                 f"{r.peak_rss / 1e6:8.0f} MB")
     for row in rows.values():
@@ -415,6 +431,70 @@ def time_help(n: int = 5) -> dict:
     heavy = [m for m in r.stderr.strip().splitlines()[-1].split(",") if m] if r.stderr.strip() \
         else []
     return {"status": "ok", "seconds": times, "min_s": min(times), "heavy_imports": heavy}
+
+
+# -------------------------------------------------------------------------------- streaming
+STREAM_TOOL = f"nsys-diag analyze --memory-budget {STREAM_BUDGET} (stream)"
+UNBOUNDED_TOOL = "nsys-diag analyze --memory-budget none"
+
+
+def run_stream_section(args, runs: int) -> tuple[list, list]:
+    """The streaming rows: ours at ``STREAM_BUDGET`` on every stream size, unbounded at the
+    target size (``STREAM_TARGET_M``)."""
+    text = STREAM_SIZES if args.stream_sizes is None else args.stream_sizes
+    if args.quick or not text.strip():
+        return [], []
+    rows, traces = [], []
+    for size in sorted(float(x) for x in text.split(",")):
+        tr = make_trace(size, args.timeout, preset=STREAM_PRESET, scale=STREAM_SCALE,
+                        kernels_per_step=STREAM_KPS)
+        traces.append(tr)
+        log(f"\n== streaming {tr.label}: {Path(tr.path).name} ({tr.file_bytes / 1e6:.0f} MB, "
+            f"API {tr.counts.get('CUPTI_ACTIVITY_KIND_RUNTIME', 0):,})")
+        tools = [Tool(STREAM_TOOL, [OURS, "analyze", tr.path, "--json", "-", "--no-html",
+                                    "--memory-budget", STREAM_BUDGET])]
+        if size == STREAM_TARGET_M:
+            tools.append(Tool(UNBOUNDED_TOOL, [OURS, "analyze", tr.path, "--json", "-",
+                                               "--no-html", "--memory-budget", "none"]))
+        warm_page_cache(tr.path)
+        rows += measure(tr, tools, runs, args.timeout)
+    return rows, traces
+
+
+def stream_targets(rows: list, traces: list) -> list:
+    """PASS/FAIL of the streaming targets (issue "Whole exports in bounded memory")."""
+    if not traces:
+        return []
+
+    def verdict(ok):
+        return "PASS" if ok else "FAIL"
+    out = []
+    at = {(r.tool, r.size_m): r for r in rows if r.ok}
+    s8, u8 = at.get((STREAM_TOOL, STREAM_TARGET_M)), at.get((UNBOUNDED_TOOL, STREAM_TARGET_M))
+    if s8 is not None:
+        whole = "whole export" in (s8.note or "")
+        out.append((f"streaming {s8.trace} at --memory-budget {STREAM_BUDGET}: whole export "
+                    "analysed, peak RSS ≤ 1.2 GB",
+                    f"{s8.peak / 1e6:.0f} MB; {s8.note}",
+                    verdict(whole and s8.peak <= STREAM_RSS_BYTES)))
+    if s8 is not None and u8 is not None:
+        r = s8.tmin / u8.tmin
+        out.append((f"streaming time ≤ {STREAM_TIME_RATIO}× the unbounded run on {s8.trace}",
+                    f"{r:.2f}× ({s8.tmin:.1f} s vs {u8.tmin:.1f} s; unbounded peak "
+                    f"{u8.peak / 1e6:.0f} MB)", verdict(r <= STREAM_TIME_RATIO)))
+    srows = sorted((r for r in rows if r.tool == STREAM_TOOL and r.ok), key=lambda r: r.kernels)
+    growth = []
+    for a, b in zip(srows, srows[1:]):
+        d = math.log2(b.kernels / a.kernels) if b.kernels > a.kernels else 0
+        if d:
+            growth.append(((b.tmin / a.tmin) ** (1 / d), f"{a.trace} → {b.trace}"))
+    if growth:
+        worst = max(g for g, _ in growth)
+        out.append(("streaming time grows linearly or better up to "
+                    f"{srows[-1].trace} (≤ {LINEAR_PER_DOUBLING}× per doubling)",
+                    ", ".join(f"{w}: ×{g:.2f}" for g, w in growth),
+                    verdict(worst <= LINEAR_PER_DOUBLING)))
+    return out
 
 
 # -------------------------------------------------------------------------------- reporting
@@ -557,7 +637,7 @@ def summarize(rows: list[Row], traces: list[Trace], help_res: dict, quick: bool)
     if bounded:
         peaks = ", ".join(f"{r.trace} {r.peak / 1e6:.0f} MB" for r in bounded)
         targets.append((f"bounded memory: with --memory-budget {BOUNDED_BUDGET} peak RSS stays "
-                        "under the budget at every size (a window of larger exports is read)",
+                        "under the budget at every size (larger exports streamed whole)",
                         peaks, verdict(all(r.peak <= BOUNDED_BUDGET_BYTES for r in bounded))))
     if help_res.get("status") == "ok":
         targets.append(("`nsys-diag --help` < 0.3 s, no pandas/pyarrow/numpy/jinja2 import",
@@ -636,6 +716,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="smoke run: one small trace (0.05M kernels), one run each")
     ap.add_argument("--profile", action="store_true",
                     help="also write a pyinstrument profile of ours on the largest trace")
+    ap.add_argument("--stream-sizes", default=None,
+                    help=f"streaming export sizes in millions of kernels (default {STREAM_SIZES}; "
+                         "'' to skip)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per child run")
     ap.add_argument("--json", default=None,
                     help="results JSON path (default bench/out/results.json; "
@@ -683,12 +766,15 @@ def main(argv: list[str] | None = None) -> int:
         log(f"\n== {tr.label} ({runs} run(s) per tool, interleaved)")
         warm_page_cache(tr.path)
         rows += measure(tr, tools, runs, args.timeout)
+    stream_rows, stream_traces = run_stream_section(args, runs)
+    rows += stream_rows
     help_res = time_help()
     prof = run_profile(largest) if args.profile else None
 
     load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
     print_table(rows, traces)
     summary = summarize(rows, traces, help_res, args.quick)
+    summary["targets"] += stream_targets(stream_rows, stream_traces)
     print_summary(summary, help_res)
     print_machine(machine, load_end)
     if prof:
@@ -699,7 +785,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": {"preset": PRESET, "scale": SCALE, "metrics_period_ns": METRICS_PERIOD_NS,
                    "schema": SCHEMA, "runs": runs, "sizes_m": sizes, "quick": args.quick,
                    "peer": peer_note if peer_exe is None else "nsys-ai 0.3.0"},
-        "traces": [asdict(t) for t in traces],
+        "traces": [asdict(t) for t in traces + stream_traces],
         "rows": [{**asdict(r), "min_s": r.tmin, "median_s": r.tmed, "cpu_min_s": r.cpu_min,
                   "peak_rss_bytes": r.peak}
                  for r in rows],

@@ -33,6 +33,9 @@ from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, estimate_memory
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
+DASK_MIN_CHUNKS = 4
+"""With ``--dask``/``--scheduler`` an export that fits the budget is still cut into this many
+chunks (the work to spread); a larger one into the budget's chunks."""
 MIN_CHUNK_ROWS = 10_000
 """Fewer rows per chunk than this are never planned (per-chunk overhead: one SQLite pass each)."""
 STREAM_BASE_BYTES = 200 * 2**20
@@ -54,6 +57,17 @@ def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
         return None  # --window reads only that span (loaders/read_window.py)
     if options.chunk_rows:
         return int(options.chunk_rows)
+    by_budget = _budget_rows(path, options)
+    if options.scheduler:  # --dask/--scheduler: the chunks go to the workers whatever the size
+        rows = _event_rows(path)
+        spread = max(MIN_CHUNK_ROWS, -(-rows // DASK_MIN_CHUNKS)) if rows > 0 else None
+        return min(r for r in (by_budget, spread) if r is not None) \
+            if by_budget or spread else None
+    return by_budget
+
+
+def _budget_rows(path: str, options: AnalyzeOptions) -> int | None:
+    """Rows per chunk the memory budget allows when the export does not fit it (else None)."""
     budget = options.memory_budget_bytes
     if options.memory_mode != "stream" or not budget:
         return None
@@ -189,6 +203,8 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
             return run_pass(skeleton, read, targets, assume, options, th, only)
     import functools
 
-    return run_stream(skeleton, runner, options, th,
-                      census_span=functools.lru_cache(maxsize=1)(lambda: census_span(path)),
-                      chunk_rows=chunk_rows)
+    # the GPU span is asked only when a step-less process needs it (a scan of three tables);
+    # on Dask the assumption travels to the workers, so it is computed first
+    census = census_span(path) if options.scheduler else \
+        functools.lru_cache(maxsize=1)(lambda: census_span(path))
+    return run_stream(skeleton, runner, options, th, census_span=census, chunk_rows=chunk_rows)

@@ -11,7 +11,7 @@ the same path (shared filesystem, as for ``batch``).
 from __future__ import annotations
 
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
-from nsys_diag.analyses.chunked.driver import analyse_chunk, spans_pass
+from nsys_diag.analyses.chunked.driver import analyse_chunk, read_span, spans_pass
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
@@ -38,7 +38,7 @@ def find_cut(path: str, lo: int, target: int) -> tuple[int, bool]:
 def chunk_task(path: str, skeleton, lo: int, hi: int, index: int, assumed, assume,
                options: AnalyzeOptions, th: Thresholds, only):
     """One chunk's ``ChunkResult`` (a Dask task)."""
-    bundle = _read(path, lo, LAST_HI if hi == LAST_HI else hi + 1)
+    bundle = _read(path, *read_span(lo, None if hi == LAST_HI else hi))  # with the edge margins
     return analyse_chunk(skeleton, bundle, lo, hi, index, assumed, assume, options, th, only)
 
 
@@ -57,9 +57,13 @@ def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions
             if "spans" not in state:
                 state["spans"], state["inexact"] = _cuts(client, path, targets)
             spans = state["spans"]
-            futures = [client.submit(chunk_task, path, skeleton, lo, hi, i, {}, assume, options,
-                                     th, only, pure=False) for i, (lo, hi) in enumerate(spans)]
-            sp = spans_pass(skeleton, client.gather(futures), spans)
+            # the first chunk decides the assumed globals the others are analysed against
+            first = client.submit(chunk_task, path, skeleton, *spans[0], 0, {}, assume, options,
+                                  th, only, pure=False).result()
+            futures = [client.submit(chunk_task, path, skeleton, lo, hi, i, first.assumed, assume,
+                                     options, th, only, pure=False)
+                       for i, (lo, hi) in enumerate(spans) if i]
+            sp = spans_pass(skeleton, [first, *client.gather(futures)], spans)
             sp.inexact_cuts = state["inexact"]
             return sp
         finally:
