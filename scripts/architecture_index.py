@@ -31,6 +31,12 @@ def index() -> str:
         for path in sorted((ROOT / "nsys_diag" / layer).glob("*.py")):
             if not path.name.startswith("_"):
                 lines.append(f"- `{path.name}` — {_first_sentence(path)}")
+        for pkg in sorted(p for p in (ROOT / "nsys_diag" / layer).iterdir()
+                          if (p / "__init__.py").is_file()):  # subpackages, e.g. chunked/
+            lines.append(f"- `{pkg.name}/` — {_first_sentence(pkg / '__init__.py')}")
+            for path in sorted(pkg.glob("*.py")):
+                if not path.name.startswith("_"):
+                    lines.append(f"  - `{pkg.name}/{path.name}` — {_first_sentence(path)}")
         lines.append("")
     return "\n".join(lines)
 
