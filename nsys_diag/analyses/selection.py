@@ -56,6 +56,12 @@ def select_device(bundle: TraceBundle, device: int | None) -> TraceBundle:
     if present and device not in present:
         raise _fail(f"--device {device}: no GPU activity on that device "
                     f"(devices with activity: {', '.join(map(str, present))})")
+    return device_rows(bundle, device)
+
+
+def device_rows(bundle: TraceBundle, device: int) -> TraceBundle:
+    """``bundle`` with the GPU rows of ``device`` only (``select_device`` without its check: a
+    streamed export's chunks, whose check is made on the whole export)."""
     frames = {}
     for name in ("kernels", "memcpy", "memset", "sync", "gpu_metrics", "gpu_memory", "gpus"):
         f = getattr(bundle, name)

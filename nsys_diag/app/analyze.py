@@ -135,8 +135,10 @@ def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, genera
                       chunk_rows: int):
     """``(suite, view)`` of an export analysed chunk by chunk; None when there is nothing to
     stream (no GPU work, no NVTX: the in-memory run analyses the whole bundle)."""
-    from nsys_diag.app.stream import analyze_streamed
+    from nsys_diag.app.stream import analyze_streamed, chunk_share
 
+    # --max-memory stays a refusal, checked against one chunk's share of the export
+    check_memory(path, options.max_memory_bytes, options.ncu_path, chunk_share(path, chunk_rows))
     done = analyze_streamed(path, options, th, chunk_rows)
     if done is None:
         return None

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from nsys_diag.app.cache import Cache, cache_dir, cache_key, file_sha256
+from nsys_diag.app.dask_cluster import DASK_HINT, dask_client  # noqa: F401 (DASK_HINT: public)
 from nsys_diag.app.discovery import TraceInput
 from nsys_diag.app.trace_job import analyze_trace_job, export_nsys_rep, share_read_threads
-from nsys_diag.model.errors import InputError, UsageError
+from nsys_diag.model.errors import InputError
 from nsys_diag.model.text import terminal_line
 from nsys_diag.model.thresholds import Thresholds
 
-DASK_HINT = "pip install 'nsys-diag[dask]'"
 MESSAGE_CHARS = 300
 HASH_THREADS = 4
 
@@ -88,24 +88,6 @@ class TraceResult:
     hint: str = ""
     cached: bool = False
     sha256: str = ""
-
-
-def dask_client(scheduler: str | None, jobs: int):
-    """(client, local cluster or None): ``scheduler``'s, else a local cluster of ``jobs``."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise UsageError("--scheduler/--dask need Dask distributed, which is not installed: "
-                         f"{DASK_HINT}") from None
-    if scheduler:
-        try:
-            return Client(scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as exc:
-            raise UsageError(f"cannot reach the Dask scheduler {_safe(scheduler)}: "
-                             f"{_safe(exc)}") from None
-    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    return Client(cluster), cluster
 
 
 def _hash_all(traces: Sequence[TraceInput]) -> list[str | Exception]:

@@ -82,6 +82,12 @@ def _budget_rows(path: str, options: AnalyzeOptions) -> int | None:
     return max(MIN_CHUNK_ROWS, int(room / per_row))
 
 
+def chunk_share(path: str, chunk_rows: int) -> float:
+    """The share (0–1) of the export's kernel + API rows one chunk holds."""
+    rows = _event_rows(path)
+    return min(1.0, chunk_rows / rows) if rows > 0 else 1.0
+
+
 def _event_rows(path: str) -> int:
     """Kernel + CUDA API rows of an nsys export (``max(rowid)``: no scan)."""
     from nsys_diag.loaders.nsys_db import NsysDb
@@ -207,4 +213,7 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     # on Dask the assumption travels to the workers, so it is computed first
     census = census_span(path) if options.scheduler else \
         functools.lru_cache(maxsize=1)(lambda: census_span(path))
-    return run_stream(skeleton, runner, options, th, census_span=census, chunk_rows=chunk_rows)
+    from nsys_diag.loaders.nsys_cuda import unmatched_warning
+
+    return run_stream(skeleton, runner, options, th, census_span=census, chunk_rows=chunk_rows,
+                      unmatched_warning=unmatched_warning)

@@ -46,7 +46,7 @@ def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions
                 th: Thresholds):
     """A pass runner (``driver.PassRunner``) on the Dask scheduler of ``options.scheduler``
     (``local``: a local cluster)."""
-    from nsys_diag.app.scheduling import dask_client
+    from nsys_diag.app.dask_cluster import dask_client
 
     state: dict = {}
 

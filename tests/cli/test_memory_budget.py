@@ -1,5 +1,6 @@
-"""`--memory-budget`: an export whose analysis would not fit is analysed over the middle window
-of its timeline that does (``trace.read_window``), never refused; ``none`` reads everything."""
+"""`--memory-budget --memory-mode middle`: an export whose analysis would not fit is analysed over
+the middle window of its timeline that does (``trace.read_window``), never refused; ``none``
+reads everything (the default mode, streaming, is tested in tests/app/test_stream.py)."""
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ def _half_budget(trace) -> int:
 
 
 def test_budget_below_the_estimate_reads_a_middle_window(trace):
-    res = _analyze(trace, "--memory-budget", str(_half_budget(trace)))
+    res = _analyze(trace, "--memory-budget", str(_half_budget(trace)), "--memory-mode", "middle")
     assert res.exit_code == 0, res.output
     view = _view(res)
     rw = view["trace"]["read_window"]
@@ -68,7 +69,8 @@ def test_max_memory_is_checked_against_what_the_budget_reads(trace):
     res = _analyze(trace, "--memory-budget", "none", "--max-memory", str(half))
     assert res.exit_code == 3 and "--memory-budget" in res.output
     # ... a window that fits the budget, and so the limit, runs
-    res = _analyze(trace, "--memory-budget", str(half), "--max-memory", str(half))
+    res = _analyze(trace, "--memory-budget", str(half), "--max-memory", str(half),
+                   "--memory-mode", "middle")
     assert res.exit_code == 0, res.output
     assert _view(res)["trace"]["read_window"]["reason"] == "memory_budget"
 
@@ -87,14 +89,19 @@ def test_read_fraction_rules(trace, tmp_path):
     assert AnalyzeOptions().memory_budget_bytes == DEFAULT_MEMORY_BUDGET_BYTES
     assert frac(str(trace), AnalyzeOptions()) is None  # a small file fits the default
     assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=None)) is None
-    assert 0.45 < frac(str(trace), AnalyzeOptions(memory_budget_bytes=half)) < 0.55
+    assert 0.45 < frac(str(trace), AnalyzeOptions(memory_budget_bytes=half,
+                                                  memory_mode="middle")) < 0.55
+    # the default mode streams the whole export instead of reading a window
+    assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=half)) is None
     # --max-memory is a refusal, not a budget
     assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=None, max_memory_bytes=half)) \
         is None
-    assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=half, window_ns=(0, 10))) is None
+    assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=half, window_ns=(0, 10),
+                                           memory_mode="middle")) is None
     csv = tmp_path / "x.csv"
     csv.write_text('"ID","Kernel Name"\n' * 1000)
-    assert frac(str(csv), AnalyzeOptions(memory_budget_bytes=me.BASE_MEMORY_BYTES + 1)) \
+    assert frac(str(csv), AnalyzeOptions(memory_budget_bytes=me.BASE_MEMORY_BYTES + 1,
+                                         memory_mode="middle")) \
         is None
 
 
@@ -106,7 +113,7 @@ def test_a_middle_window_keeps_the_verdict_and_its_evidence(tmp_path, preset):
     whole = analyze_path(str(path), AnalyzeOptions(memory_budget_bytes=None))
     est, _ = me.estimate_memory(str(path))
     half = analyze_path(str(path), AnalyzeOptions(
-        memory_budget_bytes=me.BASE_MEMORY_BYTES + est // 2))
+        memory_budget_bytes=me.BASE_MEMORY_BYTES + est // 2, memory_mode="middle"))
     assert half["trace"]["read_window"]["reason"] == "memory_budget"
     assert half["verdict"]["code"] == whole["verdict"]["code"] == synth.expected(preset)["verdict"]
     assert half["steps"]["analysed_count"] < whole["steps"]["analysed_count"]

@@ -21,6 +21,7 @@ from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.capabilities import probe
 from nsys_diag.analyses.chunked.globals import ProcessGlobals
 from nsys_diag.analyses.gpu_choice import choose_gpu
+from nsys_diag.analyses.selection import device_rows
 from nsys_diag.analyses.chunked.registry import MERGES, capture_end_ns, merge_file_level
 from nsys_diag.analyses.memory import analyze_memory
 from nsys_diag.analyses.throughput import analyze_throughput
@@ -53,12 +54,14 @@ def summary_bundle(skeleton: TraceBundle, samples: dict[str, pd.DataFrame],
 
 
 def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]],
-                   has_gpu_work: bool, unmatched: list[dict] | None = None) -> list[LoadWarning]:
+                   has_gpu_work: bool, unmatched: list[dict] | None = None,
+                   unmatched_warning=None) -> list[LoadWarning]:
     """The load warnings of a streamed export: the skeleton's (NVTX, strings, schema …) and each
     chunk's, once per code (the chunk's with the largest count: a count may be of devices, not
     rows, and rows near an edge are read by two chunks); the skeleton's "no CUDA"
     warning only when no chunk held GPU work; the unmatched-launch warning recounted from the
-    chunks' owned rows (``unmatched``: ``registry._unmatched`` of each chunk)."""
+    chunks' owned rows (``unmatched``: ``registry._unmatched`` of each chunk;
+    ``unmatched_warning``: the loader's builder of that warning, given by the app layer)."""
     out: dict[str, LoadWarning] = {}
     for w in skeleton.warnings:
         if w.code == "no_cuda_tables" and has_gpu_work:
@@ -70,9 +73,7 @@ def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]
                 continue  # the skeleton says these for the whole export
             if w.code not in out or w.count > out[w.code].count:
                 out[w.code] = w
-    if "unmatched_launches" in out and unmatched:
-        from nsys_diag.loaders.nsys_cuda import unmatched_warning
-
+    if "unmatched_launches" in out and unmatched and unmatched_warning is not None:
         totals: dict[str, tuple[int, int]] = {}
         for c in unmatched:
             for name, (miss, rows) in c.items():
@@ -129,19 +130,18 @@ def assemble_process(bundle: TraceBundle, glob: ProcessGlobals, parts: list[dict
 
 
 def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals],
-                   options: AnalyzeOptions, th: Thresholds, *, chunks: dict):
+                   options: AnalyzeOptions, th: Thresholds, *, chunks: dict,
+                   unmatched_warning=None):
     """``(AnalysisSuite, TraceMeta)`` of a streamed export (module docstring)."""
     from nsys_diag.analyses import suite as S
 
     has_gpu = any(f.gpu_rows for f in sp.facts.values())
     warnings = merge_warnings(skeleton, [c.get("warnings", []) for c in sp.chunk_bundles],
                               has_gpu, [c["unmatched"] for c in sp.chunk_bundles
-                                        if "unmatched" in c])
+                                        if "unmatched" in c], unmatched_warning)
     samples = _samples(sp.chunk_bundles)
     bundle = summary_bundle(skeleton, samples, warnings, sp.chunk_bundles)
     if options.device is not None:
-        from nsys_diag.analyses.chunked.driver import device_rows
-
         bundle = device_rows(bundle, options.device)
     bundle = choose_gpu(bundle, options.gpu)
     bundle.meta = dataclasses.replace(bundle.meta,

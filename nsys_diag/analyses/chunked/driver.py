@@ -21,6 +21,7 @@ from nsys_diag.analyses.chunked.context import chunk_inputs
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
 from nsys_diag.analyses.chunked.globals import ProcessFacts, ProcessGlobals, process_globals
 from nsys_diag.analyses.chunked.sync_edges import with_sync_edges
+from nsys_diag.analyses.selection import device_rows
 from nsys_diag.analyses.step_repeat import launch_or_start
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
@@ -60,18 +61,6 @@ def _process_frames(bundle: TraceBundle, gpid: int, nvtx) -> dict:
     f["nvtx"] = nvtx
     f["gpu_metrics"] = bundle.gpu_metrics
     return f
-
-
-def device_rows(bundle: TraceBundle, device: int) -> TraceBundle:
-    """``bundle`` with the GPU rows of ``device`` only (``selection.select_device`` without its
-    check, which needs the whole export: ``app/stream.py`` makes it on the skeleton's census)."""
-    import dataclasses
-
-    frames = {}
-    for name in ("kernels", "memcpy", "memset", "sync", "gpu_metrics", "gpu_memory", "gpus"):
-        f = getattr(bundle, name)
-        frames[name] = f.loc[f["device_id"].to_numpy() == device].reset_index(drop=True)
-    return dataclasses.replace(bundle, **frames)
 
 
 def _margins(f: dict, lo: int, hi: int) -> dict:
@@ -303,8 +292,11 @@ on Dask: ``app/stream.py``)."""
 
 
 def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOptions,
-               th: Thresholds, *, census_span=None, chunk_rows: int | None = None):
-    """Passes until the globals hold (at most two), then ``(AnalysisSuite, TraceMeta)``; None
+               th: Thresholds, *, census_span=None, chunk_rows: int | None = None,
+               unmatched_warning=None):
+    """Passes until the globals hold (at most two), then ``(AnalysisSuite, TraceMeta)``
+    (``unmatched_warning``: the loader's builder of the unmatched-launch warning, to recount it
+    over the chunks' owned rows); None
     when the export holds neither GPU work nor NVTX ranges (nothing to stream: the in-memory
     run analyses its whole bundle once)."""
     from nsys_diag.analyses.chunked.assemble import assemble_suite
@@ -319,4 +311,5 @@ def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOption
         passes = 2
     chunks = {"count": len(sp.spans), "max_rows": int(sp.max_rows), "passes": passes,
               "inexact_cuts": int(sp.inexact_cuts), "chunk_rows": chunk_rows}
-    return assemble_suite(skeleton, sp, settled, options, th, chunks=chunks)
+    return assemble_suite(skeleton, sp, settled, options, th, chunks=chunks,
+                          unmatched_warning=unmatched_warning)
