@@ -103,8 +103,38 @@ def launch_or_start(kernels: pd.DataFrame) -> np.ndarray:
     return np.where(missing, kernels["start_ns"].to_numpy(np.int64), ls)
 
 
-def kernels_per_step(kernels: pd.DataFrame, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Kernels launched (CPU side; start without a launch call) inside each step."""
+class MissingCounts(LookupError):
+    """``KernelCounts`` was asked for intervals nobody counted."""
+
+
+class KernelCounts:
+    """Kernels launched inside given intervals, counted elsewhere — a streamed export counts its
+    chunks' kernels per interval and adds them up (``analyses/chunked``) — read by
+    ``kernels_per_step`` in place of a kernels frame. ``len()`` is the number of kernels."""
+
+    def __init__(self, total: int, counts: dict[tuple, np.ndarray]):
+        self.total = int(total)
+        self.counts = counts
+
+    @staticmethod
+    def key(starts: np.ndarray, ends: np.ndarray) -> tuple:
+        return (np.asarray(starts, np.int64).tobytes(), np.asarray(ends, np.int64).tobytes())
+
+    def __len__(self) -> int:
+        return self.total
+
+    def count(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        got = self.counts.get(self.key(starts, ends))
+        if got is None:
+            raise MissingCounts("kernel counts of these intervals were not collected")
+        return got.copy()
+
+
+def kernels_per_step(kernels, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Kernels launched (CPU side; start without a launch call) inside each step (``kernels``: a
+    kernels frame, or ``KernelCounts``)."""
+    if isinstance(kernels, KernelCounts):
+        return kernels.count(starts, ends) if len(kernels) else np.zeros(starts.size, np.int64)
     if not len(kernels):
         return np.zeros(starts.size, np.int64)
     launch = launch_or_start(kernels)

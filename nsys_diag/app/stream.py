@@ -22,8 +22,8 @@ How (``docs/streaming.md``):
    (``analyses/chunked/assemble.py``), then the verdicts.
 
 Memory: one chunk's rows at a time plus the partials (per kernel name, per step, per phase, top
-gaps) and 8 bytes per kernel (its launch time, for the steps) — ``trace.chunks`` reports the
-chunk count and the largest chunk's rows.
+gaps) and 8 bytes per kernel (name code and duration: exact per-name medians) —
+``trace.chunks`` reports the chunk count and the largest chunk's rows.
 """
 from __future__ import annotations
 
@@ -203,10 +203,10 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
         runner = dask_runner(path, skeleton, targets, options, th)
     else:
         def read(lo: int, hi: int):
-            return load_trace(path, kernel_detail=False, time_window=(lo, hi))
+            return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True)
 
-        def runner(assume, only):
-            return run_pass(skeleton, read, targets, assume, options, th, only)
+        def runner(assume, only, keep_launches):
+            return run_pass(skeleton, read, targets, assume, options, th, only, keep_launches)
     import functools
 
     # the GPU span is asked only when a step-less process needs it (a scan of three tables);

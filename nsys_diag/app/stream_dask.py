@@ -22,7 +22,7 @@ CUT_WINDOW_SHARE = 0.05
 def _read(path: str, lo: int, hi: int):
     from nsys_diag.loaders import load_trace
 
-    return load_trace(path, kernel_detail=False, time_window=(lo, hi))
+    return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True)
 
 
 def find_cut(path: str, lo: int, target: int) -> tuple[int, bool]:
@@ -36,10 +36,11 @@ def find_cut(path: str, lo: int, target: int) -> tuple[int, bool]:
 
 
 def chunk_task(path: str, skeleton, lo: int, hi: int, index: int, assumed, assume,
-               options: AnalyzeOptions, th: Thresholds, only):
+               options: AnalyzeOptions, th: Thresholds, only, keep_launches: bool = False):
     """One chunk's ``ChunkResult`` (a Dask task)."""
     bundle = _read(path, *read_span(lo, None if hi == LAST_HI else hi))  # with the edge margins
-    return analyse_chunk(skeleton, bundle, lo, hi, index, assumed, assume, options, th, only)
+    return analyse_chunk(skeleton, bundle, lo, hi, index, assumed, assume, options, th, only,
+                         keep_launches)
 
 
 def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions,
@@ -50,7 +51,7 @@ def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions
 
     state: dict = {}
 
-    def runner(assume, only):
+    def runner(assume, only, keep_launches):
         client, cluster = dask_client(None if options.scheduler == "local" else options.scheduler,
                                       2)
         try:
@@ -59,9 +60,9 @@ def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions
             spans = state["spans"]
             # the first chunk decides the assumed globals the others are analysed against
             first = client.submit(chunk_task, path, skeleton, *spans[0], 0, {}, assume, options,
-                                  th, only, pure=False).result()
+                                  th, only, keep_launches, pure=False).result()
             futures = [client.submit(chunk_task, path, skeleton, lo, hi, i, first.assumed, assume,
-                                     options, th, only, pure=False)
+                                     options, th, only, keep_launches, pure=False)
                        for i, (lo, hi) in enumerate(spans) if i]
             sp = spans_pass(skeleton, [first, *client.gather(futures)], spans)
             sp.inexact_cuts = state["inexact"]

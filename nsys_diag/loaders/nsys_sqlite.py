@@ -88,7 +88,8 @@ def _check_is_nsys(db: NsysDb) -> None:
 
 def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      time_window: tuple[int, int] | None = None,
-                     row_fraction: float | None = None, skeleton: bool = False) -> TraceBundle:
+                     row_fraction: float | None = None, skeleton: bool = False,
+                     chunk: bool = False) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
@@ -103,10 +104,11 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     ``skeleton=True`` reads everything but the per-event GPU, API, metric and host tables (their
     frames are empty; ``meta.tables`` still counts their rows): the whole NVTX list, processes,
     threads, GPUs and memory events — the global values a chunked (streaming) analysis needs
-    before it reads the events chunk by chunk (``app/stream.py``).
+    before it reads the events chunk by chunk (``app/stream.py``). ``chunk=True``: a chunk of
+    such a read — ``time_window`` without the row counts (the skeleton has them).
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction, skeleton)
+        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk)
 
 
 def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning]
@@ -164,9 +166,10 @@ def _schema(export_md: dict, warnings: list[LoadWarning]) -> tuple[str, tuple]:
 
 
 def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: bool,
-                       skeleton: bool = False) -> dict:
+                       skeleton: bool = False, chunk: bool = False) -> dict:
     """The tables with one row per event, read concurrently (``loaders/concurrent.py``);
-    ``skeleton``: NVTX and the row counts only."""
+    ``skeleton``: NVTX and the row counts only; ``chunk``: no row counts (a streamed chunk: the
+    skeleton has them; perf: one ``count(*)`` scan of every table less per chunk)."""
     if skeleton:
         return {**dict.fromkeys(SKELETON_SKIPS), "api": C.API.empty(),
                 "gpu_metrics": (C.GPU_METRICS.empty(), []),
@@ -187,7 +190,8 @@ def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: 
         "memset_joined": After(("memset", "api"), _launch_join),
         "sync_joined": After(("sync", "api"), lambda s, a: (
             None if s is None else _launch_join(s[0], a))),
-        "table_counts": lambda: table_counts(db),  # count(*) scans: C, off the main thread
+        # count(*) scans: C, off the main thread (a streamed chunk: the skeleton has them)
+        "table_counts": (lambda: {}) if chunk else (lambda: table_counts(db)),
         # host-side tables: absent in most exports (then no query at all)
         "osrt": lambda: read_osrt(db, strings, window),
         "cpu_samples": lambda: read_cpu_samples(db, strings, window),
@@ -330,7 +334,8 @@ SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync"
 
 
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
-          row_fraction: float | None = None, skeleton: bool = False) -> TraceBundle:
+          row_fraction: float | None = None, skeleton: bool = False,
+          chunk: bool = False) -> TraceBundle:
     """Read every table the analyses use into contract frames (``model/contracts.py``), with the
     load warnings in the order the report lists them."""
     _check_is_nsys(db)
@@ -340,7 +345,7 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     window, window_record = _read_window(db, time_window, row_fraction, warnings)
     export_md = read_export_metadata(db)
     schema_version, schema = _schema(export_md, warnings)
-    read = _read_event_tables(db, strings, window, kernel_detail, skeleton)
+    read = _read_event_tables(db, strings, window, kernel_detail, skeleton, chunk)
     gpu = _gpu_work(db, read, schema, src, warnings)
     gpu, nvtx_res, duration = _sane_events(db, gpu, read["nvtx"], warnings)
     nvtx_f, marks_f = _nvtx_frames(nvtx_res, duration, src, warnings)

@@ -146,3 +146,27 @@ def test_budget_over_estimate_streams_whole_export(monkeypatch):
     middle = _view(path, memory_budget=budget, memory_mode="middle")
     assert middle["trace"]["read_window"]["reason"] == "memory_budget"
     assert "chunks" not in middle["trace"]
+
+
+def test_steps_fall_back_to_launch_times_when_counts_do_not_answer(monkeypatch):
+    """When the settled steps ask for kernel counts of intervals the pass did not count, a pass
+    keeping every kernel's launch time settles them (same answers, one more pass)."""
+    from nsys_diag.analyses.chunked import driver
+
+    monkeypatch.setattr(driver, "count_intervals", lambda steps: [])
+    path = SAMPLES / "worked_example.sqlite"
+    streamed = _view(path, chunk_rows=400)
+    assert streamed["trace"]["chunks"]["passes"] >= 2
+    assert_same(_view(path, memory_budget="none"), _without_chunks(streamed))
+
+
+def test_kernel_counts_answer_only_what_was_counted():
+    import numpy as np
+
+    from nsys_diag.analyses.step_repeat import KernelCounts, MissingCounts, kernels_per_step
+
+    s, e = np.array([0, 10]), np.array([10, 20])
+    kc = KernelCounts(5, {KernelCounts.key(s, e): np.array([2, 3])})
+    assert kernels_per_step(kc, s, e).tolist() == [2, 3] and len(kc) == 5
+    with pytest.raises(MissingCounts):
+        kernels_per_step(kc, s, e + 1)

@@ -19,7 +19,9 @@ from nsys_diag.analyses._arrays import process_rows, take_rows
 from nsys_diag.analyses.busy import device_ids, gpu_activity_span
 from nsys_diag.analyses.chunked.context import chunk_inputs
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
-from nsys_diag.analyses.chunked.globals import ProcessFacts, ProcessGlobals, process_globals
+from nsys_diag.analyses.chunked.globals import (ProcessFacts, ProcessGlobals, count_intervals,
+                                                process_globals)
+from nsys_diag.analyses.step_repeat import MissingCounts
 from nsys_diag.analyses.chunked.sync_edges import with_sync_edges
 from nsys_diag.analyses.selection import device_rows
 from nsys_diag.analyses.step_repeat import launch_or_start
@@ -104,10 +106,12 @@ class ChunkResult:
 
 def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, index: int,
                   assumed: dict[int, ProcessGlobals], assume, options: AnalyzeOptions,
-                  th: Thresholds, only: set[int] | None = None) -> ChunkResult:
+                  th: Thresholds, only: set[int] | None = None,
+                  keep_launches: bool = False) -> ChunkResult:
     """The partials and facts of the chunk ``[lo, hi)`` of ``bundle`` (read for at least that
     span), per process. ``assume(gpid, bundle)`` gives the globals of a process not in
-    ``assumed``; ``only``: just these processes."""
+    ``assumed``; ``only``: just these processes; ``keep_launches``: record every kernel's
+    launch time (8 bytes each) instead of the assumed steps' kernel counts only."""
     from nsys_diag.analyses.chunked.registry import BUNDLE_PARTIALS, PARTIALS
 
     if options.device is not None:  # --device: the chunk's rows of that device only
@@ -128,7 +132,7 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
         partials[g] = {name: fn(ci, th=th, options=options, glob=glob)
                        for name, fn in PARTIALS.items()}
         facts[g] = ProcessFacts()
-        _record_facts(facts[g], ci)
+        _record_facts(facts[g], ci, glob, keep_launches)
     windows = sorted({v.window for v in {**assumed, **new}.values()},
                      key=lambda w: (w.start_ns, w.end_ns, w.source))
     return ChunkResult(partials, facts, new,
@@ -145,7 +149,8 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
     for g, parts in r.partials.items():
         sp.partials[g].append(parts)
         f = r.facts[g]
-        sp.facts[g].add(np.concatenate(f.launches) if f.launches else np.zeros(0, np.int64),
+        sp.facts[g].add_counts(f.kernels, f.interval_counts)
+        sp.facts[g].add(np.concatenate(f.launches) if f.launches else None,
                         f.span, f.devices, f.gpu_rows, f.first_kernel_ns,
                         f.thread_sets[0] if f.thread_sets else None)
         sp.facts[g].tensor_sampling += f.tensor_sampling
@@ -156,7 +161,8 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
 
 
 def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
-             options: AnalyzeOptions, th: Thresholds, only: set[int] | None = None) -> StreamPass:
+             options: AnalyzeOptions, th: Thresholds, only: set[int] | None = None,
+             keep_launches: bool = False) -> StreamPass:
     """One sequential pass (see the module docstring): each chunk is read up to its target and
     cut at the latest safe time before it; the next starts at the cut. ``assume(gpid, bundle)``
     gives the globals of a process (once, on the first chunk it appears in); ``only``: analyse
@@ -172,7 +178,7 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
                          devices)
         sp.inexact_cuts += 0 if exact else 1
         _absorb(sp, analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th,
-                                  only), i, (lo, hi))
+                                  only, keep_launches), i, (lo, hi))
         lo = hi
         del bundle
     return sp
@@ -189,13 +195,17 @@ def read_span(lo: int, target: int | None) -> tuple[int, int]:
     return lo - m, int(target) + m
 
 
-def _record_facts(facts: ProcessFacts, ci) -> None:
+def _record_facts(facts: ProcessFacts, ci, glob: ProcessGlobals, keep_launches: bool) -> None:
     from nsys_diag.analyses.chunked.gaps_merge import thread_sets
     from nsys_diag.analyses.chunked.tensor_merge import partial_tensor_sampling
+    from nsys_diag.analyses.step_repeat import KernelCounts, kernels_per_step
 
     k = ci.owned("kernels")
     ops = [ci.owned(n) for n in ("kernels", "memcpy", "memset")]
-    facts.add(launch_or_start(k) if len(k) else np.zeros(0, np.int64),
+    facts.add_counts(len(k), {KernelCounts.key(s, e): kernels_per_step(k, s, e)
+                              for s, e in count_intervals(glob.steps)})
+    facts.add((launch_or_start(k) if len(k) else np.zeros(0, np.int64)) if keep_launches
+              else None,
               gpu_activity_span(*ops), device_ids(*ops), sum(len(o) for o in ops),
               int(k["start_ns"].min()) if len(k) else None, thread_sets(ci.frames["api"]))
     facts.tensor_sampling.append(partial_tensor_sampling(ci))
@@ -203,8 +213,8 @@ def _record_facts(facts: ProcessFacts, ci) -> None:
     facts.osrt_rows += 0 if osrt is None else len(osrt)
 
 
-def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: Thresholds
-           ) -> dict[int, ProcessGlobals]:
+def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: Thresholds,
+           keep_launches: bool = False) -> dict[int, ProcessGlobals]:
     """The exact globals of the processes ``analyze`` analyses, from the pass's facts
     (``capabilities.analysed_process_ids``'s rule: GPU processes; else NVTX ones)."""
     gpu = sorted(g for g, f in sp.facts.items() if f.gpu_rows)
@@ -215,7 +225,8 @@ def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: T
     from nsys_diag.analyses.chunked.registry import capture_end_ns
 
     capture = (skeleton.meta.capture_start_ns, capture_end_ns(skeleton, sp.chunk_bundles))
-    out = {g: process_globals(g, process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
+    out = {g: process_globals(g, process_rows(skeleton.nvtx, g),
+                              sp.facts[g].step_kernels(keep_launches),
                                sp.facts[g].span, sp.facts[g].devices, capture, options, th,
                                first_kernel_ns=sp.facts[g].first_kernel_ns,
                                io_threads=merge_thread_sets(sp.facts[g].thread_sets),
@@ -236,7 +247,8 @@ def _check_steps(skeleton: TraceBundle, sp: StreamPass, settled: dict[int, Proce
 
     for g, glob in settled.items():
         where = f" in process {(g >> 24) & 0xFFFFFF}" if len(settled) > 1 else ""
-        detected = analyze_steps(process_rows(skeleton.nvtx, g), sp.facts[g].kernel_proxy(),
+        detected = analyze_steps(process_rows(skeleton.nvtx, g),
+                                 sp.facts[g].step_kernels(bool(sp.facts[g].launches)),
                                  options=dataclasses.replace(options, steps=None, window_ns=None),
                                  th=th)
         check_steps(options, detected, where)
@@ -287,8 +299,8 @@ def spans_pass(skeleton: TraceBundle, results, spans: list[tuple[int, int]]) -> 
 
 
 PassRunner = Callable[..., StreamPass]
-"""``runner(assume, only) -> StreamPass``: one pass over the chunks (sequential: ``run_pass``;
-on Dask: ``app/stream.py``)."""
+"""``runner(assume, only, keep_launches) -> StreamPass``: one pass over the chunks (sequential:
+``run_pass``; on Dask: ``app/stream_dask.py``)."""
 
 
 def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOptions,
@@ -301,14 +313,20 @@ def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOption
     run analyses its whole bundle once)."""
     from nsys_diag.analyses.chunked.assemble import assemble_suite
 
-    sp = runner(first_assumption(skeleton, census_span, options, th), None)
-    settled = settle(skeleton, sp, options, th)
+    first = first_assumption(skeleton, census_span, options, th)
+    sp = runner(first, None, False)
+    passes = 1
+    try:
+        settled = settle(skeleton, sp, options, th)
+    except MissingCounts:  # the steps asked for counts of other intervals: keep the launches
+        sp = runner(first, None, True)
+        settled = settle(skeleton, sp, options, th, keep_launches=True)
+        passes = 2
     if not settled:
         return None
-    passes = 1
     if not held(sp, settled):
-        sp = runner(lambda g, _b: settled[g], set(settled))
-        passes = 2
+        sp = runner(lambda g, _b: settled[g], set(settled), False)
+        passes += 1
     chunks = {"count": len(sp.spans), "max_rows": int(sp.max_rows), "passes": passes,
               "inexact_cuts": int(sp.inexact_cuts), "chunk_rows": chunk_rows}
     return assemble_suite(skeleton, sp, settled, options, th, chunks=chunks,

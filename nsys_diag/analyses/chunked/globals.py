@@ -4,11 +4,11 @@ A chunk is analysed against its process's **steps**, **analysed window** and **d
 depend on the whole export (the steps' kernel counts, the first and last GPU operation, every
 device the process ever used). A streaming pass cannot know them before it has read everything,
 so it *assumes* them (``assume``: steps from NVTX alone, the window from the export's GPU span,
-the devices seen so far) and **records the facts** as it goes (``Facts``: each process's kernel
-launch times, its GPU span, its devices — 8 bytes per kernel, the one per-kernel state a
-streaming run keeps). ``settle`` computes the exact values from the facts; when they differ from
-the assumptions the pass is run again with the exact ones (a second pass is exact by
-construction: its assumptions are the first pass's facts).
+the devices seen so far) and **records the facts** as it goes (``ProcessFacts``: each process's
+kernels per assumed step, its GPU span, its devices — O(steps), not per kernel). ``settle``
+computes the exact values from the facts; when they differ from the assumptions the pass is run
+again with the exact ones (a second pass is exact by construction: its assumptions are the
+first pass's facts).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.busy import Window, choose_window
+from nsys_diag.analyses.step_repeat import KernelCounts
 from nsys_diag.analyses.steps import StepsResult, analyze_steps
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -30,7 +31,15 @@ class ProcessFacts:
     """What the chunks of one process showed (filled chunk by chunk)."""
 
     launches: list[np.ndarray] = field(default_factory=list)
-    """Launch-or-start time (ns) of each owned kernel, per chunk (``step_repeat.launch_or_start``)."""
+    """Launch-or-start time (ns) of each owned kernel, per chunk (``step_repeat.launch_or_start``)
+    — kept only when a pass is asked to (``keep_launches``: the interval counts below did not
+    answer what the steps asked)."""
+    kernels: int = 0
+    """Owned kernels (all chunks)."""
+    interval_counts: dict = field(default_factory=dict)
+    """``KernelCounts.key`` → kernels launched in each interval of the assumed steps (and between
+    consecutive step starts: the repeat check's intervals), summed over the chunks — what
+    ``analyze_steps`` reads of the kernels, in O(steps) instead of 8 bytes per kernel."""
     span: tuple[int, int] | None = None
     """(first start, last end) of the process's kernels, memcpys and memsets (ns)."""
     devices: set[int] = field(default_factory=set)
@@ -45,14 +54,21 @@ class ProcessFacts:
     """``gaps_merge.ThreadSets`` of each chunk's API rows (which threads' OS-runtime calls are
     ``host_io`` evidence)."""
 
-    def add(self, launches: np.ndarray, span: tuple[int, int] | None, devices: set[int],
+    def add_counts(self, kernels: int, counts: dict) -> None:
+        self.kernels += int(kernels)
+        for k, c in counts.items():
+            self.interval_counts[k] = self.interval_counts[k] + c if k in self.interval_counts \
+                else c.copy()
+
+    def add(self, launches: np.ndarray | None, span: tuple[int, int] | None, devices: set[int],
             gpu_rows: int, first_kernel_ns: int | None = None, thread_sets=None) -> None:
         if first_kernel_ns is not None:
             self.first_kernel_ns = first_kernel_ns if self.first_kernel_ns is None else \
                 min(self.first_kernel_ns, first_kernel_ns)
         if thread_sets is not None:
             self.thread_sets.append(thread_sets)
-        self.launches.append(np.asarray(launches, np.int64))
+        if launches is not None:
+            self.launches.append(np.asarray(launches, np.int64))
         if span is not None:
             self.span = span if self.span is None else (min(self.span[0], span[0]),
                                                         max(self.span[1], span[1]))
@@ -64,7 +80,27 @@ class ProcessFacts:
         launch-or-start times (``launch_start_ns`` = ``start_ns``)."""
         t = np.concatenate(self.launches) if self.launches else np.zeros(0, np.int64)
         t.sort(kind="stable")
+        self.launches = [t]  # one array, not the chunks' and their concatenation
         return pd.DataFrame({"start_ns": t, "launch_start_ns": t}, copy=False)
+
+    def step_kernels(self, keep_launches: bool):
+        """What ``analyze_steps`` reads of the kernels: the launch times (a pass that kept
+        them) or the interval counts (``step_repeat.KernelCounts``)."""
+        if keep_launches:
+            return self.kernel_proxy()
+        return KernelCounts(self.kernels, self.interval_counts)
+
+
+def count_intervals(steps) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The intervals whose kernels a pass counts for ``steps`` (assumed): the steps, and the spans
+    between consecutive step starts (what the repeat detection's nesting check reads)."""
+    if not is_available(steps) or not steps.count:
+        return []
+    s, e = steps.starts_ns.astype(np.int64), steps.ends_ns.astype(np.int64)
+    out = [(s, e)]
+    if s.size >= 2:
+        out.append((s[:-1], s[1:]))
+    return out
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ Each kernel is counted once, by the chunk that owns it (start in ``[lo, hi)``, `
 and only if it overlaps the process's window, as ``suite._in_window`` keeps it.
 
 Memory: exact per-name medians (``median_ns``) need every duration, so a part keeps its owned
-kernels as two compact arrays — an int32 code into the part's own name list and the int64
-duration (12 bytes per kernel, ≈ 12 MB per million kernels) — **the one O(kernels) state of
-streaming**. Everything else in a part is O(names). ``merge_kernels`` unifies the name lists (in
+kernels as two compact arrays — an int32 code into the part's own name list and the duration
+(uint32 when every kernel of the chunk is shorter than 4.29 s, else int64: 8 bytes per kernel,
+≈ 8 MB per million kernels) — **the one O(kernels) state of streaming** (with the steps' kernel
+counts, ``chunked/globals.py``, which are O(steps)). Everything else in a part is O(names). ``merge_kernels`` unifies the name lists (in
 chunk order, so a name's first appearance — and the short name it takes from its first row — is
 the in-memory one when rows are in time order, as nsys writes them) and runs the in-memory
 ``_group_stats`` / ``table_from_groups`` on the concatenated arrays.
@@ -30,8 +31,8 @@ from nsys_diag.model.thresholds import Thresholds
 @dataclass(frozen=True)
 class KernelsPart:
     """One chunk's owned window kernels: ``names`` (None for a missing name) and ``shorts`` (the
-    short name of each name's first row) per local code; ``codes`` (int32) and ``dur_ns`` (int64)
-    per kernel, in row order; the devices they ran on."""
+    short name of each name's first row) per local code; ``codes`` (int32) and ``dur_ns``
+    (uint32 when every duration fits, else int64) per kernel, in row order; the devices."""
 
     names: tuple[str | None, ...]
     shorts: tuple[str, ...]
@@ -41,7 +42,7 @@ class KernelsPart:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the per-kernel arrays (12 per kernel)."""
+        """Bytes held by the per-kernel arrays (8 per kernel; 12 when a kernel runs ≥ 4.29 s)."""
         return int(self.codes.nbytes + self.dur_ns.nbytes)
 
 
@@ -61,6 +62,10 @@ def _categorical(col: pd.Series) -> pd.Series:
     return col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
 
 
+U32_MAX = int(np.iinfo(np.uint32).max)
+"""Durations up to this many ns (4.29 s) are kept as ``uint32`` (8 bytes per kernel in all)."""
+
+
 def partial_kernels(ci: ChunkInputs) -> KernelsPart:
     """The chunk's share of the kernel table (see the module docstring)."""
     k = window_kernels(ci, owned_only=True)
@@ -77,6 +82,8 @@ def partial_kernels(ci: ChunkInputs) -> KernelsPart:
     name_list = tuple(None if c < 0 else str(cats[c]) for c in present.tolist())
     short_list = tuple("" if c < 0 else str(s_cats[c]) for c in s_codes.tolist())
     dur = k["end_ns"].to_numpy(np.int64) - k["start_ns"].to_numpy(np.int64)
+    if dur.size and 0 <= int(dur.min()) and int(dur.max()) <= U32_MAX:
+        dur = dur.astype(np.uint32)  # kept across chunks: 4 bytes when every kernel < 4.29 s
     devices = tuple(sorted(unique_ints(k["device_id"].to_numpy())))
     return KernelsPart(name_list, short_list, local.astype(np.int32).reshape(-1), dur, devices)
 
@@ -96,9 +103,9 @@ def unify_names(parts: list[KernelsPart]) -> tuple[tuple[str | None, ...], tuple
                 shorts.append(s)
             remap[i] = index[n]
         if p.codes.size:
-            codes.append(remap[p.codes])
-            durs.append(p.dur_ns)
-    gcodes = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+            codes.append(remap.astype(np.int32)[p.codes])
+            durs.append(p.dur_ns.astype(np.int64))
+    gcodes = np.concatenate(codes) if codes else np.zeros(0, np.int32)
     dur = np.concatenate(durs) if durs else np.zeros(0, np.int64)
     return tuple(index), tuple(shorts), gcodes, dur
 
