@@ -102,40 +102,15 @@ def _event_rows(path: str) -> int:
         return total
 
 
-SAMPLE_ROWS = 20_000
-"""Rows sampled per big table to place the chunk targets."""
-
-
-def sample_starts(path: str) -> np.ndarray:
-    """Sorted start times (ns) of about ``SAMPLE_ROWS`` evenly spaced rowids of the kernel and
-    API tables — point lookups by rowid (a recursive CTE), no table scan."""
-    from nsys_diag.loaders.nsys_db import NsysDb
-    from nsys_diag.loaders.read_window import SAMPLE_TABLES
-
-    out = []
-    with NsysDb(path) as db:
-        for table in SAMPLE_TABLES:
-            actual = db.table(table)
-            if actual is None or "start" not in db.columns(table):
-                continue
-            lo, hi = db.rows(f'SELECT min(rowid), max(rowid) FROM "{actual}"')[0]
-            if lo is None:
-                continue
-            step = max(1, (int(hi) - int(lo)) // SAMPLE_ROWS)
-            rows = db.rows(
-                f"WITH RECURSIVE r(x) AS (SELECT {int(lo)} UNION ALL SELECT x + {step} FROM r "
-                f'WHERE x + {step} <= {int(hi)}) SELECT t."start" FROM r JOIN "{actual}" t '
-                f"ON t.rowid = r.x WHERE typeof(t.\"start\") = 'integer'")
-            out.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
-    starts = np.concatenate(out) if out else np.zeros(0, np.int64)
-    starts.sort()
-    return starts
-
-
 def plan_targets(path: str, chunk_rows: int) -> list[int]:
     """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
-    kernel + API rows (quantiles of a sample of their start times); [] for one chunk."""
-    starts = sample_starts(path)
+    kernel + API rows (quantiles of a strided sample of their start times,
+    ``read_window.sample_event_starts``); [] for one chunk."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.read_window import sample_event_starts
+
+    with NsysDb(path) as db:
+        starts = sample_event_starts(db)
     rows = _event_rows(path)
     n_chunks = int(np.ceil(rows / max(int(chunk_rows), 1)))
     if n_chunks <= 1 or starts.size < 2:

@@ -8,9 +8,9 @@ and only if it overlaps the process's window, as ``suite._in_window`` keeps it.
 Memory: exact per-name medians (``median_ns``) need every duration, so a part keeps its owned
 kernels as two compact arrays — an int32 code into the part's own name list and the duration
 (uint32 when every kernel of the chunk is shorter than 4.29 s, else int64: 8 bytes per kernel,
-≈ 8 MB per million kernels) — **the one O(kernels) state of streaming** (with the steps' kernel
-counts, ``chunked/globals.py``, which are O(steps)). Everything else in a part is O(names). ``merge_kernels`` unifies the name lists (in
-chunk order, so a name's first appearance — and the short name it takes from its first row — is
+≈ 8 MB per million kernels) — **the one O(kernels) state of streaming** (the steps' kernel
+counts, ``chunked/globals.py``, are O(steps)). Everything else in a part is O(names).
+``merge_kernels`` unifies the name lists (in chunk order, so a name's first appearance — and the short name it takes from its first row — is
 the in-memory one when rows are in time order, as nsys writes them) and runs the in-memory
 ``_group_stats`` / ``table_from_groups`` on the concatenated arrays.
 """
