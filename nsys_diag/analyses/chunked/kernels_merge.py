@@ -10,9 +10,10 @@ kernels as two compact arrays — an int32 code into the part's own name list an
 (uint32 when every kernel of the chunk is shorter than 4.29 s, else int64: 8 bytes per kernel,
 ≈ 8 MB per million kernels) — **the one O(kernels) state of streaming** (the steps' kernel
 counts, ``chunked/globals.py``, are O(steps)). Everything else in a part is O(names).
-``merge_kernels`` unifies the name lists (in chunk order, so a name's first appearance — and the short name it takes from its first row — is
-the in-memory one when rows are in time order, as nsys writes them) and runs the in-memory
-``_group_stats`` / ``table_from_groups`` on the concatenated arrays.
+``merge_kernels`` unifies the name lists (in chunk order, so a name's first appearance — and
+the short name it takes from its first row — is the in-memory one when rows are in time order,
+as nsys writes them) and runs the in-memory ``_group_stats`` / ``table_from_groups`` on the
+concatenated arrays.
 """
 from __future__ import annotations
 
