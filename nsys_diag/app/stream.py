@@ -177,9 +177,8 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
         runner = dask_runner(path, skeleton, targets, options, th)
     else:
-        def read(lo: int, hi: int, launch_bound: int | None = None):
-            return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True,
-                              launch_bound=launch_bound)
+        def read(lo: int, hi: int):
+            return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True)
 
         def runner(assume, only, keep_launches):
             return run_pass(skeleton, read, targets, assume, options, th, only, keep_launches)

@@ -25,8 +25,6 @@ it matters, a ``LoadWarning`` with the capture flag that would have recorded the
 """
 from __future__ import annotations
 
-import dataclasses
-
 from pathlib import Path
 
 import numpy as np
@@ -91,7 +89,7 @@ def _check_is_nsys(db: NsysDb) -> None:
 def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      time_window: tuple[int, int] | None = None,
                      row_fraction: float | None = None, skeleton: bool = False,
-                     chunk: bool = False, launch_bound: int | None = None) -> TraceBundle:
+                     chunk: bool = False) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
@@ -107,13 +105,10 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     frames are empty; ``meta.tables`` still counts their rows): the whole NVTX list, processes,
     threads, GPUs and memory events — the global values a chunked (streaming) analysis needs
     before it reads the events chunk by chunk (``app/stream.py``). ``chunk=True``: a chunk of
-    such a read — ``time_window`` without the row counts (the skeleton has them);
-    ``launch_bound``: a lower bound of the correlation ids of the window's GPU operations (the
-    previous chunk's, ``meta.extra["min_correlation"]``) used instead of scanning for the exact
-    one — checked after the read, which is redone with the exact bound when it was too high.
+    such a read — ``time_window`` without the row counts (the skeleton has them).
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, launch_bound)
+        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk)
 
 
 def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning]
@@ -338,55 +333,19 @@ SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync"
 """Reads a skeleton load leaves out (``load_nsys_sqlite(skeleton=True)``)."""
 
 
-def _min_correlation(read: dict) -> int | None:
-    """Smallest valid correlation id of the GPU operations read (what ``with_launches`` scans
-    for)."""
-    lows = []
-    for key in ("kernels", "memcpy", "memset", "sync"):
-        op = read.get(key)
-        frame = op[0] if isinstance(op, tuple) else op
-        if frame is None or not len(frame):
-            continue
-        corr = np.asarray(frame["correlation_id"], dtype=np.float64)
-        corr = corr[corr >= 0]
-        if corr.size:
-            lows.append(int(corr.min()))
-    return min(lows) if lows else None
-
-
-def _chunk_read(db: NsysDb, strings: StringTable, time_window, kernel_detail: bool,
-                launch_bound: int, warnings: list[LoadWarning]):
-    """(window, record, reads) of a streamed chunk read with a launch bound (``load_nsys_sqlite``):
-    read with the bound, and again with the exact one when a GPU operation of the window has a
-    smaller correlation id (its launch may then be missing from the first read)."""
-    window = ReadWindow(int(time_window[0]), int(time_window[1]), int(launch_bound))
-    read = _read_event_tables(db, strings, window, kernel_detail, chunk=True)
-    low = _min_correlation(read)
-    if low is not None and low < launch_bound:  # rare: work queued long before it ran
-        window, _ = _read_window(db, time_window, None, warnings)
-        read = _read_event_tables(db, strings, window, kernel_detail, chunk=True)
-        low = _min_correlation(read)
-    window = dataclasses.replace(window, min_correlation=low)
-    return window, {**window.to_json(), "reason": "window"}, read
-
-
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
           row_fraction: float | None = None, skeleton: bool = False,
-          chunk: bool = False, launch_bound: int | None = None) -> TraceBundle:
+          chunk: bool = False) -> TraceBundle:
     """Read every table the analyses use into contract frames (``model/contracts.py``), with the
     load warnings in the order the report lists them."""
     _check_is_nsys(db)
     src = str(db.path)
     strings = StringTable(db)
     warnings: list[LoadWarning] = []
+    window, window_record = _read_window(db, time_window, row_fraction, warnings)
     export_md = read_export_metadata(db)
     schema_version, schema = _schema(export_md, warnings)
-    if chunk and time_window is not None and launch_bound is not None:
-        window, window_record, read = _chunk_read(db, strings, time_window, kernel_detail,
-                                                  launch_bound, warnings)
-    else:
-        window, window_record = _read_window(db, time_window, row_fraction, warnings)
-        read = _read_event_tables(db, strings, window, kernel_detail, skeleton, chunk)
+    read = _read_event_tables(db, strings, window, kernel_detail, skeleton, chunk)
     gpu = _gpu_work(db, read, schema, src, warnings)
     gpu, nvtx_res, duration = _sane_events(db, gpu, read["nvtx"], warnings)
     nvtx_f, marks_f = _nvtx_frames(nvtx_res, duration, src, warnings)
@@ -418,8 +377,6 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         command_line=command_line, host=host_info(db), environment={**device_environment(db), **env},
         extra=_meta_extra(db, export_md, gpu_layout, event_types, window_record, kernels_f,
                           kernel_detail))
-    if chunk and window is not None:
-        meta.extra["min_correlation"] = window.min_correlation
     if db.has("EXPORT_META_DATA") or db.has("META_DATA_EXPORT"):
         host_name = export_md.get("EXPORT_HOST")
         if host_name and "Hostname" not in meta.host:

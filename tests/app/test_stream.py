@@ -170,21 +170,3 @@ def test_kernel_counts_answer_only_what_was_counted():
     assert kernels_per_step(kc, s, e).tolist() == [2, 3] and len(kc) == 5
     with pytest.raises(MissingCounts):
         kernels_per_step(kc, s, e + 1)
-
-
-@pytest.mark.parametrize("bound", [0, 10**12])
-def test_chunk_read_with_a_launch_bound_reads_what_the_exact_window_reads(bound):
-    """A chunk read given a launch bound (low: more calls read; too high: read again with the
-    exact one) joins every GPU operation of the window to the same launch as the exact read."""
-    from nsys_diag.loaders import load_trace
-
-    path = str(SAMPLES / "worked_example.sqlite")
-    whole = load_trace(path, kernel_detail=False)
-    lo, hi = int(whole.kernels["start_ns"].quantile(0.4)), int(whole.kernels["start_ns"].quantile(0.7))
-    exact = load_trace(path, kernel_detail=False, time_window=(lo, hi))
-    hinted = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True,
-                        launch_bound=bound)
-    cols = ["start_ns", "correlation_id", "launch_start_ns", "launch_global_tid"]
-    assert hinted.kernels[cols].equals(exact.kernels[cols])
-    assert set(exact.api["correlation_id"]) <= set(hinted.api["correlation_id"])
-    assert hinted.meta.extra["min_correlation"] == int(exact.kernels["correlation_id"].min())

@@ -38,9 +38,7 @@ EDGE_MARGIN_MIN_NS = 1_000_000
 PROCESS_EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "osrt", "cpu_samples")
 """Frames of a chunk's bundle split by ``global_pid`` (NVTX comes from the skeleton)."""
 
-Reader = Callable[[int, int, "int | None"], TraceBundle]
-"""``read(lo, hi, launch_bound)``: the bundle of ``[lo, hi)`` (``launch_bound``: a lower bound of
-its GPU work's correlation ids, or None to find the exact one)."""
+Reader = Callable[[int, int], TraceBundle]
 
 
 @dataclass
@@ -171,40 +169,19 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
     just these processes (a second pass: the settled ones)."""
     sp = StreamPass(assumed={})
     lo = FIRST_LO
-    bound: int | None = -1  # the first chunk reads every call before its end: no bound needed
     for i, target in enumerate([*targets, None]):
-        bundle = read(*read_span(lo, target), bound)
+        bundle = read(*read_span(lo, target))
         devices = set(device_ids(bundle.kernels))
         for glob in sp.assumed.values():
             devices |= set(glob.devices)
         hi, exact = _cut(bundle, lo, 0 if target is None else int(target), target is None,
                          devices)
         sp.inexact_cuts += 0 if exact else 1
-        if target is not None:
-            bound = next_launch_bound(bundle, read_span(hi, targets[i + 1] if i + 1 < len(targets)
-                                                         else None)[0])
         _absorb(sp, analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th,
                                   only, keep_launches), i, (lo, hi))
         lo = hi
         del bundle
     return sp
-
-
-def next_launch_bound(bundle: TraceBundle, next_lo: int) -> int | None:
-    """A lower bound of the correlation ids of the next chunk's GPU work (read from ``next_lo``):
-    the smallest among this read's operations still running then — the next chunk's own work
-    starts later and was mostly launched later (the reader checks it: ``load_nsys_sqlite``'s
-    ``launch_bound``); None: find the exact one."""
-    lows = []
-    for f in (bundle.kernels, bundle.memcpy, bundle.memset, bundle.sync):
-        if not len(f):
-            continue
-        keep = f["end_ns"].to_numpy(np.int64) > next_lo
-        corr = f["correlation_id"].to_numpy(np.int64)[keep]
-        corr = corr[corr >= 0]
-        if corr.size:
-            lows.append(int(corr.min()))
-    return min(lows) if lows else None
 
 
 def read_span(lo: int, target: int | None) -> tuple[int, int]:
