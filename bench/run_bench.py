@@ -598,8 +598,8 @@ def summarize(rows: list[Row], traces: list[Trace], help_res: dict, quick: bool)
     # growth per doubling of the kernel count (ours, by size)
     ours_rows = sorted((r for r in rows if r.tool == "nsys-diag analyze" and r.ok),
                        key=lambda r: r.kernels)
-    bounded = sorted((r for r in rows if r.tool.startswith("nsys-diag analyze --memory-budget")
-                      and r.ok), key=lambda r: r.kernels)
+    bounded = sorted((r for r in rows if r.tool == f"nsys-diag analyze --memory-budget "
+                      f"{BOUNDED_BUDGET}" and r.ok), key=lambda r: r.kernels)
     growth = []
     for a, b in zip(ours_rows, ours_rows[1:]):
         d = math.log2(b.kernels / a.kernels) if b.kernels > a.kernels else None
@@ -772,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
     prof = run_profile(largest) if args.profile else None
 
     load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print_table(rows, traces)
+    print_table(rows, traces + stream_traces)
     summary = summarize(rows, traces, help_res, args.quick)
     summary["targets"] += stream_targets(stream_rows, stream_traces)
     print_summary(summary, help_res)
