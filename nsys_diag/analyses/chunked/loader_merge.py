@@ -37,7 +37,7 @@ from nsys_diag.analyses.intervals import clip, merge_intervals, total_length
 from nsys_diag.analyses.loader_workers import (LAUNCHER_RE, MAX_WORKERS, OSRT_BLOCKING,
                                                WORKER_NAME_RE, LoaderWorkersResult,
                                                WorkerActivity, _names, _worker_threads,
-                                               process_evidence, worker_owner)
+                                               process_evidence, worker_owner, workers_result)
 from nsys_diag.model.text import clean_text
 from nsys_diag.model.thresholds import Thresholds
 
@@ -301,14 +301,4 @@ def merge_loader(parts: list[LoaderPart], *, window: Window, processes: pd.DataF
                                       busy_share=got[0], basis=got[1], evidence=evidence,
                                       parent_pid=(own[0] >> 24) & 0xFFFFFF if own else None,
                                       attributed_by=own[1] if own else None))
-    if not workers:
-        if owner is not None:
-            return Unavailable("no DataLoader worker of this process in the export",
-                               "workers are attributed to the GPU process they were forked from "
-                               "(the closest pid on the same host)")
-        return Unavailable("no DataLoader worker processes or threads in the export",
-                           "capture the workers too: nsys profile traces child processes by "
-                           "default; annotate their fetches with NVTX or add --sample=process-tree")
-    return LoaderWorkersResult(workers=tuple(workers), window_ms=window.duration_ns / 1e6,
-                               saturated_at=th.loader_saturated_busy_share,
-                               idle_below=th.loader_idle_busy_share)
+    return workers_result(workers, window, th, owner)
