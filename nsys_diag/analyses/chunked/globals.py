@@ -12,7 +12,6 @@ first pass's facts).
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,8 +157,3 @@ def process_globals(gpid: int, nvtx: pd.DataFrame, kernels: pd.DataFrame,
                            capture=capture)
     return ProcessGlobals(gpid, steps, window, tuple(sorted(int(d) for d in devices)),
                           first_kernel_ns, tuple(io_threads), tensor_sampling)
-
-
-def with_steps_of(g: ProcessGlobals, settled: ProcessGlobals) -> ProcessGlobals:
-    """``g`` reporting ``settled``'s steps (same boundaries and kinds, exact kernel counts)."""
-    return dataclasses.replace(g, steps=settled.steps)
