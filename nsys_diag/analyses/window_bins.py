@@ -119,9 +119,10 @@ def top_families(ns_by_family: pd.Series) -> list[str]:
     return [f for f in dur.index if f][:TOP_FAMILIES]
 
 
-def build_window_bins(kernels: pd.DataFrame, name_table: pd.DataFrame,
-                      busy: dict[int, DeviceBusy], window: Window) -> dict | None:
-    """The per-bin series of the window (module docstring); None without a window."""
+def empty_bins(window: Window) -> tuple[int, np.ndarray, dict] | None:
+    """(bin width ns, bin edges, the window-bins dict with its series still empty) of
+    ``window``; None without a window (shared with the streamed merge,
+    ``chunked/timeline_merge.py``)."""
     if window.duration_ns <= 0:
         return None
     bin_ns, edges = window_edges(window)
@@ -129,6 +130,17 @@ def build_window_bins(kernels: pd.DataFrame, name_table: pd.DataFrame,
     out: dict = {"bin_ns": int(bin_ns), "start_ns": int(window.start_ns), "count": int(n),
                  "busy": [], "category_ns": {}, "tensor_core_ns": [], "exposed_comm_ns": [],
                  "kernel_ns": {}}
+    return int(bin_ns), edges, out
+
+
+def build_window_bins(kernels: pd.DataFrame, name_table: pd.DataFrame,
+                      busy: dict[int, DeviceBusy], window: Window) -> dict | None:
+    """The per-bin series of the window (module docstring); None without a window."""
+    grid = empty_bins(window)
+    if grid is None:
+        return None
+    bin_ns, edges, out = grid
+    n = len(edges) - 1
     if n == 0:
         return out
     bs, be = edges[:-1], edges[1:]

@@ -33,8 +33,8 @@ from nsys_diag.analyses.kernel_catalog import catalogue
 from nsys_diag.analyses.kernels import UNNAMED
 from nsys_diag.analyses.timeline import (TimelineResult, bin_grid, covered_bins, devices_json,
                                          strip_bin_ns, strip_json, timeline_picks)
-from nsys_diag.analyses.window_bins import (binned_sum, exposed_comm, row_attrs, top_families,
-                                            window_edges)
+from nsys_diag.analyses.window_bins import (binned_sum, empty_bins, exposed_comm, row_attrs,
+                                            top_families, window_edges)
 
 __all__ = ["TimelinePart", "WindowBinsPart", "chunk_name_table", "merge_timeline",
            "partial_timeline"]
@@ -154,13 +154,11 @@ def _dense(n: int, pieces: list[tuple[int, np.ndarray | None]]) -> np.ndarray:
 
 def _merge_window_bins(parts: list[WindowBinsPart], window) -> dict | None:
     """``build_window_bins`` of the whole window from the chunks' parts."""
-    if window.duration_ns <= 0:
+    grid = empty_bins(window)
+    if grid is None:
         return None
-    bin_ns, edges = window_edges(window)
+    bin_ns, edges, out = grid
     n = len(edges) - 1
-    out: dict = {"bin_ns": int(bin_ns), "start_ns": int(window.start_ns), "count": int(n),
-                 "busy": [], "category_ns": {}, "tensor_core_ns": [], "exposed_comm_ns": [],
-                 "kernel_ns": {}}
     if n == 0:
         return out
     devices = list(parts[0].busy) if parts else []
