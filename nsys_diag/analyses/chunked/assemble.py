@@ -139,13 +139,13 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
     warnings = merge_warnings(skeleton, [c.get("warnings", []) for c in sp.chunk_bundles],
                               has_gpu, [c["unmatched"] for c in sp.chunk_bundles
                                         if "unmatched" in c], unmatched_warning)
-    samples = _samples(sp.chunk_bundles)
-    bundle = summary_bundle(skeleton, samples, warnings, sp.chunk_bundles)
+    meta = dataclasses.replace(skeleton.meta, extra={**skeleton.meta.extra, "chunks": chunks},
+                               capture_end_ns=capture_end_ns(skeleton, sp.chunk_bundles))
+    bundle = summary_bundle(dataclasses.replace(skeleton, meta=meta), _samples(sp.chunk_bundles),
+                            warnings, sp.chunk_bundles)
     if options.device is not None:
         bundle = device_rows(bundle, options.device)
     bundle = choose_gpu(bundle, options.gpu)
-    bundle.meta = dataclasses.replace(bundle.meta,
-                                      capture_end_ns=capture_end_ns(skeleton, sp.chunk_bundles))
     roofline = None
     if bundle.has_ncu:
         from nsys_diag.analyses.roofline import analyze_roofline
@@ -159,8 +159,6 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
     procs, loader = _with_workers(sp.chunk_bundles, bundle, procs, head, th)
     if roofline is not None and is_available(roofline):
         roofline = procs[head].roofline
-    meta = dataclasses.replace(skeleton.meta, extra={**skeleton.meta.extra, "chunks": chunks},
-                               capture_end_ns=capture_end_ns(skeleton, sp.chunk_bundles))
     suite = S.AnalysisSuite(
         processes=tuple(procs), headline_index=head, gpus=S._gpu_list(bundle), roofline=roofline,
         data_quality=dq.from_load_warnings(bundle.warnings),
