@@ -22,7 +22,8 @@ from nsys_diag.analyses.capabilities import probe
 from nsys_diag.analyses.chunked.globals import ProcessGlobals
 from nsys_diag.analyses.gpu_choice import choose_gpu
 from nsys_diag.analyses.selection import device_rows
-from nsys_diag.analyses.chunked.registry import MERGES, capture_end_ns, merge_file_level
+from nsys_diag.analyses.chunked.registry import (MERGES, SAMPLED_FRAMES, capture_end_ns,
+                                                 merge_file_level)
 from nsys_diag.analyses.memory import analyze_memory
 from nsys_diag.analyses.throughput import analyze_throughput
 from nsys_diag.analyses.verdict import diagnose
@@ -192,10 +193,33 @@ def _with_workers(chunk_bundles: list[dict], bundle: TraceBundle, procs: list, h
 
 
 def _samples(chunk_bundles: list[dict]) -> dict[str, pd.DataFrame]:
-    """The first non-empty sample rows of each event frame over the chunks."""
+    """The sample rows of each event frame over the chunks: one row per distinct key (the
+    devices, the metric names) in the first chunk that has it — a device whose work starts in a
+    later chunk is kept — else the first row (``registry.SAMPLED_FRAMES``)."""
     out: dict[str, pd.DataFrame] = {}
     for c in chunk_bundles:
         for name, rows in (c.get("samples") or {}).items():
-            if rows is not None and len(rows) and name not in out:
+            if rows is None or not len(rows):
+                continue
+            key = SAMPLED_FRAMES.get(name)
+            if name not in out:
                 out[name] = rows
+            elif key is not None:
+                new = rows[~rows[key].isin(out[name][key])]
+                if len(new):
+                    out[name] = _stack(out[name], new)
     return out
+
+
+def _stack(first: pd.DataFrame, more: pd.DataFrame) -> pd.DataFrame:
+    """``first`` then ``more`` (same columns), categorical columns kept categorical."""
+    from pandas.api.types import union_categoricals
+
+    cols = {}
+    for col in first.columns:
+        a, b = first[col], more[col]
+        if isinstance(a.dtype, pd.CategoricalDtype) and isinstance(b.dtype, pd.CategoricalDtype):
+            cols[col] = union_categoricals([a.array, b.array])
+        else:
+            cols[col] = pd.concat([a, b], ignore_index=True)
+    return pd.DataFrame(cols)[list(first.columns)]
