@@ -11,7 +11,8 @@ How (``docs/streaming.md``):
 2. **Plan**: chunk targets every ``chunk_rows`` kernel + CUDA API rows, placed from a strided
    sample of the rows' start times (``read_window.sample_event_starts``).
 3. **Pass**: for each target, read ``[lo, target]`` through the window push-down
-   (``load_trace(time_window=…)``), cut the chunk at the latest time every device computes
+   (``load_trace(time_window=…)``; a zone map, ``loaders/zone_map.py``, turns each chunk's
+   whole-table scans into rowid-range reads), cut the chunk at the latest time every device computes
    (``analyses/chunked/cuts.safe_cut``: no idle gap spans a cut), analyse each process's rows of
    ``[lo, cut)`` into small partials (``analyses/chunked/*_merge.partial_*``), record the facts
    the global values need (``analyses/chunked/globals.ProcessFacts``), drop the rows; the next
@@ -41,6 +42,13 @@ MIN_CHUNK_ROWS = 10_000
 STREAM_BASE_BYTES = 200 * 2**20
 """What a streamed analysis holds besides its chunk: interpreter and libraries, the skeleton,
 the partials and 20 bytes per kernel (measured ≈ 200–250 MB on 2M–8M-kernel exports)."""
+RETAINED_BYTES_PER_KERNEL = 16
+"""What a streamed analysis keeps per kernel of the export across its chunks: the name code and
+duration (8 bytes: exact per-name medians) and as much again while the merge joins the chunks'
+arrays — taken off the budget's room for a chunk."""
+SKELETON_BYTES_PER_NVTX_ROW = 100
+"""The skeleton's NVTX frame per NVTX row, held through every chunk (measured 69 B/row on a
+3M-range ``emit_nvtx``-like export, plus its categorical labels)."""
 CHUNK_MEMORY_SHARE = 0.85
 """Share of the budget left after ``STREAM_BASE_BYTES`` that one chunk's rows may take (the
 rest: the estimate's error, measured up to +10% on a chunk)."""
@@ -78,8 +86,19 @@ def _budget_rows(path: str, options: AnalyzeOptions) -> int | None:
     if rows <= 0:
         return None
     per_row = est[0] / rows
-    room = max(budget - STREAM_BASE_BYTES, 0) * CHUNK_MEMORY_SHARE
+    room = max(budget - STREAM_BASE_BYTES - held_bytes(path), 0) * CHUNK_MEMORY_SHARE
     return max(MIN_CHUNK_ROWS, int(room / per_row))
+
+
+def held_bytes(path: str) -> int:
+    """Bytes a streamed analysis of ``path`` holds through all its chunks besides
+    ``STREAM_BASE_BYTES``: the per-kernel state (``RETAINED_BYTES_PER_KERNEL``) and the skeleton's
+    NVTX list (``SKELETON_BYTES_PER_NVTX_ROW``; NVTX is read whole, docs/streaming.md)."""
+    from nsys_diag.loaders.nsys_nvtx import NVTX_TABLE
+    from nsys_diag.loaders.nsys_specs import KERNEL_TABLE
+
+    return (RETAINED_BYTES_PER_KERNEL * _max_rowid(path, (KERNEL_TABLE,))
+            + SKELETON_BYTES_PER_NVTX_ROW * _max_rowid(path, (NVTX_TABLE,)))
 
 
 def chunk_share(path: str, chunk_rows: int) -> float:
@@ -90,15 +109,22 @@ def chunk_share(path: str, chunk_rows: int) -> float:
 
 def _event_rows(path: str) -> int:
     """Kernel + CUDA API rows of an nsys export (``max(rowid)``: no scan)."""
-    from nsys_diag.loaders.nsys_db import NsysDb
     from nsys_diag.loaders.read_window import SAMPLE_TABLES
+
+    return _max_rowid(path, SAMPLE_TABLES)
+
+
+def _max_rowid(path: str, tables) -> int:
+    """The sum of ``max(rowid)`` — about the row count, read from the b-tree's end — of the
+    ``tables`` of an nsys export that are present."""
+    from nsys_diag.loaders.nsys_db import NsysDb
 
     with NsysDb(path) as db:
         total = 0
-        for table in SAMPLE_TABLES:
+        for table in tables:
             actual = db.table(table)
             if actual is not None:
-                total += int(db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0] or 0)
+                total += max(int(db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0] or 0), 0)
         return total
 
 
@@ -118,6 +144,16 @@ def plan_targets(path: str, chunk_rows: int) -> list[int]:
     q = np.arange(1, n_chunks) / n_chunks
     targets = np.unique(np.quantile(starts, q, method="nearest").astype(np.int64))
     return [int(t) for t in targets]
+
+
+def zone_map(path: str):
+    """The export's zone map (``loaders/zone_map.py``): each chunk then reads the rowid range
+    that can hold its rows instead of scanning every large table (about one scan to build)."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.zone_map import build_zone_map
+
+    with NsysDb(path) as db:
+        return build_zone_map(db)
 
 
 def census_span(path: str) -> tuple[int, int] | None:
@@ -167,18 +203,25 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
     from nsys_diag.analyses.selection import check_step_range
 
-    skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
-    check_step_range(skeleton, options)
-    if options.device is not None:
-        check_device(path, options.device)
+    from concurrent.futures import ThreadPoolExecutor
+
     targets = plan_targets(path, chunk_rows)
+    with ThreadPoolExecutor(1) as pool:  # the zone map is built while the skeleton is read
+        # one chunk: its scan is no dearer than the map
+        mapping = pool.submit(zone_map, path) if targets else None
+        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
+        check_step_range(skeleton, options)
+        if options.device is not None:
+            check_device(path, options.device)
+        zones = mapping.result() if mapping is not None else None
     if options.scheduler:
         from nsys_diag.app.stream_dask import dask_runner
 
-        runner = dask_runner(path, skeleton, targets, options, th)
+        runner = dask_runner(path, skeleton, targets, options, th, zones)
     else:
         def read(lo: int, hi: int):
-            return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True)
+            return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True,
+                              zones=zones)
 
         def runner(assume, only, keep_launches):
             return run_pass(skeleton, read, targets, assume, options, th, only, keep_launches)

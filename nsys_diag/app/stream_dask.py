@@ -19,34 +19,36 @@ CUT_WINDOW_SHARE = 0.05
 """The thin window a cut task reads before its target, as a share of the span between targets."""
 
 
-def _read(path: str, lo: int, hi: int):
+def _read(path: str, lo: int, hi: int, zones):
     from nsys_diag.loaders import load_trace
 
-    return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True)
+    return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True, zones=zones)
 
 
-def find_cut(path: str, lo: int, target: int) -> tuple[int, bool]:
-    """(cut, exact) for ``target`` from the rows of ``[lo, target]`` (a Dask task)."""
+def find_cut(path: str, lo: int, target: int, zones=None) -> tuple[int, bool]:
+    """(cut, exact) for ``target`` from the rows of ``[lo, target]`` (a Dask task; ``zones``: the
+    export's zone map, ``loaders/zone_map.py``)."""
     from nsys_diag.analyses.busy import device_ids
 
-    bundle = _read(path, lo, target + 1)
+    bundle = _read(path, lo, target + 1, zones)
     devices = tuple(sorted(device_ids(bundle.kernels)))
     cut = safe_cut(bundle.kernels, devices, lo, target)
     return (int(target), cut is None) if cut is None else (cut.at_ns, cut.exact)
 
 
 def chunk_task(path: str, skeleton, lo: int, hi: int, index: int, assumed, assume,
-               options: AnalyzeOptions, th: Thresholds, only, keep_launches: bool = False):
+               options: AnalyzeOptions, th: Thresholds, only, keep_launches: bool = False,
+               zones=None):
     """One chunk's ``ChunkResult`` (a Dask task)."""
-    bundle = _read(path, *read_span(lo, None if hi == LAST_HI else hi))  # with the edge margins
+    bundle = _read(path, *read_span(lo, None if hi == LAST_HI else hi), zones)  # edge margins
     return analyse_chunk(skeleton, bundle, lo, hi, index, assumed, assume, options, th, only,
                          keep_launches)
 
 
 def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions,
-                th: Thresholds):
+                th: Thresholds, zones=None):
     """A pass runner (``driver.PassRunner``) on the Dask scheduler of ``options.scheduler``
-    (``local``: a local cluster)."""
+    (``local``: a local cluster); ``zones``: the export's zone map, sent with every task."""
     from nsys_diag.app.dask_cluster import dask_client
 
     state: dict = {}
@@ -56,13 +58,13 @@ def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions
                                       2)
         try:
             if "spans" not in state:
-                state["spans"], state["inexact"] = _cuts(client, path, targets)
+                state["spans"], state["inexact"] = _cuts(client, path, targets, zones)
             spans = state["spans"]
             # the first chunk decides the assumed globals the others are analysed against
             first = client.submit(chunk_task, path, skeleton, *spans[0], 0, {}, assume, options,
-                                  th, only, keep_launches, pure=False).result()
+                                  th, only, keep_launches, zones, pure=False).result()
             futures = [client.submit(chunk_task, path, skeleton, lo, hi, i, first.assumed, assume,
-                                     options, th, only, keep_launches, pure=False)
+                                     options, th, only, keep_launches, zones, pure=False)
                        for i, (lo, hi) in enumerate(spans) if i]
             sp = spans_pass(skeleton, [first, *client.gather(futures)], spans)
             sp.inexact_cuts = state["inexact"]
@@ -74,14 +76,15 @@ def dask_runner(path: str, skeleton, targets: list[int], options: AnalyzeOptions
     return runner
 
 
-def _cuts(client, path: str, targets: list[int]) -> tuple[list[tuple[int, int]], int]:
+def _cuts(client, path: str, targets: list[int], zones=None
+          ) -> tuple[list[tuple[int, int]], int]:
     """The chunk spans from the cut tasks, and how many cuts were inexact."""
     prev = None
     futures = []
     for t in targets:
         width = int((t - prev) * CUT_WINDOW_SHARE) if prev is not None else 0
         lo = t - max(width, 1) if prev is not None else FIRST_LO
-        futures.append(client.submit(find_cut, path, lo, int(t), pure=False))
+        futures.append(client.submit(find_cut, path, lo, int(t), zones, pure=False))
         prev = t
     cuts, inexact, last = [], 0, FIRST_LO
     for at, exact in client.gather(futures):

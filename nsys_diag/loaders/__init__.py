@@ -11,27 +11,29 @@ from typing import TYPE_CHECKING
 from nsys_diag.loaders.sniff import Format, sniff_format
 
 if TYPE_CHECKING:  # pandas-free import of this package (loaders/prefetch.py)
+    from nsys_diag.loaders.zone_map import ZoneMap
     from nsys_diag.model.bundle import TraceBundle
 
 
 def load_trace(path: str | Path, *, ncu: str | Path | None = None,
                kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
                row_fraction: float | None = None, skeleton: bool = False,
-               chunk: bool = False) -> TraceBundle:
+               chunk: bool = False, zones: ZoneMap | None = None) -> TraceBundle:
     """Load an nsys SQLite export or an ncu CSV. ``ncu`` adds an ncu CSV to an nsys bundle.
 
     ``kernel_detail=False``: skip the kernel columns no analysis reads (context, stream, launch
     configuration; they hold -1; see ``load_nsys_sqlite``) — faster and smaller, for ``analyze``.
     ``time_window`` / ``row_fraction``: read one window of an nsys export only (bounded memory,
     ``loaders/read_window.py``); ignored for ncu CSVs. ``skeleton``: no event tables but NVTX;
-    ``chunk``: one chunk of a streamed read (``load_nsys_sqlite``).
+    ``chunk``: one chunk of a streamed read, ``zones`` its zone map (``load_nsys_sqlite``).
     """
     fmt = sniff_format(path)
     if fmt is Format.NSYS_SQLITE:
         from nsys_diag.loaders.nsys_sqlite import load_nsys_sqlite
 
         bundle = load_nsys_sqlite(path, kernel_detail=kernel_detail, time_window=time_window,
-                                  row_fraction=row_fraction, skeleton=skeleton, chunk=chunk)
+                                  row_fraction=row_fraction, skeleton=skeleton, chunk=chunk,
+                                  zones=zones)
     elif fmt is Format.NSYS_REP:
         from nsys_diag.loaders.nsys_rep import load_nsys_rep
 

@@ -98,8 +98,8 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
 
 
 # ------------------------------------------------------------------------------ GPU operations
-def _overlap(window: ReadWindow | None) -> str:
-    return window.overlap() if window is not None else ""
+def _overlap(window: ReadWindow | None, table: str) -> str:
+    return window.overlap(table=table) if window is not None else ""
 
 
 def _gpu_op_frame(d: dict) -> dict:
@@ -129,7 +129,7 @@ def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
         raise SchemaError(db.path, f"table {KERNEL_TABLE} has no kernel name column (one of "
                           f"{', '.join(KERNEL_NAME_COLUMNS)})",
                           "not a known nsys export layout; please report the nsys version")
-    d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window))
+    d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window, KERNEL_TABLE))
     if not detail:
         not_read = np.full(len(d["start"]), -1, dtype=np.int64)
         not_read.flags.writeable = False
@@ -168,7 +168,7 @@ def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | 
     spec = gpu_op_spec(cols) + [opt_col(cols, "bytes", fill=0), opt_col(cols, "copyKind"),
                                  opt_col(cols, "srcKind"), opt_col(cols, "dstKind"),
                                  opt_col(cols, "copyCount", fill=1)]
-    d = db.read(MEMCPY_TABLE, spec, where=_overlap(window))
+    d = db.read(MEMCPY_TABLE, spec, where=_overlap(window, MEMCPY_TABLE))
     copy_count = np.where(d["copyCount"] < 1, 1, d["copyCount"])
     return pd.DataFrame(copy=False, data={
         **_gpu_op_frame(d), "bytes": d["bytes"],
@@ -184,7 +184,7 @@ def read_memset(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | 
         return None
     cols = _require(db, MEMSET_TABLE, GPU_OP_REQUIRED)
     d = db.read(MEMSET_TABLE, gpu_op_spec(cols) + [opt_col(cols, "bytes", fill=0)],
-                where=_overlap(window))
+                where=_overlap(window, MEMSET_TABLE))
     return pd.DataFrame({**_gpu_op_frame(d), "bytes": d["bytes"]}, copy=False)
 
 
@@ -195,7 +195,7 @@ def read_sync(db: NsysDb, window: ReadWindow | None = None
         return None
     cols = _require(db, SYNC_TABLE, GPU_OP_REQUIRED)
     d = db.read(SYNC_TABLE, gpu_op_spec(cols) + [opt_col(cols, "syncType")],
-                where=_overlap(window))
+                where=_overlap(window, SYNC_TABLE))
     df = pd.DataFrame(_gpu_op_frame(d), copy=False)
     df["stream_id"] = np.where(df["stream_id"].to_numpy() == NO_STREAM, -1, df["stream_id"])
     return df, d["syncType"]

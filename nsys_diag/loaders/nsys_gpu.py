@@ -165,7 +165,8 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
             "unknown_layout", "GPU_METRICS has an unknown layout and was ignored", 0)]
     ts_col = gpu_metrics_time_column(cols)
     d = db.read(GPU_METRICS_TABLE, gpu_metrics_spec(cols),
-                where=window.instant(f'"{ts_col}"') if window is not None else "")
+                where=window.instant(f'"{ts_col}"', table=GPU_METRICS_TABLE)
+                if window is not None else "")
     d["ts"] = d.pop(ts_col)
     names: dict[tuple[int, int], str] = {}
     for r in _select(db, "TARGET_INFO_GPU_METRICS", ["typeId", "metricId", "metricName"]):

@@ -24,11 +24,10 @@ from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_specs import NULL_TIME, opt_col
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
 from nsys_diag.loaders.read_plan import Col, and_where
+from nsys_diag.loaders.nsys_specs import OSRT_TABLE, SAMPLES_TABLE
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.model import contracts as C
 
-OSRT_TABLE = "OSRT_API"
-SAMPLES_TABLE = "COMPOSITE_EVENTS"
 CALLCHAINS_TABLE = "SAMPLING_CALLCHAINS"
 THREAD_STATE_ENUM = "ENUM_SAMPLING_THREAD_STATE"
 
@@ -64,7 +63,7 @@ def read_osrt(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
                            Col("nameId", "int")]
     classes = ", ".join(str(c) for c in OSRT_MARKER_CLASSES)
     where = and_where(f'"eventClass" NOT IN ({classes})' if "eventClass" in cols else "",
-                      window.overlap() if window is not None else "")
+                      window.overlap(table=OSRT_TABLE) if window is not None else "")
     d = db.read(OSRT_TABLE, spec, where=where)
     ok = (d["start"] > NULL_TIME) & (d["end"] >= d["start"])
     if not ok.all():
@@ -97,7 +96,7 @@ def _top_frames(db: NsysDb, strings: StringTable, sample_ids: np.ndarray,
         return categorical(np.full(n, -1, np.int64), [])
     where = '"stackDepth" = 0'
     if window is not None:  # only the callchains of the window's samples
-        inside = window.instant('"start"')
+        inside = window.instant('"start"', table=SAMPLES_TABLE)
         where = and_where(where, f'"id" IN (SELECT "id" FROM "{db.table(SAMPLES_TABLE)}" '
                                  f'WHERE {inside})')
     cc = db.read(CALLCHAINS_TABLE, [Col("id", "int"), Col("symbol", "int")], where=where)
@@ -130,7 +129,8 @@ def read_cpu_samples(db: NsysDb, strings: StringTable, window: ReadWindow | None
     spec = [Col("id", "int")] + _time_cols() + [opt_col(cols, "globalTid"),
                                                 opt_col(cols, "threadState")]
     d = db.read(SAMPLES_TABLE, spec,
-                where=window.instant('"start"') if window is not None else "")
+                where=window.instant('"start"', table=SAMPLES_TABLE) if window is not None
+                else "")
     ok = d["start"] > NULL_TIME
     if not ok.all():
         d = {k: v[ok] for k, v in d.items()}

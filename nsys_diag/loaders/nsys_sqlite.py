@@ -34,6 +34,7 @@ from nsys_diag.loaders import nsys_cuda as cuda
 from nsys_diag.loaders import sanity
 from nsys_diag.loaders.concurrent import After, run_concurrently
 from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
+from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_host import read_cpu_samples, read_osrt
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
@@ -89,7 +90,7 @@ def _check_is_nsys(db: NsysDb) -> None:
 def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      time_window: tuple[int, int] | None = None,
                      row_fraction: float | None = None, skeleton: bool = False,
-                     chunk: bool = False) -> TraceBundle:
+                     chunk: bool = False, zones: ZoneMap | None = None) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
@@ -105,17 +106,18 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     frames are empty; ``meta.tables`` still counts their rows): the whole NVTX list, processes,
     threads, GPUs and memory events — the global values a chunked (streaming) analysis needs
     before it reads the events chunk by chunk (``app/stream.py``). ``chunk=True``: a chunk of
-    such a read — ``time_window`` without the row counts (the skeleton has them).
+    such a read — ``time_window`` without the row counts (the skeleton has them); ``zones``: its
+    zone map (``loaders/zone_map.py``: rowid ranges instead of whole-table scans).
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk)
+        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, zones)
 
 
-def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning]
-                 ) -> tuple[ReadWindow | None, dict | None]:
+def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning],
+                 zones: ZoneMap | None = None) -> tuple[ReadWindow | None, dict | None]:
     """The window pushed down into the reads, and its ``meta.extra`` record."""
     if time_window is not None:
-        win = with_launches(db, *time_window)
+        win = with_launches(db, *time_window, zones=zones)
         return win, {**win.to_json(), "reason": "window"}
     if row_fraction is None or not 0 < row_fraction < 1:
         return None, None
@@ -335,14 +337,14 @@ SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync"
 
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
           row_fraction: float | None = None, skeleton: bool = False,
-          chunk: bool = False) -> TraceBundle:
+          chunk: bool = False, zones: ZoneMap | None = None) -> TraceBundle:
     """Read every table the analyses use into contract frames (``model/contracts.py``), with the
     load warnings in the order the report lists them."""
     _check_is_nsys(db)
     src = str(db.path)
     strings = StringTable(db)
     warnings: list[LoadWarning] = []
-    window, window_record = _read_window(db, time_window, row_fraction, warnings)
+    window, window_record = _read_window(db, time_window, row_fraction, warnings, zones)
     export_md = read_export_metadata(db)
     schema_version, schema = _schema(export_md, warnings)
     read = _read_event_tables(db, strings, window, kernel_detail, skeleton, chunk)

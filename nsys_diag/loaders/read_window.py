@@ -17,16 +17,21 @@ Which rows a window keeps (``[start_ns, end_ns)``, session-timeline ns):
 * NVTX ranges that overlap it (unterminated ones that start before its end), marks inside it, and
   every thread-name / domain-name row (they are written once, at creation time);
 * GPU-metric samples inside it. GPU-memory events are not windowed (they are cumulative).
+
+With a zone map (``loaders/zone_map.py``, built once by a streamed analysis) each windowed read
+of a large table also gets the rowid range that can hold its rows, so SQLite seeks instead of
+scanning the whole table; the rows read are the same.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_specs import (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE,
                                           SYNC_TABLE)
+from nsys_diag.loaders.zone_map import ZoneMap
 
 GPU_OP_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, SYNC_TABLE)
 """Tables whose rows carry the correlation id of their launching API call."""
@@ -46,41 +51,62 @@ class ReadWindow:
     end_ns: int
     min_correlation: int | None = None
     """Smallest correlation id of the window's GPU operations (None: no GPU operation in it)."""
+    zones: ZoneMap | None = field(default=None, compare=False, repr=False)
+    """Rowid bounds of the large tables (``loaders/zone_map.py``); None: plain scans."""
 
-    def overlap(self, start: str = '"start"', end: str = '"end"') -> str:
-        """SQL: the row's ``[start, end)`` overlaps the window."""
-        return f"({end} > {int(self.start_ns)} AND {start} < {int(self.end_ns)})"
+    def overlap(self, start: str = '"start"', end: str = '"end"', table: str | None = None
+                ) -> str:
+        """SQL: the row's ``[start, end)`` overlaps the window (``table``: the table read, whose
+        zone map, if any, adds its rowid range)."""
+        sql = f"({end} > {int(self.start_ns)} AND {start} < {int(self.end_ns)})"
+        if table is None or self.zones is None:
+            return sql
+        return _within(self.zones.overlap(table, self.start_ns, self.end_ns), sql)
 
-    def instant(self, ts: str) -> str:
-        """SQL: the timestamp ``ts`` lies inside the window."""
-        return f"({ts} >= {int(self.start_ns)} AND {ts} < {int(self.end_ns)})"
+    def instant(self, ts: str, table: str | None = None) -> str:
+        """SQL: the timestamp ``ts`` lies inside the window (``table``: as for ``overlap``)."""
+        sql = f"({ts} >= {int(self.start_ns)} AND {ts} < {int(self.end_ns)})"
+        if table is None or self.zones is None:
+            return sql
+        return _within(self.zones.instant(table, self.start_ns, self.end_ns), sql)
 
     def api(self, has_correlation: bool) -> str:
         """SQL for API rows: overlapping, or a launch of a GPU operation in the window."""
         if not has_correlation or self.min_correlation is None:
-            return self.overlap()
-        return (f'("start" < {int(self.end_ns)} AND ("end" > {int(self.start_ns)} OR '
-                f'"correlationId" >= {int(self.min_correlation)}))')
+            return self.overlap(table=RUNTIME_TABLE)
+        sql = (f'("start" < {int(self.end_ns)} AND ("end" > {int(self.start_ns)} OR '
+               f'"correlationId" >= {int(self.min_correlation)}))')
+        if self.zones is None:
+            return sql
+        return _within(self.zones.api(RUNTIME_TABLE, self.start_ns, self.end_ns,
+                                      self.min_correlation), sql)
 
     def to_json(self) -> dict:
         return {"start_ns": int(self.start_ns), "end_ns": int(self.end_ns)}
 
 
-def with_launches(db: NsysDb, start_ns: int, end_ns: int) -> ReadWindow:
+def _within(rowids: str, sql: str) -> str:
+    """``sql`` limited to a zone map's rowid range ("": the whole table)."""
+    return f"({rowids} AND {sql})" if rowids else sql
+
+
+def with_launches(db: NsysDb, start_ns: int, end_ns: int, zones: ZoneMap | None = None
+                  ) -> ReadWindow:
     """``ReadWindow`` for ``[start_ns, end_ns)`` with the smallest correlation id of the GPU
-    operations inside it (one C-level ``min()`` scan per GPU-operation table)."""
-    probe = ReadWindow(int(start_ns), int(end_ns))
+    operations inside it (one C-level ``min()`` scan per GPU-operation table; with ``zones``,
+    of the rowid range that can hold them)."""
+    probe = ReadWindow(int(start_ns), int(end_ns), zones=zones)
     lows = []
     for table in GPU_OP_TABLES:
         actual = db.table(table)
         cols = db.columns(table)
         if actual is None or not {"start", "end", "correlationId"} <= set(cols):
             continue
-        row = db.rows(f'SELECT min("correlationId") FROM "{actual}" WHERE {probe.overlap()} '
+        row = db.rows(f'SELECT min("correlationId") FROM "{actual}" WHERE {probe.overlap(table=table)} '
                       f'AND typeof("correlationId") = \'integer\' AND "correlationId" >= 0')
         if row and row[0][0] is not None:
             lows.append(int(row[0][0]))
-    return ReadWindow(probe.start_ns, probe.end_ns, min(lows) if lows else None)
+    return ReadWindow(probe.start_ns, probe.end_ns, min(lows) if lows else None, zones)
 
 
 def sample_event_starts(db: NsysDb) -> np.ndarray:
@@ -91,14 +117,31 @@ def sample_event_starts(db: NsysDb) -> np.ndarray:
         actual = db.table(table)
         if actual is None or "start" not in db.columns(table):
             continue
-        n_rows = int(db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0] or 0)
-        stride = max(1, n_rows // SAMPLE_ROWS)
-        rows = db.rows(f'SELECT "start" FROM "{actual}" WHERE rowid % {stride} = 0 AND '
-                       f'typeof("start") = \'integer\'')
+        rows = _strided_starts(db, actual)
         out.append(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
     starts = np.concatenate(out) if out else np.zeros(0, np.int64)
     starts.sort()
     return starts
+
+
+def _strided_starts(db: NsysDb, actual: str) -> list[tuple]:
+    """Integer starts of the rows whose rowid is a multiple of ``max(rowid) // SAMPLE_ROWS``,
+    in rowid order. Perf: the multiples are generated and looked up through the rowid b-tree
+    (≈ 20,000 seeks, 0.05 s on 8M rows) instead of a ``rowid % stride`` scan of the whole table
+    (0.9 s); the rows are the same. Rowids far sparser than their range fall back to the scan."""
+    low = db.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
+    high = db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
+    if low is None:
+        return []
+    stride = max(1, int(high) // SAMPLE_ROWS)
+    first = -(-int(low) // stride) * stride  # the smallest multiple of stride >= min(rowid)
+    is_int = 'typeof(t."start") = \'integer\''
+    if (int(high) - first) // stride > 4 * SAMPLE_ROWS:  # negative or sparse rowids
+        return db.rows(f'SELECT "start" FROM "{actual}" AS t WHERE rowid % {stride} = 0 '
+                       f'AND {is_int}')
+    return db.rows(f'WITH RECURSIVE m(r) AS (SELECT {first} UNION ALL SELECT r + {stride} '
+                   f'FROM m WHERE r + {stride} <= {int(high)}) SELECT t."start" FROM m '
+                   f'CROSS JOIN "{actual}" AS t ON t.rowid = m.r WHERE {is_int}')
 
 
 def plan_window(db: NsysDb, fraction: float) -> tuple[int, int] | None:

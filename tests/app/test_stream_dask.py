@@ -51,3 +51,25 @@ def test_scheduler_address(tmp_path):
                       dashboard_address=None) as cluster:
         doc = _run(tmp_path, trace, "--chunk-rows", "800", "--scheduler", cluster.scheduler_address)
     assert_same(whole, _no_chunks(doc))
+
+
+def test_dask_chunks_read_through_the_clients_zone_map(tmp_path, monkeypatch):
+    """The zone map is built once by the client and sent with every task (workers in other
+    processes never see the client's settings): the answers stay the in-memory ones."""
+    from nsys_diag.app import stream_dask
+    from nsys_diag.loaders import zone_map as Z
+
+    trace = SAMPLES / "multi_gpu.sqlite"
+    whole = _run(tmp_path, trace, "--memory-budget", "none")
+    monkeypatch.setattr(Z, "BLOCK_ROWS", 16)
+    monkeypatch.setattr(Z, "MIN_ZONED_ROWS", 32)
+    sent = []
+    real_runner = stream_dask.dask_runner
+
+    def spy(path, skeleton, targets, options, th, zones=None):
+        sent.append(zones)
+        return real_runner(path, skeleton, targets, options, th, zones)
+    monkeypatch.setattr(stream_dask, "dask_runner", spy)
+    dask = _run(tmp_path, trace, "--chunk-rows", "500", "--dask")
+    assert sent and sent[0] is not None and sent[0].tables
+    assert_same(whole, _no_chunks(dask))

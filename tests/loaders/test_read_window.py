@@ -115,3 +115,31 @@ def test_sql_helpers():
     assert "correlationId\" >= 7" in w.api(True) and "correlationId" not in w.api(False)
     assert ReadWindow(10, 20).api(True) == w.overlap()
     assert and_where("a", "", "b") == "(a) AND (b)" and and_where("", "") == ""
+
+
+@pytest.mark.parametrize("rowids", [
+    list(range(1, 90_001)),                               # the usual 1..n
+    list(range(-300, 50_000, 3)),                         # negative and strided rowids
+    [*range(1, 30_000), *range(200_000, 260_000)],        # a hole in the middle
+    [1, 5, 10**9, 10**9 + 20_000],                        # far sparser than their range
+])
+def test_strided_sample_is_the_rowid_multiples(tmp_path, rowids):
+    """The rowid-seek sample holds exactly the rows a ``rowid % stride = 0`` scan selects."""
+    import sqlite3
+
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.read_window import SAMPLE_ROWS, _strided_starts
+
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE k ("start" INTEGER)')
+    con.executemany('INSERT INTO k (rowid, "start") VALUES (?, ?)',
+                    [(r, r * 7 if r % 11 else "text") for r in rowids])
+    con.commit()
+    con.close()
+    stride = max(1, max(rowids) // SAMPLE_ROWS)
+    with NsysDb(path) as db:
+        want = db.rows(f'SELECT "start" FROM k WHERE rowid % {stride} = 0 '
+                       'AND typeof("start") = \'integer\'')
+        assert _strided_starts(db, "k") == want
+        assert want  # the case samples something

@@ -1,0 +1,167 @@
+"""Zone maps: per rowid block, the time bounds of an event table — so a window read seeks to the
+rows that can lie in its window instead of scanning the whole table.
+
+A streamed analysis (``app/stream.py``) reads an export chunk by chunk through the window
+push-down (``read_window.ReadWindow``). Without help, every chunk's ``WHERE`` makes SQLite scan
+every row of the kernel and CUDA API tables (≈ 60 ns a row in C), so the scans grow with
+chunks × rows and the time with the square of the export. nsys writes its event tables in
+(nearly) time order, so a chunk's rows sit in a narrow band of rowids: a zone map records, for
+every block of ``BLOCK_ROWS`` consecutive rowids, the smallest start, the largest end and the
+largest correlation id (one ``min``/``max`` range scan per block, built once: about one scan of
+the table), and a window read adds ``"rowid" BETWEEN first AND last`` — the rowid range of the
+blocks whose bounds can satisfy its filter. SQLite seeks to it through the rowid b-tree.
+
+Exact whatever the row order: a block is left out only when no row in it can pass the window's
+filter (bounds that are not numbers — text, blobs — keep their block in), and the range is the
+single span from the first to the last block kept (so rows still come back in rowid order).
+An export in no time order keeps every block in: the read is then the plain scan, never wrong.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nsys_diag.loaders.concurrent import run_concurrently
+from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.nsys_specs import (GPU_METRICS_TABLE, KERNEL_TABLE, MEMCPY_TABLE,
+                                          MEMSET_TABLE, OSRT_TABLE, RUNTIME_TABLE, SAMPLES_TABLE,
+                                          SYNC_TABLE, gpu_metrics_time_column)
+
+BLOCK_ROWS = 65_536
+"""Rowids per block: small enough that a chunk reads little beyond its rows, large enough that
+the build is a few hundred range queries per 16M rows."""
+MAX_BLOCKS = 4_096
+"""At most this many blocks per table (sparse rowids get wider blocks)."""
+MIN_ZONED_ROWS = 2 * BLOCK_ROWS
+"""Tables with fewer rowids than this get no zone map (a scan of them costs next to nothing)."""
+
+_LOW, _HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class TableZones:
+    """Bounds per rowid block of one table; ``lo`` sentinels keep a block in when unknown."""
+
+    first_rowid: np.ndarray
+    """int64, first rowid of each block (blocks are consecutive: block i ends before i + 1)."""
+    last_rowid: np.ndarray
+    """int64, last rowid of each block."""
+    min_start: np.ndarray
+    """int64, smallest start (ns) in the block; int64 max: none; int64 min: not a number."""
+    max_end: np.ndarray
+    """int64, largest end (ns) — or the largest instant of an instant table; int64 min: none."""
+    max_correlation: np.ndarray | None = None
+    """int64, largest correlation id (API tables), int64 min: none; None: no such column."""
+
+    def rowid_range(self, keep: np.ndarray) -> str:
+        """SQL limiting a read to the rowids from the first to the last kept block ("0": none)."""
+        idx = np.flatnonzero(keep)
+        if not idx.size:
+            return "0"
+        if idx[0] == 0 and idx[-1] == keep.size - 1:
+            return ""  # every block at the ends is in: the range is the whole table
+        return (f'"rowid" BETWEEN {int(self.first_rowid[idx[0]])} '
+                f'AND {int(self.last_rowid[idx[-1]])}')
+
+
+@dataclass(frozen=True)
+class ZoneMap:
+    """Zone maps of the tables a streamed read windows (by the table's contract name)."""
+
+    tables: dict[str, TableZones] = field(default_factory=dict)
+
+    def overlap(self, table: str, start_ns: int, end_ns: int) -> str:
+        """Rowid range of ``table``'s rows that may overlap ``[start_ns, end_ns)`` ("" = all)."""
+        z = self.tables.get(table)
+        if z is None:
+            return ""
+        return z.rowid_range((z.min_start < end_ns) & (z.max_end > start_ns))
+
+    def instant(self, table: str, start_ns: int, end_ns: int) -> str:
+        """Rowid range of ``table``'s rows whose instant may lie in ``[start_ns, end_ns)``."""
+        z = self.tables.get(table)
+        if z is None:
+            return ""
+        return z.rowid_range((z.min_start < end_ns) & (z.max_end >= start_ns))
+
+    def api(self, table: str, start_ns: int, end_ns: int, min_correlation: int | None) -> str:
+        """Rowid range of API rows that may overlap the window or launch its GPU work
+        (``ReadWindow.api``: ``start < end AND (end > start OR correlationId >= min)``)."""
+        z = self.tables.get(table)
+        if z is None:
+            return ""
+        reach = z.max_end > start_ns
+        if min_correlation is not None and z.max_correlation is not None:
+            reach = reach | (z.max_correlation >= int(min_correlation))
+        return z.rowid_range((z.min_start < end_ns) & reach)
+
+
+def _bound(value, none: int, unknown: int) -> int:
+    """A block bound from SQLite: ``none`` for NULL (no row), ``unknown`` for a non-number,
+    else the number rounded outward (floor for a low bound, ceil for a high one)."""
+    if value is None:
+        return none
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return unknown
+    if isinstance(value, float):
+        if math.isnan(value):
+            return unknown
+        if math.isinf(value):
+            return _HIGH if value > 0 else _LOW
+        value = math.floor(value) if unknown == _LOW else math.ceil(value)
+    return int(min(max(value, _LOW), _HIGH))
+
+
+def build_table_zones(db: NsysDb, table: str, start: str, end: str,
+                      correlation: str | None = None) -> TableZones | None:
+    """Zone map of one table (None: absent, too small, or lacking the columns) — one
+    ``min``/``max`` query per block of rowids, each a range scan of its block."""
+    actual = db.table(table)
+    cols = set(db.columns(table))
+    if actual is None or not {start, end} <= cols:
+        return None
+    # two queries: SQLite answers a lone min()/max() of the rowid from the b-tree's ends, but
+    # scans the whole table for the pair
+    lo_id = db.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
+    hi_id = db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
+    if lo_id is None or int(hi_id) - int(lo_id) + 1 < MIN_ZONED_ROWS:
+        return None
+    lo_id, hi_id = int(lo_id), int(hi_id)
+    width = max(BLOCK_ROWS, -(-(hi_id - lo_id + 1) // MAX_BLOCKS))
+    firsts = np.arange(lo_id, hi_id + 1, width, dtype=np.int64)
+    lasts = np.minimum(firsts + (width - 1), hi_id)
+    corr = correlation if correlation in cols else None
+    select = f'min("{start}"), max("{end}")' + (f', max("{corr}")' if corr else "")
+    rows = [db.rows(f'SELECT {select} FROM "{actual}" WHERE rowid BETWEEN {int(a)} AND {int(b)}')[0]
+            for a, b in zip(firsts.tolist(), lasts.tolist())]
+    # a low bound that is not a number keeps its block in (_LOW), a high one too (_HIGH)
+    min_start = np.array([_bound(r[0], _HIGH, _LOW) for r in rows], np.int64)
+    max_end = np.array([_bound(r[1], _LOW, _HIGH) for r in rows], np.int64)
+    max_corr = np.array([_bound(r[2], _LOW, _HIGH) for r in rows], np.int64) if corr else None
+    return TableZones(firsts, lasts, min_start, max_end, max_corr)
+
+
+def build_zone_map(db: NsysDb) -> ZoneMap:
+    """Zone maps of the event tables a chunk read windows (``loaders/read_window.py``): the GPU
+    operations and API calls by ``[start, end)``, the API's correlation ids too, GPU-metric and
+    CPU samples by their instant. Tables too small to gain get none. The tables are mapped at
+    the same time, each on a connection of its own (``loaders/concurrent.py``; SQLite runs
+    without the GIL)."""
+    specs: dict[str, tuple[str, str, str | None]] = {
+        t: ("start", "end", None)
+        for t in (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE, SYNC_TABLE, OSRT_TABLE)}
+    specs[RUNTIME_TABLE] = ("start", "end", "correlationId")
+    specs[SAMPLES_TABLE] = ("start", "start", None)
+    if db.has(GPU_METRICS_TABLE):
+        ts = gpu_metrics_time_column(db.columns(GPU_METRICS_TABLE))
+        specs[GPU_METRICS_TABLE] = (ts, ts, None)
+    present = {t: spec for t, spec in specs.items() if db.has(t)}
+
+    def job(table: str, spec: tuple[str, str, str | None]):
+        with NsysDb(db.path) as own:
+            return build_table_zones(own, table, *spec)
+    out = run_concurrently({t: (lambda t=t, spec=spec: job(t, spec))
+                            for t, spec in present.items()})
+    return ZoneMap({t: z for t, z in out.items() if isinstance(z, TableZones)})
