@@ -28,8 +28,6 @@ gaps) and 8 bytes per kernel (name code and duration: exact per-name medians) â€
 """
 from __future__ import annotations
 
-import numpy as np
-
 from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, estimate_memory
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -132,6 +130,8 @@ def plan_targets(path: str, chunk_rows: int) -> list[int]:
     """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
     kernel + API rows (quantiles of a strided sample of their start times,
     ``read_window.sample_event_starts``); [] for one chunk."""
+    import numpy as np
+
     from nsys_diag.loaders.nsys_db import NsysDb
     from nsys_diag.loaders.read_window import sample_event_starts
 
