@@ -9,7 +9,8 @@ How (``docs/streaming.md``):
 1. **Skeleton**: the whole NVTX list, processes, threads, GPUs and memory events
    (``load_trace(skeleton=True)``) — steps and phases are global values.
 2. **Plan**: chunk targets every ``chunk_rows`` kernel + CUDA API rows, placed from a strided
-   sample of the rows' start times (``read_window.sample_event_starts``).
+   sample of the rows' start times (``app/stream_plan.ChunkPlan``); under a budget the chunks
+   left are made smaller when one costs more memory per row than estimated (``BudgetGuard``).
 3. **Pass**: for each target, read ``[lo, target]`` through the window push-down
    (``load_trace(time_window=…)``; a zone map, ``loaders/zone_map.py``, turns each chunk's
    whole-table scans into rowid-range reads), cut the chunk at the latest time every device computes
@@ -28,6 +29,7 @@ gaps) and 8 bytes per kernel (name code and duration: exact per-name medians) �
 """
 from __future__ import annotations
 
+from nsys_diag.app.stream_plan import BudgetGuard, ChunkPlan
 from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, estimate_memory
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -90,13 +92,19 @@ def _budget_rows(path: str, options: AnalyzeOptions) -> int | None:
 
 def held_bytes(path: str) -> int:
     """Bytes a streamed analysis of ``path`` holds through all its chunks besides
-    ``STREAM_BASE_BYTES``: the per-kernel state (``RETAINED_BYTES_PER_KERNEL``) and the skeleton's
-    NVTX list (``SKELETON_BYTES_PER_NVTX_ROW``; NVTX is read whole, docs/streaming.md)."""
+    ``STREAM_BASE_BYTES``: the per-kernel state (``retained_bytes``) and the skeleton's NVTX list
+    (``SKELETON_BYTES_PER_NVTX_ROW``; NVTX is read whole, docs/streaming.md)."""
     from nsys_diag.loaders.nsys_nvtx import NVTX_TABLE
+
+    return retained_bytes(path) + SKELETON_BYTES_PER_NVTX_ROW * _max_rowid(path, (NVTX_TABLE,))
+
+
+def retained_bytes(path: str) -> int:
+    """What a streamed pass keeps across chunks by its end: ``RETAINED_BYTES_PER_KERNEL`` per
+    kernel of the export."""
     from nsys_diag.loaders.nsys_specs import KERNEL_TABLE
 
-    return (RETAINED_BYTES_PER_KERNEL * _max_rowid(path, (KERNEL_TABLE,))
-            + SKELETON_BYTES_PER_NVTX_ROW * _max_rowid(path, (NVTX_TABLE,)))
+    return RETAINED_BYTES_PER_KERNEL * _max_rowid(path, (KERNEL_TABLE,))
 
 
 def chunk_share(path: str, chunk_rows: int) -> float:
@@ -126,24 +134,20 @@ def _max_rowid(path: str, tables) -> int:
         return total
 
 
-def plan_targets(path: str, chunk_rows: int) -> list[int]:
-    """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
-    kernel + API rows (quantiles of a strided sample of their start times,
-    ``read_window.sample_event_starts``); [] for one chunk."""
-    import numpy as np
-
+def chunk_plan(path: str, chunk_rows: int) -> ChunkPlan:
+    """The :class:`ChunkPlan` of ``path`` for chunks of about ``chunk_rows`` rows."""
     from nsys_diag.loaders.nsys_db import NsysDb
     from nsys_diag.loaders.read_window import sample_event_starts
 
     with NsysDb(path) as db:
         starts = sample_event_starts(db)
-    rows = _event_rows(path)
-    n_chunks = int(np.ceil(rows / max(int(chunk_rows), 1)))
-    if n_chunks <= 1 or starts.size < 2:
-        return []
-    q = np.arange(1, n_chunks) / n_chunks
-    targets = np.unique(np.quantile(starts, q, method="nearest").astype(np.int64))
-    return [int(t) for t in targets]
+    return ChunkPlan(starts, _event_rows(path), int(chunk_rows))
+
+
+def plan_targets(path: str, chunk_rows: int) -> list[int]:
+    """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
+    kernel + API rows (``ChunkPlan.targets``); [] for one chunk."""
+    return chunk_plan(path, chunk_rows).targets()
 
 
 def zone_map(path: str):
@@ -205,7 +209,13 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
     from concurrent.futures import ThreadPoolExecutor
 
-    targets = plan_targets(path, chunk_rows)
+    plan = chunk_plan(path, chunk_rows)
+    # a budget (not --chunk-rows) is watched on the sequential pass: the chunks left are made
+    # finer when one took more memory per row than estimated (app/stream_budget.py)
+    guard = BudgetGuard(plan, options.memory_budget_bytes, retained_bytes(path)) \
+        if options.memory_budget_bytes and not options.chunk_rows and not options.scheduler \
+        else None
+    targets = guard.first_targets() if guard is not None else plan.targets()
     with ThreadPoolExecutor(1) as pool:  # the zone map is built while the skeleton is read
         # one chunk: its scan is no dearer than the map
         mapping = pool.submit(zone_map, path) if targets else None
@@ -224,7 +234,10 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
                               zones=zones)
 
         def runner(assume, only, keep_launches):
-            return run_pass(skeleton, read, targets, assume, options, th, only, keep_launches)
+            if guard is not None:
+                guard.begin()
+            return run_pass(skeleton, read, guard.planned if guard is not None else targets,
+                            assume, options, th, only, keep_launches, replan=guard)
     import functools
 
     # the GPU span is asked only when a step-less process needs it (a scan of three tables);

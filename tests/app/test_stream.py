@@ -270,3 +270,31 @@ def test_device_seen_only_in_a_later_chunk_keeps_its_gpu_row(tmp_path):
         view.pop("gaps", None)
     assert_same(whole["verdict"], streamed["verdict"])
     assert_same(whole["processes"], streamed["processes"])
+
+
+def test_budget_guard_replans_finer_and_answers_stay(monkeypatch):
+    """A chunk that costs more memory per row than estimated makes the guard cut the rest of the
+    export finer (``app/stream_plan.py``); the answers are still the in-memory ones."""
+    from nsys_diag.app import stream, stream_plan
+
+    path = SAMPLES / "worked_example.sqlite"
+    whole = _view(path, memory_budget="none")
+    rows = stream._event_rows(str(path))
+    budget = 2**30
+    # the estimate: just over the budget, so that chunks of about a third of the rows are planned
+    per_row = (budget - stream.STREAM_BASE_BYTES - stream.held_bytes(str(path))) \
+        * stream.CHUNK_MEMORY_SHARE / (rows / 3)
+    monkeypatch.setattr(stream, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
+    monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
+    monkeypatch.setattr(stream_plan, "MIN_GUARD_ROWS", 1)
+    planned = _view(path, memory_budget="1G")["trace"]["chunks"]["count"]
+    base = stream_plan._rss_now()
+    calls = []
+
+    def costly_peak():  # each chunk seems to take about the whole budget
+        calls.append(1)
+        return base + len(calls) * budget
+    monkeypatch.setattr(stream_plan, "_peak_rss", costly_peak)
+    guarded = _view(path, memory_budget="1G")
+    assert guarded["trace"]["chunks"]["count"] > planned >= 3
+    assert_same(whole, _without_chunks(guarded))

@@ -9,6 +9,7 @@ facts (``globals.ProcessFacts``); ``settle`` then decides whether the assumed gl
 """
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, cast
@@ -160,17 +161,26 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
     sp.spans.append(span)
 
 
+Replan = Callable[[int, int, int, list[int]], list[int]]
+"""``replan(index, rows, next_lo, pending)`` after chunk ``index`` (``rows`` kernel + API rows,
+the next chunk starting at ``next_lo``): the targets left to run (``pending``, or finer ones)."""
+
+
 def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
              options: AnalyzeOptions, th: Thresholds, only: set[int] | None = None,
-             keep_launches: bool = False) -> StreamPass:
+             keep_launches: bool = False, replan: Replan | None = None) -> StreamPass:
     """One sequential pass (see the module docstring): each chunk is read up to its target and
     cut at the latest safe time before it; the next starts at the cut. ``assume(gpid, bundle)``
     gives the globals of a process (once, on the first chunk it appears in); ``only``: analyse
-    just these processes (a second pass: the settled ones)."""
+    just these processes (a second pass: the settled ones); ``replan``: may make the chunks
+    left finer after each chunk (``app/stream.py`` keeps the pass in its memory budget)."""
     sp = StreamPass(assumed={})
     lo = FIRST_LO
-    for i, target in enumerate([*targets, None]):
+    pending = [int(t) for t in targets]
+    for i in itertools.count():
+        target = pending.pop(0) if pending else None
         bundle = read(*read_span(lo, target))
+        rows = len(bundle.kernels) + len(bundle.api)
         devices = set(device_ids(bundle.kernels))
         for glob in sp.assumed.values():
             devices |= set(glob.devices)
@@ -181,7 +191,12 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
                                   only, keep_launches), i, (lo, hi))
         lo = hi
         del bundle
-    return sp
+        if target is None:
+            return sp
+        pending = [t for t in pending if t > lo]  # a cut may pass the next targets
+        if replan is not None:
+            pending = replan(i, rows, lo, pending)
+    raise AssertionError("unreachable")  # pragma: no cover - itertools.count() never ends
 
 
 def read_span(lo: int, target: int | None) -> tuple[int, int]:

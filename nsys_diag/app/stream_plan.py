@@ -1,0 +1,133 @@
+"""Where a streamed export's chunks end, and keeping a sequential pass within ``--memory-budget``.
+
+``ChunkPlan`` places chunk ends at quantiles of a strided sample of the kernel + API rows' start
+times. Its chunk size comes from the file-based estimate (``app/stream.py:stream_chunk_rows``),
+which is a measurement on typical exports; an export of another shape can need more memory per
+row (measured: 1.8× with two GPU processes, whose rows are split per process; 2.2× with rows in
+no time order, which the analyses sort). ``BudgetGuard`` corrects for it while the pass runs:
+
+* the first chunk is a probe of half the planned rows;
+* after a chunk that raised the process's peak memory, that peak over the memory before the
+  pass, per row of the chunk, is the measured cost of a row (an over-estimate: it includes what
+  the pass keeps across chunks — on the safe side);
+* when the budget (``GUARD_SHARE`` of it, less the memory before the pass and what the pass
+  keeps by its end: ``retained`` bytes) allows fewer rows than the chunks left hold, the rest
+  of the export is re-planned in smaller chunks (at most ``MAX_SPLIT`` times smaller than
+  planned) — never larger, so a pass only ever gets safer.
+
+Linux only (``/proc/self/statm`` and ``getrusage``); elsewhere the plan is kept as it is. The
+answers do not depend on where the chunks end (docs/streaming.md, Exactness).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+GUARD_SHARE = 0.92
+"""Share of the budget a chunk may bring the process's memory to (the rest: the spread of the
+per-row cost between chunks)."""
+PROBE_SHARE = 0.5
+"""The first chunk holds this share of the planned rows (the probe of the cost per row)."""
+MIN_GUARD_ROWS = 10_000
+"""No re-plan makes chunks smaller than this (``app/stream.py:MIN_CHUNK_ROWS``)."""
+MAX_SPLIT = 8
+"""Nor smaller than the planned chunk over this: when even such chunks do not fit, what the pass
+holds is the budget's problem, not the chunk size (docs/streaming.md, Limits)."""
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Where chunks end: quantiles of a strided sample of the kernel + API rows' start times
+    (``read_window.sample_event_starts``), so that each chunk holds about ``chunk_rows`` rows."""
+
+    starts: Any
+    """Sorted sample of start times (ns, int64 array)."""
+    rows: int
+    """Kernel + API rows of the export."""
+    chunk_rows: int
+
+    def targets(self, after_ns: int | None = None, chunk_rows: int | None = None) -> list[int]:
+        """Session times (ns) at which the chunks should end — of the span after ``after_ns``
+        (None: the whole export), each chunk about ``chunk_rows`` rows (default: the plan's);
+        [] for one chunk."""
+        import numpy as np
+
+        starts = self.starts if after_ns is None else \
+            self.starts[np.searchsorted(self.starts, int(after_ns), side="right"):]
+        if starts.size < 2 or not self.starts.size:
+            return []
+        left = self.rows * starts.size / self.starts.size
+        n_chunks = int(np.ceil(left / max(int(chunk_rows or self.chunk_rows), 1)))
+        if n_chunks <= 1:
+            return []
+        q = np.arange(1, n_chunks) / n_chunks
+        return [int(t) for t in np.unique(np.quantile(starts, q, method="nearest")
+                                          .astype(np.int64))]
+
+
+def _rss_now() -> int | None:
+    """Resident memory of this process now (bytes); None where ``/proc`` is absent."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _peak_rss() -> int:
+    """Peak resident memory of this process so far (bytes; ``ru_maxrss`` is KiB on Linux)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
+
+
+class BudgetGuard:
+    """``driver.Replan`` of a sequential pass under ``budget`` bytes (module docstring;
+    ``retained``: what the pass keeps across chunks by its end); ``planned``: the latest full
+    list of targets (a second pass runs them)."""
+
+    def __init__(self, plan: ChunkPlan, budget: int, retained: int = 0):
+        self.plan, self.budget, self.retained = plan, int(budget), int(retained)
+        self.chunk_rows = plan.chunk_rows
+        self.per_row = 0.0
+        self.planned: list[int] = []
+        self.replans = 0
+        self.begin()
+
+    def begin(self) -> None:
+        """Take the memory before a pass (the skeleton read, the zone map built) as its base."""
+        self.base = _rss_now()
+        self.peak = _peak_rss()
+
+    def first_targets(self) -> list[int]:
+        """The plan's targets, the first chunk cut to the probe (``PROBE_SHARE``)."""
+        targets = self.plan.targets()
+        if targets and self.base is not None:
+            probe = self.plan.targets(None, max(MIN_GUARD_ROWS,
+                                                int(self.chunk_rows * PROBE_SHARE)))
+            if probe and probe[0] < targets[0]:
+                targets = [probe[0], *targets]
+        self.planned = targets
+        return list(targets)
+
+    def __call__(self, index: int, rows: int, next_lo: int, pending: list[int]) -> list[int]:
+        """The targets after ``next_lo`` (``pending``, or finer: module docstring)."""
+        if self.base is None or rows <= 0:
+            return pending
+        peak = _peak_rss()
+        if peak > self.peak:  # this chunk set the peak: its cost per row is measured
+            self.per_row = max(self.per_row, (peak - self.base) / rows)
+            self.peak = peak
+        if self.per_row <= 0:
+            return pending
+        allowed = int((self.budget * GUARD_SHARE - self.base - self.retained) / self.per_row)
+        floor = max(MIN_GUARD_ROWS, self.plan.chunk_rows // MAX_SPLIT)
+        if allowed >= self.chunk_rows or self.chunk_rows <= floor:
+            return pending
+        self.chunk_rows = max(floor, allowed)
+        finer = self.plan.targets(next_lo, self.chunk_rows)
+        self.replans += 1
+        self.planned = [t for t in self.planned if t <= next_lo] + finer
+        return finer
