@@ -13,8 +13,8 @@ How (``docs/streaming.md``):
    left are made smaller when one costs more memory per row than estimated (``BudgetGuard``).
 3. **Pass**: for each target, read ``[lo, target]`` through the window push-down
    (``load_trace(time_window=…)``; a zone map, ``loaders/zone_map.py``, turns each chunk's
-   whole-table scans into rowid-range reads), cut the chunk at the latest time every device computes
-   (``analyses/chunked/cuts.safe_cut``: no idle gap spans a cut), analyse each process's rows of
+   whole-table scans into rowid-range reads), cut the chunk at the latest time every device
+   computes (``analyses/chunked/cuts.safe_cut``: no idle gap spans a cut), analyse each process's rows of
    ``[lo, cut)`` into small partials (``analyses/chunked/*_merge.partial_*``), record the facts
    the global values need (``analyses/chunked/globals.ProcessFacts``), drop the rows; the next
    chunk starts at the cut.
@@ -144,12 +144,6 @@ def chunk_plan(path: str, chunk_rows: int) -> ChunkPlan:
     return ChunkPlan(starts, _event_rows(path), int(chunk_rows))
 
 
-def plan_targets(path: str, chunk_rows: int) -> list[int]:
-    """Session times (ns) at which chunks should end so that each holds about ``chunk_rows``
-    kernel + API rows (``ChunkPlan.targets``); [] for one chunk."""
-    return chunk_plan(path, chunk_rows).targets()
-
-
 def zone_map(path: str):
     """The export's zone map (``loaders/zone_map.py``): each chunk then reads the rowid range
     that can hold its rows instead of scanning every large table (about one scan to build)."""
@@ -202,28 +196,20 @@ def check_device(path: str, device: int) -> None:
 def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_rows: int):
     """``(AnalysisSuite, TraceMeta)`` of ``path`` analysed chunk by chunk (module docstring);
     on Dask workers with ``options.scheduler``."""
+    import functools
+
     from nsys_diag.analyses.chunked.driver import run_pass, run_stream
     from nsys_diag.loaders import load_trace
-
-    from nsys_diag.analyses.selection import check_step_range
-
-    from concurrent.futures import ThreadPoolExecutor
+    from nsys_diag.loaders.nsys_cuda import unmatched_warning
 
     plan = chunk_plan(path, chunk_rows)
     # a budget (not --chunk-rows) is watched on the sequential pass: the chunks left are made
-    # finer when one took more memory per row than estimated (app/stream_budget.py)
+    # smaller when one took more memory per row than estimated (app/stream_plan.py)
     guard = BudgetGuard(plan, options.memory_budget_bytes, retained_bytes(path)) \
         if options.memory_budget_bytes and not options.chunk_rows and not options.scheduler \
         else None
     targets = guard.first_targets() if guard is not None else plan.targets()
-    with ThreadPoolExecutor(1) as pool:  # the zone map is built while the skeleton is read
-        # one chunk: its scan is no dearer than the map
-        mapping = pool.submit(zone_map, path) if targets else None
-        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
-        check_step_range(skeleton, options)
-        if options.device is not None:
-            check_device(path, options.device)
-        zones = mapping.result() if mapping is not None else None
+    skeleton, zones = _skeleton_and_zones(path, options, bool(targets))
     if options.scheduler:
         from nsys_diag.app.stream_dask import dask_runner
 
@@ -238,13 +224,27 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
                 guard.begin()
             return run_pass(skeleton, read, guard.planned if guard is not None else targets,
                             assume, options, th, only, keep_launches, replan=guard)
-    import functools
-
     # the GPU span is asked only when a step-less process needs it (a scan of three tables);
     # on Dask the assumption travels to the workers, so it is computed first
     census = census_span(path) if options.scheduler else \
         functools.lru_cache(maxsize=1)(lambda: census_span(path))
-    from nsys_diag.loaders.nsys_cuda import unmatched_warning
-
     return run_stream(skeleton, runner, options, th, census_span=census, chunk_rows=chunk_rows,
                       unmatched_warning=unmatched_warning)
+
+
+def _skeleton_and_zones(path: str, options: AnalyzeOptions, chunked: bool):
+    """The skeleton (checked against ``--step-range``/``--device``) and, when there is more than
+    one chunk (``chunked``), the zone map, built on a thread while the skeleton is read (one
+    chunk: its scan is no dearer than the map)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nsys_diag.analyses.selection import check_step_range
+    from nsys_diag.loaders import load_trace
+
+    with ThreadPoolExecutor(1) as pool:
+        mapping = pool.submit(zone_map, path) if chunked else None
+        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
+        check_step_range(skeleton, options)
+        if options.device is not None:
+            check_device(path, options.device)
+        return skeleton, (mapping.result() if mapping is not None else None)

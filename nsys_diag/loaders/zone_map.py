@@ -42,7 +42,8 @@ _LOW, _HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class TableZones:
-    """Bounds per rowid block of one table; ``lo`` sentinels keep a block in when unknown."""
+    """Bounds per rowid block of one table; a bound that is not a number is the sentinel that
+    keeps its block in (int64 min for a low bound, int64 max for a high one)."""
 
     first_rowid: np.ndarray
     """int64, first rowid of each block (blocks are consecutive: block i ends before i + 1)."""
@@ -51,9 +52,11 @@ class TableZones:
     min_start: np.ndarray
     """int64, smallest start (ns) in the block; int64 max: none; int64 min: not a number."""
     max_end: np.ndarray
-    """int64, largest end (ns) — or the largest instant of an instant table; int64 min: none."""
+    """int64, largest end (ns) — or the largest instant of an instant table; int64 min: none;
+    int64 max: not a number."""
     max_correlation: np.ndarray | None = None
-    """int64, largest correlation id (API tables), int64 min: none; None: no such column."""
+    """int64, largest correlation id (API tables), int64 min: none, int64 max: not a number;
+    None: no such column."""
 
     def rowid_range(self, keep: np.ndarray) -> str:
         """SQL limiting a read to the rowids from the first to the last kept block ("0": none)."""
