@@ -88,27 +88,28 @@ def test_instant_reads_equal_plain_scans(tmp_path):
             assert got == _ids(db, GPU_METRICS_TABLE, ReadWindow(a, b).instant('"timestamp"'))
 
 
-def test_time_ordered_table_reads_a_narrow_band(tmp_path):
+def _mapped(tmp_path, order: str, n: int = 2000):
+    """(rows, zone map) of a kernel table of ``n`` rows in ``order``."""
     path = tmp_path / "t.sqlite"
-    rows = _timed_rows(2000, "time")
+    rows = _timed_rows(n, order)
     _write(path, rows)
     with NsysDb(path) as db:
-        zones = Z.build_zone_map(db)
-        mid = rows[1000][0]
-        clause = zones.overlap(KERNEL_TABLE, mid, mid + 500)
-        assert clause.startswith('"rowid" BETWEEN')
-        lo, hi = (int(v) for v in clause.split("BETWEEN")[1].split("AND"))
-        assert hi - lo < 200  # a few blocks of 16 around the window, of 2000 rows
+        return rows, Z.build_zone_map(db)
+
+
+def test_time_ordered_table_reads_a_narrow_band(tmp_path):
+    rows, zones = _mapped(tmp_path, "time")
+    mid = rows[1000][0]
+    clause = zones.overlap(KERNEL_TABLE, mid, mid + 500)
+    assert clause.startswith('"rowid" BETWEEN')
+    lo, hi = (int(v) for v in clause.split("BETWEEN")[1].split("AND"))
+    assert hi - lo < 200  # a few blocks of 16 around the window, of 2000 rows
 
 
 def test_shuffled_table_falls_back_to_the_whole_table(tmp_path):
-    path = tmp_path / "t.sqlite"
-    rows = _timed_rows(2000, "shuffled")
-    _write(path, rows)
-    with NsysDb(path) as db:
-        zones = Z.build_zone_map(db)
-        mid = sorted(rows)[1000][0]
-        assert zones.overlap(KERNEL_TABLE, mid, mid + 500) == ""
+    rows, zones = _mapped(tmp_path, "shuffled")
+    mid = sorted(rows)[1000][0]
+    assert zones.overlap(KERNEL_TABLE, mid, mid + 500) == ""
 
 
 def test_values_that_are_not_numbers_keep_their_block(tmp_path):
