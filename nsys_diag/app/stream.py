@@ -198,7 +198,7 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     on Dask workers with ``options.scheduler``."""
     import functools
 
-    from nsys_diag.analyses.chunked.driver import run_pass, run_stream
+    from nsys_diag.analyses.chunked.driver import run_pass, run_stream, with_skeleton_nvtx
     from nsys_diag.loaders import load_trace
     from nsys_diag.loaders.nsys_cuda import unmatched_warning
 
@@ -216,8 +216,9 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
         runner = dask_runner(path, skeleton, targets, options, th, zones)
     else:
         def read(lo: int, hi: int):
-            return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True,
-                              zones=zones)
+            return with_skeleton_nvtx(load_trace(path, kernel_detail=False, time_window=(lo, hi),
+                                                 chunk=True, zones=zones, nvtx=False),
+                                      skeleton, lo, hi)
 
         def runner(assume, only, keep_launches):
             if guard is not None:

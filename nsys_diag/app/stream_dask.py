@@ -19,10 +19,15 @@ CUT_WINDOW_SHARE = 0.05
 """The thin window a cut task reads before its target, as a share of the span between targets."""
 
 
-def _read(path: str, lo: int, hi: int, zones):
+def _read(path: str, lo: int, hi: int, zones, skeleton=None):
+    """The chunk ``[lo, hi)`` (``skeleton``: its NVTX taken from it, ``driver.with_skeleton_nvtx``;
+    None: none — a cut needs only the kernels)."""
+    from nsys_diag.analyses.chunked.driver import with_skeleton_nvtx
     from nsys_diag.loaders import load_trace
 
-    return load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True, zones=zones)
+    bundle = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True, zones=zones,
+                        nvtx=False)
+    return bundle if skeleton is None else with_skeleton_nvtx(bundle, skeleton, lo, hi)
 
 
 def find_cut(path: str, lo: int, target: int, zones=None) -> tuple[int, bool]:
@@ -40,7 +45,7 @@ def chunk_task(path: str, skeleton, lo: int, hi: int, index: int, assumed, assum
                options: AnalyzeOptions, th: Thresholds, only, keep_launches: bool = False,
                zones=None):
     """One chunk's ``ChunkResult`` (a Dask task)."""
-    bundle = _read(path, *read_span(lo, None if hi == LAST_HI else hi), zones)  # edge margins
+    bundle = _read(path, *read_span(lo, None if hi == LAST_HI else hi), zones, skeleton)
     return analyse_chunk(skeleton, bundle, lo, hi, index, assumed, assume, options, th, only,
                          keep_launches)
 

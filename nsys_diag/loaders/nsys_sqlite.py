@@ -90,7 +90,8 @@ def _check_is_nsys(db: NsysDb) -> None:
 def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      time_window: tuple[int, int] | None = None,
                      row_fraction: float | None = None, skeleton: bool = False,
-                     chunk: bool = False, zones: ZoneMap | None = None) -> TraceBundle:
+                     chunk: bool = False, zones: ZoneMap | None = None,
+                     nvtx: bool = True) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
@@ -107,10 +108,12 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     threads, GPUs and memory events — the global values a chunked (streaming) analysis needs
     before it reads the events chunk by chunk (``app/stream.py``). ``chunk=True``: a chunk of
     such a read — ``time_window`` without the row counts (the skeleton has them); ``zones``: its
-    zone map (``loaders/zone_map.py``: rowid ranges instead of whole-table scans).
+    zone map (``loaders/zone_map.py``: rowid ranges instead of whole-table scans);
+    ``nvtx=False``: no NVTX read (empty NVTX frames; a streamed chunk takes its NVTX from the
+    skeleton, which read it whole).
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, zones)
+        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, zones, nvtx)
 
 
 def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning],
@@ -168,10 +171,11 @@ def _schema(export_md: dict, warnings: list[LoadWarning]) -> tuple[str, tuple]:
 
 
 def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: bool,
-                       skeleton: bool = False, chunk: bool = False) -> dict:
+                       skeleton: bool = False, chunk: bool = False, nvtx: bool = True) -> dict:
     """The tables with one row per event, read concurrently (``loaders/concurrent.py``);
     ``skeleton``: NVTX and the row counts only; ``chunk``: no row counts (a streamed chunk: the
-    skeleton has them; perf: one ``count(*)`` scan of every table less per chunk)."""
+    skeleton has them; perf: one ``count(*)`` scan of every table less per chunk); ``nvtx``:
+    False reads no NVTX."""
     if skeleton:
         return {**dict.fromkeys(SKELETON_SKIPS), "api": C.API.empty(),
                 "gpu_metrics": (C.GPU_METRICS.empty(), []),
@@ -184,7 +188,7 @@ def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: 
         "gpu_metrics": lambda: read_gpu_metrics(db, window),
         # the launch joins (millions of kernels) on a worker while GPU metrics are still read
         "kernels_joined": After(("kernels", "api"), _launch_join),
-        "nvtx": lambda: read_nvtx(db, strings, window),
+        "nvtx": (lambda: read_nvtx(db, strings, window)) if nvtx else (lambda: None),
         "memcpy": lambda: cuda.read_memcpy(db, window),
         "memset": lambda: cuda.read_memset(db, window),
         "sync": lambda: cuda.read_sync(db, window),
@@ -337,7 +341,7 @@ SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync"
 
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
           row_fraction: float | None = None, skeleton: bool = False,
-          chunk: bool = False, zones: ZoneMap | None = None) -> TraceBundle:
+          chunk: bool = False, zones: ZoneMap | None = None, nvtx: bool = True) -> TraceBundle:
     """Read every table the analyses use into contract frames (``model/contracts.py``), with the
     load warnings in the order the report lists them."""
     _check_is_nsys(db)
@@ -347,7 +351,7 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     window, window_record = _read_window(db, time_window, row_fraction, warnings, zones)
     export_md = read_export_metadata(db)
     schema_version, schema = _schema(export_md, warnings)
-    read = _read_event_tables(db, strings, window, kernel_detail, skeleton, chunk)
+    read = _read_event_tables(db, strings, window, kernel_detail, skeleton, chunk, nvtx)
     gpu = _gpu_work(db, read, schema, src, warnings)
     gpu, nvtx_res, duration = _sane_events(db, gpu, read["nvtx"], warnings)
     nvtx_f, marks_f = _nvtx_frames(nvtx_res, duration, src, warnings)

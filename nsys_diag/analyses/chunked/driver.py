@@ -9,6 +9,7 @@ facts (``globals.ProcessFacts``); ``settle`` then decides whether the assumed gl
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -56,6 +57,22 @@ class StreamPass:
     inexact_cuts: int = 0
     chunk_bundles: list = field(default_factory=list)
     """Per chunk, what the file-level results need of it (``registry.BUNDLE_PARTIALS``)."""
+
+
+def with_skeleton_nvtx(bundle: TraceBundle, skeleton: TraceBundle, lo: int, hi: int
+                      ) -> TraceBundle:
+    """A chunk read without NVTX (``load_trace(nvtx=False)``: perf, no NVTX scan and decode per
+    chunk) given the skeleton's NVTX rows a read of ``[lo, hi)`` would hold — the ranges that
+    start before ``hi`` and end after ``lo`` or never end, the marks inside — and its threads
+    (named from ThreadNames and every NVTX thread-name row, as each chunk read names them)."""
+    n, m = skeleton.nvtx, skeleton.nvtx_marks
+    if len(n):
+        s, e = n["start_ns"].to_numpy(np.int64), n["end_ns"].to_numpy(np.int64)
+        n = take_rows(n, (s < hi) & (~n["closed"].to_numpy(bool) | (e > lo)))
+    if len(m):
+        ts = m["ts_ns"].to_numpy(np.int64)
+        m = take_rows(m, (ts >= lo) & (ts < hi))
+    return dataclasses.replace(bundle, nvtx=n, nvtx_marks=m, threads=skeleton.threads)
 
 
 def _process_frames(bundle: TraceBundle, gpid: int, nvtx) -> dict:
