@@ -209,14 +209,22 @@ class NsysDb:
             raise self.error(exc) from None
 
     # ------------------------------------------------------------------ bulk reads
-    def read(self, table: str, cols: Sequence[Col], where: str = "") -> dict[str, object]:
+    def read(self, table: str, cols: Sequence[Col], where: str = "",
+             batch_rows: int | None = None) -> dict[str, object]:
         """Read ``cols`` of ``table`` (optionally filtered) into numpy arrays / :class:`Text`.
 
         Row order is the table's rowid order (what SQLite returns for a plain scan).
+        ``batch_rows``: read a table of more rowids than that in rowid ranges of that many and
+        join the arrays — the same result with one batch's SQLite/Arrow copy in memory at a time
+        instead of the whole table's (``_read_batched``).
         """
         actual = self.table(table)
         if actual is None:
             raise KeyError(table)
+        if batch_rows:
+            spans = self._rowid_spans(actual, int(batch_rows))
+            if len(spans) > 1:
+                return self._read_batched(table, cols, where, spans)
         plan = ReadPlan.of(actual, cols, where)
         sel = plan.render()
         raw = None
@@ -254,6 +262,33 @@ class NsysDb:
             else:
                 out[c.name] = v if isinstance(v, Text) else _text_from_objects(v)
             i += 1
+        return out
+
+    def _rowid_spans(self, actual: str, batch_rows: int) -> list[tuple[int, int]]:
+        """Consecutive rowid ranges of about ``batch_rows`` covering the table (two b-tree
+        lookups: ``min``/``max`` of the rowid)."""
+        lo = self.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
+        hi = self.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
+        if lo is None or int(hi) - int(lo) < batch_rows:
+            return [(0, 0)]
+        firsts = range(int(lo), int(hi) + 1, batch_rows)
+        return [(a, min(a + batch_rows - 1, int(hi))) for a in firsts]
+
+    def _read_batched(self, table: str, cols: Sequence[Col], where: str,
+                      spans: list[tuple[int, int]]) -> dict[str, object]:
+        """``read`` of each rowid span, the arrays joined column by column (text codes mapped
+        onto one label list in first-appearance order, as one read gives them)."""
+        parts: dict[str, list] = {c.name: [] for c in cols}
+        for a, b in spans:
+            got = self.read(table, cols, and_where(where, f'"rowid" BETWEEN {a} AND {b}'))
+            for name, values in got.items():
+                parts[name].append(values)
+            del got
+        out: dict[str, object] = {}
+        for c in cols:
+            vals = parts.pop(c.name)
+            out[c.name] = _join_text(vals) if vals and isinstance(vals[0], Text) \
+                else np.concatenate(vals)
         return out
 
     def _read_adbc(self, sql: str, ncols: int, int_fill: dict[int, int] | None = None,
@@ -364,6 +399,17 @@ def _float_pairs(raw: list, float_plain: frozenset[int]) -> list:
         else:
             out.append(arr)
     return out
+
+
+def _join_text(parts: list[Text]) -> Text:
+    """One :class:`Text` of consecutive reads: labels in first-appearance order over the parts."""
+    index: dict[str, int] = {}
+    codes = []
+    for t in parts:
+        remap = np.fromiter((index.setdefault(label, len(index)) for label in t.labels),
+                            dtype=np.int64, count=len(t.labels))
+        codes.append(remap[t.codes] if len(t.codes) else np.zeros(0, np.int64))
+    return Text(np.concatenate(codes) if codes else np.zeros(0, np.int64), list(index))
 
 
 def _text_from_objects(values: np.ndarray) -> Text:

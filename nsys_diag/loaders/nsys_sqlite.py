@@ -42,7 +42,7 @@ from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_
                                          host_info,
                                          read_export_metadata, read_processes, read_threads,
                                          session_start_utc, table_counts, version_hint)
-from nsys_diag.loaders.nsys_nvtx import finish_ranges, read_nvtx
+from nsys_diag.loaders.nsys_nvtx import READ_BATCH_ROWS, finish_ranges, read_nvtx
 from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
@@ -179,7 +179,8 @@ def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: 
     if skeleton:
         return {**dict.fromkeys(SKELETON_SKIPS), "api": C.API.empty(),
                 "gpu_metrics": (C.GPU_METRICS.empty(), []),
-                **run_concurrently({"nvtx": lambda: read_nvtx(db, strings, window),
+                **run_concurrently({"nvtx": lambda: read_nvtx(db, strings, window,
+                                                              batch_rows=READ_BATCH_ROWS),
                                     "table_counts": lambda: table_counts(db)})}
     return run_concurrently({
         # the largest first (they start at once); errors surface in this order

@@ -35,3 +35,34 @@ def test_without_plain_columns_the_first_sql_is_the_type_stable_one():
 
 def test_nsys_db_keeps_its_names():
     assert nsys_db.Col is Col and nsys_db.select_plan is select_plan
+
+
+def test_batched_read_equals_one_read(tmp_path):
+    """``NsysDb.read(batch_rows=N)`` reads rowid ranges and joins them: the same arrays and text
+    (labels in first-appearance order) as one read, whatever the filter."""
+    import sqlite3
+
+    import numpy as np
+
+    from nsys_diag.loaders.nsys_db import Col, NsysDb
+
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE t ("a" INTEGER, "s" TEXT, "f" REAL)')
+    rng = np.random.default_rng(5)
+    rows = [(int(i), None if i % 7 == 0 else f"name{int(v)}", None if i % 5 == 0 else float(v))
+            for i, v in enumerate(rng.integers(0, 30, 1000))]
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+    con.execute("DELETE FROM t WHERE rowid BETWEEN 300 AND 420")  # a hole in the rowids
+    con.commit()
+    con.close()
+    cols = [Col("a", "int"), Col("s", "text"), Col("f", "float")]
+    with NsysDb(path) as db:
+        for where in ("", '"a" % 3 = 0', '"a" > 5000'):
+            one = db.read("t", cols, where)
+            for batch in (1, 64, 999, 5000):
+                got = db.read("t", cols, where, batch_rows=batch)
+                assert np.array_equal(got["a"], one["a"])
+                assert np.array_equal(got["f"], one["f"], equal_nan=True)
+                assert got["s"].to_object().tolist() == one["s"].to_object().tolist()
+                assert got["s"].labels == one["s"].labels
