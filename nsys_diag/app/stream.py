@@ -217,7 +217,8 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     else:
         def read(lo: int, hi: int):
             return with_skeleton_nvtx(load_trace(path, kernel_detail=False, time_window=(lo, hi),
-                                                 chunk=True, zones=zones, nvtx=False),
+                                                 chunk=True, zones=zones, nvtx=False,
+                                                 known_threads=skeleton.threads),
                                       skeleton, lo, hi)
 
         def runner(assume, only, keep_launches):

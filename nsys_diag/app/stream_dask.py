@@ -26,7 +26,7 @@ def _read(path: str, lo: int, hi: int, zones, skeleton=None):
     from nsys_diag.loaders import load_trace
 
     bundle = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True, zones=zones,
-                        nvtx=False)
+                        nvtx=False, known_threads=None if skeleton is None else skeleton.threads)
     return bundle if skeleton is None else with_skeleton_nvtx(bundle, skeleton, lo, hi)
 
 

@@ -19,7 +19,7 @@ def load_trace(path: str | Path, *, ncu: str | Path | None = None,
                kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
                row_fraction: float | None = None, skeleton: bool = False,
                chunk: bool = False, zones: ZoneMap | None = None,
-               nvtx: bool = True) -> TraceBundle:
+               nvtx: bool = True, known_threads=None) -> TraceBundle:
     """Load an nsys SQLite export or an ncu CSV. ``ncu`` adds an ncu CSV to an nsys bundle.
 
     ``kernel_detail=False``: skip the kernel columns no analysis reads (context, stream, launch
@@ -27,7 +27,7 @@ def load_trace(path: str | Path, *, ncu: str | Path | None = None,
     ``time_window`` / ``row_fraction``: read one window of an nsys export only (bounded memory,
     ``loaders/read_window.py``); ignored for ncu CSVs. ``skeleton``: no event tables but NVTX;
     ``chunk``: one chunk of a streamed read, ``zones`` its zone map; ``nvtx=False``: no NVTX
-    read (``load_nsys_sqlite``).
+    read, ``known_threads`` the named threads instead (``load_nsys_sqlite``).
     """
     fmt = sniff_format(path)
     if fmt is Format.NSYS_SQLITE:
@@ -35,7 +35,7 @@ def load_trace(path: str | Path, *, ncu: str | Path | None = None,
 
         bundle = load_nsys_sqlite(path, kernel_detail=kernel_detail, time_window=time_window,
                                   row_fraction=row_fraction, skeleton=skeleton, chunk=chunk,
-                                  zones=zones, nvtx=nvtx)
+                                  zones=zones, nvtx=nvtx, known_threads=known_threads)
     elif fmt is Format.NSYS_REP:
         from nsys_diag.loaders.nsys_rep import load_nsys_rep
 

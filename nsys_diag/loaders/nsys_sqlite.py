@@ -91,7 +91,8 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      time_window: tuple[int, int] | None = None,
                      row_fraction: float | None = None, skeleton: bool = False,
                      chunk: bool = False, zones: ZoneMap | None = None,
-                     nvtx: bool = True) -> TraceBundle:
+                     nvtx: bool = True, known_threads: pd.DataFrame | None = None
+                     ) -> TraceBundle:
     """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
@@ -110,10 +111,12 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     such a read — ``time_window`` without the row counts (the skeleton has them); ``zones``: its
     zone map (``loaders/zone_map.py``: rowid ranges instead of whole-table scans);
     ``nvtx=False``: no NVTX read (empty NVTX frames; a streamed chunk takes its NVTX from the
-    skeleton, which read it whole).
+    skeleton, which read it whole); ``known_threads``: then the named threads (the skeleton's),
+    which also name the processes as the NVTX thread-name rows would.
     """
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, zones, nvtx)
+        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, zones, nvtx,
+                     known_threads)
 
 
 def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning],
@@ -342,7 +345,8 @@ SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync"
 
 def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] | None = None,
           row_fraction: float | None = None, skeleton: bool = False,
-          chunk: bool = False, zones: ZoneMap | None = None, nvtx: bool = True) -> TraceBundle:
+          chunk: bool = False, zones: ZoneMap | None = None, nvtx: bool = True,
+          known_threads: pd.DataFrame | None = None) -> TraceBundle:
     """Read every table the analyses use into contract frames (``model/contracts.py``), with the
     load warnings in the order the report lists them."""
     _check_is_nsys(db)
@@ -368,7 +372,8 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     gpu_memory = read_gpu_memory(db)
 
     # ---- threads and processes
-    threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None else None)
+    threads = read_threads(db, strings, nvtx_res.thread_names if nvtx_res is not None
+                           else known_threads)
     processes = read_processes(db, _owners([*gpu.values(), nvtx_f], marks_f), threads)
     if strings.unresolved:
         warnings.append(LoadWarning(

@@ -298,3 +298,30 @@ def test_budget_guard_replans_finer_and_answers_stay(monkeypatch):
     guarded = _view(path, memory_budget="1G")
     assert guarded["trace"]["chunks"]["count"] > planned >= 3
     assert_same(whole, _without_chunks(guarded))
+
+
+def test_process_named_only_by_an_nvtx_thread_name_keeps_its_name(tmp_path):
+    """A GPU process with no PROCESSES/ThreadNames row and no NVTX range, named only by an NVTX
+    thread-name row of its main thread: chunks read no NVTX, yet name it as the in-memory run
+    does (the skeleton's threads name the chunk's processes)."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "named_by_nvtx.sqlite"
+    shutil.copy(SAMPLES / "worked_example.sqlite", path)
+    con = sqlite3.connect(path)
+    gtid = con.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1").fetchone()[0]
+    pid = (gtid >> 24) & 0xFFFFFF
+    main = (gtid & ~0xFFFFFF) | pid  # the main thread: tid == pid
+    con.execute("DELETE FROM PROCESSES WHERE pid = ?", (pid,))
+    con.execute("DELETE FROM ThreadNames WHERE globalTid = ?", (main,))
+    con.execute("DELETE FROM NVTX_EVENTS")
+    con.execute("INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid) "
+                "VALUES (0, NULL, 39, 'trainer-main', ?)", (main,))
+    con.commit()
+    con.close()
+    whole = _view(path, memory_budget="none")
+    streamed = _view(path, chunk_rows=400)
+    assert streamed["trace"]["chunks"]["count"] >= 3
+    assert [p["name"] for p in whole["trace"]["processes"]] == ["trainer-main"]
+    assert_same(whole, _without_chunks(streamed))

@@ -61,10 +61,10 @@ class StreamPass:
 
 def with_skeleton_nvtx(bundle: TraceBundle, skeleton: TraceBundle, lo: int, hi: int
                       ) -> TraceBundle:
-    """A chunk read without NVTX (``load_trace(nvtx=False)``: perf, no NVTX scan and decode per
-    chunk) given the skeleton's NVTX rows a read of ``[lo, hi)`` would hold — the ranges that
-    start before ``hi`` and end after ``lo`` or never end, the marks inside — and its threads
-    (named from ThreadNames and every NVTX thread-name row, as each chunk read names them)."""
+    """A chunk read without NVTX (``load_trace(nvtx=False, known_threads=skeleton.threads)``:
+    perf, no NVTX scan and decode per chunk) given the skeleton's NVTX rows a read of
+    ``[lo, hi)`` would hold — the ranges that start before ``hi`` and end after ``lo`` or never
+    end, and the marks inside."""
     n, m = skeleton.nvtx, skeleton.nvtx_marks
     if len(n):
         s, e = n["start_ns"].to_numpy(np.int64), n["end_ns"].to_numpy(np.int64)
@@ -72,7 +72,7 @@ def with_skeleton_nvtx(bundle: TraceBundle, skeleton: TraceBundle, lo: int, hi: 
     if len(m):
         ts = m["ts_ns"].to_numpy(np.int64)
         m = take_rows(m, (ts >= lo) & (ts < hi))
-    return dataclasses.replace(bundle, nvtx=n, nvtx_marks=m, threads=skeleton.threads)
+    return dataclasses.replace(bundle, nvtx=n, nvtx_marks=m)
 
 
 def _process_frames(bundle: TraceBundle, gpid: int, nvtx) -> dict:

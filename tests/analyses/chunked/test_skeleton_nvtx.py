@@ -1,5 +1,6 @@
 """``driver.with_skeleton_nvtx``: a chunk read without NVTX gets, from the skeleton, the very NVTX
-rows and threads its windowed read would have held."""
+rows (and, through ``known_threads``, the threads and process names) its windowed read would have
+held."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,7 +29,7 @@ def test_chunk_nvtx_from_the_skeleton_equals_the_windowed_read(name):
         hi = lo + (hi_all - lo_all) // 4
         read = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True)
         bare = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True,
-                          nvtx=False)
+                          nvtx=False, known_threads=skeleton.threads)
         assert not len(bare.nvtx) and not len(bare.nvtx_marks)
         got = with_skeleton_nvtx(bare, skeleton, lo, hi)
         cols = ["start_ns", "text", "domain", "global_tid", "closed"]
@@ -39,4 +40,6 @@ def test_chunk_nvtx_from_the_skeleton_equals_the_windowed_read(name):
             _key(read.nvtx[closed], ["start_ns", "end_ns"])
         assert _key(got.nvtx_marks, ["ts_ns", "text"]) == _key(read.nvtx_marks, ["ts_ns", "text"])
         assert _key(got.threads, ["global_tid", "name"]) == _key(read.threads, ["global_tid", "name"])
+        assert _key(got.processes, ["global_pid", "name"]) == \
+            _key(read.processes, ["global_pid", "name"])
         assert len(got.kernels) == len(read.kernels)
