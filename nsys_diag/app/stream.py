@@ -23,9 +23,10 @@ How (``docs/streaming.md``):
 5. **Merge** the partials into the per-process results the in-memory analysis gives
    (``analyses/chunked/assemble.py``), then the verdicts.
 
-Memory: one chunk's rows at a time plus the partials (per kernel name, per step, per phase, top
-gaps) and 8 bytes per kernel (name code and duration: exact per-name medians) —
-``trace.chunks`` reports the chunk count and the largest chunk's rows.
+Memory: one chunk's rows at a time plus the skeleton, the partials (per kernel name, per step, per
+phase, top gaps) and 8 bytes per kernel (name code and duration: exact per-name medians; 16 are
+reserved, ``RETAINED_BYTES_PER_KERNEL``) — ``trace.chunks`` reports the chunk count and the
+largest chunk's rows.
 """
 from __future__ import annotations
 
@@ -40,8 +41,10 @@ chunks (the work to spread); a larger one into the budget's chunks."""
 MIN_CHUNK_ROWS = 10_000
 """Fewer rows per chunk than this are never planned (per-chunk overhead: one SQLite pass each)."""
 STREAM_BASE_BYTES = 200 * 2**20
-"""What a streamed analysis holds besides its chunk: interpreter and libraries, the skeleton,
-the partials and 20 bytes per kernel (measured ≈ 200–250 MB on 2M–8M-kernel exports)."""
+"""What a streamed analysis holds besides its chunk and ``held_bytes`` (the per-kernel state and
+the skeleton's NVTX, counted apart): interpreter and libraries, the rest of the skeleton and the
+partials (measured ≈ 200–250 MB on 2M–8M-kernel exports, per-kernel state included — so this
+errs on the safe side)."""
 RETAINED_BYTES_PER_KERNEL = 16
 """What a streamed analysis keeps per kernel of the export across its chunks: the name code and
 duration (8 bytes: exact per-name medians) and as much again while the merge joins the chunks'
@@ -50,8 +53,9 @@ SKELETON_BYTES_PER_NVTX_ROW = 100
 """The skeleton's NVTX frame per NVTX row, held through every chunk (measured 69 B/row on a
 3M-range ``emit_nvtx``-like export, plus its categorical labels)."""
 CHUNK_MEMORY_SHARE = 0.85
-"""Share of the budget left after ``STREAM_BASE_BYTES`` that one chunk's rows may take (the
-rest: the estimate's error, measured up to +10% on a chunk)."""
+"""Share of the budget left after ``STREAM_BASE_BYTES`` and ``held_bytes`` that one chunk's rows
+may take (the rest: the estimate's error, measured up to +10% on a chunk; the budget guard,
+``app/stream_plan.py``, corrects larger errors)."""
 
 
 def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
@@ -59,8 +63,8 @@ def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
 
     ``--chunk-rows N`` wins. Otherwise, with ``--memory-mode stream`` and a budget the estimated
     analysis does not fit: the budget's room (``CHUNK_MEMORY_SHARE`` of what is left after
-    ``STREAM_BASE_BYTES``) over the estimated bytes per row (the whole-file estimate ÷ its
-    kernel + API rows)."""
+    ``STREAM_BASE_BYTES`` and ``held_bytes``) over the estimated bytes per row (the whole-file
+    estimate ÷ its kernel + API rows)."""
     if options.window_ns is not None:
         return None  # --window reads only that span (loaders/read_window.py)
     if options.chunk_rows:
@@ -223,6 +227,9 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
         def runner(assume, only, keep_launches):
             if guard is not None:
+                # the merges imported first: the base then holds them, and the first chunk's
+                # measured cost is its rows' alone
+                import nsys_diag.analyses.chunked.registry  # noqa: F401
                 guard.begin()
             return run_pass(skeleton, read, guard.planned if guard is not None else targets,
                             assume, options, th, only, keep_launches, replan=guard)

@@ -25,6 +25,8 @@ def _read(path: str, lo: int, hi: int, zones, skeleton=None):
     from nsys_diag.analyses.chunked.driver import with_skeleton_nvtx
     from nsys_diag.loaders import load_trace
 
+    if zones is not None and not zones.matches(path):  # not the client's file: plain reads
+        zones = None
     bundle = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True, zones=zones,
                         nvtx=False, known_threads=None if skeleton is None else skeleton.threads)
     return bundle if skeleton is None else with_skeleton_nvtx(bundle, skeleton, lo, hi)

@@ -15,13 +15,13 @@ no time order, which the analyses sort). ``BudgetGuard`` corrects for it while t
   of the export is re-planned in smaller chunks (at most ``MAX_SPLIT`` times smaller than
   planned) — never larger, so a pass only ever gets safer.
 
-Linux only (``/proc/self/statm`` and ``getrusage``); elsewhere the plan is kept as it is. The
+Linux only (``/proc/self/statm`` and ``getrusage``); elsewhere the plan is kept as it is (no
+``resource`` module is imported on Windows). The
 answers do not depend on where the chunks end (docs/streaming.md, Exactness).
 """
 from __future__ import annotations
 
 import os
-import resource
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -77,8 +77,13 @@ def _rss_now() -> int | None:
         return None
 
 
-def _peak_rss() -> int:
-    """Peak resident memory of this process so far (bytes; ``ru_maxrss`` is KiB on Linux)."""
+def _peak_rss() -> int | None:
+    """Peak resident memory of this process so far (bytes; ``ru_maxrss`` is KiB on Linux);
+    None without the ``resource`` module (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024
 
@@ -97,9 +102,11 @@ class BudgetGuard:
         self.begin()
 
     def begin(self) -> None:
-        """Take the memory before a pass (the skeleton read, the zone map built) as its base."""
-        self.base = _rss_now()
-        self.peak = _peak_rss()
+        """Take the memory before a pass (the skeleton read, the zone map built) as its base
+        (None where it cannot be measured: the guard then keeps the plan)."""
+        peak = _peak_rss()
+        self.base = _rss_now() if peak is not None else None
+        self.peak = peak or 0
 
     def first_targets(self) -> list[int]:
         """The plan's targets, the first chunk cut to the probe (``PROBE_SHARE``)."""
@@ -114,9 +121,9 @@ class BudgetGuard:
 
     def __call__(self, index: int, rows: int, next_lo: int, pending: list[int]) -> list[int]:
         """The targets after ``next_lo`` (``pending``, or finer: module docstring)."""
-        if self.base is None or rows <= 0:
-            return pending
         peak = _peak_rss()
+        if self.base is None or peak is None or rows <= 0:
+            return pending
         if peak > self.peak:  # this chunk set the peak: its cost per row is measured
             self.per_row = max(self.per_row, (peak - self.base) / rows)
             self.peak = peak

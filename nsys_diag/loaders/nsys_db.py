@@ -35,6 +35,9 @@ _ADBC_BATCH_ROWS = 1 << 22
 """Rows per Arrow batch for the ADBC reader (also the window it infers types from; our SQL is
 type-stable anyway)."""
 
+_MAX_READ_SPANS = 1_000
+"""A batched read (``NsysDb.read(batch_rows=…)``) makes at most this many rowid-range queries."""
+
 _TEXT_COMBINE_LIMIT = 1 << 30
 """Text columns at least this large (bytes) are combined with 64-bit offsets (see _read_adbc)."""
 
@@ -265,14 +268,16 @@ class NsysDb:
         return out
 
     def _rowid_spans(self, actual: str, batch_rows: int) -> list[tuple[int, int]]:
-        """Consecutive rowid ranges of about ``batch_rows`` covering the table (two b-tree
-        lookups: ``min``/``max`` of the rowid)."""
+        """Consecutive rowid ranges of ``batch_rows`` rowids covering the table (two b-tree
+        lookups: ``min``/``max`` of the rowid) — at most ``_MAX_READ_SPANS`` of them, wider for
+        sparse rowids (a crafted rowid near 2**63 must not make billions of queries)."""
         lo = self.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
         hi = self.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
         if lo is None or int(hi) - int(lo) < batch_rows:
             return [(0, 0)]
-        firsts = range(int(lo), int(hi) + 1, batch_rows)
-        return [(a, min(a + batch_rows - 1, int(hi))) for a in firsts]
+        lo, hi = int(lo), int(hi)
+        width = max(batch_rows, -(-(hi - lo + 1) // _MAX_READ_SPANS))
+        return [(a, min(a + width - 1, hi)) for a in range(lo, hi + 1, width)]
 
     def _read_batched(self, table: str, cols: Sequence[Col], where: str,
                       spans: list[tuple[int, int]]) -> dict[str, object]:
@@ -402,7 +407,9 @@ def _float_pairs(raw: list, float_plain: frozenset[int]) -> list:
 
 
 def _join_text(parts: list[Text]) -> Text:
-    """One :class:`Text` of consecutive reads: labels in first-appearance order over the parts."""
+    """One :class:`Text` of consecutive reads: labels in first-appearance order over the parts
+    (one read's labels, except that distinct byte strings decoding to the same text — invalid
+    UTF-8 replaced by U+FFFD — share one label here; the decoded values are the same)."""
     index: dict[str, int] = {}
     codes = []
     for t in parts:

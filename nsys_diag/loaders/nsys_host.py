@@ -21,10 +21,9 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import NsysDb
-from nsys_diag.loaders.nsys_specs import NULL_TIME, opt_col
+from nsys_diag.loaders.nsys_specs import NULL_TIME, OSRT_TABLE, SAMPLES_TABLE, opt_col
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
 from nsys_diag.loaders.read_plan import Col, and_where
-from nsys_diag.loaders.nsys_specs import OSRT_TABLE, SAMPLES_TABLE
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.model import contracts as C
 

@@ -19,6 +19,7 @@ An export in no time order keeps every block in: the read is then the plain scan
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,6 +75,19 @@ class ZoneMap:
     """Zone maps of the tables a streamed read windows (by the table's contract name)."""
 
     tables: dict[str, TableZones] = field(default_factory=dict)
+    source: tuple[int, int] | None = None
+    """(size, modification time in ns) of the file it maps (``matches``)."""
+
+    def matches(self, path) -> bool:
+        """Whether ``path`` is still the file this map was built from (a Dask worker checks: a
+        file re-exported at the same path would otherwise lose rows silently)."""
+        if self.source is None:
+            return True
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return (int(st.st_size), int(st.st_mtime_ns)) == self.source
 
     def overlap(self, table: str, start_ns: int, end_ns: int) -> str:
         """Rowid range of ``table``'s rows that may overlap ``[start_ns, end_ns)`` ("" = all)."""
@@ -167,4 +181,6 @@ def build_zone_map(db: NsysDb) -> ZoneMap:
             return build_table_zones(own, table, *spec)
     out = run_concurrently({t: (lambda t=t, spec=spec: job(t, spec))
                             for t, spec in present.items()})
-    return ZoneMap({t: z for t, z in out.items() if isinstance(z, TableZones)})
+    st = os.stat(db.path)
+    return ZoneMap({t: z for t, z in out.items() if isinstance(z, TableZones)},
+                   (int(st.st_size), int(st.st_mtime_ns)))

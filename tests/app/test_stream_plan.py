@@ -86,3 +86,13 @@ def test_never_smaller_than_the_split_floor(monkeypatch):
 @pytest.mark.skipif(SP._rss_now() is None, reason="no /proc/self/statm")
 def test_memory_readings_are_real():
     assert SP._rss_now() > 10 * MB and SP._peak_rss() >= SP._rss_now() // 2
+
+
+def test_without_memory_readings_the_plan_is_kept(monkeypatch):
+    """No ``resource`` module (Windows): no probe, no re-plan."""
+    monkeypatch.setattr(SP, "_peak_rss", lambda: None)
+    guard = BudgetGuard(_plan(), 600 * MB)
+    assert guard.base is None
+    t = guard.first_targets()
+    assert t == _plan().targets()
+    assert guard(0, 125_000, t[0], t[1:]) == t[1:] and guard.replans == 0

@@ -66,3 +66,28 @@ def test_batched_read_equals_one_read(tmp_path):
                 assert np.array_equal(got["f"], one["f"], equal_nan=True)
                 assert got["s"].to_object().tolist() == one["s"].to_object().tolist()
                 assert got["s"].labels == one["s"].labels
+
+
+def test_batched_read_of_sparse_rowids_makes_few_queries(tmp_path):
+    """Rowids far apart (a crafted file: 1 and 5e9, or near 2**63) are read in at most
+    ``_MAX_READ_SPANS`` range queries, with the rows of one read."""
+    import sqlite3
+
+    import numpy as np
+
+    from nsys_diag.loaders import nsys_db
+    from nsys_diag.loaders.nsys_db import Col, NsysDb
+
+    path = tmp_path / "sparse.sqlite"
+    con = sqlite3.connect(path)
+    con.execute('CREATE TABLE t ("a" INTEGER)')
+    con.executemany("INSERT INTO t (rowid, a) VALUES (?, ?)",
+                    [(1, 1), (5_000_000_000, 2), (2**63 - 2, 3)])
+    con.commit()
+    con.close()
+    with NsysDb(path) as db:
+        spans = db._rowid_spans("t", 500)
+        assert 1 < len(spans) <= nsys_db._MAX_READ_SPANS
+        assert spans[0][0] == 1 and spans[-1][1] == 2**63 - 2
+        got = db.read("t", [Col("a", "int")], batch_rows=500)
+        assert np.array_equal(got["a"], [1, 2, 3])

@@ -138,3 +138,16 @@ def test_small_or_absent_tables_get_no_zone_map(tmp_path):
         assert zones.overlap(KERNEL_TABLE, 0, 10) == ""
         assert ReadWindow(0, 10, zones=zones).overlap(table=KERNEL_TABLE) == \
             ReadWindow(0, 10).overlap()
+
+
+def test_a_map_knows_its_file(tmp_path):
+    """A worker given a map of another version of the file at the same path reads plainly."""
+    import os
+
+    rows, zones = _mapped(tmp_path, "time")
+    path = tmp_path / "t.sqlite"
+    assert zones.matches(path)
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert not zones.matches(path)
+    assert not zones.matches(tmp_path / "missing.sqlite")

@@ -197,22 +197,21 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
     for i in itertools.count():
         target = pending.pop(0) if pending else None
         bundle = read(*read_span(lo, target))
-        rows = len(bundle.kernels) + len(bundle.api)
         devices = set(device_ids(bundle.kernels))
         for glob in sp.assumed.values():
             devices |= set(glob.devices)
         hi, exact = _cut(bundle, lo, 0 if target is None else int(target), target is None,
                          devices)
         sp.inexact_cuts += 0 if exact else 1
-        _absorb(sp, analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th,
-                                  only, keep_launches), i, (lo, hi))
+        done = analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th, only,
+                             keep_launches)
+        _absorb(sp, done, i, (lo, hi))
         lo = hi
         del bundle
         if target is None:
             return sp
-        pending = [t for t in pending if t > lo]  # a cut may pass the next targets
         if replan is not None:
-            pending = replan(i, rows, lo, pending)
+            pending = replan(i, done.rows, lo, pending)
     raise AssertionError("unreachable")  # pragma: no cover - itertools.count() never ends
 
 
