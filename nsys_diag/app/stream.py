@@ -130,12 +130,7 @@ def _max_rowid(path: str, tables) -> int:
     from nsys_diag.loaders.nsys_db import NsysDb
 
     with NsysDb(path) as db:
-        total = 0
-        for table in tables:
-            actual = db.table(table)
-            if actual is not None:
-                total += max(int(db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0] or 0), 0)
-        return total
+        return sum(max(b[1], 0) for b in map(db.rowid_bounds, tables) if b is not None)
 
 
 def chunk_plan(path: str, chunk_rows: int) -> ChunkPlan:

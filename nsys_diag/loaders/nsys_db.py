@@ -203,6 +203,18 @@ class NsysDb:
         """Row count of every table (``count(*)`` walks the b-tree without decoding rows)."""
         return {name: self.count(name) for name in sorted(self.tables)}
 
+    def rowid_bounds(self, name: str) -> tuple[int, int] | None:
+        """(smallest, largest) rowid of table ``name``; None when it is absent or empty. Two
+        queries: SQLite answers a lone ``min``/``max`` of the rowid from the b-tree's ends, but
+        scans the whole table for the pair."""
+        actual = self.table(name)
+        if actual is None:
+            return None
+        lo = self.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
+        if lo is None:
+            return None
+        return int(lo), int(self.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0])
+
     def rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
         """Small queries through sqlite3 (lenient text)."""
         try:
@@ -268,14 +280,13 @@ class NsysDb:
         return out
 
     def _rowid_spans(self, actual: str, batch_rows: int) -> list[tuple[int, int]]:
-        """Consecutive rowid ranges of ``batch_rows`` rowids covering the table (two b-tree
-        lookups: ``min``/``max`` of the rowid) — at most ``_MAX_READ_SPANS`` of them, wider for
+        """Consecutive rowid ranges of ``batch_rows`` rowids covering the table
+        (``rowid_bounds``) — at most ``_MAX_READ_SPANS`` of them, wider for
         sparse rowids (a crafted rowid near 2**63 must not make billions of queries)."""
-        lo = self.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
-        hi = self.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
-        if lo is None or int(hi) - int(lo) < batch_rows:
+        bounds = self.rowid_bounds(actual)
+        if bounds is None or bounds[1] - bounds[0] < batch_rows:
             return [(0, 0)]
-        lo, hi = int(lo), int(hi)
+        lo, hi = bounds
         width = max(batch_rows, -(-(hi - lo + 1) // _MAX_READ_SPANS))
         return [(a, min(a + width - 1, hi)) for a in range(lo, hi + 1, width)]
 

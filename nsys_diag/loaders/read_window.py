@@ -129,18 +129,18 @@ def _strided_starts(db: NsysDb, actual: str) -> list[tuple]:
     in rowid order. Perf: the multiples are generated and looked up through the rowid b-tree
     (≈ 20,000 seeks, 0.05 s on 8M rows) instead of a ``rowid % stride`` scan of the whole table
     (0.9 s); the rows are the same. Rowids far sparser than their range fall back to the scan."""
-    low = db.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
-    high = db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
-    if low is None:
+    bounds = db.rowid_bounds(actual)
+    if bounds is None:
         return []
-    stride = max(1, int(high) // SAMPLE_ROWS)
-    first = -(-int(low) // stride) * stride  # the smallest multiple of stride >= min(rowid)
+    low, high = bounds
+    stride = max(1, high // SAMPLE_ROWS)
+    first = -(-low // stride) * stride  # the smallest multiple of stride >= min(rowid)
     is_int = 'typeof(t."start") = \'integer\''
-    if (int(high) - first) // stride > 4 * SAMPLE_ROWS:  # negative or sparse rowids
+    if (high - first) // stride > 4 * SAMPLE_ROWS:  # negative or sparse rowids
         return db.rows(f'SELECT "start" FROM "{actual}" AS t WHERE rowid % {stride} = 0 '
                        f'AND {is_int}')
     return db.rows(f'WITH RECURSIVE m(r) AS (SELECT {first} UNION ALL SELECT r + {stride} '
-                   f'FROM m WHERE r + {stride} <= {int(high)}) SELECT t."start" FROM m '
+                   f'FROM m WHERE r + {stride} <= {high}) SELECT t."start" FROM m '
                    f'CROSS JOIN "{actual}" AS t ON t.rowid = m.r WHERE {is_int}')
 
 

@@ -139,13 +139,10 @@ def build_table_zones(db: NsysDb, table: str, start: str, end: str,
     cols = set(db.columns(table))
     if actual is None or not {start, end} <= cols:
         return None
-    # two queries: SQLite answers a lone min()/max() of the rowid from the b-tree's ends, but
-    # scans the whole table for the pair
-    lo_id = db.rows(f'SELECT min(rowid) FROM "{actual}"')[0][0]
-    hi_id = db.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0]
-    if lo_id is None or int(hi_id) - int(lo_id) + 1 < MIN_ZONED_ROWS:
+    bounds = db.rowid_bounds(actual)
+    if bounds is None or bounds[1] - bounds[0] + 1 < MIN_ZONED_ROWS:
         return None
-    lo_id, hi_id = int(lo_id), int(hi_id)
+    lo_id, hi_id = bounds
     width = max(BLOCK_ROWS, -(-(hi_id - lo_id + 1) // MAX_BLOCKS))
     firsts = np.arange(lo_id, hi_id + 1, width, dtype=np.int64)
     lasts = np.minimum(firsts + (width - 1), hi_id)
