@@ -41,6 +41,14 @@ GENERATED = {
 }
 
 
+def cases_dir(factory) -> Path:
+    """The one folder (per test session) the generated cases are written to, shared by the
+    merge tests (``tmp_path_factory``)."""
+    d = factory.getbasetemp() / "chunked_cases"
+    d.mkdir(exist_ok=True)
+    return d
+
+
 def generated_path(tmp_dir: Path, name: str) -> Path:
     path = tmp_dir / f"{name}.sqlite"
     if not path.exists():
@@ -117,4 +125,4 @@ def assert_json_equal(a, b, path: str = "") -> None:
 
 
 __all__ = ["CHUNKS", "GENERATED", "MS", "SAMPLES", "SAMPLE_NAMES", "Whole", "assert_json_equal",
-           "generated_path", "multi_gpu_split", "split_process", "whole"]
+           "cases_dir", "generated_path", "multi_gpu_split", "split_process", "whole"]

@@ -7,7 +7,8 @@ import pytest
 from nsys_diag.analyses.chunked.kernels_merge import merge_kernels, partial_kernels
 from nsys_diag.model.thresholds import Thresholds
 from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
-                                          assert_json_equal, generated_path, multi_gpu_split,
+                                          assert_json_equal, cases_dir, generated_path,
+                                          multi_gpu_split,
                                           split_process, whole)
 
 TH = Thresholds()
@@ -35,15 +36,13 @@ def test_samples(name, n):
 @pytest.mark.parametrize("n", CHUNKS)
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated(name, n, tmp_path_factory):
-    d = tmp_path_factory.getbasetemp() / "chunked_cases"
-    d.mkdir(exist_ok=True)
+    d = cases_dir(tmp_path_factory)
     _check(split_process(str(generated_path(d, name)), n))
 
 
 @pytest.mark.parametrize("n", CHUNKS)
 def test_multi_gpu_process(n, tmp_path_factory):
-    d = tmp_path_factory.getbasetemp() / "chunked_cases"
-    d.mkdir(exist_ok=True)
+    d = cases_dir(tmp_path_factory)
     sp = multi_gpu_split(generated_path(d, "allreduce_fine_metrics"), n)
     _check(sp, max_rows=3)
 

@@ -8,14 +8,9 @@ from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.chunked.metrics_merge import (median_spacing, merge_gpu_metrics,
                                                       partial_gpu_metrics, spacing_of)
 from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
-                                          assert_json_equal, generated_path, multi_gpu_split,
+                                          assert_json_equal, cases_dir, generated_path,
+                                          multi_gpu_split,
                                           split_process, whole)
-
-
-def _cases_dir(factory):
-    d = factory.getbasetemp() / "chunked_cases"
-    d.mkdir(exist_ok=True)
-    return d
 
 
 def _check(sp):
@@ -36,12 +31,12 @@ def test_samples(name, n):
 @pytest.mark.parametrize("n", CHUNKS)
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated(name, n, tmp_path_factory):
-    _check(split_process(str(generated_path(_cases_dir(tmp_path_factory), name)), n))
+    _check(split_process(str(generated_path(cases_dir(tmp_path_factory), name)), n))
 
 
 @pytest.mark.parametrize("n", CHUNKS)
 def test_multi_gpu_process(n, tmp_path_factory):
-    sp = multi_gpu_split(generated_path(_cases_dir(tmp_path_factory), "allreduce_fine_metrics"), n)
+    sp = multi_gpu_split(generated_path(cases_dir(tmp_path_factory), "allreduce_fine_metrics"), n)
     w, merged = _check(sp)
     assert len(merged.per_device) == 2 and merged.per_phase
 

@@ -10,16 +10,11 @@ from nsys_diag.analyses.chunked.tensor_merge import (merge_tensor_cores, merge_t
 from nsys_diag.analyses.tensor_counters import metric_samples, sample_period_ns
 from nsys_diag.model.thresholds import Thresholds
 from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
-                                          assert_json_equal, generated_path, multi_gpu_split,
+                                          assert_json_equal, cases_dir, generated_path,
+                                          multi_gpu_split,
                                           split_process, whole)
 
 TH = Thresholds()
-
-
-def _cases_dir(factory):
-    d = factory.getbasetemp() / "chunked_cases"
-    d.mkdir(exist_ok=True)
-    return d
 
 
 def _merge(sp, counters=None):
@@ -48,13 +43,13 @@ def test_samples(name, n):
 @pytest.mark.parametrize("n", CHUNKS)
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_generated(name, n, tmp_path_factory):
-    _check(split_process(str(generated_path(_cases_dir(tmp_path_factory), name)), n))
+    _check(split_process(str(generated_path(cases_dir(tmp_path_factory), name)), n))
 
 
 @pytest.mark.parametrize("n", (2, 3, 12))
 def test_per_kernel_levels_across_edges(n, tmp_path_factory):
     """Long kernels resolved one by one by 100 µs samples, chunk edges inside them."""
-    sp = split_process(str(generated_path(_cases_dir(tmp_path_factory), "triton_tc_fine")), n)
+    sp = split_process(str(generated_path(cases_dir(tmp_path_factory), "triton_tc_fine")), n)
     w, merged, parts = _check(sp)
     assert w.tensor_cores.tensor_active_gemm_samples > 0
     heads = sum(len(p.head_items) + sum(len(h) for h in p.head.values()) for p in parts)
@@ -63,7 +58,7 @@ def test_per_kernel_levels_across_edges(n, tmp_path_factory):
 
 @pytest.mark.parametrize("n", CHUNKS)
 def test_multi_gpu_process(n, tmp_path_factory):
-    sp = multi_gpu_split(generated_path(_cases_dir(tmp_path_factory), "allreduce_fine_metrics"), n)
+    sp = multi_gpu_split(generated_path(cases_dir(tmp_path_factory), "allreduce_fine_metrics"), n)
     _check(sp)
 
 
