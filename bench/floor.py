@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from needed_columns import DURATION_TABLES, queries, ro_uri  # noqa: E402
 
-from nsys_diag.loaders.concurrent import read_threads as analyze_threads  # noqa: E402  same count
+from nsys_diag.loaders.parallel_reads import read_threads as analyze_threads  # noqa: E402  same count
 
 
 def _adbc_fetch(conn, sql: str):

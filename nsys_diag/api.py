@@ -64,7 +64,7 @@ def _phase_map(value):
     if value is None:
         return None
     if isinstance(value, Mapping):
-        from nsys_diag.analyses.phase_names import parse_phase_map
+        from nsys_diag.analyses.steps.phase_names import parse_phase_map
 
         return parse_phase_map(dict(value))
     if isinstance(value, (str, os.PathLike)):
@@ -104,7 +104,7 @@ def _with_gpu(options: AnalyzeOptions, gpu) -> AnalyzeOptions:
     name is the CLI's ``UsageError`` listing the known ones."""
     if gpu is None:
         return options
-    from nsys_diag.analyses.gpu_specs import resolve_gpu_option
+    from nsys_diag.analyses.roofline.gpu_specs import resolve_gpu_option
 
     resolve_gpu_option(str(gpu))
     return dataclasses.replace(options, gpu=str(gpu))
@@ -219,7 +219,7 @@ class Analysis:
 
     def to_html(self, path=None) -> str:
         """The HTML report (``analyze -o``); written to ``path`` when given. Returns the HTML."""
-        from nsys_diag.report.html import render_html
+        from nsys_diag.report.html_report import render_html
 
         doc = render_html(self.view)
         if path is not None:
@@ -263,7 +263,7 @@ def _gaps_frame(p) -> pd.DataFrame:
     import numpy as np
 
     from nsys_diag.analyses.base import is_available
-    from nsys_diag.analyses.gaps import GapIntervals
+    from nsys_diag.analyses.gaps.causes import GapIntervals
     from nsys_diag.model.vocabulary import GAP_CAUSES
 
     iv = p.gaps.intervals if is_available(p.gaps) else None

@@ -71,7 +71,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--include-host-info", is_flag=True, help="Show host, user, paths and command line.")
 def inspect(trace: str, json_out: str | None, include_host_info: bool) -> None:
     """Describe an export: format, version, tables, GPUs, NVTX, what can be analysed."""
-    from nsys_diag.app.inspect import inspect_command
+    from nsys_diag.app.inspection import inspect_command
 
     inspect_command(trace, json_out=json_out, include_host_info=include_host_info,
                     echo=lambda s: click.echo(s, err=json_out == "-"))
@@ -217,7 +217,7 @@ def profile(command, **kw) -> None:
 
     Usage: nsys-diag profile [OPTIONS] -- python train.py --epochs 1
     """
-    from nsys_diag.app.profile import profile_command
+    from nsys_diag.app.profiling import profile_command
 
     code = profile_command(list(command), echo=click.echo, **kw)
     sys.exit(code)

@@ -340,8 +340,8 @@ def test_push_pop_stays_on_one_thread_per_fetch(rec):
 # ----------------------------------------------------------- contract with the analyzer
 def test_analyzer_maps_our_names_without_configuration():
     """The canonical names map to themselves and train_step_N is a step, with no --phase-map."""
-    phases = pytest.importorskip("nsys_diag.analyses.phases")
-    steps_mod = pytest.importorskip("nsys_diag.analyses.steps")
+    phases = pytest.importorskip("nsys_diag.analyses.steps.phases")
+    steps_mod = pytest.importorskip("nsys_diag.analyses.steps.detection")
     assert {n: phases.canonical_phase(n) for n in annotate.CANONICAL_PHASES} == \
         {n: n for n in annotate.CANONICAL_PHASES}
     assert steps_mod.STEP_NAME_RE.match(f"{annotate.STEP_PREFIX}12")

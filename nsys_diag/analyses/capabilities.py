@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._arrays import process_rows, unique_ints
+from nsys_diag.analyses.arrays import process_rows, unique_ints
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
@@ -97,9 +97,9 @@ def _rows(bundle: TraceBundle, name: str) -> int:
 
 def _detect(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th: Thresholds):
     """(steps, phases) of one process, as ``analyze`` detects them."""
-    from nsys_diag.analyses.busy import choose_window, device_busy, device_ids
-    from nsys_diag.analyses.phases import analyze_phases
-    from nsys_diag.analyses.steps import analyze_steps
+    from nsys_diag.analyses.timeline.busy import choose_window, device_busy, device_ids
+    from nsys_diag.analyses.steps.phases import analyze_phases
+    from nsys_diag.analyses.steps.detection import analyze_steps
 
     nvtx, kernels = process_rows(bundle.nvtx, gpid), process_rows(bundle.kernels, gpid)
     memcpy, memset = process_rows(bundle.memcpy, gpid), process_rows(bundle.memset, gpid)

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.kernel_catalog import classify_category
+from nsys_diag.analyses.kernels.catalog import classify_category
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
 

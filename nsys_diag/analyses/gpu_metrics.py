@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses._arrays import all_equal, contiguous_run
+from nsys_diag.analyses.timeline import intervals as iv
+from nsys_diag.analyses.arrays import all_equal, contiguous_run
 from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.thresholds import Thresholds

@@ -1,7 +1,7 @@
 """What an export holds and what it can support: the facts ``nsys-diag inspect`` shows.
 
 ``analyze_inventory(bundle, include_host_info)`` → a frozen ``Inventory`` (no pandas inside);
-``Inventory.to_json()`` is the ``inspect --json`` document, rendered by report/inspect.py.
+``Inventory.to_json()`` is the ``inspect --json`` document, rendered by report/inventory_render.py.
 Private data (host name, command line, full path) appears only with ``include_host_info``;
 environment *values* never appear (only how many variables were captured). Times are integer ns;
 the only heuristic is which analyses the captured tables can support (``analyses`` rows, with the
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.capabilities import Capabilities, probe
-from nsys_diag.analyses.steps import normalize_name
+from nsys_diag.analyses.steps.detection import normalize_name
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
 from nsys_diag.model.jsonsafe import fnum

@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.busy import Window
-from nsys_diag.analyses.intervals import clip, merge_intervals, total_length
+from nsys_diag.analyses.timeline.busy import Window
+from nsys_diag.analyses.timeline.intervals import clip, merge_intervals, total_length
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.text import clean_text
 from nsys_diag.model.thresholds import Thresholds

@@ -19,40 +19,40 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import data_quality as dq
-from nsys_diag.analyses._arrays import all_equal, process_rows, take_rows
+from nsys_diag.analyses.diagnosis import data_quality as dq
+from nsys_diag.analyses.arrays import all_equal, process_rows, take_rows
 from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.capabilities import Capabilities, analysed_process_ids, probe
-from nsys_diag.analyses.busy import Window, choose_window, device_busy, device_ids
+from nsys_diag.analyses.timeline.busy import Window, choose_window, device_busy, device_ids
 from nsys_diag.analyses.communication import CommunicationResult, analyze_communication
-from nsys_diag.analyses.data_quality import QualityItem
-from nsys_diag.analyses.gpu_choice import choose_gpu, roofline_gpu
-from nsys_diag.analyses.gaps import (GapsResult, UtilizationResult, analyze_gaps, analyze_utilization,
+from nsys_diag.analyses.diagnosis.data_quality import QualityItem
+from nsys_diag.analyses.roofline.gpu_choice import choose_gpu, roofline_gpu
+from nsys_diag.analyses.gaps.causes import (GapsResult, UtilizationResult, analyze_gaps, analyze_utilization,
                                      gap_evidence)
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult, analyze_gpu_metrics
-from nsys_diag.analyses.kernels import KernelsResult, analyze_kernels
+from nsys_diag.analyses.kernels.table import KernelsResult, analyze_kernels
 from nsys_diag.analyses.loader_workers import LoaderWorkersResult, analyze_loader_workers
-from nsys_diag.analyses.mfu import analyze_mfu
-from nsys_diag.analyses.scaling import analyze_scaling
+from nsys_diag.analyses.job.mfu import analyze_mfu
+from nsys_diag.analyses.job.scaling import analyze_scaling
 from nsys_diag.analyses.memory import MemoryResult, analyze_memory
-from nsys_diag.analyses.phases import PhasesResult, analyze_phases, explain_outliers
+from nsys_diag.analyses.steps.phases import PhasesResult, analyze_phases, explain_outliers
 from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
                                            select_device)
-from nsys_diag.analyses.steps import StepsResult, analyze_steps
+from nsys_diag.analyses.steps.detection import StepsResult, analyze_steps
 from nsys_diag.analyses.taskgraph import Task, run_tasks
-from nsys_diag.analyses.tensor_cores import TensorCoreResult, analyze_tensor_cores
+from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, analyze_tensor_cores
 from nsys_diag.analyses.throughput import ThroughputResult, analyze_throughput
-from nsys_diag.analyses.timeline import TimelineResult, build_timeline
+from nsys_diag.analyses.timeline.strips import TimelineResult, build_timeline
 from nsys_diag.analyses.transfers import TransfersResult, analyze_transfers
-from nsys_diag.analyses.verdict import Verdict, VerdictInputs, diagnose
+from nsys_diag.analyses.diagnosis.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
 
 if TYPE_CHECKING:  # imported at run time only with ncu data (see run_suite)
-    from nsys_diag.analyses.ncu_join import RooflineJoinResult
-    from nsys_diag.analyses.roofline import RooflineResult
+    from nsys_diag.analyses.roofline.ncu_join import RooflineJoinResult
+    from nsys_diag.analyses.roofline.analysis import RooflineResult
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
@@ -371,7 +371,7 @@ def _process_roofline(roofline, k_win: pd.DataFrame):
     """The ncu roofline weighted by this process's kernel time (when it can be joined)."""
     if not is_available(roofline):
         return roofline
-    from nsys_diag.analyses.ncu_join import join_roofline_to_timeline  # only with ncu data
+    from nsys_diag.analyses.roofline.ncu_join import join_roofline_to_timeline  # only with ncu data
 
     joined = join_roofline_to_timeline(roofline, k_win)
     # nothing to weight with: keep ncu's own time weights
@@ -560,7 +560,7 @@ def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,
     roofline: AnyRoofline = None
     if bundle.has_ncu:
         # perf: imported only when the bundle has ncu data (a fifth of the package's import time)
-        from nsys_diag.analyses.roofline import analyze_roofline
+        from nsys_diag.analyses.roofline.analysis import analyze_roofline
 
         rg = roofline_gpu(bundle, options.gpu)  # the CSV's GPU (or --gpu) sets the peaks
         roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, rg.gpus, th=th,

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
-from nsys_diag.analyses.kernels import filter_window
+from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_ACTIVITY
 

@@ -189,7 +189,7 @@ def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no
         else:
             lines.append(f"markdown: {write_file(md_out, md, 'the Markdown')}")
     if writes_html(json_out, md_out, html_out, no_html):
-        from nsys_diag.report.html import render_html  # perf: jinja2 only when asked for
+        from nsys_diag.report.html_report import render_html  # perf: jinja2 only when asked for
 
         write_html_report(render_html(view), trace, html_out, lines)
     return lines

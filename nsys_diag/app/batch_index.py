@@ -68,8 +68,8 @@ def index_row(res: TraceResult, report_base: str | None, rank: int | None) -> di
 def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | None:
     """Cross-rank section when ≥ 2 traces carry distinct rank identities (file names, the
     traces' environment or thread names); stragglers by MAD z-score (``th.outlier_mad_k``)."""
-    from nsys_diag.analyses.batch_summary import rank_inputs
-    from nsys_diag.analyses.ranks import RankId, analyze_ranks, assign_ranks, parse_rank_name
+    from nsys_diag.analyses.job.batch_summary import rank_inputs
+    from nsys_diag.analyses.job.ranks import RankId, analyze_ranks, assign_ranks, parse_rank_name
 
     if len(ok) < 2:
         return None
@@ -95,15 +95,15 @@ def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | Non
 
 
 def _job_section(ranks: dict | None, rows: Sequence[dict]) -> dict:
-    """The job verdict (``analyses/job.py``): the straggler's cause, or the ranks' common one."""
-    from nsys_diag.analyses.job import job_verdict
+    """The job verdict (``analyses/job/job_verdict.py``): the straggler's cause, or the ranks' common one."""
+    from nsys_diag.analyses.job.job_verdict import job_verdict
 
     return job_verdict(ranks, rows)
 
 
 def _phase_columns(rows: Sequence[dict]) -> list[str]:
     """Phases with time in at least one trace, in canonical order."""
-    from nsys_diag.analyses.batch_summary import phase_sort_key
+    from nsys_diag.analyses.job.batch_summary import phase_sort_key
 
     cols: list[str] = []
     for row in rows:

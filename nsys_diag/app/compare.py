@@ -98,7 +98,7 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
     ``err``); ``allow_unevaluable`` turns 7 into 0 with the same note. ``use_cache=False``
     (``--no-cache``) re-analyses every trace.
     """
-    from nsys_diag.analyses.batch_summary import compare_runs
+    from nsys_diag.analyses.job.batch_summary import compare_runs
     from nsys_diag.report.compare_render import (
         render_compare_html,
         render_compare_markdown,

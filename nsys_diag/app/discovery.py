@@ -39,7 +39,7 @@ class Discovery:
 
 def natural_key(text: str):
     """Sort key: digit runs compare as numbers (``analyses.ranks.natural_key``)."""
-    from nsys_diag.analyses.ranks import natural_key as key  # perf: pandas only when sorting
+    from nsys_diag.analyses.job.ranks import natural_key as key  # perf: pandas only when sorting
 
     return key(text)
 

@@ -111,7 +111,7 @@ def load_phase_map(path: str | None):
     """``--phase-map FILE`` → the parsed phase map (``analyses.phases.parse_phase_map``)."""
     if path is None:
         return None
-    from nsys_diag.analyses.phases import parse_phase_map  # perf: pandas stays out of --help
+    from nsys_diag.analyses.steps.phases import parse_phase_map  # perf: pandas stays out of --help
 
     return parse_phase_map(read_toml(path, "--phase-map"))
 
@@ -136,7 +136,7 @@ def build_options(*, batch_size=None, phase_map=None, step_range=None, device=No
     """AnalyzeOptions from the CLI's raw values (see the module docstring for formats); an unknown
     ``--gpu`` name is a ``UsageError`` listing the known ones."""
     if gpu is not None:
-        from nsys_diag.analyses.gpu_specs import resolve_gpu_option  # no pandas: stays light
+        from nsys_diag.analyses.roofline.gpu_specs import resolve_gpu_option  # no pandas: stays light
 
         resolve_gpu_option(gpu)
     return AnalyzeOptions(memory_budget_bytes=parse_budget(memory_budget),

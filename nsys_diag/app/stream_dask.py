@@ -35,7 +35,7 @@ def _read(path: str, lo: int, hi: int, zones, skeleton=None):
 def find_cut(path: str, lo: int, target: int, zones=None) -> tuple[int, bool]:
     """(cut, exact) for ``target`` from the rows of ``[lo, target]`` (a Dask task; ``zones``: the
     export's zone map, ``loaders/zone_map.py``)."""
-    from nsys_diag.analyses.busy import device_ids
+    from nsys_diag.analyses.timeline.busy import device_ids
 
     bundle = _read(path, lo, target + 1, zones)
     devices = tuple(sorted(device_ids(bundle.kernels)))

@@ -28,7 +28,7 @@ MESSAGE_CHARS = 300
 
 def _rank_evidence(bundle) -> list[dict]:
     """Rank numbers found inside a trace (environment, thread names) — numbers only."""
-    from nsys_diag.analyses.ranks import rank_from_environment, rank_from_thread_names
+    from nsys_diag.analyses.job.ranks import rank_from_environment, rank_from_thread_names
 
     found = []
     env = rank_from_environment(getattr(bundle.meta, "environment", None) or {})
@@ -58,8 +58,8 @@ def run_analysis(path: str, th: Thresholds, generated_at: str) -> tuple[dict, li
 
 def share_read_threads(workers: int) -> None:
     """Worker-process initializer: the usable CPUs are shared by ``workers`` processes, so each
-    reads its tables with that share of threads (``loaders/concurrent.py``), at least one."""
-    from nsys_diag.loaders.concurrent import READ_THREADS_ENV, read_threads
+    reads its tables with that share of threads (``loaders/parallel_reads.py``), at least one."""
+    from nsys_diag.loaders.parallel_reads import READ_THREADS_ENV, read_threads
 
     if READ_THREADS_ENV not in os.environ:
         os.environ[READ_THREADS_ENV] = str(max(1, read_threads() // max(1, workers)))
@@ -70,7 +70,7 @@ def analyze_trace_job(path: str, generated_at: str, thresholds: dict | None = No
 
     Returns ``{"ok": True, "view", "summary"}`` or ``{"ok": False, "reason", "hint"}``.
     """
-    from nsys_diag.analyses.batch_summary import summarize_view
+    from nsys_diag.analyses.job.batch_summary import summarize_view
 
     th = Thresholds(**thresholds) if thresholds else DEFAULT_THRESHOLDS
     try:

@@ -562,7 +562,7 @@ def attach_ncu(bundle: TraceBundle, ncu_path: str | Path) -> TraceBundle:
     """Return a copy of an nsys ``bundle`` with the ncu frames of ``ncu_path`` added.
 
     nsys's GPUS frame wins; ncu's is used only when the nsys export had none (it is kept as
-    ``ncu_gpus``: the roofline's peaks come from the CSV's GPU, ``analyses/gpu_choice.py``). ncu
+    ``ncu_gpus``: the roofline's peaks come from the CSV's GPU, ``analyses/roofline/gpu_choice.py``). ncu
     load warnings are carried over (prefixed ``ncu:``). Raises ``InputError`` like
     ``load_ncu_csv``.
     """

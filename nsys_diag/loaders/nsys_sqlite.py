@@ -32,7 +32,7 @@ import pandas as pd
 
 from nsys_diag.loaders import nsys_cuda as cuda
 from nsys_diag.loaders import sanity
-from nsys_diag.loaders.concurrent import After, run_concurrently
+from nsys_diag.loaders.parallel_reads import After, run_concurrently
 from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.loaders.nsys_db import NsysDb
@@ -175,7 +175,7 @@ def _schema(export_md: dict, warnings: list[LoadWarning]) -> tuple[str, tuple]:
 
 def _read_event_tables(db: NsysDb, strings: StringTable, window, kernel_detail: bool,
                        skeleton: bool = False, chunk: bool = False, nvtx: bool = True) -> dict:
-    """The tables with one row per event, read concurrently (``loaders/concurrent.py``);
+    """The tables with one row per event, read concurrently (``loaders/parallel_reads.py``);
     ``skeleton``: NVTX and the row counts only; ``chunk``: no row counts (a streamed chunk: the
     skeleton has them; perf: one ``count(*)`` scan of every table less per chunk); ``nvtx``:
     False reads no NVTX."""

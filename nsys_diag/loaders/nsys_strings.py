@@ -114,7 +114,7 @@ class StringTable:
 
     def __init__(self, db: NsysDb):
         self.db = db
-        self._lock = threading.Lock()  # tables are read concurrently (loaders/concurrent.py)
+        self._lock = threading.Lock()  # tables are read concurrently (loaders/parallel_reads.py)
         self.present = db.has("StringIds")
         self._cache: dict[int, str | None] = {}
         self._full = False

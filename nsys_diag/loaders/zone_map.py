@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nsys_diag.loaders.concurrent import run_concurrently
+from nsys_diag.loaders.parallel_reads import run_concurrently
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_specs import (GPU_METRICS_TABLE, KERNEL_TABLE, MEMCPY_TABLE,
                                           MEMSET_TABLE, OSRT_TABLE, RUNTIME_TABLE, SAMPLES_TABLE,
@@ -161,7 +161,7 @@ def build_zone_map(db: NsysDb) -> ZoneMap:
     """Zone maps of the event tables a chunk read windows (``loaders/read_window.py``): the GPU
     operations and API calls by ``[start, end)``, the API's correlation ids too, GPU-metric and
     CPU samples by their instant. Tables too small to gain get none. The tables are mapped at
-    the same time, each on a connection of its own (``loaders/concurrent.py``; SQLite runs
+    the same time, each on a connection of its own (``loaders/parallel_reads.py``; SQLite runs
     without the GIL)."""
     specs: dict[str, tuple[str, str, str | None]] = {
         t: ("start", "end", None)

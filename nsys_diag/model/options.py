@@ -44,7 +44,7 @@ class AnalyzeOptions:
     """--link-gbps N: GPU-to-GPU link bandwidth per direction (GB/s) for the projection."""
     gpu: str | None = None
     """--gpu NAME: the GPU the input ran on (names it when the input does not, overrides it with a
-    warning when it does; ``analyses/gpu_choice.py``). Checked by ``app/options.build_options``."""
+    warning when it does; ``analyses/roofline/gpu_choice.py``). Checked by ``app/options.build_options``."""
     memory_mode: str = "stream"
     """--memory-mode stream|middle: what a budget the export does not fit does — ``stream``: read
     and analyse the whole export chunk by chunk (``app/stream.py``); ``middle``: analyse only the

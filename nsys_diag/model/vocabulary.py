@@ -8,7 +8,7 @@ from __future__ import annotations
 
 # ----------------------------------------------------------------------------------- phases
 CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication", "other")
-"""Canonical phases a step's NVTX ranges map to (``analyses/phases.py``); ``other`` catches the
+"""Canonical phases a step's NVTX ranges map to (``analyses/steps/phases.py``); ``other`` catches the
 rest. This is also the order of ``--phase-map`` keys in messages."""
 
 ANNOTATED_PHASES = CANONICAL_PHASES[:-1]
@@ -22,7 +22,7 @@ communication, then bookkeeping)."""
 # ------------------------------------------------------------------------------- gap causes
 GAP_CAUSES = ("startup", "input", "overhead", "communication", "transfer", "unified_memory", "sync",
               "memory_management", "host_io", "launch", "other")
-"""Causes of GPU idle time, in precedence order (defined once, in ``analyses/gaps.py``'s module
+"""Causes of GPU idle time, in precedence order (defined once, in ``analyses/gaps/causes.py``'s module
 docstring): a gap's time goes to the first cause whose evidence covers it; ``other`` is the
 residual."""
 

@@ -94,7 +94,7 @@ def render_index_markdown(index: dict, max_rows: int = 40) -> str:
 
 def render_trace_html(view: dict) -> str:
     """The per-trace report (the same as ``analyze`` writes)."""
-    from nsys_diag.report.html import render_html
+    from nsys_diag.report.html_report import render_html
 
     return render_html(view)
 
@@ -182,7 +182,7 @@ def _index_model(index: dict) -> dict:
 
 def render_index_html(index: dict) -> str:
     """index.html: one row per trace with a link to its report, ranks, skipped inputs."""
-    from nsys_diag.report.html import render_document
+    from nsys_diag.report.html_report import render_document
 
     data = clean_doc(index)
     idx = _index_model(data)

@@ -2,7 +2,7 @@
 batch_index.schema.json`` holds, generated from the shapes written down here.
 
 The index is built by ``app/batch_index.py: build_index`` (rows, cross-rank section, job verdict:
-``analyses/ranks.py``, ``analyses/job.py``). Keys are only ever added, never renamed: every
+``analyses/job/ranks.py``, ``analyses/job/job_verdict.py``). Keys are only ever added, never renamed: every
 object here allows extra keys. Units: ``*_ms`` float ms, shares fractions 0..1.
 ``python -m nsys_diag.report.batch_schema --write`` regenerates the file;
 tests/report/test_batch_schema.py proves the committed file equals the generated one and every

@@ -17,7 +17,7 @@ from typing import cast
 import numpy as np
 
 from nsys_diag.report.formatting import fmt_ms, fmt_number, fmt_ns, fmt_rate, fmt_share
-from nsys_diag.analyses.kernel_labels import distinct_labels
+from nsys_diag.analyses.kernels.labels import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.report.contract import normalize

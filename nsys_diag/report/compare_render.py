@@ -394,7 +394,7 @@ def _compare_model(doc: dict) -> dict:
 
 def render_compare_html(doc: dict) -> str:
     """The comparison page (templates/compare.html)."""
-    from nsys_diag.report.html import render_document
+    from nsys_diag.report.html_report import render_document
 
     data = clean_doc(doc)
     cmp = _compare_model(data)

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from nsys_diag.analyses.kernel_names import kernel_base_name
+from nsys_diag.analyses.kernels.names import kernel_base_name
 from nsys_diag.model.vocabulary import HINT_GPU_METRICS, NSYS_CAPTURE_COMMAND, VERDICT_CODES
 from nsys_diag.report.json_out import schema_path
 from nsys_diag.report.schema_types import (NULLABLE_SECTIONS, OPTIONAL, PROCESS_KEYS, TYPES, enum,
@@ -296,7 +296,7 @@ ALIASES: dict[str, dict[str, str]] = {
         "sm_pct": "sol_compute_pct",
         "mem_pct": "sol_memory_pct",
         "precision": "dominant_precision",
-        "time_share": "timeline_share",  # joined to a timeline (analyses/ncu_join.py) only
+        "time_share": "timeline_share",  # joined to a timeline (analyses/roofline/ncu_join.py) only
     },
 }
 """Alias → canonical key, per place in the view (``x[]``: every row of list ``x``). The JSON keeps
@@ -306,7 +306,7 @@ Two derived report keys sit beside them in ``roofline.kernels[]`` (``apply_alias
 (the kernel's base name) and ``time_share`` (``time_ns`` / the roofline's ``total_time_ns``; the
 alias of ``timeline_share`` when the ncu data is joined to the timeline).
 The Tensor Core share keeps one name per output: ``tensor_cores.share_of_kernel_time`` in the
-analysis JSON, ``tensor_core_share`` in a batch index row (analyses/batch_summary.py) — the same
+analysis JSON, ``tensor_core_share`` in a batch index row (analyses/job/batch_summary.py) — the same
 number; ``roofline.tensor_core_share_by_time`` and per-kernel ``tensor_core_share`` are ncu's own
 measures, not aliases."""
 

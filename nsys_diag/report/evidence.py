@@ -8,7 +8,7 @@ escapes them for its medium.
 """
 from __future__ import annotations
 
-from nsys_diag.analyses.findings import compare
+from nsys_diag.analyses.diagnosis.findings import compare
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.report.formatting import fmt_ms, fmt_pct, fmt_value
 

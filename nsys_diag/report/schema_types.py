@@ -116,7 +116,7 @@ TYPES: dict[str, Any] = {
     # ---------------------------------------------------------------------------- timeline
     "timeline.bin_ns": {"type": "integer", "minimum": 1},
     "timeline.window_bins": {"type": ["object", "null"],
-                             "description": "10 ms bins of a window without steps (analyses/window_bins.py)"},
+                             "description": "10 ms bins of a window without steps (analyses/timeline/window_bins.py)"},
     "timeline.strips[].label": enum("representative", "worst", "window"),
     "timeline.strips[].step_index": "int?", "timeline.strips[].start_ns": "int",
     "timeline.strips[].end_ns": "int",

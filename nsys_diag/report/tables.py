@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from nsys_diag.analyses.kernel_labels import distinct_labels
+from nsys_diag.analyses.kernels.labels import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS, VERDICT_TITLES
 from nsys_diag.report.contract import normalize_as

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from nsys_diag import __version__
-from nsys_diag.analyses.step_phases import per_step_phase_ms
+from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
 from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, SECTION_KEYS, apply_aliases,
@@ -117,7 +117,7 @@ def _attach_step_phases(steps: dict, phases_result) -> None:
 
 
 def _findings(verdict) -> list[dict]:
-    """Every finding of the headline process (fired first, by cost), see analyses/findings.py."""
+    """Every finding of the headline process (fired first, by cost), see analyses/diagnosis/findings.py."""
     fn = getattr(verdict, "findings_json", None)
     return fn() if callable(fn) else []
 

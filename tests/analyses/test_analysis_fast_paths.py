@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsys_diag.analyses import intervals as iv
-from nsys_diag.analyses.gaps import _launched_late
+from nsys_diag.analyses.timeline import intervals as iv
+from nsys_diag.analyses.gaps.causes import _launched_late
 from nsys_diag.analyses.gpu_metrics import canonical_samples
-from nsys_diag.analyses._arrays import take_rows
+from nsys_diag.analyses.arrays import take_rows
 
 
 def _slow_merge(s, e):
@@ -104,8 +104,8 @@ def test_canonical_samples_sums_nvlink_metrics_per_sample():
 def test_tensor_cores_with_the_kernels_name_table_equals_without():
     from kernel_frames import MS, kernels
 
-    from nsys_diag.analyses.kernels import analyze_kernels
-    from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
+    from nsys_diag.analyses.kernels.table import analyze_kernels
+    from nsys_diag.analyses.kernels.tensor_cores import analyze_tensor_cores
     from nsys_diag.model.thresholds import Thresholds
 
     th = Thresholds()
@@ -151,7 +151,7 @@ def _copies(rng, n, n_dev):
 def test_device_busy_equals_the_masked_clip_then_merge(seed, n_dev, shuffle, window):
     from kernel_frames import memset
 
-    from nsys_diag.analyses.busy import Window, device_busy
+    from nsys_diag.analyses.timeline.busy import Window, device_busy
 
     rng = np.random.default_rng(seed)
     k = _rand_kernels(rng, 400, n_dev, shuffle)
@@ -195,7 +195,7 @@ def _cascade(gs, ge, evidence, launch):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_gap_causes_equal_the_intersect_subtract_cascade(seed):
-    from nsys_diag.analyses.gaps import _cause_ns
+    from nsys_diag.analyses.gaps.causes import _cause_ns
 
     rng = np.random.default_rng(seed)
 
@@ -217,7 +217,7 @@ def test_gap_causes_equal_the_intersect_subtract_cascade(seed):
 def test_cpu_description_of_a_gap_equals_the_full_scan(sort):
     import handframes as hf
 
-    from nsys_diag.analyses.gaps import NO_API_CALL, _cpu_describer
+    from nsys_diag.analyses.gaps.causes import NO_API_CALL, _cpu_describer
 
     rng = np.random.default_rng(7)
     s = rng.integers(0, 1_000_000, 300)
@@ -243,7 +243,7 @@ def test_cpu_description_of_a_gap_equals_the_full_scan(sort):
 
 
 def test_longest_gaps_first_equals_a_stable_sort():
-    from nsys_diag.analyses.gaps import _longest_first
+    from nsys_diag.analyses.gaps.causes import _longest_first
 
     rng = np.random.default_rng(4)
     for n in (0, 3, 10, 11, 500):
@@ -253,7 +253,7 @@ def test_longest_gaps_first_equals_a_stable_sort():
 
 @pytest.mark.parametrize("n_names", [1, 5, 40])
 def test_name_group_stats_equal_pandas_groupby(n_names):
-    from nsys_diag.analyses.kernels import _group_stats
+    from nsys_diag.analyses.kernels.table import _group_stats
 
     rng = np.random.default_rng(n_names)
     codes = rng.integers(-1, n_names, 3000).astype(np.int8)
@@ -271,7 +271,7 @@ def test_name_group_stats_equal_pandas_groupby(n_names):
 def test_catalogue_of_a_few_names_equals_the_vectorised_match(monkeypatch):
     from test_kernel_catalog import CASES
 
-    from nsys_diag.analyses import kernel_catalog as kc
+    from nsys_diag.analyses.kernels import catalog as kc
 
     names = [c[0] for c in CASES]
     shorts = [c[1] for c in CASES]
@@ -319,9 +319,9 @@ def test_gpu_metric_means_per_device_and_phase_equal_per_subset_means(overlap):
 def test_tensor_active_with_the_busy_intervals_equals_merging_the_kernels():
     from kernel_frames import gpu_metrics, memcpy, memset
 
-    from nsys_diag.analyses.busy import Window, device_busy
+    from nsys_diag.analyses.timeline.busy import Window, device_busy
     from nsys_diag.analyses.suite import _in_window
-    from nsys_diag.analyses.tensor_counters import (inside_union, kernel_union_membership,
+    from nsys_diag.analyses.kernels.tensor_counters import (inside_union, kernel_union_membership,
                                                     metric_samples)
 
     rng = np.random.default_rng(3)
@@ -342,9 +342,9 @@ def test_tensor_active_with_the_busy_intervals_equals_merging_the_kernels():
 def test_steps_and_phases_are_the_same_with_kernels_in_or_out_of_launch_order(missing):
     import handframes as hf
 
-    from nsys_diag.analyses.busy import choose_window, device_busy
-    from nsys_diag.analyses.phases import analyze_phases
-    from nsys_diag.analyses.steps import analyze_steps
+    from nsys_diag.analyses.timeline.busy import choose_window, device_busy
+    from nsys_diag.analyses.steps.phases import analyze_phases
+    from nsys_diag.analyses.steps.detection import analyze_steps
     from nsys_diag.model import contracts as C
 
     rng = np.random.default_rng(5)

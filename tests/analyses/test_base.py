@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from nsys_diag.analyses.base import Result, Unavailable, is_available
-from nsys_diag.analyses.busy import Window
-from nsys_diag.analyses.gaps import analyze_utilization
+from nsys_diag.analyses.timeline.busy import Window
+from nsys_diag.analyses.gaps.causes import analyze_utilization
 from nsys_diag.analyses.transfers import TransfersResult
 
 

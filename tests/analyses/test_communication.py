@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kernel_frames import MS, US, kernels
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.communication import analyze_communication
 from nsys_diag.model.contracts import KERNELS

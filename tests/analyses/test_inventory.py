@@ -6,7 +6,7 @@ import pytest
 
 from nsys_diag.analyses.inventory import INSPECT_VERSION, Inventory, analyze_inventory
 from nsys_diag.loaders import load_trace
-from nsys_diag.report.inspect import build_inspect_view
+from nsys_diag.report.inventory_render import build_inspect_view
 from tiny_nsys import write_tiny_nsys
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.busy import Window
+from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.loader_workers import analyze_loader_workers
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import TraceBundle, TraceMeta

@@ -189,8 +189,8 @@ def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
     import random
 
     from nsys_diag.analyses import suite as S
-    from nsys_diag.analyses.busy import choose_window
-    from nsys_diag.analyses.steps import analyze_steps
+    from nsys_diag.analyses.timeline.busy import choose_window
+    from nsys_diag.analyses.steps.detection import analyze_steps
     from nsys_diag.analyses.taskgraph import run_tasks, topological_order
     from nsys_diag.model.thresholds import Thresholds
 

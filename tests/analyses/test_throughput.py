@@ -7,9 +7,9 @@ import pytest
 import handframes as hf
 from handframes import MS
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.busy import choose_window, device_busy
-from nsys_diag.analyses.phases import analyze_phases
-from nsys_diag.analyses.steps import analyze_steps
+from nsys_diag.analyses.timeline.busy import choose_window, device_busy
+from nsys_diag.analyses.steps.phases import analyze_phases
+from nsys_diag.analyses.steps.detection import analyze_steps
 from nsys_diag.analyses.throughput import analyze_throughput
 from nsys_diag.model import contracts as C
 

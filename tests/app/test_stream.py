@@ -202,7 +202,7 @@ def test_steps_fall_back_to_launch_times_when_counts_do_not_answer(monkeypatch):
 def test_kernel_counts_answer_only_what_was_counted():
     import numpy as np
 
-    from nsys_diag.analyses.step_repeat import KernelCounts, MissingCounts, kernels_per_step
+    from nsys_diag.analyses.steps.repeat import KernelCounts, MissingCounts, kernels_per_step
 
     s, e = np.array([0, 10]), np.array([10, 20])
     kc = KernelCounts(5, {KernelCounts.key(s, e): np.array([2, 3])})

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import shared_trace
 from nsys_diag.cli import main
 from nsys_diag.loaders import load_trace
-from nsys_diag.report.inspect import build_inspect_view, inspect_to_json, render_inspect_text
+from nsys_diag.report.inventory_render import build_inspect_view, inspect_to_json, render_inspect_text
 from tiny_nsys import write_tiny_nsys
 
 FASTVIDEO = "nsys/fastvideo_train_2xh100_2026.2.sqlite"

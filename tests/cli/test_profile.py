@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from nsys_diag.app import profile as profile_app
-from nsys_diag.app.profile import build_profile_commands, profile_command
+from nsys_diag.app import profiling as profile_app
+from nsys_diag.app.profiling import build_profile_commands, profile_command
 from nsys_diag.cli import main
 from nsys_diag.model.errors import EXIT_NSYS_MISSING, UsageError
 

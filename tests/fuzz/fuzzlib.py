@@ -679,7 +679,7 @@ def run_case(path: Path, *, ncu: Path | None = None, differential: bool = False)
     from nsys_diag.model.options import AnalyzeOptions
     from nsys_diag.model.thresholds import Thresholds
     from nsys_diag.app.analyze import analyze_bundle
-    from nsys_diag.report.inspect import build_inspect_view, inspect_to_json, render_inspect_text
+    from nsys_diag.report.inventory_render import build_inspect_view, inspect_to_json, render_inspect_text
     from nsys_diag.report.json_out import to_json
     from nsys_diag.report.markdown import render_markdown
     from nsys_diag.report.text import render_text
@@ -744,7 +744,7 @@ def compare_readers(path: Path, bundle, ncu: Path | None = None) -> None:
 
 def _render_html(view) -> None:
     try:
-        from nsys_diag.report.html import render_html
+        from nsys_diag.report.html_report import render_html
     except ModuleNotFoundError:  # a build without the HTML renderer
         return
     render_html(view)

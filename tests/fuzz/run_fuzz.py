@@ -38,8 +38,8 @@ from fuzz import fuzzlib as F  # noqa: E402
 FAMILIES = ("sql", "sqlite_bytes", "csv_bytes")
 PRELOAD = ["fuzz.fuzzlib", "nsys_diag.loaders", "nsys_diag.loaders.nsys_sqlite",
            "nsys_diag.loaders.ncu_csv", "nsys_diag.app.analyze", "nsys_diag.analyses.suite",
-           "nsys_diag.report.view", "nsys_diag.report.html", "nsys_diag.report.markdown",
-           "nsys_diag.report.text", "nsys_diag.report.inspect", "pandas", "numpy", "pyarrow"]
+           "nsys_diag.report.view", "nsys_diag.report.html_report", "nsys_diag.report.markdown",
+           "nsys_diag.report.text", "nsys_diag.report.inventory_render", "pandas", "numpy", "pyarrow"]
 
 
 # ------------------------------------------------------------------------------- the child

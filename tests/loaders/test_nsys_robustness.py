@@ -12,7 +12,7 @@ import pytest
 
 from nsys_diag.loaders import load_trace
 from nsys_diag.model.errors import NsysDiagError
-from nsys_diag.report.inspect import build_inspect_view, inspect_to_json, render_inspect_text
+from nsys_diag.report.inventory_render import build_inspect_view, inspect_to_json, render_inspect_text
 from tiny_nsys import write_tiny_nsys
 
 ODD_VALUES = [None, "abc", b"\xff\x00\x9c", 2**63 - 1, -2**63, -1, 0, 3.5, "", 4294967295, 10**18]

@@ -2,7 +2,10 @@
 it read exactly as the copies they replaced (outputs are byte-identical)."""
 from __future__ import annotations
 
-from nsys_diag.analyses import batch_summary, data_quality, gpu_metrics, memory, phases
+from nsys_diag.analyses import gpu_metrics, memory
+from nsys_diag.analyses.diagnosis import data_quality
+from nsys_diag.analyses.job import batch_summary
+from nsys_diag.analyses.steps import phases
 from nsys_diag.loaders import nsys_sqlite
 from nsys_diag.model import vocabulary as V
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sample_views import GENERATED_AT, HOSTILE_KERNEL, hostile_view, input_bound_view, large_view
 
-from nsys_diag.report.html import render_html
+from nsys_diag.report.html_report import render_html
 from nsys_diag.report.page import SECTIONS
 
 pytestmark = pytest.mark.browser

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sample_views as sv
 from nsys_diag.report.evidence import evidence_text, unfired_summary
-from nsys_diag.report.html import render_html
+from nsys_diag.report.html_report import render_html
 from nsys_diag.report.markdown import render_markdown
 from nsys_diag.report.text import render_text
 

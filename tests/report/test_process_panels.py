@@ -11,7 +11,7 @@ import handframes as hf
 from nsys_diag.analyses.suite import run_suite
 from nsys_diag.model import contracts as C
 from nsys_diag.model.options import AnalyzeOptions
-from nsys_diag.report.html import render_html
+from nsys_diag.report.html_report import render_html
 from nsys_diag.report.process_panels import prefix_ids, process_view
 from nsys_diag.report.view import build_view
 

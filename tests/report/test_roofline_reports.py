@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from conftest import SAMPLE_TRACES
 from nsys_diag.cli import main
-from nsys_diag.report.html import render_html
+from nsys_diag.report.html_report import render_html
 from nsys_diag.report.markdown import render_markdown
 from nsys_diag.synth.ncu import write_ncu_csv
 

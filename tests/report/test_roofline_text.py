@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from nsys_diag.analyses.ncu_join import join_roofline_to_timeline
-from nsys_diag.analyses.roofline import analyze_roofline
+from nsys_diag.analyses.roofline.ncu_join import join_roofline_to_timeline
+from nsys_diag.analyses.roofline.analysis import analyze_roofline
 from nsys_diag.loaders import load_trace
 from nsys_diag.model import contracts as C
 from nsys_diag.report.roofline_text import (fallback_pairings, render_roofline_table,

@@ -16,17 +16,17 @@ import dataclasses
 
 import pandas as pd
 
-from nsys_diag.analyses import data_quality as dq
+from nsys_diag.analyses.diagnosis import data_quality as dq
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.capabilities import probe
 from nsys_diag.analyses.chunked.globals import ProcessGlobals
-from nsys_diag.analyses.gpu_choice import choose_gpu
+from nsys_diag.analyses.roofline.gpu_choice import choose_gpu
 from nsys_diag.analyses.selection import device_rows
 from nsys_diag.analyses.chunked.registry import (MERGES, SAMPLED_FRAMES, capture_end_ns,
                                                  merge_file_level)
 from nsys_diag.analyses.memory import analyze_memory
 from nsys_diag.analyses.throughput import analyze_throughput
-from nsys_diag.analyses.verdict import diagnose
+from nsys_diag.analyses.diagnosis.verdict import diagnose
 from nsys_diag.model.bundle import LoadWarning, TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -149,7 +149,7 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
     bundle = choose_gpu(bundle, options.gpu)
     roofline = None
     if bundle.has_ncu:
-        from nsys_diag.analyses.roofline import analyze_roofline
+        from nsys_diag.analyses.roofline.analysis import analyze_roofline
 
         roofline = analyze_roofline(bundle.ncu_launches, bundle.ncu_metrics, bundle.gpus, th=th)
     procs = [assemble_process(bundle, settled[g], sp.partials[g], options, th, roofline=roofline)

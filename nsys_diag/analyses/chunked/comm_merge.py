@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.chunked.kernels_merge import window_kernels

@@ -17,16 +17,16 @@ from typing import Any, Callable, cast
 
 import numpy as np
 
-from nsys_diag.analyses._arrays import process_rows, take_rows
-from nsys_diag.analyses.busy import device_ids, gpu_activity_span
+from nsys_diag.analyses.arrays import process_rows, take_rows
+from nsys_diag.analyses.timeline.busy import device_ids, gpu_activity_span
 from nsys_diag.analyses.chunked.context import chunk_inputs
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
 from nsys_diag.analyses.chunked.globals import (ProcessFacts, ProcessGlobals, count_intervals,
                                                 process_globals)
-from nsys_diag.analyses.step_repeat import MissingCounts
+from nsys_diag.analyses.steps.repeat import MissingCounts
 from nsys_diag.analyses.chunked.sync_edges import with_sync_edges
 from nsys_diag.analyses.selection import device_rows
-from nsys_diag.analyses.step_repeat import launch_or_start
+from nsys_diag.analyses.steps.repeat import launch_or_start
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -229,7 +229,7 @@ def read_span(lo: int, target: int | None) -> tuple[int, int]:
 def _record_facts(facts: ProcessFacts, ci, glob: ProcessGlobals, keep_launches: bool) -> None:
     from nsys_diag.analyses.chunked.gaps_merge import thread_sets
     from nsys_diag.analyses.chunked.tensor_merge import partial_tensor_sampling
-    from nsys_diag.analyses.step_repeat import KernelCounts, kernels_per_step
+    from nsys_diag.analyses.steps.repeat import KernelCounts, kernels_per_step
 
     k = ci.owned("kernels")
     ops = [ci.owned(n) for n in ("kernels", "memcpy", "memset")]
@@ -274,7 +274,7 @@ def _check_steps(skeleton: TraceBundle, sp: StreamPass, settled: dict[int, Proce
     import dataclasses
 
     from nsys_diag.analyses.selection import check_selected_steps, check_steps
-    from nsys_diag.analyses.steps import analyze_steps
+    from nsys_diag.analyses.steps.detection import analyze_steps
 
     for g, glob in settled.items():
         where = f" in process {(g >> 24) & 0xFFFFFF}" if len(settled) > 1 else ""

@@ -1,5 +1,5 @@
 """Utilization and idle gaps of one process, streamed: per-chunk partials merged into exactly the
-``UtilizationResult`` / ``GapsResult`` the in-memory analysis (``analyses/gaps.py``) returns.
+``UtilizationResult`` / ``GapsResult`` the in-memory analysis (``analyses/gaps/causes.py``) returns.
 
 Why the merge is exact
     Chunk edges lie where every device computes (``cuts.py``), so every gap lies wholly in one
@@ -41,16 +41,16 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.busy import DeviceBusy, Window
+from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.gap_detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
+from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
                                            other_frame_counts, top_frames, weights_detail)
-from nsys_diag.analyses.gap_evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, ApiNames,
+from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, ApiNames,
                                              EvidenceRows, GapEvidence, fixed, gap_evidence,
                                              labelled, name_mask)
-from nsys_diag.analyses.gaps import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
+from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
                                      _all_gaps, _device_causes, _histogram, _host_rows, _top_gaps,
                                      analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable, is_available
-from nsys_diag.analyses.busy import Window, choose_window
-from nsys_diag.analyses.step_repeat import KernelCounts
-from nsys_diag.analyses.steps import StepsResult, analyze_steps
+from nsys_diag.analyses.timeline.busy import Window, choose_window
+from nsys_diag.analyses.steps.repeat import KernelCounts
+from nsys_diag.analyses.steps.detection import StepsResult, analyze_steps
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._arrays import unique_ints
+from nsys_diag.analyses.arrays import unique_ints
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.kernels import (UNNAMED, KernelsResult, _empty_name_table, _group_stats,
+from nsys_diag.analyses.kernels.table import (UNNAMED, KernelsResult, _empty_name_table, _group_stats,
                                         kernels_result, table_from_groups)
 from nsys_diag.model.thresholds import Thresholds
 

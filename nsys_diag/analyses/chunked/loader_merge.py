@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.busy import Window
-from nsys_diag.analyses.intervals import clip, merge_intervals, total_length
+from nsys_diag.analyses.timeline.busy import Window
+from nsys_diag.analyses.timeline.intervals import clip, merge_intervals, total_length
 from nsys_diag.analyses.loader_workers import (LAUNCHER_RE, MAX_WORKERS, OSRT_BLOCKING,
                                                WORKER_NAME_RE, LoaderWorkersResult,
                                                WorkerActivity, _names, _worker_threads,

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.gpu_metrics import (CANONICAL_KEYS, CAPTURE_HINT, GpuMetricsResult,
                                             _is_percent, _metric_categorical, canonical_samples,
                                             means_dicts, metric_unit)
-from nsys_diag.analyses.phases import PhasesResult
+from nsys_diag.analyses.steps.phases import PhasesResult
 from nsys_diag.model.jsonsafe import fnum
 
 N_KEYS = len(CANONICAL_KEYS)

@@ -30,8 +30,8 @@ import numpy as np
 
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.phases import PhasesResult, explain_outliers, launched_work, phase_rows
-from nsys_diag.analyses.steps import StepsResult
+from nsys_diag.analyses.steps.phases import PhasesResult, explain_outliers, launched_work, phase_rows
+from nsys_diag.analyses.steps.detection import StepsResult
 
 __all__ = ["PhasesPart", "explain_outliers", "merge_phases", "partial_phases"]
 

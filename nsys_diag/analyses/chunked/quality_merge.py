@@ -7,9 +7,9 @@ integer-ns sums over each chunk's *owned* kernels add up to the whole exactly. P
 """
 from __future__ import annotations
 
-from nsys_diag.analyses.busy import Window
+from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.data_quality import (KernelWindowSums, QualityItem, kernel_window_sums,
+from nsys_diag.analyses.diagnosis.data_quality import (KernelWindowSums, QualityItem, kernel_window_sums,
                                              process_quality)
 
 __all__ = ["merge_quality", "partial_quality"]

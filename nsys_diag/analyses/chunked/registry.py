@@ -170,7 +170,7 @@ def _gpu_metrics(parts, *, glob, **_):
 def _roofline(parts, *, roofline, merged, **_):
     if not is_available(roofline):
         return roofline
-    from nsys_diag.analyses.ncu_join import join_roofline_to_timeline, timeline_from_name_table
+    from nsys_diag.analyses.roofline.ncu_join import join_roofline_to_timeline, timeline_from_name_table
 
     joined = join_roofline_to_timeline(
         roofline, None, timeline=timeline_from_name_table(merged["kernel_table"].table))

@@ -1,6 +1,6 @@
 """The few rows beyond a chunk that the ``sync`` gap cause needs at its edges (``sync_edge_rows``).
 
-Why (``analyses/gaps.py``, cause 7): a gap is ``sync`` time when it follows a blocking call —
+Why (``analyses/gaps/causes.py``, cause 7): a gap is ``sync`` time when it follows a blocking call —
 from the end of the call until the start of the process's *next* call that enqueues GPU work.
 That interval is sequence-dependent and may run across a chunk edge even though no gap does:
 a blocking call that does not drain every queue (``cudaEventSynchronize`` on an event recorded
@@ -32,10 +32,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses._arrays import take_rows
+from nsys_diag.analyses.arrays import take_rows
 from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI
-from nsys_diag.analyses.gap_evidence import NON_BLOCKING_SYNC_RE, ApiNames, name_mask
+from nsys_diag.analyses.gaps.evidence import NON_BLOCKING_SYNC_RE, ApiNames, name_mask
 
 
 def _blocking_records(sync: pd.DataFrame) -> np.ndarray:

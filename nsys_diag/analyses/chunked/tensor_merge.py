@@ -39,9 +39,9 @@ from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.chunked.kernels_merge import window_kernels
 from nsys_diag.analyses.chunked.metrics_merge import (Spacing, median_spacing, process_samples,
                                                       spacing_of)
-from nsys_diag.analyses.kernels import kernel_name_stats
-from nsys_diag.analyses.tensor_cores import TensorCoreResult, _row_names, gemm_family, tensor_result
-from nsys_diag.analyses.tensor_counters import (RESOLVE_PERIODS, Samples, TensorLevels, attribute_to_kernels,
+from nsys_diag.analyses.kernels.table import kernel_name_stats
+from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, _row_names, gemm_family, tensor_result
+from nsys_diag.analyses.kernels.tensor_counters import (RESOLVE_PERIODS, Samples, TensorLevels, attribute_to_kernels,
                                                 device_orders, inside_merged, merged_by_device,
                                                 metric_samples)
 from nsys_diag.model.thresholds import Thresholds

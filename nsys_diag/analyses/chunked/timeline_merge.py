@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.kernel_catalog import catalogue
-from nsys_diag.analyses.kernels import UNNAMED
-from nsys_diag.analyses.timeline import (TimelineResult, bin_grid, covered_bins, devices_json,
+from nsys_diag.analyses.kernels.catalog import catalogue
+from nsys_diag.analyses.kernels.table import UNNAMED
+from nsys_diag.analyses.timeline.strips import (TimelineResult, bin_grid, covered_bins, devices_json,
                                          strip_bin_ns, strip_json, timeline_picks)
-from nsys_diag.analyses.window_bins import (binned_sum, empty_bins, exposed_comm, row_attrs,
+from nsys_diag.analyses.timeline.window_bins import (binned_sum, empty_bins, exposed_comm, row_attrs,
                                             top_families, window_edges)
 
 __all__ = ["TimelinePart", "WindowBinsPart", "chunk_name_table", "merge_timeline",

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.kernels import filter_window
+from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.analyses.transfers import (KINDS, KindStats, TransfersResult, _gpu_links,
                                           copy_flag_counts, kind_expectation, link_assumptions,
                                           report_kinds, transfers_result)

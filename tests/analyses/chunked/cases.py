@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.busy import device_busy
+from nsys_diag.analyses.timeline.busy import device_busy
 from nsys_diag.analyses.communication import analyze_communication
 from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
 from nsys_diag.analyses.suite import _kernel_table, _process_metrics
-from nsys_diag.analyses.tensor_cores import analyze_tensor_cores
+from nsys_diag.analyses.kernels.tensor_cores import analyze_tensor_cores
 from nsys_diag.analyses.transfers import analyze_transfers
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.synth.cases import _tc_levels

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsys_diag.analyses import intervals as iv
+from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.chunked.cuts import (FIRST_LO, LAST_HI, chunk_frames, chunk_spans, owned,
                                              safe_cut)
 from tests.analyses.chunked.chunking import split_process

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 from nsys_diag.analyses.base import Unavailable, is_available
-from nsys_diag.analyses.busy import Window, device_busy
+from nsys_diag.analyses.timeline.busy import Window, device_busy
 from nsys_diag.analyses.chunked.context import chunk_inputs
 from nsys_diag.analyses.chunked.cuts import chunk_spans
 from nsys_diag.analyses.chunked.gaps_merge import (io_threads_of, merge_gaps, merge_thread_sets,
                                                    merge_utilization, partial_gaps,
                                                    partial_utilization, thread_sets)
 from nsys_diag.analyses.chunked.sync_edges import sync_edge_rows, with_sync_edges
-from nsys_diag.analyses.gap_evidence import first_kernel_ns
-from nsys_diag.analyses.gaps import analyze_gaps, analyze_utilization
+from nsys_diag.analyses.gaps.evidence import first_kernel_ns
+from nsys_diag.analyses.gaps.causes import analyze_gaps, analyze_utilization
 from nsys_diag.model import contracts as C
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.synth.presets import PRESETS

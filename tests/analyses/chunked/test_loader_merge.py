@@ -11,7 +11,7 @@ import pytest
 
 from nsys_diag import synth
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.busy import Window
+from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.chunked.cuts import chunk_frames, chunk_spans
 from nsys_diag.analyses.chunked.loader_merge import merge_loader, partial_loader
 from nsys_diag.analyses.loader_workers import analyze_loader_workers

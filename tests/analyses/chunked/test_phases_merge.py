@@ -11,7 +11,7 @@ from nsys_diag import synth
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.chunked.phases_merge import explain_outliers, merge_phases, partial_phases
 from nsys_diag.analyses.chunked.quality_merge import merge_quality, partial_quality
-from nsys_diag.analyses.data_quality import process_quality
+from nsys_diag.analyses.diagnosis.data_quality import process_quality
 from tests.analyses.chunked.chunking import split_process
 from tests.analyses.chunked.fused_process import split_fused
 from tests.analyses.chunked.merged_equal import assert_same

@@ -7,7 +7,7 @@ import pytest
 from nsys_diag.analyses.chunked.kernels_merge import merge_kernels, partial_kernels
 from nsys_diag.analyses.chunked.tensor_merge import (merge_tensor_cores, merge_tensor_sampling,
                                                      partial_tensor_cores, partial_tensor_sampling)
-from nsys_diag.analyses.tensor_counters import metric_samples, sample_period_ns
+from nsys_diag.analyses.kernels.tensor_counters import metric_samples, sample_period_ns
 from nsys_diag.model.thresholds import Thresholds
 from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
@@ -78,7 +78,7 @@ def _random_process(seed: int):
     """Two GPUs, two streams each, overlapping short and long kernels, 100 µs samples (some
     NaN), and chunk edges at random times (not only where every device computes)."""
     from nsys_diag.analyses.base import Unavailable
-    from nsys_diag.analyses.busy import Window
+    from nsys_diag.analyses.timeline.busy import Window
     from nsys_diag.analyses.chunked.context import chunk_inputs
     from nsys_diag.analyses.chunked.cuts import chunk_spans
     import pandas as pd
@@ -114,12 +114,12 @@ def _random_process(seed: int):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_random_concurrent_kernels_and_edges(seed):
-    from nsys_diag.analyses.busy import device_busy
+    from nsys_diag.analyses.timeline.busy import device_busy
     from nsys_diag.analyses.chunked.tensor_merge import merge_tensor_levels
-    from nsys_diag.analyses.kernels import kernel_name_stats
+    from nsys_diag.analyses.kernels.table import kernel_name_stats
     from nsys_diag.analyses.suite import _in_window
-    from nsys_diag.analyses.tensor_cores import _row_names, analyze_tensor_cores, gemm_family
-    from nsys_diag.analyses.tensor_counters import tensor_levels
+    from nsys_diag.analyses.kernels.tensor_cores import _row_names, analyze_tensor_cores, gemm_family
+    from nsys_diag.analyses.kernels.tensor_counters import tensor_levels
 
     f, window, chunks = _random_process(seed)
     wt = (window.start_ns, window.end_ns)

@@ -9,7 +9,7 @@ from nsys_diag import synth
 from nsys_diag.analyses.chunked.phases_merge import merge_phases, partial_phases
 from nsys_diag.analyses.chunked.timeline_merge import merge_timeline, partial_timeline
 from nsys_diag.analyses.suite import _kernel_table
-from nsys_diag.analyses.timeline import build_timeline
+from nsys_diag.analyses.timeline.strips import build_timeline
 from nsys_diag.model.thresholds import Thresholds
 from tests.analyses.chunked.chunking import split_process
 from tests.analyses.chunked.fused_process import split_fused

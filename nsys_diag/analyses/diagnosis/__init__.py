@@ -1,0 +1,1 @@
+"""Diagnosis: findings, advice, data quality and the verdict."""

@@ -1,0 +1,290 @@
+"""Advice, written once per cause, each text with the condition in the trace that earns it.
+
+``ADVICE[cause]`` lists ``Rule(text, because, when)``: ``text`` may quote ``{detail}`` (the gap
+evidence, ``gaps.by_cause_detail``), ``{names}`` (overhead phase names) or ``{kernels}`` (GEMMs
+off the Tensor Cores); ``because`` names the metrics that earn it; ``when(x, th)`` is the gate.
+Gates (issue 15): no checkpoint advice without a phase naming a checkpoint/save or a periodic slow
+step; no logging advice without a phase naming logging/eval or a host-sync finding; no pinned-memory
+advice under ``Thresholds.pageable_copy_min_bytes`` of pageable copies per step (per second
+without steps); no "add NVTX phases" when phases exist. Only fired findings carry advice.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+
+from nsys_diag.analyses.diagnosis.findings import (
+    IDLE_RULES,
+    Advice,
+    Finding,
+    pct,
+    compute_finding,
+    exposed_communication_finding,
+    loader_state,
+    memory_bound_finding,
+    no_tensor_cores_finding,
+    overhead_phase_names,
+    too_little_work_finding,
+)
+
+CHECKPOINT_RE = re.compile(r"checkpoint|ckpt|save|snapshot", re.IGNORECASE)
+LOGGING_RE = re.compile(r"log|eval|valid|metric|print|report|wandb|tensorboard", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str
+    because: tuple[str, ...]
+    when: Callable[[Any, Thresholds], bool] = lambda x, th: True
+
+
+def _phase_matches(x, rx: re.Pattern) -> bool:
+    return any(rx.search(n) for n in overhead_phase_names(x))
+
+
+def _periodic_slow_step(x, th: Thresholds) -> bool:
+    return bool(getattr(x, "periodic_slow_step", None))
+
+
+def _checkpoint_earned(x, th: Thresholds) -> bool:
+    return _phase_matches(x, CHECKPOINT_RE) or _periodic_slow_step(x, th)
+
+
+def _logging_earned(x, th: Thresholds) -> bool:
+    sync_fired = float((x.gap_share or {}).get("sync", 0.0) or 0.0) >= th.overhead_share
+    return _phase_matches(x, LOGGING_RE) or sync_fired
+
+
+def pageable_earned(x, th: Thresholds) -> bool:
+    """Pageable copies move ≥ ``pageable_copy_min_bytes`` per step (per second without steps)."""
+    per = x.pageable_bytes_per_step if x.pageable_bytes_per_step is not None else x.pageable_bytes_per_s
+    return per is not None and per >= th.pageable_copy_min_bytes
+
+
+def _no_phases(x, th: Thresholds) -> bool:
+    return not x.phase_share
+
+
+def _phases_no_frames(x, th: Thresholds) -> bool:
+    return bool(x.phase_share) and not (x.gap_detail or {}).get("other")
+
+
+def _has_frames(x, th: Thresholds) -> bool:
+    """CPU samples named the host frames of the unattributed idle time (gaps/gap_detail.py)."""
+    return "sampled frame" in ((x.gap_detail or {}).get("other") or "")
+
+
+def _inference(x, th: Thresholds) -> bool:
+    return not x.has_backward and bool(x.phase_share)
+
+
+def _has_non_tc_kernels(x, th: Thresholds) -> bool:
+    return bool(x.non_tc_gemm_kernels)
+
+
+def _loader_saturated(x, th: Thresholds) -> bool:
+    return loader_state(x, th) == "saturated"
+
+
+def _loader_idle(x, th: Thresholds) -> bool:
+    return loader_state(x, th) == "idle"
+
+
+def _not_loader_idle(x, th: Thresholds) -> bool:
+    """Worker-side advice (more workers, caching) is not earned when the workers idle."""
+    return loader_state(x, th) != "idle"
+
+
+CAPTURE_RANGE = (
+    Rule("Capture a steady-state window: call torch.cuda.profiler.start()/stop() (cudaProfilerStart/"
+         "Stop) around a few training steps and run nsys profile --capture-range=cudaProfilerApi.",
+         ("kernels.count",)),
+    Rule("Or mark the steps with an NVTX range and capture only it: nsys profile "
+         "--capture-range=nvtx --nvtx-capture=RANGE (e.g. train_step).", ("kernels.count",)),
+    Rule("Or skip the start-up with nsys profile --delay=SECONDS --duration=SECONDS.",
+         ("kernels.count",)),
+)
+
+PINNED = Rule("Use pinned host memory and asynchronous copies: DataLoader(pin_memory=True) and "
+              ".to(device, non_blocking=True) (cudaMallocHost + cudaMemcpyAsync outside PyTorch).",
+              ("transfers.pageable_bytes_per_step",), pageable_earned)
+
+ADVICE: dict[str, tuple[Rule, ...]] = {
+    "input": (
+        Rule("The DataLoader workers are saturated (busy {loader_busy} of the window): add workers "
+             "(num_workers, if CPU cores are free), make decoding and augmentation cheaper, or "
+             "cache decoded samples so each batch costs the workers less.",
+             ("loader.busy_share", "gaps.input_share"), _loader_saturated),
+        Rule("The DataLoader workers idle (busy {loader_busy} of the window) while the step waits: "
+             "the main process is the bottleneck — make collate_fn cheaper, pin batches in the "
+             "loader (pin_memory=True) instead of in the step, and copy with non_blocking=True; "
+             "more workers will not help.", ("loader.busy_share", "gaps.input_share"),
+             _loader_idle),
+        Rule("Overlap data loading with compute: DataLoader(num_workers>0, prefetch_factor>=2, "
+             "persistent_workers=True) so the next batch is ready when the step ends.",
+             ("gaps.input_share",), _not_loader_idle),
+        PINNED,
+        Rule("Cache or pre-process the dataset (decoded tensors, WebDataset/shards, DALI) so each "
+             "step does less CPU decoding and I/O.", ("gaps.input_share", "phases.data_share"),
+             _not_loader_idle),
+    ),
+    "transfer": (
+        PINNED,
+        Rule("Keep data resident on the GPU: copy constant inputs once, and avoid host↔device "
+             "round trips (.cpu()/.numpy()/.to()) inside the loop.", ("gaps.transfer_share",)),
+        Rule("Overlap the remaining copies with compute: cudaMemcpyAsync on a non-default stream "
+             "from pinned memory (or a prefetching loader).", ("gaps.transfer_share",)),
+    ),
+    "unified_memory": (
+        Rule("Prefetch managed memory before the kernels touch it (cudaMemPrefetchAsync to the "
+             "device) and set cudaMemAdvise hints, so pages do not migrate on demand.",
+             ("gaps.unified_memory_share",)),
+        Rule("Allocate hot arrays in device memory (cudaMalloc, or disable managed memory for "
+             "stdpar/OpenACC data that stays on the GPU) and copy explicitly.",
+             ("gaps.unified_memory_share",)),
+    ),
+    "sync": (
+        Rule("Remove the host synchronisations{detail_via} from the loop: avoid .item()/.cpu()/"
+             "print of GPU tensors per layer or step — accumulate on the GPU and read once every N "
+             "steps.", ("gaps.sync_share",)),
+        Rule("Remove stray torch.cuda.synchronize()/cudaDeviceSynchronize/cudaStreamSynchronize "
+             "calls; where an order is needed use CUDA events or stream waits instead.",
+             ("gaps.sync_share",)),
+        Rule("Log and evaluate less often: each logged GPU value forces a host synchronisation.",
+             ("gaps.sync_share", "phases.overhead_names"), _logging_earned),
+    ),
+    "overhead": (
+        Rule("Shorten the overhead phases{names_via} or run them every N steps instead of every step.",
+             ("gaps.overhead_share", "phases.overhead_names")),
+        Rule("Make checkpointing asynchronous (torch.distributed.checkpoint.async_save or a "
+             "background thread) and save less often.",
+             ("phases.overhead_names", "steps.outliers"), _checkpoint_earned),
+        Rule("Log and evaluate less often; avoid .item()/.cpu()/print of GPU tensors every step — "
+             "each one forces a host synchronisation.", ("phases.overhead_names",), _logging_earned),
+    ),
+    "memory_management": (
+        Rule("Allocate once and reuse{detail_via}: keep buffers across steps, use the caching "
+             "allocator or stream-ordered pools (cudaMallocAsync with a release threshold), and do "
+             "not call torch.cuda.empty_cache() in the loop.", ("gaps.memory_management_share",)),
+    ),
+    "host_io": (
+        Rule("Move the blocking host I/O{detail_via} off the thread that launches kernels: a "
+             "background thread or loader workers, asynchronous writes, no sleep/poll in the "
+             "loop.", ("gaps.host_io_share",)),
+    ),
+    "other": (
+        Rule("Name the host work between kernels: wrap the loop's parts in NVTX ranges "
+             "(nsys_diag.annotate or torch.cuda.nvtx.range) and re-capture with "
+             f"{NSYS_TRACE_FLAGS} --sample=process-tree.", ("gaps.other_share", "phases"),
+             _no_phases),
+        Rule("See what the host does between kernels: re-capture with CPU sampling and OS "
+             f"runtime tracing ({NSYS_TRACE_FLAGS} --sample=process-tree "
+             "--cpuctxsw=process-tree).", ("gaps.other_share",), _phases_no_frames),
+        Rule("CPU samples name the host work in the idle time ({detail}): move that work off "
+             "the launch thread or overlap it with the GPU.", ("gaps.other_share", "gaps.other_evidence"), _has_frames),
+        Rule("Start from the longest idle gaps (GPU idle table): the host code running at their "
+             "start times is what keeps the GPU waiting.", ("gaps.other_share",)),
+    ),
+    "launch": (
+        Rule("Capture the step in CUDA graphs (torch.compile(mode='reduce-overhead') or "
+             "torch.cuda.graphs) to remove per-kernel launch cost.",
+             ("gaps.launch_share", "kernels.small_kernel_frac")),
+        Rule("Fuse small kernels: torch.compile, fused/foreach optimizers (Adam(fused=True)), fused "
+             "layers (e.g. apex/TE fused LayerNorm).", ("kernels.small_kernel_frac",)),
+        Rule("Give each kernel more work: a larger batch (if memory allows) or fewer, larger "
+             "tensors.", ("kernels.small_kernel_frac",)),
+    ),
+    "communication": (
+        Rule("The host blocks in communication{detail_via}: overlap it with compute (non-blocking "
+             "MPI_Isend/MPI_Irecv or NCCL on its own stream, then compute the interior while "
+             "halos/gradients move).", ("gaps.communication_share",)),
+        Rule("Communicate less often or less: larger messages, gradient accumulation, fewer "
+             "barriers, CUDA-aware MPI to avoid host staging.", ("gaps.communication_share",)),
+    ),
+    "exposed_communication": (
+        Rule("Overlap communication with backward: DDP bucket_cap_mb / gradient_as_bucket_view, "
+             "FSDP backward_prefetch, and start all-reduces per bucket rather than at the end.",
+             ("communication.exposed_share",)),
+        Rule("Communicate less often or less: gradient accumulation, a larger per-GPU batch, "
+             "gradient compression (PowerSGD) or bf16 gradients.", ("communication.exposed_share",)),
+        Rule("Check the interconnect: NVLink/NVSwitch vs PCIe, and NCCL topology settings.",
+             ("communication.exposed_share",)),
+    ),
+    "startup": CAPTURE_RANGE,
+    "too_little_work": CAPTURE_RANGE,
+    "memory_bound": (
+        Rule("Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round "
+             "trips.", ("gpu_metrics.dram_bandwidth_util", "roofline.memory_bound_share",
+                        "kernels.elementwise_share")),
+        Rule("Quantize weights (int8/fp8/int4) — inference without a backward pass is dominated by "
+             "weight and KV-cache traffic.", ("phases",), _inference),
+        Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
+             ("gpu_metrics.dram_bandwidth_util",)),
+        Rule("Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
+             "place on the roofline.", ("kernels.elementwise_share",),
+             lambda x, th: x.roofline_memory_share is None),
+    ),
+    "no_tensor_cores": (
+        Rule("Enable mixed precision: torch.autocast(device_type='cuda', dtype=torch.bfloat16) "
+             "(or fp16 with GradScaler).", ("tensor_cores.non_tc_gemm_share",)),
+        Rule("Allow TF32 for FP32 matmuls/convs: torch.set_float32_matmul_precision('high') and "
+             "torch.backends.cudnn.allow_tf32 = True.", ("tensor_cores.non_tc_gemm_share",)),
+        Rule("Align GEMM/conv dimensions (batch, hidden, channels) to multiples of 8 for fp16/bf16 "
+             "(16 for int8/fp8) so cuBLAS/cuDNN can pick Tensor Core kernels.",
+             ("tensor_cores.non_tc_gemm_share",)),
+        Rule("Kernels to check first (GEMM/conv without Tensor Cores): {kernels}.",
+             ("tensor_cores.non_tc_gemm_kernels",), _has_non_tc_kernels),
+    ),
+    "compute": (
+        Rule("The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
+             "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
+             ("gpu.utilization",)),
+        Rule("Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
+             "overlapped.", ("gpu.utilization",)),
+    ),
+}
+"""Advice per cause, in the order it is offered."""
+
+
+def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
+    """The advice ``f`` earns on ``x`` (every gate checked), texts filled in."""
+    detail = f.detail
+    fill = {"detail": detail or "the host code", "detail_via": f" ({detail})" if detail else "",
+            "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
+            "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3]),
+            "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share"))}
+    out = []
+    for r in ADVICE.get(f.cause, ()):
+        if r.when(x, th):
+            out.append(Advice(r.text.format(**fill), r.because))
+    return tuple(out)
+
+
+def with_advice(f: Finding, x, th: Thresholds, *, force: bool = False) -> Finding:
+    """``f`` with its earned advice when it fired (or ``force``: the verdict's own finding)."""
+    if not (f.fired or force):
+        return replace(f, advice=())
+    return replace(f, advice=advice_for(f, x, th))
+
+
+# ---------------------------------------------------------------------------------- all
+def build_findings(x, th: Thresholds) -> list[Finding]:
+    """Every finding with something to measure, advice attached (advice only for fired ones —
+    the verdict adds its own finding's advice when a fallback chose it): fired first, largest
+    cost first, then the rest by cost."""
+    out: list[Finding] = [r(x, th) for r in IDLE_RULES]
+    for extra in (exposed_communication_finding(x, th), memory_bound_finding(x, th),
+                  no_tensor_cores_finding(x, th), too_little_work_finding(x, th)):
+        if extra is not None:
+            out.append(extra)
+    out.append(compute_finding(x, th))
+    out = [with_advice(f, x, th) for f in out]
+    return sort_findings(out)
+
+
+def sort_findings(fs: list[Finding]) -> list[Finding]:
+    return sorted(fs, key=lambda f: (not f.fired, -f.cost))

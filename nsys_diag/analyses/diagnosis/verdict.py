@@ -1,0 +1,411 @@
+"""One verdict from the findings: code, headline, evidence (with thresholds), advice, projection.
+
+``diagnose(inputs, th)`` works on ``VerdictInputs`` — plain numbers gathered by ``suite.py`` — so
+each rule is testable without a trace. Every number it compares is a field of ``Thresholds``.
+The findings (one per measured cost, fired or not) are built by ``analyses/diagnosis/findings.py``; their
+advice, each text with the condition that earns it, by ``analyses/diagnosis/advice.py``.
+
+Rules, in the order they are applied
+------------------------------------
+0. ``insufficient_data`` — no CUDA kernel in the analysed window (or an empty window). An Nsight
+   Compute CSV alone (kernel counters, no timeline) gives ``memory_bound``/``compute_bound`` when
+   ≥ 50% of the profiled kernel time is in that roofline class, else ``insufficient_data``.
+1. Abstain: fewer than ``min_kernels_to_diagnose`` kernels or less than
+   ``min_kernel_time_ns_to_diagnose`` of kernel time → ``insufficient_data`` "too little GPU work
+   to diagnose", with capture-range advice; the findings are still reported.
+2. Start-up idle ≥ ``startup_dominated_share`` of the window → ``insufficient_data`` ("the
+   capture is mostly start-up"), capture-range advice.
+3. The fired finding with the largest cost (idle causes, exposed communication, memory-bound and
+   no-Tensor-Core kernel time) is the verdict.
+4. Nothing fired but utilization < ``low_utilization``: the largest idle cause is promoted (its
+   rule row "gpu.utilization < low_utilization" added) and decides with low confidence.
+5. Otherwise the GPU side decides: ``memory_bound`` (low confidence) when, without counters,
+   ≥ ``elementwise_share_memory_bound`` of kernel time is elementwise/reduction/memory kernels,
+   else ``compute_bound``. A healthy run (utilization ≥ ``healthy_utilization``) cannot have an
+   idle finding at warning: at most 10% idle remains, the lowest idle threshold.
+
+Confidence: high when the verdict's cost is ≥ 2 × the next largest cost (GPU side: counters and
+≥ ``high_utilization``), medium otherwise, low for the fallbacks of rules 4–5 and for unattributed
+(``other``) idle. Capped at medium with fewer than ``min_steps_for_high_confidence`` analysed
+steps, without phases, without counters (no GPU metrics, no ncu) or without steps; lowered one
+level by data-quality warnings. ``secondary`` lists the codes of the other fired findings at
+warning or above. ``recommendations`` (= ``advice`` texts) hold only advice of fired findings, the
+verdict's first. ``projected_step_ms_if_fixed`` removes the verdict finding's share from the mean
+step (input with a data phase: loader overlapped → max(data, rest of step); no Tensor Cores: non-TC
+GEMM time halved, a conservative speed-up); ``None`` without steps or a sound projection.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nsys_diag.analyses.diagnosis.findings import (
+    MEMORY_BOUND_ROOFLINE_SHARE,
+    Advice,
+    Evidence,
+    Finding,
+    context,
+    make,
+    promote,
+    rule,
+)
+from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
+from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
+
+__all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
+
+NON_TC_ASSUMED_SPEEDUP = 2.0
+"""Projection only: GEMMs moved from CUDA cores to Tensor Cores assumed ≥ 2× faster (peak ratios
+are 8–16× for TF32/BF16 vs FP32 on A100/H100; 2× keeps the promise conservative)."""
+
+NOT_COMPETING = ("compute", "startup", "too_little_work")
+"""Causes that never win by cost: compute is the no-problem outcome, start-up and too little work
+are abstain rules applied before the costs."""
+
+
+@dataclass(frozen=True)
+class VerdictInputs:
+    """Numbers the rules read. Shares are fractions 0..1; ``None`` = not measured."""
+
+    has_kernels: bool
+    window_ms: float
+    step_ms: float | None = None  # mean analysed step
+    steps_source: str | None = None
+    utilization: float = 0.0  # compute busy / window, mean over the process's GPUs
+    copy_only_share: float = 0.0
+    gap_share: dict = field(default_factory=dict)  # cause -> idle fraction of the window
+    phase_share: dict = field(default_factory=dict)  # canonical -> share of the step
+    phase_ms: dict = field(default_factory=dict)  # canonical -> mean ms per step
+    has_backward: bool = False
+    small_kernel_frac: float = 0.0
+    category_share: dict = field(default_factory=dict)  # kernel category -> share of kernel time
+    tc_share_of_kernel_time: float | None = None
+    non_tc_gemm_share: float | None = None
+    non_tc_gemm_kernels: tuple = ()
+    tc_confidence: str | None = None
+    metrics: dict | None = None  # sm_active, tensor_active, dram_bandwidth as fractions 0..1
+    roofline_memory_share: float | None = None
+    roofline_compute_share: float | None = None
+    roofline_confidence: str | None = None
+    kernel_level_only: bool = False  # an Nsight Compute CSV alone: per-kernel counters, no timeline
+    comm_exposed_share: float | None = None
+    memory_peak_share: float | None = None
+    data_warnings: int = 0
+    capture_hints: tuple = ()
+    missing: tuple = ()  # human list of what was not captured (for insufficient_data)
+    gap_detail: dict = field(default_factory=dict)  # cause -> strongest evidence, human text
+    kernel_count: int | None = None  # kernels in the analysed window (None: not counted)
+    kernel_time_ms: float | None = None  # kernel time in the window, summed over GPUs
+    analysed_steps: int | None = None
+    phase_names: tuple = ()  # (phase name, canonical) pairs present
+    periodic_slow_step: str | None = None  # e.g. "periodic (every 5 steps)" from steps.outliers
+    pageable_bytes_per_step: float | None = None
+    pageable_bytes_per_s: float | None = None  # set when there are no steps
+    has_counters: bool | None = None  # GPU metrics or ncu present (None: derive from the above)
+    tc_engaged: bool | None = None  # tensor_cores.engaged
+    tensor_active_during_gemm: float | None = None  # tensor_cores.tensor_active_during_gemm
+    loader: dict | None = None  # DataLoader workers (loader_workers.verdict_fact); None: none seen
+
+
+@dataclass(frozen=True)
+class Verdict:
+    code: str
+    headline: str
+    confidence: str  # high | medium | low
+    scale_advice: str
+    evidence: tuple[Evidence, ...]
+    recommendations: tuple[str, ...]
+    projected_step_ms_if_fixed: float | None
+    secondary: tuple[str, ...] = ()
+    advice: tuple[Advice, ...] = ()
+    finding: str | None = None  # the cause of the finding the verdict came from
+    findings: tuple[Finding, ...] = ()  # every finding (top-level ``findings[]`` of the JSON)
+
+    available = True
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "headline": self.headline, "confidence": self.confidence,
+                "scale_advice": self.scale_advice,
+                "evidence": [e.to_json() for e in self.evidence],
+                "recommendations": list(self.recommendations),
+                "projected_step_ms_if_fixed": self.projected_step_ms_if_fixed,
+                "secondary": list(self.secondary),
+                "advice": [a.to_json() for a in self.advice], "finding": self.finding}
+
+    def findings_json(self) -> list[dict]:
+        return [f.to_json() for f in self.findings]
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def _lower(conf: str) -> str:
+    return {"high": "medium", "medium": "low", "low": "low"}[conf]
+
+
+def _cap(conf: str, limit: str) -> str:
+    order = ("low", "medium", "high")
+    return order[min(order.index(conf), order.index(limit))]
+
+
+RECOMMENDATIONS = {
+    "memory_bound": (
+        "Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round trips.",
+        "Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
+        "Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
+        "place on the roofline.",
+    ),
+    "compute_bound": (
+        "The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
+        "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
+    ),
+}
+"""Kernel-level (ncu CSV only) advice; everything else is in ``findings_advice.ADVICE``."""
+
+
+def _as_advice(recs, because: tuple[str, ...] = ()) -> tuple[Advice, ...]:
+    return tuple(Advice(r, because) for r in recs)
+
+
+def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Evidence | None]:
+    """Batch-size advice earned by the GPU memory peak (context for every verdict)."""
+    if x.memory_peak_share is None:
+        return None, None
+    if x.memory_peak_share < th.memory_headroom_frac:
+        return (f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
+                "raise the per-GPU batch size (or reduce gradient accumulation) to give each "
+                "kernel more work.",
+                rule("memory.peak_share", x.memory_peak_share, th.memory_headroom_frac, "<", "timeline"))
+    if x.memory_peak_share > th.memory_near_full_frac:
+        return (f"GPU memory nearly full ({_pct(x.memory_peak_share)} peak): use activation "
+                "(gradient) checkpointing, mixed precision or sharding (FSDP/ZeRO) before raising "
+                "the batch.",
+                rule("memory.peak_share", x.memory_peak_share, th.memory_near_full_frac, ">", "timeline"))
+    return None, None
+
+
+def _insufficient(x: VerdictInputs) -> Verdict:
+    missing = ", ".join(x.missing) if x.missing else "no CUDA kernels in the analysed window"
+    recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
+        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then nsys export --type sqlite report.nsys-rep",)
+    return Verdict(
+        code="insufficient_data",
+        headline=f"Not enough data for a diagnosis: {missing}.",
+        confidence="high",
+        scale_advice="Unknown: the trace has no GPU activity to judge; re-capture it with the "
+                     "flags below before deciding on more or bigger GPUs.",
+        evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),),
+        recommendations=recs, projected_step_ms_if_fixed=None,
+        advice=_as_advice(recs, ("kernels_in_window",)), finding="too_little_work")
+
+
+def _kernel_level(x: VerdictInputs) -> Verdict:
+    """An ncu CSV without a timeline: classify the profiled kernel time, say what is missing."""
+    mem = float(x.roofline_memory_share or 0.0)
+    comp = float(x.roofline_compute_share or 0.0)
+    conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
+    ev = (rule("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
+          rule("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
+    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
+                "whether the GPU waits on input, launches or the host between kernels.")
+    because = ("roofline.memory_bound_share", "roofline.compute_bound_share")
+    if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
+        code = "memory_bound" if mem >= comp else "compute_bound"
+        what = "memory-bound" if code == "memory_bound" else "compute-bound"
+        head = (f"{what.capitalize()} kernels: {_pct(max(mem, comp))} of the profiled kernel time "
+                f"(Nsight Compute roofline; kernel level only, no timeline).")
+        recs = RECOMMENDATIONS[code] + (timeline,)
+        return Verdict(code, head, conf, _scale_advice(code, "", None, x), ev, recs, None,
+                       advice=_as_advice(recs, because),
+                       finding="memory_bound" if code == "memory_bound" else "compute")
+    recs = (timeline, "Latency-bound kernels: raise occupancy and grid size (larger batches, fewer "
+                      "tiny launches), then re-profile with ncu.")
+    return Verdict(
+        "insufficient_data",
+        f"Kernel-level data only: {_pct(mem)} memory-bound and {_pct(comp)} compute-bound "
+        "kernel time — most profiled time is latency-bound or under-occupied, and without a "
+        "timeline the run cannot be judged.",
+        conf, "Unknown without a timeline: capture one with nsys before deciding on more or "
+        "bigger GPUs.", ev, recs, None, advice=_as_advice(recs, because), finding="too_little_work")
+
+
+# ----------------------------------------------------------------------------- choice
+def _by_cause(fs: list[Finding], cause: str) -> Finding | None:
+    return next((f for f in fs if f.cause == cause), None)
+
+
+def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
+    """Nothing fired: memory-bound by kernel names (low confidence) or compute-bound."""
+    ew = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
+    if ew >= th.elementwise_share_memory_bound:
+        f = make(x, "memory_bound", None,
+                 [rule("kernels.elementwise_share", ew, th.elementwise_share_memory_bound, ">=",
+                       "kernel names")], th.elementwise_share_memory_bound, ew,
+                 f"Memory-bound: {_pct(ew)} of kernel time in elementwise/reduction kernels")
+        return f, "low"
+    comp = _by_cause(fs, "compute")
+    assert comp is not None
+    counters = _has_counters(x)
+    high = x.utilization >= th.high_utilization
+    return comp, "high" if high and counters else "medium"
+
+
+def _has_counters(x: VerdictInputs) -> bool:
+    if x.has_counters is not None:
+        return bool(x.has_counters)
+    return bool(x.metrics) or x.roofline_memory_share is not None \
+        or x.tensor_active_during_gemm is not None
+
+
+def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
+    """(the verdict's finding, confidence before the caps); see the module docstring."""
+    for cause in ("too_little_work", "startup"):
+        f = _by_cause(fs, cause)
+        if f is not None and f.fired:
+            return f, "high"
+    competing = [f for f in fs if f.cause not in NOT_COMPETING]
+    fired = [f for f in competing if f.fired]
+    if fired:
+        top = max(fired, key=lambda f: f.cost)
+        rest = sorted((f.cost for f in competing if f is not top), reverse=True)
+        second = rest[0] if rest else 0.0
+        conf = "high" if top.cost >= 2 * max(second, 1e-12) else "medium"
+        if top.cause == "other":
+            conf = "low"  # idle time that no phase, CUDA call or OS call explains
+        return top, conf
+    idle = [f for f in competing if f.cause not in ("memory_bound", "no_tensor_cores", "exposed_communication")
+            and f.cost > 0 and all(e.fired for e in f.evidence if e.role == "rule"
+                                   and not e.metric.startswith("gaps."))]  # e.g. launch: small kernels
+    if x.utilization < th.low_utilization and idle:
+        top = max(idle, key=lambda f: f.cost)
+        return promote(top, rule("gpu.utilization", x.utilization, th.low_utilization, "<",
+                                 "timeline")), "low"
+    return _gpu_side(x, th, fs)
+
+
+def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) -> str:
+    if chosen.code == "insufficient_data":
+        return conf
+    if x.data_warnings and conf != "low":
+        conf = _lower(conf)
+    few = x.steps_source is None or (x.analysed_steps is not None
+                                    and x.analysed_steps < th.min_steps_for_high_confidence)
+    if few or not x.phase_share or not _has_counters(x):
+        conf = _cap(conf, "medium")
+    return conf
+
+
+def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
+    """Exactly one verdict (see module docstring for the rules)."""
+    th = th or Thresholds()
+    if (not x.has_kernels or x.window_ms <= 0) and x.kernel_level_only and \
+            x.roofline_memory_share is not None:
+        return _kernel_level(x)
+    if not x.has_kernels or x.window_ms <= 0:
+        return _insufficient(x)
+    fs = build_findings(x, th)
+    chosen, conf = _choose(x, th, fs)
+    chosen = with_advice(chosen, x, th, force=True)
+    fs = [chosen if f.cause == chosen.cause else f for f in fs]
+    if all(f.cause != chosen.cause for f in fs):
+        fs.append(chosen)
+    conf = _confidence(x, th, conf, chosen)
+    # abstaining: the findings stay listed, but no secondary verdict or advice is argued from them
+    others = [] if chosen.code == "insufficient_data" else [
+        f for f in fs if f is not chosen and f.fired and f.severity != "info"
+        and f.code != "insufficient_data"]
+    others.sort(key=lambda f: -f.cost)
+    secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
+    advice = list(chosen.advice)
+    for f in others:
+        advice += list(f.advice[:2])
+    ev = list(chosen.evidence)
+    if not any(e.metric == "gpu.utilization" for e in ev):
+        ev.insert(0, context("gpu.utilization", x.utilization, "timeline"))
+    if x.copy_only_share > 0.05:
+        ev.append(context("gpu.copy_only_share", x.copy_only_share, "timeline"))
+    if chosen.code != "insufficient_data":
+        mem_rec, mem_ev = _memory_advice(x, th)
+        if mem_rec and mem_ev is not None:
+            advice.append(Advice(mem_rec, ("memory.peak_share",)))
+            ev.append(mem_ev)
+    advice = list({a.text: a for a in advice}.values())
+    return Verdict(code=chosen.code, headline=_headline(chosen, x), confidence=conf,
+                   scale_advice=_scale_advice(chosen.code, chosen.cause, chosen.share_of_window, x),
+                   evidence=tuple(ev), recommendations=tuple(a.text for a in advice),
+                   projected_step_ms_if_fixed=_project(chosen, x),
+                   secondary=secondary, advice=tuple(advice), finding=chosen.cause,
+                   findings=tuple(_sorted(fs)))
+
+
+def _sorted(fs: list[Finding]) -> list[Finding]:
+    return sorted(fs, key=lambda f: (not f.fired, -f.cost))
+
+
+def _project(f: Finding, x: VerdictInputs) -> float | None:
+    step = x.step_ms
+    if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound"):
+        return None
+    if f.cause == "input":
+        data = x.phase_ms.get("data")
+        if data:
+            return max(data, step - data)
+    if f.cause == "no_tensor_cores":
+        if not x.non_tc_gemm_share:
+            return None
+        kernel_ms = x.utilization * step
+        return step - kernel_ms * x.non_tc_gemm_share * (1 - 1 / NON_TC_ASSUMED_SPEEDUP)
+    return step * (1 - min(max(f.cost, 0.0), 1.0))
+
+
+def _headline(f: Finding, x: VerdictInputs) -> str:
+    if f.cause == "too_little_work":
+        return (f"Not enough data for a diagnosis: too little GPU work to diagnose "
+                f"({x.kernel_count if x.kernel_count is not None else '?'} kernels, "
+                f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the analysed window).")
+    if f.cause == "startup":
+        return f"Not enough data for a diagnosis: {f.headline[0].lower()}{f.headline[1:]}."
+    if f.cause == "compute":
+        return f.headline + "."
+    return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
+
+
+_MECHANISM = {"input": "its input (data loading)", "transfer": "host↔device copies",
+              "unified_memory": "unified-memory migrations", "sync": "host synchronisation",
+              "memory_management": "host memory allocation", "host_io": "blocking host I/O",
+              "overhead": "overhead phases", "other": "host work no evidence names"}
+
+
+def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) -> str:
+    s = _pct(share)
+    mech = _MECHANISM.get(cause, "the host")
+    if code == "insufficient_data":
+        return ("Unknown: the capture holds too little steady-state GPU work to judge; re-capture "
+                "a steady-state window before deciding on more or bigger GPUs.")
+    if code == "input_bound":
+        return (f"More or bigger GPUs will not help: each GPU idles {s} of the window waiting for "
+                f"{mech}, and N GPUs would wait N times as expensively. Fix that first.")
+    if code == "overhead_bound":
+        return (f"More GPUs will not help: the time lost to {mech} ({s} of the window) does not "
+                "shrink with more GPUs, and a faster GPU only idles longer. Remove it first.")
+    if code == "launch_bound":
+        return ("A bigger GPU will make this worse (kernels finish sooner, the CPU still launches at "
+                f"the same rate; launch gaps are {s} of the window); more GPUs do not help per-GPU "
+                "efficiency. Reduce launches first (CUDA graphs, fusion).")
+    if code == "communication_bound":
+        return (f"Adding GPUs will make it worse: communication already costs {s} "
+                f"{'of the step' if cause == 'exposed_communication' else 'of the window'} and "
+                "grows with the number of ranks. Improve overlap or communicate less first; a "
+                "faster interconnect helps.")
+    if code == "memory_bound":
+        return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
+                "throughput (data parallel) but each stays memory-bound. Fusion and lower "
+                "precision are cheaper first steps.")
+    if code == "compute_bound_no_tensor_cores":
+        return ("Do not buy GPUs yet: the math runs on CUDA cores; enabling Tensor Cores "
+                "(mixed precision/TF32) is typically a several-fold speed-up on the same hardware.")
+    exposed = f" (exposed communication now {_pct(x.comm_exposed_share)})" \
+        if x.comm_exposed_share is not None else ""
+    return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) will "
+            f"help, close to linearly while communication stays hidden{exposed}.")

@@ -1,0 +1,1 @@
+"""GPU idle gaps: utilization, their causes, the evidence and its wording."""

@@ -1,0 +1,479 @@
+"""Evidence for the idle-gap causes: per cause, the intervals (ns) that cover gap time and the
+named rows behind them (an API call, an NVTX range, a copy, an OS-runtime call).
+
+What each cause's evidence is, and the order in which the causes take gap time, is defined once,
+in ``analyses/gaps/causes.py``'s module docstring. This module only builds the sets, vectorised: every
+name test runs once per *category* (``name_mask``), never once per row, and every set is at worst
+one sort of the rows it keeps.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses.timeline import intervals as iv
+from nsys_diag.analyses.arrays import all_equal
+from nsys_diag.analyses.steps.detection import normalize_name
+from nsys_diag.model.contracts import MISSING
+
+# ------------------------------------------------------------------------------------ names
+SYNC_API_RE = re.compile(
+    r"^(?:cuda(?:Stream|Device|Event|Ctx|Thread)Synchronize|cu(?:Stream|Ctx|Event)Synchronize"
+    r"|cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
+    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
+    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
+"""Blocking CUDA calls (no ``Async`` suffix)."""
+NON_BLOCKING_SYNC_RE = re.compile(r"Query|WaitEvent|WaitValue")
+"""CUPTI synchronization records of calls that never block the host (``cudaEventQuery``,
+``cudaStreamQuery``, ``cudaStreamWaitEvent`` — a wait the GPU does): not ``sync`` evidence."""
+LAUNCH_API_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
+"""Calls that enqueue GPU work."""
+ENQUEUE_API_RE = re.compile(
+    LAUNCH_API_RE.pattern + "|" + r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
+    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
+    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
+"""Calls that put work on the GPU, asynchronous or not: the end of a sync-follow interval."""
+INIT_API_RE = re.compile(
+    r"^(?:cuModuleLoad\w*|cuLibraryLoad\w*|cuLink\w*|cuCtxCreate\w*|cuDevicePrimaryCtxRetain"
+    r"|cuInit|cudaSetDevice|cublasCreate\w*|cublasLt\w*Create|cudnnCreate\w*|cusparseCreate\w*"
+    r"|ncclCommInit\w*|nvrtc\w*|nvJitLink\w*)$")
+"""One-off initialisation calls: module/library loading and JIT linking, context creation,
+library handle creation, NCCL communicator set-up, runtime compilation."""
+INIT_RANGE_RE = re.compile(
+    r"(?:^(?:cublasCreate\w*|cublasLt\w*Create|cudnnCreate\w*|cusparseCreate\w*|ncclCommInit\w*"
+    r"|MPI_Init\w*)$)|nvrtc|nvjitlink|compilefusion|compileprogram", re.IGNORECASE)
+"""NVTX ranges of one-off initialisation: handle creation traced by library NVTX, MPI_Init, and
+runtime (JIT) compilation (NVRTC, nvJitLink, nvFuser's ``KernelExecutor::compileFusion``)."""
+COMM_DOMAINS = frozenset({"mpi", "nccl"})
+"""NVTX domains whose every range is host-side communication (nsys ``-t mpi``, NCCL's NVTX)."""
+COMM_NAME_RE = re.compile(
+    r"^(?:MPI_\w+|nccl\w*|c10d::\w*|torch\.distributed\w*|FSDP::\w*)"
+    r"|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier", re.IGNORECASE)
+"""NVTX/API names of collectives and point-to-point communication. ``aten::*`` names never match
+(``aten::broadcast_tensors`` is a local op), see ``comm_name_mask``."""
+MEM_API_RE = re.compile(
+    r"^(?:cudaMalloc\w*|cudaFree\w*|cudaHostAlloc|cudaHostRegister|cudaHostUnregister"
+    r"|cudaMemPool\w*|cuMemAlloc\w*|cuMemFree\w*|cuMemHostAlloc\w*|cuMemHostRegister\w*"
+    r"|cuMemHostUnregister|cuMemCreate|cuMemMap\w*|cuMemUnmap|cuMemRelease|cuMemAddressReserve"
+    r"|cuMemAddressFree|cuMemSetAccess|cuMemPool\w*)$")
+"""Host-side memory management: device, host (pinned/registered), managed and pool allocation."""
+HOST_IO_RE = re.compile(
+    r"^(?:read|write|readv|writev|pread\w*|pwrite\w*|fread|fwrite|open\w*|fopen\w*|recv\w*"
+    r"|send\w*|accept4?|connect|poll|ppoll|select|pselect\w*|epoll_wait|epoll_pwait2?|sleep"
+    r"|usleep|nanosleep|clock_nanosleep|fsync|fdatasync)$")
+"""OS-runtime calls that block a thread on a file, a socket, a timer or a poll."""
+
+
+ARROW_MIN_CATEGORIES = 2_000
+"""From this many distinct names, patterns run in Arrow (RE2) instead of one Python regex per
+name (perf: NVTX texts with ``op_id`` suffixes reach a million distinct values)."""
+
+
+def name_mask(names: pd.Series, rx: re.Pattern, *, exclude: re.Pattern | None = None) -> np.ndarray:
+    """Rows whose name matches ``rx`` (``search``: the patterns carry their own anchors) and not
+    ``exclude``: one regex test per category, then one take over the codes."""
+    cat = names if isinstance(names.dtype, pd.CategoricalDtype) else names.astype("category")
+    cats = cat.cat.categories
+    hit = _search(cats, rx)
+    if exclude is not None:
+        hit &= ~_search(cats, exclude)
+    # one entry per category plus a trailing False that code -1 (missing name) picks
+    return np.append(hit, False)[cat.cat.codes.to_numpy()]
+
+
+def _search(cats: pd.Index, rx: re.Pattern) -> np.ndarray:
+    """Per category: ``rx.search`` finds a match."""
+    if len(cats) >= ARROW_MIN_CATEGORIES:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            hits = pc.match_substring_regex(pa.array(cats.astype(str), type=pa.string()), rx.pattern,
+                                            ignore_case=bool(rx.flags & re.IGNORECASE))
+            return np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a pattern RE2 cannot run
+            pass
+    return np.fromiter((rx.search(str(c)) is not None for c in cats), bool, len(cats))
+
+
+API_PATTERNS = {"sync": SYNC_API_RE, "launch": LAUNCH_API_RE, "enqueue": ENQUEUE_API_RE,
+                "init": INIT_API_RE, "comm": COMM_NAME_RE, "mem": MEM_API_RE}
+"""The name patterns API rows are classified by."""
+
+
+class ApiNames:
+    """Which of ``API_PATTERNS`` each CUDA API row matches: every pattern tested once per
+    category, one take over the codes for all of them (perf, bench: 2M API rows), then one bit
+    test per mask."""
+
+    def __init__(self, api: pd.DataFrame):
+        self._bits = np.zeros(len(api), np.uint8)
+        if not len(api):
+            return
+        col = api["name"]
+        cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+        table = np.zeros(len(cat.cat.categories) + 1, np.uint8)  # last: code -1, no name
+        for i, rx in enumerate(API_PATTERNS.values()):  # six patterns
+            table[:-1] |= _search(cat.cat.categories, rx).astype(np.uint8) << i
+        self._bits = table[cat.cat.codes.to_numpy()]
+
+    def mask(self, key: str) -> np.ndarray:
+        """Rows matching ``API_PATTERNS[key]``."""
+        bit = np.uint8(1 << list(API_PATTERNS).index(key))
+        return (self._bits & bit) != 0
+
+
+ATEN_RE = re.compile(r"^aten::")
+EMPTY = np.zeros(0, np.int64)
+
+
+# ------------------------------------------------------------------------------ labelled rows
+@dataclass(frozen=True)
+class EvidenceRows:
+    """Rows of evidence (ns, sorted by start) with a label each (``label`` indexes ``labels``),
+    and their union ``cover`` (merged, sorted, disjoint) — what a cause's precedence step uses."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    label: np.ndarray
+    labels: tuple[str, ...]
+    cover: tuple[np.ndarray, np.ndarray] = field(default=(EMPTY, EMPTY))
+
+    @staticmethod
+    def build(starts, ends, label, labels, cover=None) -> "EvidenceRows":
+        """Rows from arrays in any order; non-empty rows only; ``cover`` when already merged."""
+        s, e = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+        lab = np.asarray(label, np.int64)
+        keep = e > s
+        if not keep.all():
+            s, e, lab = s[keep], e[keep], lab[keep]
+        if not iv.is_sorted(s):
+            order = np.argsort(s, kind="stable")
+            s, e, lab = s[order], e[order], lab[order]
+        return EvidenceRows(s, e, lab, tuple(labels),
+                            cover if cover is not None else iv.merge_intervals(s, e))
+
+    @staticmethod
+    def none() -> "EvidenceRows":
+        return EvidenceRows(EMPTY, EMPTY, EMPTY, ())
+
+    @staticmethod
+    def concat(*parts: "EvidenceRows") -> "EvidenceRows":
+        parts = tuple(p for p in parts if p.starts.size)
+        if not parts:
+            return EvidenceRows.none()
+        if len(parts) == 1:
+            return parts[0]
+        offsets = np.cumsum([0] + [len(p.labels) for p in parts[:-1]])
+        return EvidenceRows.build(np.concatenate([p.starts for p in parts]),
+                                  np.concatenate([p.ends for p in parts]),
+                                  np.concatenate([p.label + o for p, o in zip(parts, offsets)]),
+                                  sum((p.labels for p in parts), ()))
+
+    def with_cover(self, cover: tuple[np.ndarray, np.ndarray]) -> "EvidenceRows":
+        """The same rows with an already merged ``cover`` of them (perf: no re-merge)."""
+        return EvidenceRows(self.starts, self.ends, self.label, self.labels, cover)
+
+    def without(self, other: "EvidenceRows") -> "EvidenceRows":
+        """These rows less those with the same (start, end) as a row of ``other`` (a phase that
+        is the very NVTX range ``other`` already names)."""
+        if not len(self) or not len(other):
+            return self
+        mine = pd.MultiIndex.from_arrays([self.starts, self.ends])
+        dup = mine.isin(pd.MultiIndex.from_arrays([other.starts, other.ends]))
+        if not dup.any():
+            return self
+        return EvidenceRows.build(self.starts[~dup], self.ends[~dup], self.label[~dup], self.labels)
+
+    def __len__(self) -> int:
+        return int(self.starts.size)
+
+    def best(self, gs: int, ge: int) -> tuple[str, int] | None:
+        """(label, overlap ns) of the row overlapping ``[gs, ge)`` the most; None when none does.
+        Looks only at the rows that can overlap (rows sorted by start, cut by the longest row)."""
+        if not self.starts.size:
+            return None
+        longest = self._longest()
+        a = int(np.searchsorted(self.starts, gs - longest, side="left"))
+        b = int(np.searchsorted(self.starts, ge, side="left"))
+        ov = np.minimum(self.ends[a:b], ge) - np.maximum(self.starts[a:b], gs)
+        if ov.size == 0 or ov.max() <= 0:
+            return None
+        j = int(np.argmax(ov))
+        return self.labels[int(self.label[a + j])], int(ov[j])
+
+    def _longest(self) -> int:
+        cache = self.__dict__.setdefault("_cache", {})  # frozen: no attribute assignment
+        if "longest" not in cache:
+            cache["longest"] = int((self.ends - self.starts).max()) if self.starts.size else 0
+        return cache["longest"]
+
+    def weights(self, ps: np.ndarray, pe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per label: (ns of the merged pieces ``ps``/``pe`` its rows cover, rows that cover
+        any). Rows of one label that overlap each other count their common time twice (an
+        upper bound; used to name the strongest evidence, capped by the caller)."""
+        n = len(self.labels)
+        if not self.starts.size or not ps.size:
+            return np.zeros(n, np.int64), np.zeros(n, np.int64)
+        cov = iv.covered_length_per_window_merged(ps, pe, self.starts, self.ends)
+        return (np.bincount(self.label, weights=cov, minlength=n).astype(np.int64),
+                np.bincount(self.label, weights=cov > 0, minlength=n).astype(np.int64))
+
+
+def labelled(frame: pd.DataFrame, mask: np.ndarray, column: str, fmt: str, *,
+             end: np.ndarray | None = None, start: np.ndarray | None = None) -> EvidenceRows:
+    """Rows of ``frame`` selected by ``mask``, labelled ``fmt.format(value of column)`` (NVTX
+    ``, op_id = N`` suffixes stripped), formatted once per distinct value the rows use."""
+    if not len(frame) or not mask.any():
+        return EvidenceRows.none()
+    col = frame[column]
+    cat = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+    codes = cat.cat.codes.to_numpy()[mask].astype(np.int64)  # perf: only the kept rows widened
+    used, codes = np.unique(codes, return_inverse=True)
+    cats = cat.cat.categories
+    labels = tuple(fmt.format(normalize_name(cats[c]) if c >= 0 else "?") for c in used)
+    s = frame["start_ns"].to_numpy(np.int64)[mask] if start is None else start
+    e = frame["end_ns"].to_numpy(np.int64)[mask] if end is None else end
+    return EvidenceRows.build(s, e, codes, labels)
+
+
+def fixed(starts, ends, text: str) -> EvidenceRows:
+    """Rows that all carry one label."""
+    s = np.asarray(starts, np.int64)
+    return EvidenceRows.build(s, ends, np.zeros(s.size, np.int64), (text,))
+
+
+# ---------------------------------------------------------------------------- cause builders
+BEFORE_FIRST_KERNEL = "before the process's first kernel"
+
+
+def first_kernel_ns(kernels: pd.DataFrame) -> int | None:
+    """Start (ns) of the process's first kernel over the whole export (not just the window)."""
+    return int(kernels["start_ns"].to_numpy(np.int64).min()) if len(kernels) else None
+
+
+def startup_rows(first_kernel: int | None, window_start_ns: int, api: pd.DataFrame,
+                 nvtx: pd.DataFrame | None, names: ApiNames | None = None) -> EvidenceRows:
+    """Before the first kernel; one-off initialisation calls (``INIT_API_RE``) and NVTX ranges
+    (``INIT_RANGE_RE``). The first CUDA runtime call (which creates the primary context: the
+    ``cudaFree(0)`` idiom) runs before the first kernel, so the first rule already holds it; it
+    is not matched by itself (in a capture that starts mid-run it is an ordinary call)."""
+    parts = []
+    if first_kernel is not None and first_kernel > window_start_ns:
+        parts.append(fixed([window_start_ns], [first_kernel], BEFORE_FIRST_KERNEL))
+    if len(api):
+        parts.append(labelled(api, (names or ApiNames(api)).mask("init"), "name", "{}"))
+    if nvtx is not None and len(nvtx):
+        parts.append(labelled(nvtx, name_mask(nvtx["text"], INIT_RANGE_RE), "text", "{} (NVTX)"))
+    return EvidenceRows.concat(*parts)
+
+
+def communication_rows(api: pd.DataFrame, nvtx: pd.DataFrame | None,
+                       names: ApiNames | None = None) -> EvidenceRows:
+    """NVTX ranges of the MPI/NCCL domains, NVTX ranges and API calls with collective or
+    point-to-point names (``COMM_NAME_RE``, not ``aten::*``), on any thread of the process."""
+    parts = []
+    if nvtx is not None and len(nvtx):
+        dom = nvtx["domain"]
+        dom = dom if isinstance(dom.dtype, pd.CategoricalDtype) else dom.astype("category")
+        codes = dom.cat.codes.to_numpy()
+        in_domain = np.zeros(len(nvtx), bool)
+        for ci, d in enumerate(dom.cat.categories):  # a handful of domains
+            if str(d).lower() in COMM_DOMAINS:
+                m = codes == ci
+                in_domain |= m
+                tag = str(d).replace("{", "{{").replace("}", "}}")
+                parts.append(labelled(nvtx, m, "text", "{} (NVTX, " + tag + " domain)"))
+        named = name_mask(nvtx["text"], COMM_NAME_RE, exclude=ATEN_RE) & ~in_domain
+        parts.append(labelled(nvtx, named, "text", "{} (NVTX)"))
+    if len(api):
+        parts.append(labelled(api, (names or ApiNames(api)).mask("comm"), "name", "{}"))
+    return EvidenceRows.concat(*parts)
+
+
+def copy_rows(memcpy: pd.DataFrame | None, memset: pd.DataFrame | None, device: int,
+              copy_cover: tuple[np.ndarray, np.ndarray]) -> tuple[EvidenceRows, EvidenceRows]:
+    """(plain memcpy/memset, unified-memory migrations) on ``device``. ``copy_cover``: the merged
+    copy-busy intervals of the device, reused as the plain-copy cover when no migration ran."""
+    if memcpy is None:
+        return fixed(*copy_cover, "memcpy/memset").with_cover(copy_cover), EvidenceRows.none()
+    on = memcpy["device_id"].to_numpy(np.int64) == device
+    uvm = name_mask(memcpy["copy_kind"], re.compile(r"^uvm_")) & on if len(memcpy) else on
+    plain = on & ~uvm
+    sets = EvidenceRows.none()
+    if memset is not None and len(memset):
+        m = memset["device_id"].to_numpy(np.int64) == device
+        sets = fixed(memset["start_ns"].to_numpy(np.int64)[m],
+                     memset["end_ns"].to_numpy(np.int64)[m], "memset")
+    rows = EvidenceRows.concat(labelled(memcpy, plain, "copy_kind", "memcpy {}"), sets)
+    if not uvm.any():
+        return rows.with_cover(copy_cover), EvidenceRows.none()
+    return rows, labelled(memcpy, uvm, "copy_kind", "unified-memory migration ({})")
+
+
+def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = None
+              ) -> tuple[EvidenceRows, EvidenceRows]:
+    """(host blocked in a synchronising call, the raw sync-follow intervals): from the end of
+    each blocking call (API row or CUPTI synchronization record) to the start of the next call
+    of the process that enqueues GPU work (``ENQUEUE_API_RE``); none when no call follows."""
+    names = names or ApiNames(api)
+    blocked = [labelled(api, names.mask("sync"), "name", "in {}")] if len(api) else []
+    if len(sync):  # CUPTI records: named by their API call when it is known
+        api_name = sync["launch_api"]
+        blocking = ~name_mask(api_name, NON_BLOCKING_SYNC_RE) & \
+            (sync["sync_kind"].astype(str) != "stream_wait").to_numpy()
+        named = (api_name.astype(str) != "").to_numpy()
+        blocked += [labelled(sync, blocking & named, "launch_api", "in {}"),
+                    labelled(sync, blocking & ~named, "sync_kind", "in a synchronization ({})")]
+    if len(api):
+        enq_mask = names.mask("enqueue")
+        enq = api["start_ns"].to_numpy(np.int64)[enq_mask]
+        del enq_mask
+        if not iv.is_sorted(enq):
+            enq = np.sort(enq)
+    else:
+        enq = EMPTY
+    follow = []
+    for rows in blocked:  # at most two sets
+        if not len(rows) or not enq.size:
+            continue
+        i = np.searchsorted(enq, rows.ends, side="left")
+        ok = i < enq.size
+        nxt = enq[np.minimum(i, enq.size - 1)]
+        labels = tuple(lab.replace("in ", "after ", 1) + " returned, until the next launch"
+                       for lab in rows.labels)
+        follow.append(EvidenceRows.build(rows.ends[ok], nxt[ok], rows.label[ok], labels))
+    return EvidenceRows.concat(*blocked), EvidenceRows.concat(*follow)
+
+
+def cut_at(rows: EvidenceRows, stops: np.ndarray) -> EvidenceRows:
+    """Each row ends at the first of ``stops`` (sorted ns) at or after its start, if earlier:
+    a sync-follow interval never runs across the start of a data/overhead/communication phase."""
+    if not len(rows) or not stops.size:
+        return rows
+    i = np.searchsorted(stops, rows.starts, side="left")
+    nxt = np.where(i < stops.size, stops[np.minimum(i, stops.size - 1)], np.iinfo(np.int64).max)
+    return EvidenceRows.build(rows.starts, np.minimum(rows.ends, nxt), rows.label, rows.labels)
+
+
+def memory_rows(api: pd.DataFrame, names: ApiNames | None = None) -> EvidenceRows:
+    """Host inside a memory-management call (``MEM_API_RE``)."""
+    if not len(api):
+        return EvidenceRows.none()
+    return labelled(api, (names or ApiNames(api)).mask("mem"), "name", "in {}")
+
+
+def host_io_rows(osrt: pd.DataFrame | None, api: pd.DataFrame, min_call_ns: int,
+                 names: ApiNames | None = None) -> EvidenceRows:
+    """OS-runtime I/O, sleep and poll calls (``HOST_IO_RE``) that blocked ≥ ``min_call_ns`` —
+    only on threads that enqueue GPU work (any CUDA-calling thread when none does): the CUDA
+    driver's and MPI's helper threads sit in ``poll`` for seconds without holding the GPU up."""
+    if osrt is None or not len(osrt) or not len(api):
+        return EvidenceRows.none()
+    dur = osrt["end_ns"].to_numpy(np.int64) - osrt["start_ns"].to_numpy(np.int64)
+    m = (dur >= min_call_ns) & name_mask(osrt["name"], HOST_IO_RE)
+    if not m.any():
+        return EvidenceRows.none()
+    tids = api["global_tid"].to_numpy(np.int64)
+    launching = tids[(names or ApiNames(api)).mask("enqueue")]
+    threads = pd.unique(launching if launching.size else tids)
+    m &= np.isin(osrt["global_tid"].to_numpy(np.int64), threads)
+    return labelled(osrt, m, "name", "{}()")
+
+
+def launched_late(ks: np.ndarray, le: np.ndarray, gap_s: np.ndarray, gap_e: np.ndarray
+                  ) -> np.ndarray:
+    """Per gap: the kernel starting at the gap's end had its launch call end after the gap began
+    (``ks``/``le``: one device's kernel start and launch-end columns, ns)."""
+    if not ks.size or gap_s.size == 0:
+        return np.zeros(gap_s.size, bool)
+    if not (ks[1:] > ks[:-1]).all():  # perf (bench): rows already in strict start order need no sort
+        order = np.lexsort((le, ks))
+        ks, le = ks[order], le[order]
+    i = np.searchsorted(ks, gap_e, side="left")
+    ok = i < ks.size
+    j = np.minimum(i, ks.size - 1)
+    return ok & (ks[j] == gap_e) & (le[j] != MISSING) & (le[j] >= gap_s)
+
+
+# ------------------------------------------------------------------------------ the evidence
+@dataclass(frozen=True)
+class GapEvidence:
+    """The part of a process's gap analysis that needs no phases (``gap_evidence``): per device
+    the gaps (ns), whether launch evidence covers each, and its copy rows; process-wide, the rows
+    of the host-side causes. The suite computes it while the phases are still being analysed
+    (perf)."""
+
+    devices: tuple  # (device_id, gap starts, gap ends, launch flags) per device, sorted by id
+    copies: dict  # device_id -> (plain memcpy/memset rows, unified-memory migration rows)
+    startup: EvidenceRows
+    communication: EvidenceRows
+    sync: EvidenceRows
+    sync_follow: EvidenceRows  # from each blocking call's end to the next enqueue (not yet cut)
+    memory_management: EvidenceRows
+    host_io: EvidenceRows
+    first_kernel_ns: int | None
+    osrt_available: bool = False
+
+
+def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.DataFrame,
+                 window, *, th, memcpy: pd.DataFrame | None = None,
+                 memset: pd.DataFrame | None = None, nvtx: pd.DataFrame | None = None,
+                 osrt: pd.DataFrame | None = None) -> GapEvidence:
+    """Gaps per device and the evidence of every cause that needs no phases (the definitions:
+    ``analyses/gaps/causes.py``). ``kernels``/``api``/``sync``/``memcpy``/``memset``/``nvtx``/``osrt``:
+    the process's rows over the whole export; ``busy``: its merged busy intervals in ``window``.
+    Without ``memcpy`` every copy is a plain transfer (no migration can be told apart)."""
+    lo, hi = window.start_ns, window.end_ns
+    # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
+    dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi,
+                                       min_gap=th.min_gap_ns)
+                for d, b in sorted(busy.items())}
+    first = first_kernel_ns(kernels)
+    names = ApiNames(api)
+    follow_in, follow = sync_rows(api, sync, names)
+    return GapEvidence(
+        devices=_launch_flags(dev_gaps, kernels, api, th, names),
+        copies={d: copy_rows(memcpy, memset, d, (b.copy_starts, b.copy_ends))
+                for d, b in sorted(busy.items())},
+        startup=startup_rows(first, lo, api, nvtx, names),
+        communication=communication_rows(api, nvtx, names),
+        sync=follow_in, sync_follow=follow,
+        memory_management=memory_rows(api, names),
+        host_io=host_io_rows(osrt, api, th.host_io_min_call_ns, names),
+        first_kernel_ns=first,
+        osrt_available=osrt is not None and len(osrt) > 0)
+
+
+def _launch_flags(dev_gaps: dict, kernels: pd.DataFrame, api: pd.DataFrame, th,
+                  names: ApiNames) -> tuple:
+    """(device, gap starts, gap ends, launch flags) per device: a gap ≤ ``launch_gap_max_ns``
+    that a launch/enqueue call overlaps, or whose closing kernel was launched after it began."""
+    empty = EMPTY
+    # a launch/enqueue call overlaps the gap: one pass over the API rows for every device's gaps
+    launch_rows = names.mask("launch")
+    overlaps = iv.overlaps_any(api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64),
+                               np.concatenate([g[0] for g in dev_gaps.values()] or [empty]),
+                               np.concatenate([g[1] for g in dev_gaps.values()] or [empty]),
+                               rows=launch_rows)
+    del launch_rows
+    kdev = kernels["device_id"].to_numpy(np.int64) if len(kernels) else empty
+    one_device = all_equal(kdev)
+    k_start = kernels["start_ns"].to_numpy(np.int64) if len(kernels) else empty
+    k_launch_end = kernels["launch_end_ns"].to_numpy(np.int64) if len(kernels) else empty
+    done = 0
+    devices = []
+    for d, (gs, ge) in dev_gaps.items():  # handful of devices
+        overl = overlaps[done:done + gs.size]
+        done += gs.size
+        short = (ge - gs) <= th.launch_gap_max_ns
+        # perf (bench): the two columns it reads as arrays, no copy with one device
+        if one_device or not kdev.size:
+            on_d = (k_start, k_launch_end) if kdev.size and kdev[0] == d else (empty, empty)
+        else:
+            on_d = (k_start[kdev == d], k_launch_end[kdev == d])
+        devices.append((d, gs, ge, short & (overl | launched_late(*on_d, gs, ge))))
+    return tuple(devices)

@@ -1,0 +1,1 @@
+"""Many traces and jobs: ranks, batch summaries, compare statistics, the job verdict, scaling and MFU."""

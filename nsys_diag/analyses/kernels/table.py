@@ -1,0 +1,281 @@
+"""Per-kernel-name summary (the nsys ``cuda_gpu_kern_sum`` table, plus category and Tensor Cores).
+
+Definitions
+-----------
+* Duration of a kernel = ``end_ns - start_ns`` (ns). With ``window=(start, end)`` only kernels
+  overlapping ``[start, end)`` are kept, with their **full** durations (as nsys stats does with a
+  time filter).
+* ``share`` = the name's total duration / Σ durations of all kept kernels — a share of *kernel time*
+  (nsys "Time(%)"), not of wall time; concurrent kernels may make Σ exceed the busy time.
+* Category and Tensor Core flag come from ``kernel_catalog`` (name heuristic), classified once per
+  unique name.
+* Small kernels: duration < ``th.small_kernel_ns`` (nsys-ai's 10 µs rule): their fraction of all
+  kernel launches and their share of kernel time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses.arrays import unique_ints
+from nsys_diag.model.jsonsafe import fnum, ratio
+from nsys_diag.analyses.kernels.catalog import CATEGORIES, catalogue
+from nsys_diag.model.thresholds import Thresholds
+
+UNNAMED = "(unnamed)"
+"""Name used for kernels whose name is missing."""
+
+NAME_TABLE_COLUMNS = ("name", "short_name", "count", "total_ns", "mean_ns", "median_ns", "min_ns",
+                      "max_ns", "share", "category", "tensor_core", "tc_basis", "tc_evidence")
+
+
+def filter_window(frame: pd.DataFrame, window) -> pd.DataFrame:
+    """Rows of a GPU-op frame overlapping ``[window[0], window[1])``; the frame itself if None."""
+    if window is None or frame.empty:
+        return frame
+    lo, hi = int(window[0]), int(window[1])
+    keep = (frame["start_ns"].to_numpy() < hi) & (frame["end_ns"].to_numpy() > lo)
+    return frame.loc[keep]
+
+
+def kernel_name_stats(kernels: pd.DataFrame) -> pd.DataFrame:
+    """One row per kernel name (``NAME_TABLE_COLUMNS``), sorted by ``total_ns`` descending.
+
+    Vectorised: one grouping on the name's category codes; the catalogue runs once per name.
+    ``mean_ns``/``median_ns`` are rounded to integer ns.
+    """
+    if kernels.empty:
+        return _empty_name_table()
+    dur = kernels["end_ns"].to_numpy(dtype=np.int64) - kernels["start_ns"].to_numpy(dtype=np.int64)
+    return _name_stats(kernels, dur)
+
+
+def _median_in_place(x: np.ndarray) -> float:
+    """``np.median`` of a non-empty int64 array that may be reordered (no copy): the middle value,
+    or the mean of the two middle values, as pandas' groupby median computes it."""
+    n = x.size
+    if n % 2:
+        x.partition(n // 2)
+        return float(x[n // 2])
+    x.partition((n // 2 - 1, n // 2))
+    return (float(x[n // 2 - 1]) + float(x[n // 2])) / 2
+
+
+def _group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
+    """Per distinct code, in order of first appearance (pandas ``groupby(sort=False)``):
+    ``code``, ``first_row``, ``count``, ``sum``, ``min``, ``max`` (int64) and ``median``
+    (float64, as pandas computes it: the middle value, or the mean of the two middle values).
+
+    perf (bench): a stable (radix) argsort of the small-int codes gathers each name's durations
+    once; ``reduceat`` and an in-place partition per name replace a pandas groupby with five
+    aggregations on 2M rows.
+    """
+    order = np.argsort(codes, kind="stable")
+    sc = codes[order]
+    sd = dur[order]
+    bounds = np.flatnonzero(sc[1:] != sc[:-1]) + 1
+    first = np.concatenate(([0], bounds))
+    stop = np.concatenate((bounds, [sc.size]))
+    out = {"code": sc[first].astype(np.int64), "first_row": order[first].astype(np.int64),
+           "count": (stop - first).astype(np.int64), "sum": np.add.reduceat(sd, first),
+           "min": np.minimum.reduceat(sd, first), "max": np.maximum.reduceat(sd, first),
+           # last: the partition reorders sd within each name's slice
+           "median": np.array([_median_in_place(sd[a:b]) for a, b in  # one slice per name
+                               zip(first.tolist(), stop.tolist())], np.float64)}
+    appearance = np.argsort(out["first_row"], kind="stable")
+    return {k: v[appearance] for k, v in out.items()}
+
+
+def _name_stats(kernels: pd.DataFrame, dur: np.ndarray) -> pd.DataFrame:
+    """``kernel_name_stats`` of a non-empty frame whose durations (ns) are already computed."""
+    names = kernels["name"]
+    if not isinstance(names.dtype, pd.CategoricalDtype):
+        names = names.astype("category")
+    shorts = kernels["short_name"]
+    if not isinstance(shorts.dtype, pd.CategoricalDtype):
+        shorts = shorts.astype("category")
+    codes = names.cat.codes.to_numpy()
+    g = _group_stats(codes, dur)
+    short_code = shorts.cat.codes.to_numpy()[g["first_row"]]
+
+    code_arr = g["code"]
+    cat_names = np.asarray(names.cat.categories, dtype=object)
+    cat_shorts = np.asarray(shorts.cat.categories, dtype=object)
+    name_vals = np.where(code_arr >= 0, cat_names[np.maximum(code_arr, 0)] if len(cat_names) else "",
+                         UNNAMED).astype(object)
+    short_vals = np.where(short_code >= 0,
+                          cat_shorts[np.maximum(short_code, 0)] if len(cat_shorts) else "",
+                          "").astype(object)
+    return table_from_groups(g, name_vals, short_vals)
+
+
+def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_vals: np.ndarray
+                      ) -> pd.DataFrame:
+    """The name table (``NAME_TABLE_COLUMNS``, sorted by ``total_ns`` descending, then name) from
+    ``_group_stats`` output and each group's name and short name (object arrays). Shared by the
+    in-memory table and the chunked merge (``chunked/kernels_merge.py``)."""
+    total = g["sum"]
+    count = g["count"]
+    grand = int(total.sum())
+    cat = catalogue(name_vals, short_vals)
+    out = pd.DataFrame({
+        "name": name_vals,
+        "short_name": short_vals,
+        "count": count,
+        "total_ns": total,
+        "mean_ns": np.rint(total / np.maximum(count, 1)).astype(np.int64),
+        "median_ns": np.rint(g["median"]).astype(np.int64),
+        "min_ns": g["min"],
+        "max_ns": g["max"],
+        "share": total / grand if grand > 0 else np.zeros(len(total)),
+        "category": cat["category"].to_numpy(),
+        "tensor_core": cat["tensor_core"].to_numpy(dtype=bool),
+        "tc_basis": cat["tc_basis"].to_numpy(),
+        "tc_evidence": cat["tc_evidence"].to_numpy(),
+    })
+    return out.sort_values(["total_ns", "name"], ascending=[False, True],
+                           kind="stable").reset_index(drop=True)
+
+
+def _empty_name_table() -> pd.DataFrame:
+    ints = {c: np.array([], dtype=np.int64) for c in ("count", "total_ns", "mean_ns", "median_ns",
+                                                      "min_ns", "max_ns")}
+    return pd.DataFrame({
+        "name": np.array([], dtype=object), "short_name": np.array([], dtype=object), **ints,
+        "share": np.array([], dtype=float), "category": np.array([], dtype=object),
+        "tensor_core": np.array([], dtype=bool), "tc_basis": np.array([], dtype=object),
+        "tc_evidence": np.array([], dtype=object),
+    })[list(NAME_TABLE_COLUMNS)]
+
+
+@dataclass(frozen=True)
+class KernelsResult:
+    """Kernel summary. Times in integer ns; ``share`` fractions of total kernel time (0..1).
+
+    ``table`` holds **every** name (``NAME_TABLE_COLUMNS``); ``to_json`` keeps the top ``max_rows``.
+    ``categories`` has one row per category present: category, count, total_ns, share, tc_ns.
+    """
+
+    table: pd.DataFrame
+    categories: pd.DataFrame
+    kernel_count: int
+    total_ns: int
+    small_kernel_ns: int
+    small_count: int
+    small_total_ns: int
+    max_rows: int = 200
+    window: tuple[int, int] | None = None
+    device_ids: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def available(self) -> bool:
+        return self.kernel_count > 0
+
+    @property
+    def names_total(self) -> int:
+        """Number of distinct kernel names."""
+        return int(len(self.table))
+
+    @property
+    def small_fraction(self) -> float | None:
+        """Fraction of kernel launches shorter than ``small_kernel_ns`` (None without kernels)."""
+        return ratio(self.small_count, self.kernel_count)
+
+    @property
+    def small_time_share(self) -> float | None:
+        """Share of kernel time spent in kernels shorter than ``small_kernel_ns``."""
+        return ratio(self.small_total_ns, self.total_ns)
+
+    def category_share(self, category: str) -> float:
+        """Share of kernel time in one category (0 when absent)."""
+        rows = self.categories[self.categories["category"] == category]
+        return float(rows["share"].sum()) if len(rows) else 0.0
+
+    def to_json(self) -> dict:
+        top = self.table.head(self.max_rows).to_dict("records")  # ≤ max_rows names
+        rows = [
+            {
+                "name": str(r["name"]), "short_name": str(r["short_name"]),
+                "count": int(r["count"]), "total_ns": int(r["total_ns"]),
+                "mean_ns": int(r["mean_ns"]), "median_ns": int(r["median_ns"]),
+                "min_ns": int(r["min_ns"]), "max_ns": int(r["max_ns"]),
+                "share": fnum(r["share"]), "category": str(r["category"]),
+                "tensor_core": bool(r["tensor_core"]), "tc_basis": str(r["tc_basis"]),
+                "tc_evidence": str(r["tc_evidence"]),
+            }
+            for r in top
+        ]
+        cats = [
+            {"category": str(r["category"]), "count": int(r["count"]),
+             "total_ns": int(r["total_ns"]), "share": fnum(r["share"]),
+             "tensor_core_ns": int(r["tc_ns"])}
+            for r in self.categories.to_dict("records")
+        ]
+        return {
+            "kernels": rows,
+            "kernels_total": self.names_total,
+            "kernel_categories": cats,
+            "kernel_summary": {
+                "count": int(self.kernel_count),
+                "total_ns": int(self.total_ns),
+                "names": self.names_total,
+                "small_kernel_ns": int(self.small_kernel_ns),
+                "small_count": int(self.small_count),
+                "small_fraction": self.small_fraction,
+                "small_time_share": self.small_time_share,
+                "window": None if self.window is None else [int(self.window[0]),
+                                                            int(self.window[1])],
+            },
+        }
+
+
+def _category_table(table: pd.DataFrame) -> pd.DataFrame:
+    if table.empty:
+        return pd.DataFrame({"category": np.array([], dtype=object),
+                             "count": np.array([], dtype=np.int64),
+                             "total_ns": np.array([], dtype=np.int64),
+                             "share": np.array([], dtype=float),
+                             "tc_ns": np.array([], dtype=np.int64)})
+    tc_ns = np.where(table["tensor_core"].to_numpy(), table["total_ns"].to_numpy(), 0)
+    frame = table[["category", "count", "total_ns"]].assign(tc_ns=tc_ns)
+    agg = frame.groupby("category", sort=False)[["count", "total_ns", "tc_ns"]].sum()
+    grand = int(table["total_ns"].sum())
+    agg["share"] = agg["total_ns"] / grand if grand > 0 else 0.0
+    agg = agg.reset_index()
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    agg["_o"] = agg["category"].map(order).fillna(len(order))
+    agg = agg.sort_values(["total_ns", "_o"], ascending=[False, True], kind="stable")
+    return agg[["category", "count", "total_ns", "share", "tc_ns"]].reset_index(drop=True).astype(
+        {"count": np.int64, "total_ns": np.int64, "tc_ns": np.int64, "share": float})
+
+
+def analyze_kernels(kernels: pd.DataFrame, *, th: Thresholds, max_rows: int = 200,
+                    window: tuple[int, int] | None = None) -> KernelsResult:
+    """Summarise kernels (a ``KERNELS`` frame) per name; see the module docstring."""
+    k = filter_window(kernels, window)
+    dur = k["end_ns"].to_numpy(dtype=np.int64) - k["start_ns"].to_numpy(dtype=np.int64)
+    table = _name_stats(k, dur) if len(k) else _empty_name_table()
+    devices = tuple(sorted(unique_ints(k["device_id"].to_numpy()))) if len(k) else ()
+    return kernels_result(table, dur, devices, th=th, max_rows=max_rows, window=window)
+
+
+def kernels_result(table: pd.DataFrame, dur: np.ndarray, devices: tuple[int, ...], *,
+                   th: Thresholds, max_rows: int = 200,
+                   window: tuple[int, int] | None = None) -> KernelsResult:
+    """The ``KernelsResult`` of a name table and every kept kernel's duration (ns, int64):
+    categories, counts and the small-kernel figures (shared with ``chunked/kernels_merge.py``)."""
+    small = dur < int(th.small_kernel_ns)
+    return KernelsResult(
+        table=table,
+        categories=_category_table(table),
+        kernel_count=int(dur.size),
+        total_ns=int(dur.sum()),
+        small_kernel_ns=int(th.small_kernel_ns),
+        small_count=int(small.sum()),
+        small_total_ns=int(dur.sum(where=small)),
+        max_rows=int(max_rows),
+        window=None if window is None else (int(window[0]), int(window[1])),
+        device_ids=devices,
+    )

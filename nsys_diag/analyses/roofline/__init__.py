@@ -1,0 +1,1 @@
+"""Roofline: ncu metrics, results, the ncu ↔ timeline join, GPU specs and choice."""

@@ -1,0 +1,1 @@
+"""Training steps: NVTX and detected steps, repeats, phases and per-step phase times."""

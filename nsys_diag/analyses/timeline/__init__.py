@@ -1,0 +1,1 @@
+"""Per-device busy time, the interval algebra, window bins and timeline strips."""

@@ -1,0 +1,267 @@
+"""Verdict rules on hand-made inputs: each code fires, and does not fire just below its threshold."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from nsys_diag.analyses.diagnosis.verdict import VerdictInputs, diagnose
+from nsys_diag.model.vocabulary import VERDICT_CODES
+from nsys_diag.model.thresholds import Thresholds
+
+TH = Thresholds()
+
+
+def _x(**kw) -> VerdictInputs:
+    base = dict(has_kernels=True, window_ms=8000.0, step_ms=800.0, steps_source="nvtx:train_step_N",
+                utilization=0.9, gap_share={}, phase_share={"forward": 0.5, "backward": 0.5},
+                phase_ms={"forward": 400.0, "backward": 400.0}, has_backward=True,
+                category_share={"gemm": 0.8, "elementwise": 0.2}, tc_share_of_kernel_time=0.8,
+                non_tc_gemm_share=0.0, tc_confidence="medium", analysed_steps=10)
+    base.update(kw)
+    return VerdictInputs(**base)
+
+
+def _codes(v):
+    return v.code, set(v.secondary)
+
+
+def test_insufficient_data_without_kernels_lists_capture_flags():
+    v = diagnose(_x(has_kernels=False, capture_hints=("nsys profile -t cuda,nvtx ...",),
+                    missing=("the export holds no CUDA kernels or copies",)), TH)
+    assert v.code == "insufficient_data"
+    assert "no CUDA kernels" in v.headline
+    assert v.recommendations[0].startswith("Re-capture: nsys profile -t cuda")
+    assert v.projected_step_ms_if_fixed is None
+
+
+def test_input_bound_worked_example_projection():
+    v = diagnose(_x(utilization=0.24, gap_share={"input": 0.52, "overhead": 0.025, "other": 0.2},
+                    phase_share={"data": 0.525, "forward": 0.225, "backward": 0.1875,
+                                 "optimizer": 0.0375, "overhead": 0.025},
+                    phase_ms={"data": 420.0, "forward": 180.0, "backward": 150.0,
+                              "optimizer": 30.0, "overhead": 20.0}), TH)
+    assert v.code == "input_bound"
+    assert v.confidence == "medium"  # no GPU metrics and no ncu: capped at medium
+    assert v.finding == "input"
+    assert v.projected_step_ms_if_fixed == pytest.approx(420.0)  # max(data, rest of step)
+    assert "num_workers" in v.recommendations[0]
+    assert "will not help" in v.scale_advice
+    metrics = {e.metric: e for e in v.evidence}
+    assert metrics["gaps.input_share"].threshold == TH.input_bound_verdict_share
+    assert metrics["phases.data_share"].threshold == TH.input_bound_data_share
+
+
+def test_input_below_threshold_does_not_fire():
+    v = diagnose(_x(utilization=0.6, gap_share={"input": 0.24}), TH)
+    assert v.code != "input_bound"
+
+
+def test_overhead_bound_from_overhead_phases_and_syncs():
+    v = diagnose(_x(utilization=0.55, gap_share={"overhead": 0.25, "sync": 0.05, "input": 0.03}), TH)
+    assert v.code == "overhead_bound" and v.finding == "overhead"
+    # no overhead phase names a checkpoint and no periodic slow step: no checkpoint advice
+    assert not any("checkpoint" in r for r in v.recommendations)
+    assert v.recommendations[0].startswith("Shorten the overhead phases")
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.75)  # the finding's own share
+
+
+def test_overhead_just_below_threshold_is_compute_side():
+    v = diagnose(_x(utilization=0.75, gap_share={"overhead": 0.09}), TH)
+    assert v.code == "compute_bound"
+
+
+def test_launch_bound_needs_small_kernels():
+    gaps = {"launch": 0.6, "other": 0.1}
+    v = diagnose(_x(utilization=0.2, gap_share=gaps, small_kernel_frac=0.95), TH)
+    assert v.code == "launch_bound"
+    assert "CUDA graphs" in v.recommendations[0]
+    assert "worse" in v.scale_advice
+    v = diagnose(_x(utilization=0.2, gap_share=gaps, small_kernel_frac=0.1), TH)
+    assert v.code != "launch_bound"
+
+
+def test_communication_bound_when_exposed_comm_dominates():
+    v = diagnose(_x(utilization=0.9, comm_exposed_share=0.15), TH)
+    assert v.code == "communication_bound"
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.85)
+    v = diagnose(_x(utilization=0.9, comm_exposed_share=0.09), TH)
+    assert v.code == "compute_bound"
+
+
+def test_memory_bound_from_counters_is_high_confidence():
+    v = diagnose(_x(utilization=0.91, metrics={"dram_bandwidth": 0.82, "tensor_active": 0.0,
+                                               "sm_active": 0.48},
+                    category_share={"elementwise": 0.9, "reduction": 0.1}), TH)
+    assert v.code == "memory_bound" and v.confidence == "high"
+    assert any(e.source == "gpu_metrics" for e in v.evidence)
+
+
+def test_memory_bound_from_names_is_low_confidence():
+    v = diagnose(_x(utilization=0.9, category_share={"elementwise": 0.4, "reduction": 0.2}), TH)
+    assert v.code == "memory_bound" and v.confidence == "low"
+    v = diagnose(_x(utilization=0.9, category_share={"elementwise": 0.3, "gemm": 0.7}), TH)
+    assert v.code == "compute_bound"
+
+
+def test_memory_bound_from_roofline():
+    v = diagnose(_x(utilization=0.9, roofline_memory_share=0.7, roofline_confidence="high"), TH)
+    assert v.code == "memory_bound" and v.confidence == "high"
+
+
+def test_inference_memory_bound_suggests_quantization():
+    v = diagnose(_x(utilization=0.85, has_backward=False, phase_share={"forward": 0.9, "data": 0.1},
+                    metrics={"dram_bandwidth": 0.8, "tensor_active": 0.0}), TH)
+    assert v.code == "memory_bound"
+    assert "Quantize" in v.recommendations[1]
+
+
+def test_no_tensor_cores():
+    v = diagnose(_x(utilization=0.89, non_tc_gemm_share=0.8, tc_share_of_kernel_time=0.0,
+                    non_tc_gemm_kernels=(("volta_sgemm_128x64_nn", 0.5),)), TH)
+    assert v.code == "compute_bound_no_tensor_cores"
+    assert "autocast" in v.recommendations[0]
+    assert any("volta_sgemm" in r for r in v.recommendations)
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 - 0.89 * 800 * 0.8 * 0.5)
+    v = diagnose(_x(utilization=0.89, non_tc_gemm_share=0.19), TH)
+    assert v.code == "compute_bound"
+
+
+def test_compute_bound_healthy():
+    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01, metrics={"sm_active": 0.9}), TH)
+    assert v.code == "compute_bound" and v.confidence == "high"
+    assert v.scale_advice.startswith("Yes")
+    assert v.projected_step_ms_if_fixed is None
+
+
+def test_secondary_codes_and_memory_advice():
+    v = diagnose(_x(utilization=0.24, gap_share={"input": 0.5}, phase_share={"data": 0.52},
+                    phase_ms={"data": 416.0}, non_tc_gemm_share=0.3, memory_peak_share=0.3), TH)
+    assert v.code == "input_bound"
+    assert "compute_bound_no_tensor_cores" in v.secondary
+    assert any("headroom" in r for r in v.recommendations)
+    near = diagnose(_x(memory_peak_share=0.95), TH)
+    assert any("nearly full" in r for r in near.recommendations)
+
+
+def test_unattributed_idle_falls_back_to_low_confidence_host_bound():
+    v = diagnose(_x(utilization=0.05, gap_share={"other": 0.9}, steps_source=None, step_ms=None), TH)
+    assert v.code == "overhead_bound" and v.confidence == "low"
+    assert v.headline.startswith("Host-bound")
+    assert v.projected_step_ms_if_fixed is None
+
+
+def test_data_quality_warnings_lower_confidence():
+    hi = diagnose(_x(utilization=0.93, has_counters=True), TH)
+    lo = diagnose(_x(utilization=0.93, has_counters=True, data_warnings=2), TH)
+    assert (hi.confidence, lo.confidence) == ("high", "medium")
+
+
+def test_thresholds_are_read_from_the_thresholds_object():
+    x = _x(utilization=0.6, gap_share={"input": 0.2})
+    assert diagnose(x, TH).code != "input_bound"
+    assert diagnose(x, TH.with_overrides(input_bound_verdict_share=0.15)).code == "input_bound"
+
+
+def test_exactly_one_known_code_and_json_shape():
+    for kw in (dict(), dict(has_kernels=False), dict(utilization=0.1, gap_share={"launch": 0.5},
+                                                     small_kernel_frac=0.9)):
+        v = diagnose(_x(**kw), TH)
+        assert v.code in VERDICT_CODES
+        j = v.to_json()
+        assert set(j) == {"code", "headline", "confidence", "scale_advice", "evidence",
+                          "recommendations", "projected_step_ms_if_fixed", "secondary",
+                          "advice", "finding"}
+        assert [a["text"] for a in j["advice"]] == j["recommendations"]
+        assert j["recommendations"] and j["headline"]
+        assert len(set(j["recommendations"])) == len(j["recommendations"])
+
+
+def test_inputs_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _x().utilization = 0.5  # type: ignore[misc]
+
+
+def test_ncu_csv_alone_gives_a_kernel_level_verdict():
+    base = dict(has_kernels=False, window_ms=0.0, kernel_level_only=True, roofline_confidence="high")
+    v = diagnose(_x(**base, roofline_memory_share=0.7, roofline_compute_share=0.1), TH)
+    assert v.code == "memory_bound" and v.confidence == "medium"
+    assert "kernel level only" in v.headline and any("nsys" in r for r in v.recommendations)
+    v = diagnose(_x(**base, roofline_memory_share=0.1, roofline_compute_share=0.8), TH)
+    assert v.code == "compute_bound"
+    v = diagnose(_x(**base, roofline_memory_share=0.0, roofline_compute_share=0.0), TH)
+    assert v.code == "insufficient_data" and "latency-bound" in v.headline
+    v = diagnose(_x(has_kernels=False, kernel_level_only=True), TH)  # no roofline
+    assert v.code == "insufficient_data"
+
+
+def test_copies_while_sms_idle_are_not_utilization():
+    v = diagnose(_x(utilization=0.02, copy_only_share=0.94, gap_share={"transfer": 0.94},
+                    phase_share={}, phase_ms={}, steps_source=None, step_ms=None), TH)
+    assert v.code == "input_bound"
+    assert "copies" in v.headline and "not utilization" in v.headline
+    assert any(e.metric == "gpu.copy_only_share" for e in v.evidence)
+
+
+# ------------------------------------------------------------------- issue 15: findings → verdict
+def test_largest_fired_finding_wins_and_others_are_secondary():
+    v = diagnose(_x(utilization=0.4, gap_share={"sync": 0.15, "communication": 0.3},
+                    gap_detail={"communication": "MPI_Recv (NVTX)"}), TH)
+    assert v.code == "communication_bound" and v.finding == "communication"
+    assert "MPI_Recv" in v.headline and "30%" in v.headline
+    assert "overhead_bound" in v.secondary
+    assert v.recommendations[0] == v.advice[0].text
+    assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.7)
+
+
+def test_abstains_on_too_little_gpu_work_but_keeps_the_findings():
+    for kw in (dict(kernel_count=19, kernel_time_ms=500.0), dict(kernel_count=500, kernel_time_ms=9.9)):
+        v = diagnose(_x(utilization=0.1, gap_share={"other": 0.9}, **kw), TH)
+        assert v.code == "insufficient_data" and v.finding == "too_little_work"
+        assert "too little GPU work to diagnose" in v.headline
+        assert any("--capture-range=cudaProfilerApi" in r for r in v.recommendations)
+        assert any("--capture-range=nvtx --nvtx-capture=" in r for r in v.recommendations)
+        assert any("--delay" in r for r in v.recommendations)
+        assert any(f.cause == "other" and f.fired for f in v.findings)
+        assert v.secondary == () and not any("NVTX ranges (" in r for r in v.recommendations)
+    v = diagnose(_x(kernel_count=20, kernel_time_ms=10.0), TH)
+    assert v.code != "insufficient_data"
+
+
+def test_startup_dominated_window_is_insufficient_data():
+    v = diagnose(_x(utilization=0.1, gap_share={"startup": 0.6, "other": 0.3},
+                    gap_detail={"startup": "cuLibraryLoadData"}, kernel_count=500,
+                    kernel_time_ms=800.0), TH)
+    assert v.code == "insufficient_data" and v.finding == "startup"
+    assert "mostly start-up" in v.headline and "cuLibraryLoadData" in v.headline
+    assert not any("checkpoint" in r for r in v.recommendations)
+    assert any("--capture-range" in r for r in v.recommendations)
+
+
+def test_healthy_run_gets_its_gpu_side_verdict_and_no_idle_warning():
+    v = diagnose(_x(utilization=0.92, gap_share={"sync": 0.04, "other": 0.04}, has_counters=True), TH)
+    assert v.code == "compute_bound" and v.secondary == ()
+    idle = [f for f in v.findings if f.cause not in ("compute",)]
+    assert all(f.severity == "info" for f in idle)
+
+
+def test_confidence_caps_at_medium():
+    strong = dict(utilization=0.93, has_counters=True)
+    assert diagnose(_x(**strong), TH).confidence == "high"
+    assert diagnose(_x(**strong, analysed_steps=4), TH).confidence == "medium"
+    assert diagnose(_x(**strong, phase_share={}, phase_ms={}), TH).confidence == "medium"
+    assert diagnose(_x(utilization=0.93, has_counters=False), TH).confidence == "medium"
+
+
+def test_recommendations_only_from_fired_findings():
+    v = diagnose(_x(utilization=0.3, gap_share={"input": 0.6, "sync": 0.05, "overhead": 0.05}), TH)
+    assert v.code == "input_bound"
+    assert not any("checkpoint" in r or "synchronize" in r for r in v.recommendations)
+    assert "input 60%" not in v.scale_advice and "60%" in v.scale_advice  # its own share
+
+
+def test_low_utilization_fallback_is_low_confidence_and_says_why():
+    v = diagnose(_x(utilization=0.3, gap_share={"sync": 0.08, "launch": 0.05, "input": 0.06}), TH)
+    assert v.code == "overhead_bound" and v.finding == "sync" and v.confidence == "low"
+    row = next(e for e in v.evidence if e.metric == "gpu.utilization")
+    assert row.role == "rule" and row.fired is True

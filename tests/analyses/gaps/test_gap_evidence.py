@@ -1,0 +1,61 @@
+"""Evidence builders of the gap causes: name classification (Python and Arrow paths agree), the
+sync-follow cut, labelled rows."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nsys_diag.analyses.gaps import evidence as E
+
+
+@pytest.mark.parametrize("rx", [E.COMM_NAME_RE, E.INIT_RANGE_RE, E.SYNC_API_RE, E.MEM_API_RE,
+                                E.HOST_IO_RE, E.ENQUEUE_API_RE])
+def test_arrow_and_python_name_classification_agree(rx, monkeypatch):
+    names = ["MPI_Recv", "ncclAllReduce", "aten::broadcast_tensors", "all_gather_into_tensor",
+             "KernelExecutor::compileFusion", "executor_utils::NVRTC", "cudaMalloc", "read",
+             "cudaStreamSynchronize", "cudaMemcpyAsync", "cudaMemcpy", "poll", "forward",
+             "FSDP::pre_forward", "cuLaunchKernelEx", "Barrier wait", ""]
+    names += [f"op_{i}, op_id = {i}" for i in range(E.ARROW_MIN_CATEGORIES)]
+    col = pd.Series(names, dtype="category")
+    arrow = E.name_mask(col, rx, exclude=E.ATEN_RE)
+    monkeypatch.setattr(E, "ARROW_MIN_CATEGORIES", 10 ** 9)
+    python = E.name_mask(col, rx, exclude=E.ATEN_RE)
+    assert arrow.tolist() == python.tolist()
+    assert python[:17].any()
+
+
+def test_classifications():
+    col = pd.Series(["MPI_Recv", "ncclAllReduce", "aten::broadcast_tensors", "c10d::allreduce_",
+                     "forward", "Barrier"], dtype="category")
+    assert E.name_mask(col, E.COMM_NAME_RE, exclude=E.ATEN_RE).tolist() == \
+        [True, True, False, True, False, True]
+    api = pd.DataFrame({"name": pd.Series(["cudaLaunchKernel", "cudaMemcpy", "cudaMalloc",
+                                           "cuLibraryLoadData", "cudaFuncGetAttributes"],
+                                          dtype="category")})
+    n = E.ApiNames(api)
+    assert n.mask("launch").tolist() == [True, False, False, False, False]
+    assert n.mask("enqueue").tolist() == [True, True, False, False, False]
+    assert n.mask("sync").tolist() == [False, True, False, False, False]
+    assert n.mask("mem").tolist() == [False, False, True, False, False]
+    assert n.mask("init").tolist() == [False, False, False, True, False]
+
+
+def test_cut_at_stops_each_interval_at_the_next_stop_after_its_start():
+    rows = E.fixed([10, 50, 90], [40, 80, 95], "after x returned")
+    cut = E.cut_at(rows, np.array([20, 50, 100], np.int64))
+    assert cut.starts.tolist() == [10, 90] and cut.ends.tolist() == [20, 95]  # [50, 50) is empty
+
+
+def test_labelled_rows_strip_op_ids_and_find_the_best_overlap():
+    nv = pd.DataFrame({"start_ns": [0, 30], "end_ns": [20, 60],
+                       "text": pd.Series(["FSDP::pre_forward, op_id = 7", "MPI_Send"],
+                                         dtype="category")})
+    rows = E.labelled(nv, np.array([True, True]), "text", "{} (NVTX)")
+    assert set(rows.labels) == {"FSDP::pre_forward (NVTX)", "MPI_Send (NVTX)"}
+    assert rows.best(10, 40) == ("FSDP::pre_forward (NVTX)", 10)
+    assert rows.best(35, 100) == ("MPI_Send (NVTX)", 25)
+    assert rows.best(200, 300) is None
+    ns, n = rows.weights(np.array([0, 50], np.int64), np.array([5, 55], np.int64))
+    got = dict(zip(rows.labels, ns.tolist()))
+    assert got == {"FSDP::pre_forward (NVTX)": 5, "MPI_Send (NVTX)": 5}

@@ -1,0 +1,265 @@
+"""The eleven idle causes, one by one, on hand-built frames (every number computed by hand), and
+their precedence, evidence rows and details."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import handframes as hf
+from handframes import MS, US
+from nsys_diag.analyses.timeline.busy import Window, device_busy
+from nsys_diag.analyses.gaps.causes import analyze_gaps
+from nsys_diag.analyses.steps.phases import analyze_phases
+from nsys_diag.analyses.steps.detection import analyze_steps
+from nsys_diag.model import contracts as C
+from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS, GAP_CAUSES
+
+TH = Thresholds()
+W = Window(0, 100 * MS, "user")
+OTHER_TID = hf.GPID | 9
+
+
+def _two_kernels(gap=(10 * MS, 30 * MS)):
+    """Kernels [0, gap start) and [gap end, 100 ms): one idle gap."""
+    return hf.kernels([dict(start_ns=0, end_ns=gap[0]), dict(start_ns=gap[1], end_ns=100 * MS)])
+
+
+def _gaps(k, *, api=None, memcpy=None, nvtx=None, osrt=None, samples=None, sync=None,
+          phases=None, window=W):
+    memcpy = memcpy if memcpy is not None else C.MEMCPY.empty()
+    busy = device_busy(k, memcpy, C.MEMSET.empty(), window)
+    return analyze_gaps(busy, k, api if api is not None else C.API.empty(),
+                        sync if sync is not None else C.SYNC.empty(), phases, window, th=TH,
+                        memcpy=memcpy, memset=C.MEMSET.empty(), nvtx=nvtx, osrt=osrt,
+                        cpu_samples=samples)
+
+
+def _osrt(rows):
+    d = dict(global_tid=hf.TID_MAIN, global_pid=hf.GPID, pid=hf.PID, tid=1)
+    df = pd.DataFrame([{**d, **r} for r in rows])
+    df["name"] = df["name"].astype("category")
+    return df
+
+
+def _samples(rows):
+    d = dict(global_tid=hf.TID_MAIN, global_pid=hf.GPID, pid=hf.PID, tid=1, state="running")
+    df = pd.DataFrame([{**d, **r} for r in rows])
+    df["top_frame"] = df["top_frame"].astype("category")
+    return df
+
+
+def _ms(g, cause):
+    return g.by_cause_ns[cause] / MS
+
+
+def test_vocabulary_lists_eleven_causes_in_precedence_order_with_labels():
+    assert GAP_CAUSES == ("startup", "input", "overhead", "communication", "transfer",
+                          "unified_memory", "sync", "memory_management", "host_io", "launch",
+                          "other")
+    labels = dict(GAP_CAUSE_LABELS)
+    assert labels["startup"] == "Start-up" and labels["host_io"] == "Host I/O"
+    assert labels["communication"] == "Communication (host)"
+    assert labels["unified_memory"] == "Unified memory"
+    assert labels["memory_management"] == "Memory management"
+
+
+def test_idle_before_the_first_kernel_is_startup():
+    k = hf.kernels([dict(start_ns=30 * MS, end_ns=100 * MS)])
+    m = hf.memcpy([dict(start_ns=5 * MS, end_ns=15 * MS)])  # a copy before: start-up wins
+    g = _gaps(k, memcpy=m)
+    assert _ms(g, "startup") == 30 and _ms(g, "transfer") == 0
+    assert g.first_kernel_ns == 30 * MS
+    assert g.top[0].cause == "startup"
+    assert g.top[0].evidence[0] == {"cause": "startup", "ms": 30.0,
+                                    "detail": "before the process's first kernel"}
+    assert "before the process's first kernel" in g.by_cause_detail["startup"]
+
+
+def test_first_kernel_is_the_process_first_over_the_whole_export_not_the_window():
+    k = hf.kernels([dict(start_ns=0, end_ns=5 * MS), dict(start_ns=30 * MS, end_ns=100 * MS)])
+    g = _gaps(k, window=Window(20 * MS, 100 * MS, "user"))
+    assert _ms(g, "startup") == 0 and _ms(g, "other") == 10
+    assert g.first_kernel_ns == 0
+
+
+def test_one_off_initialisation_calls_and_jit_compile_ranges_are_startup():
+    k = _two_kernels()
+    api = hf.api([dict(start_ns=12 * MS, end_ns=16 * MS, name="cuLibraryLoadData",
+                       api_class="driver"),
+                  dict(start_ns=20 * MS, end_ns=22 * MS, name="cudaFuncGetAttributes")])
+    nv = hf.nvtx([dict(text="KernelExecutor::compileFusion", start_ns=24 * MS, end_ns=27 * MS)])
+    g = _gaps(k, api=api, nvtx=nv)
+    assert _ms(g, "startup") == 7  # 4 ms loading + 3 ms compiling; FuncGetAttributes is not init
+    assert _ms(g, "other") == 13
+    assert g.by_cause_detail["startup"].startswith("cuLibraryLoadData 4 ms")
+    assert "KernelExecutor::compileFusion (NVTX) 3 ms" in g.by_cause_detail["startup"]
+
+
+def test_mpi_domain_and_collective_names_are_communication_but_aten_ops_are_not():
+    k = _two_kernels()
+    nv = hf.nvtx([dict(text="MPI_Recv", domain="MPI", start_ns=10 * MS, end_ns=16 * MS),
+                  dict(text="ncclAllReduce", start_ns=18 * MS, end_ns=20 * MS),
+                  dict(text="aten::broadcast_tensors", start_ns=22 * MS, end_ns=26 * MS)])
+    m = hf.memcpy([dict(start_ns=14 * MS, end_ns=18 * MS)])  # 14–16 under MPI_Recv
+    g = _gaps(k, nvtx=nv, memcpy=m)
+    assert _ms(g, "communication") == 8  # MPI_Recv 6 + ncclAllReduce 2
+    assert _ms(g, "transfer") == 2  # 16–18: the copy outside the MPI range
+    assert _ms(g, "other") == 10  # the aten op is a local op: not communication
+    assert g.by_cause_detail["communication"] == \
+        "MPI_Recv (NVTX, MPI domain) 6 ms; ncclAllReduce (NVTX) 2 ms"
+    ev = {e["cause"]: e for e in g.top[0].evidence}
+    assert ev["communication"]["detail"] == "MPI_Recv (NVTX, MPI domain)"
+    assert g.top[0].evidence[0]["cause"] == "other"  # largest first
+
+
+def test_unified_memory_migrations_are_told_apart_from_plain_copies():
+    k = _two_kernels()
+    m = hf.memcpy([dict(start_ns=10 * MS, end_ns=14 * MS, copy_kind="uvm_h2d"),
+                   dict(start_ns=12 * MS, end_ns=16 * MS, copy_kind="H2D"),
+                   dict(start_ns=20 * MS, end_ns=25 * MS, copy_kind="uvm_d2h")])
+    g = _gaps(k, memcpy=m)
+    assert _ms(g, "transfer") == 4  # 12–16; the plain copy takes its overlap with a migration
+    assert _ms(g, "unified_memory") == 7  # 10–12 and 20–25
+    assert "unified-memory migration (uvm_d2h) 5 ms" in g.by_cause_detail["unified_memory"]
+
+
+def test_idle_after_a_blocking_sync_until_the_next_launch_is_sync():
+    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS),
+                    dict(start_ns=30 * MS, end_ns=100 * MS, launch_start_ns=25 * MS,
+                         launch_end_ns=25 * MS + 10 * US)])
+    api = hf.api([dict(start_ns=8 * MS, end_ns=12 * MS, name="cudaStreamSynchronize"),
+                  dict(start_ns=25 * MS, end_ns=25 * MS + 10 * US, name="cudaLaunchKernel")])
+    g = _gaps(k, api=api)
+    # 10–12 in the call, 12–25 after it (host work, queue drained), 25–30 other
+    assert _ms(g, "sync") == 15 and _ms(g, "other") == 5
+    assert "after cudaStreamSynchronize returned, until the next launch 13 ms" in \
+        g.by_cause_detail["sync"]
+
+
+def test_non_blocking_sync_records_are_not_sync():
+    k = _two_kernels()
+    rec = dict(device_id=0, context_id=1, stream_id=7, correlation_id=5, global_pid=hf.GPID,
+               pid=hf.PID, launch_global_tid=hf.TID_MAIN, launch_start_ns=11 * MS,
+               launch_end_ns=13 * MS, start_ns=11 * MS, end_ns=13 * MS)
+    sync = C.SYNC.validate(pd.DataFrame([
+        {**rec, "sync_kind": "event", "launch_api": "cudaEventQuery"},
+        {**rec, "sync_kind": "stream_wait", "launch_api": "cudaStreamWaitEvent",
+         "start_ns": 14 * MS, "end_ns": 15 * MS}]))
+    api = hf.api([dict(start_ns=28 * MS, end_ns=29 * MS, name="cudaLaunchKernel")])
+    g = _gaps(k, sync=sync, api=api)
+    assert _ms(g, "sync") == 0 and _ms(g, "other") == 20
+
+
+def _steps_with_data_phase():
+    """Two 100 ms steps; step 2 (analysed): forward kernels 100–110 ms, a sync ending at 112,
+    a data phase 120–130, the next launch at 140, kernels again 150–200."""
+    nv = hf.nvtx([dict(text="train_step_0", start_ns=0, end_ns=100 * MS),
+                  dict(text="train_step_1", start_ns=100 * MS, end_ns=200 * MS),
+                  dict(text="train_step_2", start_ns=200 * MS, end_ns=300 * MS),
+                  dict(text="data_loading", start_ns=120 * MS, end_ns=130 * MS)])
+    k = hf.kernels([dict(start_ns=s, end_ns=e, launch_start_ns=s) for s, e in
+                    ((0, 100 * MS), (100 * MS, 110 * MS), (150 * MS, 200 * MS),
+                     (200 * MS, 300 * MS))])
+    api = hf.api([dict(start_ns=105 * MS, end_ns=112 * MS, name="cudaDeviceSynchronize"),
+                  dict(start_ns=140 * MS, end_ns=141 * MS, name="cudaLaunchKernel")])
+    return nv, k, api
+
+
+def test_sync_follow_never_runs_across_the_start_of_a_data_phase():
+    nv, k, api = _steps_with_data_phase()
+    steps = analyze_steps(nv, k)
+    w = Window(100 * MS, 200 * MS, "user")
+    busy = device_busy(k, C.MEMCPY.empty(), C.MEMSET.empty(), w)
+    ph = analyze_phases(nv, steps, k, busy)
+    g = analyze_gaps(busy, k, api, C.SYNC.empty(), ph, w, th=TH, nvtx=nv)
+    # gap 110–150: 110–112 in the call, 112–120 after it (cut at the data phase), 120–130 input,
+    # 130–150 other (the sync-follow rule does not resume after the phase)
+    assert _ms(g, "sync") == 10 and _ms(g, "input") == 10 and _ms(g, "other") == 20
+    assert "data_loading (data phase)" in g.by_cause_detail["input"]
+
+
+def test_memory_management_calls():
+    k = _two_kernels()
+    api = hf.api([dict(start_ns=12 * MS, end_ns=18 * MS, name="cudaMalloc"),
+                  dict(start_ns=20 * MS, end_ns=21 * MS, name="cudaHostRegister")])
+    g = _gaps(k, api=api)
+    assert _ms(g, "memory_management") == 7
+    assert g.by_cause_detail["memory_management"] == "in cudaMalloc 6 ms; in cudaHostRegister 1 ms"
+
+
+def test_host_io_needs_a_long_call_on_a_thread_that_launches():
+    k = _two_kernels()
+    api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    osrt = _osrt([dict(start_ns=11 * MS, end_ns=16 * MS, name="read"),  # 5 ms: host_io
+                  dict(start_ns=17 * MS, end_ns=17 * MS + 500 * US, name="read"),  # < 1 ms
+                  dict(start_ns=18 * MS, end_ns=28 * MS, name="poll", global_tid=OTHER_TID),
+                  dict(start_ns=20 * MS, end_ns=22 * MS, name="pthread_cond_wait")])
+    g = _gaps(k, api=api, osrt=osrt)
+    assert _ms(g, "host_io") == 5 and _ms(g, "other") == 15
+    assert g.by_cause_detail["host_io"] == "read() 1 call ≥ 1 ms, 5 ms"
+    assert "OS-runtime call" in g.by_cause_detail["other"]
+    no_osrt = _gaps(k, api=api)
+    assert _ms(no_osrt, "host_io") == 0 and "OS-runtime" not in no_osrt.by_cause_detail["other"]
+
+
+def test_precedence_startup_over_communication_over_sync_over_memory():
+    k = _two_kernels()
+    nv = hf.nvtx([dict(text="MPI_Init", domain="MPI", start_ns=10 * MS, end_ns=14 * MS),
+                  dict(text="MPI_Barrier", domain="MPI", start_ns=12 * MS, end_ns=18 * MS)])
+    api = hf.api([dict(start_ns=16 * MS, end_ns=20 * MS, name="cudaDeviceSynchronize"),
+                  dict(start_ns=19 * MS, end_ns=24 * MS, name="cudaFree"),
+                  dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    g = _gaps(k, nvtx=nv, api=api)
+    assert _ms(g, "startup") == 4  # MPI_Init 10–14
+    assert _ms(g, "communication") == 4  # the barrier's 14–18
+    # 18–20 in the sync, then 20–29 after it until the launch (the cudaFree inside it is later
+    # in precedence); 29–30 other
+    assert _ms(g, "sync") == 11 and _ms(g, "memory_management") == 0
+    assert _ms(g, "other") == pytest.approx(1.0)
+    assert sum(g.by_cause_ns.values()) == g.total_ns
+
+
+def test_short_gaps_with_launch_evidence_stay_launch():
+    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS),
+                    dict(start_ns=10 * MS + 20 * US, end_ns=100 * MS,
+                         launch_start_ns=10 * MS + 5 * US, launch_end_ns=10 * MS + 15 * US)])
+    g = _gaps(k)
+    assert g.by_cause_ns["launch"] == 20 * US
+    assert g.by_cause_detail["launch"].startswith("1 short gap (≤ 50 µs)")
+    assert g.top[0].evidence == ({"cause": "launch", "ms": 0.02,
+                                  "detail": "short gap while the CPU was launching work"},)
+
+
+def test_cpu_samples_name_the_host_frames_of_other_time_only():
+    k = _two_kernels()
+    api = hf.api([dict(start_ns=5 * MS, end_ns=15 * MS, name="cudaStreamSynchronize"),
+                  dict(start_ns=20 * MS, end_ns=20 * MS + 10 * US, name="cudaLaunchKernel")])
+    samples = _samples(
+        [dict(ts_ns=12 * MS, top_frame="cudaStreamSynchronize")]  # sync time: not counted
+        + [dict(ts_ns=(22 + i) * MS, top_frame="verify_result") for i in range(3)]
+        + [dict(ts_ns=26 * MS, top_frame="")]
+        + [dict(ts_ns=50 * MS, top_frame="main")])  # GPU busy: not counted
+    g = _gaps(k, api=api, samples=samples)
+    assert g.cpu_samples_available
+    assert list(g.other_top_frames) == [
+        {"frame": "verify_result", "samples": 3, "share": 0.75},
+        {"frame": "(unresolved)", "samples": 1, "share": 0.25}]
+    assert "most sampled frame: verify_result (75% of 3 samples)" in g.by_cause_detail["other"]
+    ev = {e["cause"]: e for e in g.top[0].evidence}
+    assert ev["other"]["detail"].startswith("most sampled: verify_result")
+    j = g.to_json()
+    assert j["other_top_frames"][0]["frame"] == "verify_result"
+    assert j["cpu_samples_available"] is True
+    none = _gaps(k, api=api).to_json()
+    assert none["other_top_frames"] == [] and none["cpu_samples_available"] is False
+
+
+def test_json_carries_the_new_keys_for_every_cause():
+    k = hf.kernels([dict(start_ns=30 * MS, end_ns=100 * MS)])
+    j = _gaps(k).to_json()
+    assert list(j["by_cause"]) == list(GAP_CAUSES) == j["cause_priority"]
+    assert list(j["by_cause_detail"]) == list(GAP_CAUSES)
+    assert j["by_cause_detail"]["sync"] is None  # no time, no detail
+    assert j["first_kernel_ns"] == 30 * MS
+    assert j["top"][0]["evidence"][0]["cause"] == "startup"
