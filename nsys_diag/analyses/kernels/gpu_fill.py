@@ -1,0 +1,209 @@
+"""GPU fill from the launch shape: how much of the GPU's resident threads each launch can occupy.
+
+A GPU can be busy in time and still idle in space: a kernel launched as 40 blocks of 32 threads
+on a 40-SM T4 keeps every SM "active" while it holds 32 of the 1,024 threads an SM can run.
+Launch configurations (grid, block, registers per thread, shared memory per block) are in every
+nsys export's kernel table; this module turns a sample of them into the ``gpu_fill`` section.
+
+Per launch (the occupancy calculator's arithmetic, ``sm_limits`` for the per-SM limits):
+
+* ``threads`` = blockX·blockY·blockZ, ``blocks`` = gridX·gridY·gridZ;
+* blocks one SM can hold = min(max blocks per SM, ⌊max threads per SM ÷ threads⌋,
+  ⌊registers per SM ÷ registers per block⌋, ⌊shared memory per SM ÷ shared memory per block⌋),
+  registers allocated per warp in units of 256, at least one block;
+* ``fill`` = min(blocks, blocks per SM × SMs) × threads ÷ (SMs × max threads per SM) — the share of
+  the GPU's resident threads the launch occupies (0..1), limited by the grid when it is small.
+
+``limited_by`` names what bounds the fill: ``grid`` (too few blocks), ``blocks_per_sm`` (the
+per-SM block limit: small blocks), ``threads``, ``registers`` or ``shared_memory``.
+
+A launch is **under-filled** when its grid has fewer blocks than the GPU has SMs (some SMs get
+nothing), when its blocks have fewer than 64 threads (two warps: too few to hide latency,
+whatever the grid), or when ``fill`` < 0.25 and the shape itself is the limit (grid, block size
+or the per-SM block limit). A launch whose residency is limited by registers or shared memory
+is not called under-filled by its shape: GEMM and attention kernels trade occupancy for
+registers and shared memory by design, and only ncu's achieved occupancy can judge them.
+These are heuristics on the launch shape; ncu's occupancy, when joined, measures what the shape
+only bounds. Shares are of kernel time, each sampled launch weighted by its duration and by how
+many launches it stands for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.kernels.sm_limits import REGISTER_UNIT, WARP_SIZE, SmLimits
+
+UNDERFILLED_FILL = 0.25
+"""A launch occupying less than a quarter of the GPU's resident threads is under-filled."""
+MIN_THREADS_PER_BLOCK = 64
+"""Blocks of fewer threads (two warps) are too small to hide memory latency on any SM."""
+MAX_KERNEL_ROWS = 20
+"""Kernel names listed in ``gpu_fill.kernels`` (by time share)."""
+HINT_NO_SHAPE = ("re-export with a current nsys (the kernel table's gridX/blockX columns hold "
+                 "the launch configuration)")
+SHAPE_COLUMNS = ("name", "duration_ns", "weight", "grid_x", "grid_y", "grid_z", "block_x",
+                 "block_y", "block_z", "registers_per_thread", "smem_static_bytes",
+                 "smem_dynamic_bytes")
+"""Columns of the launch-shape sample ``analyze_gpu_fill`` reads (``weight``: launches one
+sampled row stands for)."""
+
+
+@dataclass(frozen=True)
+class KernelFill:
+    """One kernel name: its most time-consuming launch shape and its time-weighted fill."""
+
+    name: str
+    launches: int
+    blocks: int
+    threads_per_block: int
+    regs_per_thread: int
+    smem_bytes: int
+    blocks_per_sm: int
+    fill: float
+    limited_by: str
+    time_share: float
+    underfilled: bool
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "launches": self.launches, "blocks": self.blocks,
+                "threads_per_block": self.threads_per_block,
+                "regs_per_thread": self.regs_per_thread, "smem_bytes": self.smem_bytes,
+                "blocks_per_sm": self.blocks_per_sm, "fill": self.fill,
+                "limited_by": self.limited_by, "time_share": self.time_share, "underfilled": self.underfilled}
+
+
+@dataclass(frozen=True)
+class GpuFillResult:
+    """``gpu_fill``: per kernel name, and the share of kernel time in under-filled launches."""
+
+    kernels: tuple[KernelFill, ...]
+    underfilled_share: float
+    tiny_block_share: float
+    small_grid_share: float
+    sm_count: int
+    limits: SmLimits
+    sampled_launches: int
+    launches: int
+    basis: str
+
+    def to_json(self) -> dict:
+        lim = self.limits
+        return {"available": True, "kernels": [k.to_json() for k in self.kernels],
+                "underfilled_share": self.underfilled_share,
+                "tiny_block_share": self.tiny_block_share,
+                "small_grid_share": self.small_grid_share, "sm_count": self.sm_count,
+                "limits": {"max_threads_per_sm": lim.max_threads, "max_blocks_per_sm": lim.max_blocks,
+                           "registers_per_sm": lim.registers, "smem_per_sm_bytes": lim.smem_bytes,
+                           "source": lim.source},
+                "sampled_launches": self.sampled_launches, "launches": self.launches,
+                "basis": self.basis}
+
+
+RESIDENCY_LIMITS = ("blocks_per_sm", "threads", "registers", "shared_memory")
+"""What can bound the blocks one SM holds, in the order ``blocks_per_sm`` reports ties."""
+
+
+def blocks_per_sm(threads: np.ndarray, regs: np.ndarray, smem: np.ndarray,
+                  limits: SmLimits) -> tuple[np.ndarray, np.ndarray]:
+    """(blocks of each launch one SM can hold at once (int64, ≥ 1), the index in
+    ``RESIDENCY_LIMITS`` of the limit that binds); see the module docstring."""
+    threads = np.maximum(threads, 1)
+    warps = -(-threads // WARP_SIZE)
+    regs_per_warp = -(-np.maximum(regs, 0) * WARP_SIZE // REGISTER_UNIT) * REGISTER_UNIT
+    regs_per_block = regs_per_warp * warps
+    smem_per_block = np.maximum(smem, 0) + limits.reserved_smem_per_block
+    big = np.iinfo(np.int64).max
+    by_regs = np.where(regs_per_block > 0, limits.registers // np.maximum(regs_per_block, 1), big)
+    by_smem = np.where(smem_per_block > 0, limits.smem_bytes // np.maximum(smem_per_block, 1), big)
+    candidates = np.stack([np.full(len(threads), limits.max_blocks, np.int64),
+                           limits.max_threads // threads, by_regs, by_smem])
+    binding = np.argmin(candidates, axis=0)
+    return np.maximum(candidates.min(axis=0), 1).astype(np.int64), binding
+
+
+def _shape_arrays(shapes: pd.DataFrame) -> dict[str, np.ndarray]:
+    def col(name: str) -> np.ndarray:
+        return shapes[name].to_numpy(np.int64)
+
+    known = (col("grid_x") > 0) & (col("block_x") > 0)
+    one = np.ones(len(shapes), np.int64)
+    grid = col("grid_x") * np.maximum(col("grid_y"), one) * np.maximum(col("grid_z"), one)
+    block = col("block_x") * np.maximum(col("block_y"), one) * np.maximum(col("block_z"), one)
+    smem = np.maximum(col("smem_static_bytes"), 0) + np.maximum(col("smem_dynamic_bytes"), 0)
+    time = shapes["duration_ns"].to_numpy(np.float64) * shapes["weight"].to_numpy(np.float64)
+    return {"known": known, "blocks": grid, "threads": block,
+            "regs": np.maximum(col("registers_per_thread"), 0), "smem": smem,
+            "time": np.maximum(time, 0.0), "weight": shapes["weight"].to_numpy(np.float64)}
+
+
+def analyze_gpu_fill(shapes: pd.DataFrame, *, sm_count: int, limits: SmLimits | None,
+                     basis_note: str = "") -> GpuFillResult | Unavailable:
+    """``gpu_fill`` of a launch-shape sample (``SHAPE_COLUMNS``) on a GPU of ``sm_count`` SMs.
+
+    Unavailable when the sample holds no launch configuration, or the GPU's SM count or
+    per-SM limits are unknown (name the GPU with ``--gpu``)."""
+    if shapes is None or not len(shapes):
+        return Unavailable("no kernel launch configuration in this export", HINT_NO_SHAPE)
+    a = _shape_arrays(shapes)
+    if not a["known"].any():
+        return Unavailable("the kernel table holds no launch configuration (grid/block)",
+                           HINT_NO_SHAPE)
+    if sm_count <= 0 or limits is None:
+        return Unavailable("the GPU's SM count or per-SM limits are unknown",
+                           "name the GPU with --gpu (e.g. --gpu H100)")
+    keep = a["known"]
+    a = {k: v[keep] for k, v in a.items()}
+    names = shapes["name"].astype(str).to_numpy()[keep]
+    per_sm, binding = blocks_per_sm(a["threads"], a["regs"], a["smem"], limits)
+    grid_bound = a["blocks"] < per_sm * sm_count
+    resident = np.minimum(a["blocks"], per_sm * sm_count) * a["threads"]
+    fill = np.minimum(resident / float(sm_count * limits.max_threads), 1.0)
+    limited_by = np.where(grid_bound, "grid", np.asarray(RESIDENCY_LIMITS, dtype=object)[binding])
+    shape_bound = grid_bound | (binding == 0)  # the grid, or small blocks at the block limit
+    tiny = a["threads"] < MIN_THREADS_PER_BLOCK
+    small_grid = a["blocks"] < sm_count
+    under = ((fill < UNDERFILLED_FILL) & shape_bound) | tiny | small_grid
+    total = float(a["time"].sum())
+
+    def share(mask: np.ndarray) -> float:
+        return float(a["time"][mask].sum() / total) if total > 0 else 0.0
+
+    rows = _kernel_rows(names, a, per_sm, fill, under, limited_by, total)
+    launches = int(round(float(a["weight"].sum())))
+    basis = (f"launch configuration of {int(keep.sum()):,} sampled launches standing for "
+             f"{launches:,}; {sm_count} SMs, per-SM limits from the {limits.source}"
+             + (f"; {basis_note}" if basis_note else ""))
+    return GpuFillResult(kernels=rows, underfilled_share=share(under), tiny_block_share=share(tiny),
+                         small_grid_share=share(small_grid), sm_count=int(sm_count), limits=limits,
+                         sampled_launches=int(keep.sum()), launches=launches, basis=basis)
+
+
+def _kernel_rows(names: np.ndarray, a: dict[str, np.ndarray], per_sm: np.ndarray,
+                 fill: np.ndarray, under: np.ndarray, limited_by: np.ndarray, total: float
+                 ) -> tuple[KernelFill, ...]:
+    """Per kernel name (top ``MAX_KERNEL_ROWS`` by time): the shape of its most time-consuming
+    sampled launch and its time-weighted mean fill."""
+    frame = pd.DataFrame({"name": names, "time": a["time"], "weight": a["weight"],
+                          "fill_time": fill * a["time"], "under_time": under * a["time"]})
+    by_name = frame.groupby("name", sort=False).agg(
+        time=("time", "sum"), weight=("weight", "sum"), fill_time=("fill_time", "sum"),
+        under_time=("under_time", "sum")).sort_values("time", ascending=False, kind="stable")
+    dominant = frame.assign(i=np.arange(len(frame))).sort_values(
+        "time", ascending=False, kind="stable").drop_duplicates("name").set_index("name")["i"]
+    out = []
+    for name, r in by_name.head(MAX_KERNEL_ROWS).iterrows():  # ≤ 20 names
+        i = int(dominant[name])
+        t = float(r["time"])
+        out.append(KernelFill(
+            name=str(name), launches=int(round(float(r["weight"]))), blocks=int(a["blocks"][i]),
+            threads_per_block=int(a["threads"][i]), regs_per_thread=int(a["regs"][i]),
+            smem_bytes=int(a["smem"][i]), blocks_per_sm=int(per_sm[i]),
+            fill=float(r["fill_time"] / t) if t > 0 else float(fill[i]),
+            limited_by=str(limited_by[i]),
+            time_share=t / total if total > 0 else 0.0,
+            underfilled=bool(r["under_time"] * 2 > t) if t > 0 else bool(under[i])))
+    return tuple(out)
