@@ -34,7 +34,7 @@ demo: $(RUNTIME_STAMP) ## Analyze the embedded sample trace (runtime deps only);
 test: $(STAMP) ## Run the test suite (skips ../shared tests cleanly when absent)
 	$(PY) -m pytest -q
 
-lint: $(STAMP) ## ruff on the whole tree, mypy on model/, analyses/, report/
+lint: $(STAMP) ## ruff on the whole tree, mypy on the whole package
 	$(VENV)/bin/ruff check nsys_diag tests bench scripts
 	$(VENV)/bin/mypy
 

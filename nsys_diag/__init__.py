@@ -8,7 +8,7 @@ Public API (lazy, PEP 562: importing the package is cheap and imports no pandas,
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from nsys_diag._version import __version__
 
 __all__ = ["Analysis", "Comparison", "__version__", "analyze", "compare", "load_trace"]
 

@@ -60,7 +60,7 @@ import functools
 import inspect
 import itertools
 import os
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Literal, TypeVar
 from nsys_diag.model.vocabulary import ANNOTATED_PHASES
 
 __all__ = [
@@ -186,7 +186,7 @@ class _NullRange:
     def __enter__(self) -> "_NullRange":
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
     def __call__(self, func: F) -> F:
@@ -213,7 +213,7 @@ class _Range:
         self._rid = self._domain.start_range(self._attrs)
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.end()
         return False
 

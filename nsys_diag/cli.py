@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from nsys_diag import __version__
+from nsys_diag._version import __version__
 from nsys_diag.model.errors import EXIT_INTERNAL, NsysDiagError
 
 

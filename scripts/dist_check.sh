@@ -67,7 +67,7 @@ trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 
 step "nsys-diag --version"
-want_version="$("$BUILD_PY" -c "import re,sys; print(re.search(r'__version__ = \"([^\"]+)\"', open(sys.argv[1]).read()).group(1))" "$ROOT/nsys_diag/__init__.py")"
+want_version="$("$BUILD_PY" -c "import re,sys; print(re.search(r'__version__ = \"([^\"]+)\"', open(sys.argv[1]).read()).group(1))" "$ROOT/nsys_diag/_version.py")"
 got="$("$VENV/bin/nsys-diag" --version)" || fail "installed nsys-diag --version failed"
 echo "$got"
 case "$got" in *"$want_version"*) ;; *) fail "version '$got' does not contain $want_version";; esac

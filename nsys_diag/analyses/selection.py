@@ -36,7 +36,9 @@ EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames whose ``start_ns``/``end_ns`` make up the span of a trace's events."""
 
 
-def _fail(message: str) -> UsageError:
+def usage_error(message: str) -> UsageError:
+    """The ``UsageError`` (exit 2) of a selection option that does not fit the trace, its message
+    made one printable line."""
     return UsageError(printable_line(message))
 
 
@@ -54,7 +56,7 @@ def select_device(bundle: TraceBundle, device: int | None) -> TraceBundle:
         return bundle
     present = devices_with_work(bundle)
     if present and device not in present:
-        raise _fail(f"--device {device}: no GPU activity on that device "
+        raise usage_error(f"--device {device}: no GPU activity on that device "
                     f"(devices with activity: {', '.join(map(str, present))})")
     return device_rows(bundle, device)
 
@@ -103,10 +105,10 @@ def check_step_range(bundle: TraceBundle, options: AnalyzeOptions) -> None:
     if not name:
         return
     if not len(bundle.nvtx):
-        raise _fail(f"--step-range {name!r}: the trace has no NVTX ranges "
+        raise usage_error(f"--step-range {name!r}: the trace has no NVTX ranges "
                     "(capture with `-t cuda,nvtx` and mark each step with a range)")
     if not step_range_matches(bundle.nvtx, name):
-        raise _fail(f"--step-range {name!r} matches no NVTX range; the most frequent ranges are: "
+        raise usage_error(f"--step-range {name!r} matches no NVTX range; the most frequent ranges are: "
                     f"{frequent_range_names(bundle.nvtx)}")
 
 
@@ -122,11 +124,11 @@ def check_steps(options: AnalyzeOptions, detected, where: str = "") -> None:
     count = int(getattr(detected, "count", 0) or 0) if getattr(detected, "available", True) else 0
     if count == 0:
         reason = getattr(detected, "reason", "no step was detected")
-        raise _fail(f"--steps {text}: no steps were detected{where} ({reason}); analyse without "
+        raise usage_error(f"--steps {text}: no steps were detected{where} ({reason}); analyse without "
                     "--steps, or name the step range with --step-range NAME")
     if first >= count or (last is not None and last >= count):
         span = "step 0" if count == 1 else f"steps 0–{count - 1}"
-        raise _fail(f"--steps {text} is outside the detected steps: the trace has {span}{where}")
+        raise usage_error(f"--steps {text} is outside the detected steps: the trace has {span}{where}")
 
 
 def check_selected_steps(options: AnalyzeOptions, steps) -> None:
@@ -135,7 +137,7 @@ def check_selected_steps(options: AnalyzeOptions, steps) -> None:
     if options.steps is None or options.window_ns is None:
         return
     if not getattr(steps, "available", True) or not getattr(steps, "analysed_count", 0):
-        raise _fail("--steps and --window: no selected step lies wholly inside the window")
+        raise usage_error("--steps and --window: no selected step lies wholly inside the window")
 
 
 # -------------------------------------------------------------------------------------- window
@@ -174,4 +176,4 @@ def check_window(window_ns: tuple[int, int] | None, capture: tuple[int, int] | N
            f"it spans {_seconds(capture[0])} – {_seconds(capture[1])} on the session timeline")
     if events is not None and events != capture:
         msg += f" (events from {_seconds(events[0])} to {_seconds(events[1])})"
-    raise _fail(msg)
+    raise usage_error(msg)

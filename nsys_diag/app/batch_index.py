@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from nsys_diag import __version__
+from nsys_diag._version import __version__
 from nsys_diag.app.discovery import TRACE_SUFFIXES, Discovery
 from nsys_diag.app.scheduling import TraceResult
 from nsys_diag.model.errors import EXIT_OK, EXIT_PARTIAL_BATCH

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from nsys_diag import __version__
+from nsys_diag._version import __version__
 from nsys_diag.app.outputs import dumps
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.text import terminal_line

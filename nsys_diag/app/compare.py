@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from nsys_diag import __version__
+from nsys_diag._version import __version__
 from nsys_diag.app.discovery import TraceInput, classify, discover
 from nsys_diag.app.outputs import dumps, emit, write_text
 from nsys_diag.app.scheduling import TraceResult, run_traces

@@ -176,7 +176,7 @@ def census_span(path: str) -> tuple[int, int] | None:
 def check_device(path: str, device: int) -> None:
     """``--device N`` without GPU work on N while other devices have some: the usage error the
     in-memory run gives (``selection.select_device``), from the export's distinct devices."""
-    from nsys_diag.analyses.selection import _fail
+    from nsys_diag.analyses.selection import usage_error as _fail
     from nsys_diag.loaders.nsys_db import NsysDb
     from nsys_diag.loaders.nsys_specs import KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE
 

@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.loaders.nsys_db import Columns, NsysDb
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
     API_NAME_KEY, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_NAME_COLUMNS,
@@ -70,12 +70,12 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
     d = db.read(RUNTIME_TABLE, api_spec(cols), where=api_where(
         cols, window.api("correlationId" in cols) if window is not None else ""))
     if has_class:  # nameId × 2 + eventClass (0 runtime, 1 driver), from SQLite
-        key = d[API_NAME_KEY]
+        key = d.ints(API_NAME_KEY)
     else:  # no eventClass column: tell runtime from driver by the name
-        name_ids = d["nameId"]
+        name_ids = d.ints("nameId")
         names = strings.categorical(name_ids)
         is_rt = np.asarray(pd.Series(names.categories).str.startswith("cuda"))[names.codes] \
-            if len(names.categories) else np.zeros(len(name_ids), bool)
+            if len(names.categories) else np.zeros(len(name_ids), np.bool_)
         key = name_ids * 2
         key += ~is_rt  # in place (perf: one 2M-row temporary less)
     # One label per distinct (nameId, class): runtime names lose their _vNNNN suffix, driver keep _v2.
@@ -86,10 +86,10 @@ def read_api(db: NsysDb, strings: StringTable, window: ReadWindow | None = None)
     for k, text in zip(uniq.tolist(), raw):
         text = text if text is not None else f"<string #{k // 2}>"
         labels.append(text if k % 2 else strip_runtime_suffix(text))
-    gpid, pid, tid = decode_global_tid(d["globalTid"])  # one process: stride-0 gpid/pid
+    gpid, pid, tid = decode_global_tid(d.ints("globalTid"))  # one process: stride-0 gpid/pid
     df = pd.DataFrame(copy=False, data={
-        "start_ns": d["start"], "end_ns": d["end"], "global_tid": d["globalTid"],
-        "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d["correlationId"],
+        "start_ns": d.ints("start"), "end_ns": d.ints("end"), "global_tid": d.ints("globalTid"),
+        "global_pid": gpid, "pid": pid, "tid": tid, "correlation_id": d.ints("correlationId"),
         "name": categorical(np.asarray(codes, dtype=np.int64), labels),
         "api_class": pd.Categorical.from_codes((key & 1).astype(np.int8),  # int8: perf
                                                categories=["runtime", "driver"]),
@@ -102,11 +102,13 @@ def _overlap(window: ReadWindow | None, table: str) -> str:
     return window.overlap(table=table) if window is not None else ""
 
 
-def _gpu_op_frame(d: dict) -> dict:
-    gpid = constant_view(d["globalPid"])  # perf: one GPU / one process → no 2M-row arrays
-    return {"start_ns": d["start"], "end_ns": d["end"], "device_id": constant_view(d["deviceId"]),
-            "context_id": d["contextId"], "stream_id": d["streamId"],
-            "correlation_id": d["correlationId"], "global_pid": gpid,
+def _gpu_op_frame(d: Columns) -> dict[str, np.ndarray]:
+    """The frame columns every GPU-operation table shares (``nsys_specs.gpu_op_spec``)."""
+    gpid = constant_view(d.ints("globalPid"))  # perf: one GPU / one process → no 2M-row arrays
+    return {"start_ns": d.ints("start"), "end_ns": d.ints("end"),
+            "device_id": constant_view(d.ints("deviceId")),
+            "context_id": d.ints("contextId"), "stream_id": d.ints("streamId"),
+            "correlation_id": d.ints("correlationId"), "global_pid": gpid,
             "pid": pid_of_global_pid(gpid)}
 
 
@@ -131,26 +133,27 @@ def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
                           "not a known nsys export layout; please report the nsys version")
     d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window, KERNEL_TABLE))
     if not detail:
-        not_read = np.full(len(d["start"]), -1, dtype=np.int64)
+        not_read = np.full(len(d.ints("start")), -1, dtype=np.int64)
         not_read.flags.writeable = False
         d.update({c: not_read for c in KERNEL_DETAIL_COLUMNS})
-    short = strings.categorical(d["shortName"])
-    demangled = strings.categorical(d["demangledName"])
+    short = strings.categorical(d.ints("shortName"))
+    demangled = strings.categorical(d.ints("demangledName"))
     # Name = demangled, falling back to the short name where demangled is absent/empty.
     empty = np.asarray(pd.Series(demangled.categories) == "", dtype=bool)
-    if empty.any() or (d["demangledName"] < 0).any():
-        use_short = empty[demangled.codes] if len(empty) else np.ones(len(demangled), bool)
+    if empty.any() or (d.ints("demangledName") < 0).any():
+        use_short = empty[demangled.codes] if len(empty) else np.ones(len(demangled), np.bool_)
         name = pd.Categorical(np.where(use_short, np.asarray(short, dtype=object),
                                        np.asarray(demangled, dtype=object)))
     else:
         name = demangled
     df = pd.DataFrame(copy=False, data={
         **_gpu_op_frame(d), "name": name, "short_name": short,
-        "grid_x": d["gridX"], "grid_y": d["gridY"], "grid_z": d["gridZ"],
-        "block_x": d["blockX"], "block_y": d["blockY"], "block_z": d["blockZ"],
-        "registers_per_thread": d["registersPerThread"],
-        "smem_static_bytes": d["staticSharedMemory"], "smem_dynamic_bytes": d["dynamicSharedMemory"],
-        "graph_node_id": d["graphNodeId"],
+        "grid_x": d.ints("gridX"), "grid_y": d.ints("gridY"), "grid_z": d.ints("gridZ"),
+        "block_x": d.ints("blockX"), "block_y": d.ints("blockY"), "block_z": d.ints("blockZ"),
+        "registers_per_thread": d.ints("registersPerThread"),
+        "smem_static_bytes": d.ints("staticSharedMemory"),
+        "smem_dynamic_bytes": d.ints("dynamicSharedMemory"),
+        "graph_node_id": d.ints("graphNodeId"),
     })
     return df
 
@@ -169,12 +172,12 @@ def read_memcpy(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | 
                                  opt_col(cols, "srcKind"), opt_col(cols, "dstKind"),
                                  opt_col(cols, "copyCount", fill=1)]
     d = db.read(MEMCPY_TABLE, spec, where=_overlap(window, MEMCPY_TABLE))
-    copy_count = np.where(d["copyCount"] < 1, 1, d["copyCount"])
+    copy_count = np.where(d.ints("copyCount") < 1, 1, d.ints("copyCount"))
     return pd.DataFrame(copy=False, data={
-        **_gpu_op_frame(d), "bytes": d["bytes"],
-        "copy_kind": _kind_categorical(d["copyKind"], COPY_KINDS, "other"),
-        "src_kind": _kind_categorical(d["srcKind"], MEM_KINDS, "unknown"),
-        "dst_kind": _kind_categorical(d["dstKind"], MEM_KINDS, "unknown"),
+        **_gpu_op_frame(d), "bytes": d.ints("bytes"),
+        "copy_kind": _kind_categorical(d.ints("copyKind"), COPY_KINDS, "other"),
+        "src_kind": _kind_categorical(d.ints("srcKind"), MEM_KINDS, "unknown"),
+        "dst_kind": _kind_categorical(d.ints("dstKind"), MEM_KINDS, "unknown"),
         "copy_count": copy_count,
     })
 
@@ -185,7 +188,7 @@ def read_memset(db: NsysDb, window: ReadWindow | None = None) -> pd.DataFrame | 
     cols = _require(db, MEMSET_TABLE, GPU_OP_REQUIRED)
     d = db.read(MEMSET_TABLE, gpu_op_spec(cols) + [opt_col(cols, "bytes", fill=0)],
                 where=_overlap(window, MEMSET_TABLE))
-    return pd.DataFrame({**_gpu_op_frame(d), "bytes": d["bytes"]}, copy=False)
+    return pd.DataFrame({**_gpu_op_frame(d), "bytes": d.ints("bytes")}, copy=False)
 
 
 def read_sync(db: NsysDb, window: ReadWindow | None = None
@@ -198,7 +201,7 @@ def read_sync(db: NsysDb, window: ReadWindow | None = None
                 where=_overlap(window, SYNC_TABLE))
     df = pd.DataFrame(_gpu_op_frame(d), copy=False)
     df["stream_id"] = np.where(df["stream_id"].to_numpy() == NO_STREAM, -1, df["stream_id"])
-    return df, d["syncType"]
+    return df, d.ints("syncType")
 
 
 def classify_sync(launch_api: pd.Categorical, sync_type: np.ndarray,
@@ -261,6 +264,7 @@ def attach_launch(ops: pd.DataFrame, api: pd.DataFrame) -> tuple[pd.DataFrame, i
                 a_key = a_corr if a_corr.min(initial=0) >= 0 else np.maximum(a_corr, 0)
                 o_key = op_corr if op_corr.min(initial=0) >= 0 else np.maximum(op_corr, 0)
             else:
+                assert proc_codes is not None  # several processes: factorized above
                 a_key = (proc_codes[:len(a_gpid)] << 40) | np.maximum(a_corr, 0)
                 o_key = (proc_codes[len(a_gpid):] << 40) | np.maximum(op_corr, 0)
             del proc_codes

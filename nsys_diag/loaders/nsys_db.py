@@ -19,17 +19,18 @@ import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, Union, cast
 from urllib.parse import quote
 
 import numpy as np
+import numpy.typing as npt
 
 from nsys_diag.loaders import prefetch_store
 from nsys_diag.loaders.read_plan import Col, ReadPlan, SelectPlan, and_where, select_plan
 from nsys_diag.model.errors import InputError
 
-__all__ = ["Col", "NsysDb", "ReadPlan", "SelectPlan", "Text", "and_where", "check_sqlite_header",
-           "read_arrow", "ro_uri", "select_plan"]
+__all__ = ["Col", "Columns", "NsysDb", "ReadPlan", "SelectPlan", "Text", "and_where",
+           "check_sqlite_header", "read_arrow", "ro_uri", "select_plan"]
 
 _ADBC_BATCH_ROWS = 1 << 22
 """Rows per Arrow batch for the ADBC reader (also the window it infers types from; our SQL is
@@ -59,6 +60,58 @@ class Text:
     def to_object(self) -> np.ndarray:
         return np.asarray(self.labels, dtype=object)[self.codes] if len(self.labels) else \
             np.full(len(self.codes), "", dtype=object)
+
+
+ColumnValues = Union[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.bool_], Text]
+"""What one column of a read holds, by its ``Col.kind``: ``int`` → int64 array, ``float`` →
+float64 array (NULL → NaN), ``isnull`` → bool array, ``text`` → :class:`Text`."""
+
+
+class Columns(dict[str, ColumnValues]):
+    """The result of :meth:`NsysDb.read`: column name → values, one entry per ``Col`` read, all of
+    the same length (rows in rowid order).
+
+    A plain dict (the arrays are the reader's own, never copied) with typed accessors — ``ints``,
+    ``floats``, ``flags``, ``text`` — that say what the caller expects and check it once per
+    column (``TypeError`` when the column was read as another kind), so a loader's arithmetic on
+    the arrays is type-checked."""
+
+    def ints(self, name: str) -> npt.NDArray[np.int64]:
+        """An ``int`` column (int64; NULL → the column's ``fill``)."""
+        values = self[name]
+        if isinstance(values, np.ndarray) and values.dtype == np.int64:
+            return cast("npt.NDArray[np.int64]", values)
+        raise TypeError(f"column {name!r} is not an int64 column ({_kind_of(values)})")
+
+    def floats(self, name: str) -> npt.NDArray[np.float64]:
+        """A ``float`` column (float64; NULL → NaN)."""
+        values = self[name]
+        if isinstance(values, np.ndarray) and values.dtype == np.float64:
+            return cast("npt.NDArray[np.float64]", values)
+        raise TypeError(f"column {name!r} is not a float64 column ({_kind_of(values)})")
+
+    def flags(self, name: str) -> npt.NDArray[np.bool_]:
+        """An ``isnull`` column (bool: the expression is NULL)."""
+        values = self[name]
+        if isinstance(values, np.ndarray) and values.dtype == np.bool_:
+            return cast("npt.NDArray[np.bool_]", values)
+        raise TypeError(f"column {name!r} is not a bool column ({_kind_of(values)})")
+
+    def text(self, name: str) -> Text:
+        """A ``text`` column (codes into distinct decoded labels; NULL → ``''``)."""
+        values = self[name]
+        if isinstance(values, Text):
+            return values
+        raise TypeError(f"column {name!r} is not a text column ({_kind_of(values)})")
+
+    def filtered(self, keep: npt.NDArray[np.bool_]) -> "Columns":
+        """The rows where ``keep`` is True, of every column (text keeps its labels)."""
+        return Columns({name: Text(v.codes[keep], v.labels) if isinstance(v, Text) else v[keep]
+                        for name, v in self.items()})
+
+
+def _kind_of(values: ColumnValues) -> str:
+    return "text" if isinstance(values, Text) else f"dtype {values.dtype}"
 
 
 def _decode(b: object) -> str:
@@ -225,8 +278,9 @@ class NsysDb:
 
     # ------------------------------------------------------------------ bulk reads
     def read(self, table: str, cols: Sequence[Col], where: str = "",
-             batch_rows: int | None = None) -> dict[str, object]:
-        """Read ``cols`` of ``table`` (optionally filtered) into numpy arrays / :class:`Text`.
+             batch_rows: int | None = None) -> Columns:
+        """Read ``cols`` of ``table`` (optionally filtered) into numpy arrays / :class:`Text`
+        (:class:`Columns`; read them with its typed accessors).
 
         Row order is the table's rowid order (what SQLite returns for a plain scan).
         ``batch_rows``: read a table of more rowids than that in rowid ranges of that many and
@@ -257,7 +311,7 @@ class NsysDb:
                 raw = self._read_adbc(sel.sql, sel.ncols, plan=None if sel.fast_sql else plan)
         if raw is None:
             raw = self._read_sqlite3(sel.sql, cols)
-        out: dict[str, object] = {}
+        out = Columns()
         i = 0
         for c in cols:
             if c.kind == "float":
@@ -291,20 +345,21 @@ class NsysDb:
         return [(a, min(a + width - 1, hi)) for a in range(lo, hi + 1, width)]
 
     def _read_batched(self, table: str, cols: Sequence[Col], where: str,
-                      spans: list[tuple[int, int]]) -> dict[str, object]:
+                      spans: list[tuple[int, int]]) -> Columns:
         """``read`` of each rowid span, the arrays joined column by column (text codes mapped
         onto one label list in first-appearance order, as one read gives them)."""
-        parts: dict[str, list] = {c.name: [] for c in cols}
+        parts: dict[str, list[ColumnValues]] = {c.name: [] for c in cols}
         for a, b in spans:
             got = self.read(table, cols, and_where(where, f'"rowid" BETWEEN {a} AND {b}'))
             for name, values in got.items():
                 parts[name].append(values)
             del got
-        out: dict[str, object] = {}
+        out = Columns()
         for c in cols:
             vals = parts.pop(c.name)
-            out[c.name] = _join_text(vals) if vals and isinstance(vals[0], Text) \
-                else np.concatenate(vals)
+            texts = [v for v in vals if isinstance(v, Text)]
+            out[c.name] = _join_text(texts) if texts else \
+                np.concatenate([v for v in vals if isinstance(v, np.ndarray)])
         return out
 
     def _read_adbc(self, sql: str, ncols: int, int_fill: dict[int, int] | None = None,
@@ -401,7 +456,7 @@ class NsysDb:
                 arr = np.fromiter(self.conn.execute(sql), dtype=np.dtype(dtype), count=-1)
         except _DB_ERRORS as exc:
             raise self.error(exc) from None
-        return [arr[name] for name in arr.dtype.names]
+        return [arr[name] for name in arr.dtype.names or ()]
 
 
 def _float_pairs(raw: list, float_plain: frozenset[int]) -> list:

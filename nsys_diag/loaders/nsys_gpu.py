@@ -167,26 +167,26 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
     d = db.read(GPU_METRICS_TABLE, gpu_metrics_spec(cols),
                 where=window.instant(f'"{ts_col}"', table=GPU_METRICS_TABLE)
                 if window is not None else "")
-    d["ts"] = d.pop(ts_col)
+    ts, metric_ids = d.ints(ts_col), d.ints("metricId")
     names: dict[tuple[int, int], str] = {}
     for r in _select(db, "TARGET_INFO_GPU_METRICS", ["typeId", "metricId", "metricName"]):
         if r.get("typeId") is not None and r.get("metricId") is not None:
             names[(int(r["typeId"]), int(r["metricId"]))] = r.get("metricName") or ""
     warnings: list[LoadWarning] = []
-    type_ids = constant_view(d["typeId"])
+    type_ids = constant_view(d.ints("typeId"))
     if is_constant_view(type_ids):  # perf (bench): one sampled GPU, no sort
-        types, key = type_ids[:1], d["metricId"] & 0xFFFFFFFF
+        types, key = type_ids[:1], metric_ids & 0xFFFFFFFF
     else:
         types, tinv = np.unique(type_ids, return_inverse=True)
-        key = (tinv.astype(np.int64) << 32) | (d["metricId"] & 0xFFFFFFFF)
+        key = (tinv.astype(np.int64) << 32) | (metric_ids & 0xFFFFFFFF)
     codes, uniq = pd.factorize(key, use_na_sentinel=False)
     labels = []
     for k in np.asarray(uniq, np.int64).tolist():  # distinct (type, metric) pairs
         t, m = int(types[k >> 32]), k & 0xFFFFFFFF
         labels.append(names.get((t, m)) or f"metric#{m}")
     codes = np.asarray(codes, np.int64)
-    value = d["value"]
-    units = [(_UNIT.search(lbl).group(1) if _UNIT.search(lbl) else "") for lbl in labels]
+    value = d.floats("value")
+    units = [(unit.group(1) if (unit := _UNIT.search(lbl)) else "") for lbl in labels]
     is_pct = np.asarray(["%" in u for u in units] + [False], bool)[codes]
     is_mhz = np.asarray([u.strip().lower() == "mhz" for u in units] + [False], bool)
     if is_mhz.any():  # one user saw Hz stored under a [MHz] label (§2.12): rescale per metric
@@ -206,7 +206,7 @@ def read_gpu_metrics(db: NsysDb, window: ReadWindow | None = None
             int(bad.sum())))
     keep = slice(None) if not bad.any() else ~bad  # perf: no copies when every sample is kept
     df = pd.DataFrame(copy=False, data={
-        "ts_ns": d["ts"][keep], "device_id": _gpu_of_type(type_ids[keep]),
+        "ts_ns": ts[keep], "device_id": _gpu_of_type(type_ids[keep]),
         "metric": categorical(codes[keep], labels), "value": value[keep]})
     return C.GPU_METRICS.validate(df, source=str(db.path)), warnings
 
@@ -221,9 +221,9 @@ def read_gpu_memory(db: NsysDb) -> pd.DataFrame:
         return Col(name, "int", "" if name in cols else "NULL", fill)
     d = db.read(table, [Col("start", "int", fill=0), opt("globalPid"), opt("deviceId"),
                         Col("bytes", "int", fill=0), opt("memoryOperationType")])
-    op = d["memoryOperationType"]
+    op = d.ints("memoryOperationType")
     codes = np.where(op == 0, 0, np.where(op == 1, 1, 2))
-    df = pd.DataFrame(copy=False, data={"ts_ns": d["start"], "device_id": d["deviceId"],
-                       "pid": pid_of_global_pid(d["globalPid"]), "bytes": d["bytes"],
+    df = pd.DataFrame(copy=False, data={"ts_ns": d.ints("start"), "device_id": d.ints("deviceId"),
+                       "pid": pid_of_global_pid(d.ints("globalPid")), "bytes": d.ints("bytes"),
                        "op": pd.Categorical.from_codes(codes, categories=["alloc", "free", "other"])})
     return C.GPU_MEMORY.validate(df, source=str(db.path))

@@ -64,12 +64,12 @@ def read_osrt(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
     where = and_where(f'"eventClass" NOT IN ({classes})' if "eventClass" in cols else "",
                       window.overlap(table=OSRT_TABLE) if window is not None else "")
     d = db.read(OSRT_TABLE, spec, where=where)
-    ok = (d["start"] > NULL_TIME) & (d["end"] >= d["start"])
+    ok = (d.ints("start") > NULL_TIME) & (d.ints("end") >= d.ints("start"))
     if not ok.all():
-        d = {k: v[ok] for k, v in d.items()}
+        d = d.filtered(ok)
     df = pd.DataFrame(copy=False, data={
-        "start_ns": d["start"], "end_ns": d["end"], **_thread_frame(d["globalTid"]),
-        "name": strings.categorical(d["nameId"])})
+        "start_ns": d.ints("start"), "end_ns": d.ints("end"), **_thread_frame(d.ints("globalTid")),
+        "name": strings.categorical(d.ints("nameId"))})
     return C.OSRT.validate(df, source=str(db.path))
 
 
@@ -99,7 +99,7 @@ def _top_frames(db: NsysDb, strings: StringTable, sample_ids: np.ndarray,
         where = and_where(where, f'"id" IN (SELECT "id" FROM "{db.table(SAMPLES_TABLE)}" '
                                  f'WHERE {inside})')
     cc = db.read(CALLCHAINS_TABLE, [Col("id", "int"), Col("symbol", "int")], where=where)
-    cid, sym = cc["id"], cc["symbol"]
+    cid, sym = cc.ints("id"), cc.ints("symbol")
     if cid.size and not (cid[1:] >= cid[:-1]).all():  # file order is not promised
         o = np.argsort(cid, kind="stable")
         cid, sym = cid[o], sym[o]
@@ -130,13 +130,13 @@ def read_cpu_samples(db: NsysDb, strings: StringTable, window: ReadWindow | None
     d = db.read(SAMPLES_TABLE, spec,
                 where=window.instant('"start"', table=SAMPLES_TABLE) if window is not None
                 else "")
-    ok = d["start"] > NULL_TIME
+    ok = d.ints("start") > NULL_TIME
     if not ok.all():
-        d = {k: v[ok] for k, v in d.items()}
+        d = d.filtered(ok)
     df = pd.DataFrame(copy=False, data={
-        "ts_ns": d["start"], **_thread_frame(d["globalTid"]),
-        "top_frame": _top_frames(db, strings, d["id"], window),
-        "state": _thread_states(db, d["threadState"])})
+        "ts_ns": d.ints("start"), **_thread_frame(d.ints("globalTid")),
+        "top_frame": _top_frames(db, strings, d.ints("id"), window),
+        "state": _thread_states(db, d.ints("threadState"))})
     return C.CPU_SAMPLES.validate(df, source=str(db.path))
 
 

@@ -147,8 +147,8 @@ def read_threads(db: NsysDb, strings: StringTable, nvtx_names: pd.DataFrame | No
     cols = db.columns("ThreadNames")
     if {"nameId", "globalTid"} <= set(cols):
         d = db.read("ThreadNames", [Col("globalTid", "int"), Col("nameId", "int")])
-        names = np.asarray(strings.categorical(d["nameId"]), dtype=object)
-        frames.append(pd.DataFrame({"global_tid": d["globalTid"], "name": names}))
+        names = np.asarray(strings.categorical(d.ints("nameId")), dtype=object)
+        frames.append(pd.DataFrame({"global_tid": d.ints("globalTid"), "name": names}))
     if nvtx_names is not None and len(nvtx_names):
         frames.append(nvtx_names[["global_tid", "name"]])
     if not frames:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.nsys_db import Col, NsysDb, Text, and_where
+from nsys_diag.loaders.nsys_db import Col, Columns, NsysDb, Text, and_where
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import NULL_TIME
 from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
@@ -78,14 +78,15 @@ def _nvtx_spec(cols: list[str]) -> list[Col]:
     ]
 
 
-def _domain_names(d: dict, gpid: np.ndarray, text_all) -> dict[tuple[int, int], str]:
+def _domain_names(d: Columns, gpid: np.ndarray, text_all: Text) -> dict[tuple[int, int], str]:
     """Domain names: create rows keyed by (process, domainId); resolved once per distinct pair."""
-    is_dom = d["eventType"] == DOMAIN_CREATE
+    is_dom = d.ints("eventType") == DOMAIN_CREATE
     domain_names: dict[tuple[int, int], str] = {}
     if is_dom.any():
         dom_idx = np.flatnonzero(is_dom)
+        domain_id = d.ints("domainId")
         for i in dom_idx.tolist():  # one row per created domain: a handful
-            domain_names[(int(gpid[i]), int(d["domainId"][i]))] = \
+            domain_names[(int(gpid[i]), int(domain_id[i]))] = \
                 text_all.labels[text_all.codes[i]] if text_all.codes[i] >= 0 else ""
     return domain_names
 
@@ -128,14 +129,16 @@ def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
         f"eventType IN ({', '.join(map(str, _WANTED))})",
         _window_sql(window, has_end="end" in cols) if window is not None else ""),
         batch_rows=batch_rows)
-    etype = d["eventType"]
-    gpid, pid, tid = decode_global_tid(d["globalTid"])
-    text_all = _resolve_text(d["text"], d["textId"], strings)  # object-free: codes + labels
+    etype, start, end, end_null = (d.ints("eventType"), d.ints("start"), d.ints("end"),
+                                   d.flags("end_null"))
+    gtid, payload, domain_id = d.ints("globalTid"), d.floats("payload"), d.ints("domainId")
+    gpid, pid, tid = decode_global_tid(gtid)
+    text_all = _resolve_text(d.text("text"), d.ints("textId"), strings)  # object-free: codes + labels
 
     domain_names = _domain_names(d, gpid, text_all)
 
     def domain_cat(rows: np.ndarray) -> pd.Categorical:
-        return _domain_categorical(gpid[rows], d["domainId"][rows], domain_names)
+        return _domain_categorical(gpid[rows], domain_id[rows], domain_names)
 
     def text_cat(rows: np.ndarray) -> pd.Categorical:
         return categorical(text_all.codes[rows], text_all.labels)
@@ -143,12 +146,12 @@ def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
     # ---- ranges
     is_pp = np.isin(etype, PUSH_POP)
     rows = np.flatnonzero(is_pp | np.isin(etype, START_END))
-    end_gtid = d["endGlobalTid"][rows]
-    g = d["globalTid"][rows]
-    open_mask = d["end_null"][rows]
+    end_gtid = d.ints("endGlobalTid")[rows]
+    g = gtid[rows]
+    open_mask = end_null[rows]
     ranges = pd.DataFrame(copy=False, data={
-        "start_ns": d["start"][rows],
-        "end_ns": np.where(open_mask, -1, d["end"][rows]),
+        "start_ns": start[rows],
+        "end_ns": np.where(open_mask, -1, end[rows]),
         "closed": ~open_mask,
         "text": text_cat(rows),
         "domain": domain_cat(rows),
@@ -157,25 +160,25 @@ def read_nvtx(db: NsysDb, strings: StringTable, window: ReadWindow | None = None
         "global_tid": g,
         "end_global_tid": np.where(end_gtid < 0, g, end_gtid),
         "global_pid": gpid[rows], "pid": pid[rows], "tid": tid[rows],
-        "payload": d["payload"][rows],
+        "payload": payload[rows],
     })
 
     # ---- marks
     mrows = np.flatnonzero(etype == MARK)
     marks = C.NVTX_MARKS.validate(pd.DataFrame(copy=False, data={
-        "ts_ns": d["start"][mrows], "text": text_cat(mrows), "domain": domain_cat(mrows),
-        "global_tid": d["globalTid"][mrows], "pid": pid[mrows], "payload": d["payload"][mrows],
+        "ts_ns": start[mrows], "text": text_cat(mrows), "domain": domain_cat(mrows),
+        "global_tid": gtid[mrows], "pid": pid[mrows], "payload": payload[mrows],
     }), source=str(db.path))
 
     # ---- thread names (eventType 39)
     trows = np.flatnonzero(etype == THREAD_NAME)
-    tn = pd.DataFrame({"global_tid": d["globalTid"][trows],
+    tn = pd.DataFrame({"global_tid": gtid[trows],
                        "name": np.asarray(text_cat(trows), dtype=object)})
 
-    ends = d["end"][~d["end_null"]]
+    ends = end[~end_null]
     max_ts = None
     if len(etype):
-        max_ts = int(max(d["start"].max(), ends.max() if len(ends) else d["start"].max()))
+        max_ts = int(max(start.max(), ends.max() if len(ends) else start.max()))
     return NvtxResult(ranges, open_mask, marks, tn, max_ts)
 
 

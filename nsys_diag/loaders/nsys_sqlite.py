@@ -119,8 +119,9 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
                      known_threads)
 
 
-def _read_window(db: NsysDb, time_window, row_fraction, warnings: list[LoadWarning],
-                 zones: ZoneMap | None = None) -> tuple[ReadWindow | None, dict | None]:
+def _read_window(db: NsysDb, time_window: tuple[int, int] | None, row_fraction: float | None,
+                 warnings: list[LoadWarning], zones: ZoneMap | None = None
+                 ) -> tuple[ReadWindow | None, dict | None]:
     """The window pushed down into the reads, and its ``meta.extra`` record."""
     if time_window is not None:
         win = with_launches(db, *time_window, zones=zones)

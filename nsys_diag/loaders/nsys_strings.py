@@ -130,8 +130,8 @@ class StringTable:
         if want and self.present and not self._full:
             if len(want) >= _FULL_READ_AT:
                 data = self.db.read("StringIds", [Col("id", "int"), Col("value", "text")])
-                values = data["value"].to_object()
-                self._cache.update(zip(data["id"].tolist(), values.tolist()))
+                values = data.text("value").to_object()
+                self._cache.update(zip(data.ints("id").tolist(), values.tolist()))
                 self._full = True
             else:
                 for i in range(0, len(want), _SQL_CHUNK):

@@ -65,12 +65,16 @@ def run_concurrently(jobs: dict[str, Callable[[], object] | After]) -> dict[str,
         for name, job in jobs.items():
             if isinstance(job, After):
                 deps = [futures[d] for d in job.deps]
-                futures[name] = pool.submit(
-                    lambda job=job, deps=deps: job.fn(*(f.result() for f in deps)))
+                futures[name] = pool.submit(_run_after, job, deps)
             else:
                 futures[name] = pool.submit(job)
     # the with-block waited for all of them
     return {name: fut.result() for name, fut in futures.items()}
+
+
+def _run_after(job: After, deps: list[Future]) -> object:
+    """``job`` on the results of its dependencies (waiting for each)."""
+    return job.fn(*(f.result() for f in deps))
 
 
 def _check_order(jobs: dict) -> None:

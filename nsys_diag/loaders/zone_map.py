@@ -18,6 +18,7 @@ An export in no time order keeps every block in: the read is then the plain scan
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -173,11 +174,10 @@ def build_zone_map(db: NsysDb) -> ZoneMap:
         specs[GPU_METRICS_TABLE] = (ts, ts, None)
     present = {t: spec for t, spec in specs.items() if db.has(t)}
 
-    def job(table: str, spec: tuple[str, str, str | None]):
+    def job(table: str, spec: tuple[str, str, str | None]) -> object:
         with NsysDb(db.path) as own:
             return build_table_zones(own, table, *spec)
-    out = run_concurrently({t: (lambda t=t, spec=spec: job(t, spec))
-                            for t, spec in present.items()})
+    out = run_concurrently({t: functools.partial(job, t, spec) for t, spec in present.items()})
     st = os.stat(db.path)
     return ZoneMap({t: z for t, z in out.items() if isinstance(z, TableZones)},
                    (int(st.st_size), int(st.st_mtime_ns)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsys_diag.model.jsonsafe import finite
-from nsys_diag.report.formatting import MISSING, _sig
+from nsys_diag.report.formatting import MISSING, fmt_significant
 
 _UNITS = ((1000.0, "s"), (1.0, "ms"), (1e-3, "µs"), (1e-6, "ns"))
 """(scale in ms, label), largest first."""
@@ -41,7 +41,7 @@ def fmt_in(value, unit: tuple[float, str], signed: bool = False) -> str:
     if x is None:
         return MISSING
     scale, label = unit
-    txt = f"{_sig(abs(x) / scale)} {label}"
+    txt = f"{fmt_significant(abs(x) / scale)} {label}"
     if signed:
         return ("+" if x >= 0 else "−") + txt
     return ("−" if x < 0 else "") + txt

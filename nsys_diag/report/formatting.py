@@ -18,7 +18,7 @@ MISSING = "—"
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
-def _sig(x: float, digits: int = 3) -> str:
+def fmt_significant(x: float, digits: int = 3) -> str:
     """``x`` with about ``digits`` significant digits, no exponent, no trailing zeros noise."""
     ax = abs(x)
     if ax == 0:
@@ -35,7 +35,7 @@ def _sig(x: float, digits: int = 3) -> str:
 def fmt_number(value, digits: int = 3) -> str:
     """A plain number with ~3 significant digits and thousands separators: 1,234 · 12.3 · 0.0123."""
     x = finite(value)
-    return MISSING if x is None else _sig(x, digits)
+    return MISSING if x is None else fmt_significant(x, digits)
 
 
 def fmt_count(value) -> str:
@@ -52,12 +52,12 @@ def fmt_ns(value) -> str:
         return MISSING
     ax = abs(x)
     if ax < 1e3:
-        return f"{_sig(x)} ns"
+        return f"{fmt_significant(x)} ns"
     if ax < 1e6:
-        return f"{_sig(x / 1e3)} µs"
+        return f"{fmt_significant(x / 1e3)} µs"
     if ax < 1e9:
-        return f"{_sig(x / 1e6)} ms"
-    return f"{_sig(x / 1e9)} s"
+        return f"{fmt_significant(x / 1e6)} ms"
+    return f"{fmt_significant(x / 1e9)} s"
 
 
 def fmt_ms(value) -> str:
@@ -66,10 +66,10 @@ def fmt_ms(value) -> str:
     if x is None:
         return MISSING
     if abs(x) >= 1000:
-        return f"{_sig(x / 1000)} s"
+        return f"{fmt_significant(x / 1000)} s"
     if 0 < abs(x) < 0.01:
         return fmt_ns(x * 1e6)
-    return f"{_sig(x)} ms"
+    return f"{fmt_significant(x)} ms"
 
 
 def fmt_bytes(value) -> str:
@@ -79,8 +79,8 @@ def fmt_bytes(value) -> str:
         return MISSING
     for scale, prefix in _SI:
         if abs(x) >= scale:
-            return f"{_sig(x / scale)} {prefix}B"
-    return f"{_sig(x)} B"
+            return f"{fmt_significant(x / scale)} {prefix}B"
+    return f"{fmt_significant(x)} B"
 
 
 def fmt_rate(value, unit: str = "B") -> str:
@@ -93,8 +93,8 @@ def fmt_rate(value, unit: str = "B") -> str:
     sep = " " if len(unit) > 4 else ""
     for scale, prefix in _SI:
         if abs(x) >= scale:
-            return f"{_sig(x / scale)} {prefix}{sep}{unit}/s"
-    return f"{_sig(x)} {unit}/s".replace(" /s", "/s")
+            return f"{fmt_significant(x / scale)} {prefix}{sep}{unit}/s"
+    return f"{fmt_significant(x)} {unit}/s".replace(" /s", "/s")
 
 
 def fmt_pct(value, decimals: int = 1) -> str:
@@ -124,7 +124,7 @@ def fmt_share(value) -> str:
 def fmt_ratio(value) -> str:
     """A multiplier: 2.5 → '2.5×'."""
     x = finite(value)
-    return MISSING if x is None else f"{_sig(x, 3)}×"
+    return MISSING if x is None else f"{fmt_significant(x, 3)}×"
 
 
 _SHARE_KEY = re.compile(r"(share|utilization|fraction|_frac|ratio_of|active|_util)", re.I)

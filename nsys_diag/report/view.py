@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from nsys_diag import __version__
+from nsys_diag._version import __version__
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA

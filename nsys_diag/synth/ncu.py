@@ -151,9 +151,9 @@ _LABELS = {  # raw name -> (section, label) for use_labels
 
 
 def _metrics_for(k: SynthKernel, *, gpu_name: str | None, device_attrs: dict | None,
-                 peak_metrics: dict | None) -> list[tuple[str, object, str]]:
+                 peak_metrics: dict | None) -> list[tuple[str, float | str, str]]:
     """(raw metric name, base value or string, kind) for one launch of ``k``."""
-    rows: list[tuple[str, object, str]] = [
+    rows: list[tuple[str, float | str, str]] = [
         ("gpu__time_duration.sum", k.duration_ns, "ns"),
         ("sm__cycles_elapsed.avg", k.cycles, "cycle"),
         ("sm__cycles_elapsed.avg.per_second", k.sm_clock_hz, "cycle/s"),
@@ -204,7 +204,7 @@ class _Opts:
     metrics_kw: dict = field(default_factory=dict)  # gpu_name, device_attrs, peak_metrics
 
 
-def _cell(value: object, kind: str, o: _Opts) -> tuple[str, str]:
+def _cell(value: float | str, kind: str, o: _Opts) -> tuple[str, str]:
     """(unit cell, value cell) as ncu would print them."""
     if kind == "str":
         return "", str(value)

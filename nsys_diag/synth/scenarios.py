@@ -336,6 +336,7 @@ def scaled(sc: Scenario, k: float) -> Scenario:
     and shares stay the same while the number of GPU rows grows (benchmarks) or shrinks."""
     if k == 1:
         return sc
+    packed = False  # the phase being scaled packs its launches (set by phase() below)
 
     def ops(specs):
         out = []
@@ -354,8 +355,6 @@ def scaled(sc: Scenario, k: float) -> Scenario:
         gap = None if p.launch_gap_ns is None else max(200, int(round(p.launch_gap_ns / k)))
         return replace(p, kernels=ops(p.kernels), memcpys=ops(p.memcpys), memsets=ops(p.memsets),
                        launch_gap_ns=gap)
-
-    packed = False
 
     return replace(sc, phases=tuple(phase(p) for p in sc.phases),
                    periodic=tuple(replace(q, phase=phase(q.phase)) for q in sc.periodic))

@@ -76,8 +76,8 @@ def build_timeline(sc: Scenario) -> Timeline:
     parts: Parts = {k: [] for k in (
         "api", "kernels", "memcpy", "memset", "sync", "nvtx", "memory", "steps", "phase_occ",
         "osrt")}
-    for p in range(sc.n_processes):
-        proc = _process_info(sc, p)
+    for pidx in range(sc.n_processes):
+        proc = _process_info(sc, pidx)
         procs.append(proc)
         ProcessBuilder(sc, proc, parts, names).build()
 
@@ -181,6 +181,7 @@ def _process_info(sc: Scenario, p: int) -> ProcessInfo:
 def _metrics(sc: Scenario, procs, kernels, memcpy, phase_names: Codes, first: int,
              capture_end: int) -> dict[str, np.ndarray]:
     spec = sc.gpu_metrics
+    assert spec is not None  # called only for a scenario with GPU metrics
     period = spec.period_ns
     model = gpu_model(sc.gpu)
     t = np.arange(first - first % period + period, capture_end + 1, period, dtype=np.int64)

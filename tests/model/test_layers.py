@@ -80,3 +80,37 @@ def test_nothing_imports_the_api_but_the_package_lazily():
 def test_the_old_orchestration_modules_are_gone():
     assert not (PKG / "pipeline.py").exists() and not (PKG / "batch.py").exists()
     assert not (PKG / "profile.py").exists()
+
+
+def _root_imports(path: Path) -> list[str]:
+    """What ``path`` takes from the package root itself (``import nsys_diag``, or ``from
+    nsys_diag import X`` where X is not a submodule, e.g. ``__version__``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name == "nsys_diag"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "nsys_diag":
+            found += [f"nsys_diag.{a.name}" for a in node.names
+                      if not (PKG / a.name).is_dir() and not (PKG / f"{a.name}.py").is_file()]
+    return found
+
+
+def test_no_module_imports_the_package_root():
+    """The root sits above every layer (it re-exports the API lazily): a module importing it,
+    even for ``__version__`` (``nsys_diag/_version.py``), would be an arrow pointing up."""
+    bad = [f"{f.relative_to(PKG)} imports {name}" for f in sorted(PKG.rglob("*.py"))
+           if f != PKG / "__init__.py" for name in _root_imports(f)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_version_has_one_place():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    import nsys_diag
+    from nsys_diag._version import __version__
+
+    assert nsys_diag.__version__ == __version__
+    pyproject = tomllib.loads((PKG.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["tool"]["hatch"]["version"]["path"] == "nsys_diag/_version.py"
+    assert '__version__ = "' not in (PKG / "__init__.py").read_text(encoding="utf-8")

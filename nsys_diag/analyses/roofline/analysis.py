@@ -36,23 +36,23 @@ from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.roofline.gpu_choice import GPU_HINT, peaks_source
 from nsys_diag.analyses.roofline.gpu_specs import GpuSpec, arch_rates, lookup_gpu
 from nsys_diag.analyses.kernels.names import normalize_kernel_name
-from nsys_diag.analyses.roofline.metrics import (  # noqa: F401 (re-exported names)
-    _CYCLE_PAIRS,
-    _FLOP_WEIGHTS,
-    _M,
-    _MEM_PCT,
-    _MMA_INST,
-    _OCCUPANCY,
-    _PEAK_FMA,
-    _SM_CLOCK,
-    _SM_PCT,
-    _TENSOR_AGG_INST,
-    _TENSOR_PCT_STEMS,
-    _WAVES,
-    _bytes,
-    _sass_count,
-    _tensor_ops,
-    _wide,
+from nsys_diag.analyses.roofline.metrics import (
+    CYCLE_PAIRS,
+    FLOP_WEIGHTS,
+    MetricTable,
+    MEM_PCT,
+    MMA_INST,
+    OCCUPANCY,
+    PEAK_FMA,
+    SM_CLOCK,
+    SM_PCT,
+    TENSOR_AGG_INST,
+    TENSOR_PCT_STEMS,
+    WAVES,
+    level_bytes,
+    sass_count,
+    tensor_op_counts,
+    wide_metrics,
 )
 from nsys_diag.analyses.roofline.results import (  # noqa: F401 (re-exported names)
     BOUND_CLASSES,
@@ -80,7 +80,7 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
         return Unavailable("no Nsight Compute data (no ncu CSV was given)",
                            "add `--ncu kernels.csv`; " + capture_hint())
     launches = ncu_launches.drop_duplicates("launch_id").set_index("launch_id")
-    m = _M(_wide(ncu_metrics, launches.index))
+    m = MetricTable(wide_metrics(ncu_metrics, launches.index))
     notes: list[str] = []
     t, duration_source = _durations(m)
     if t.isna().all():
@@ -89,7 +89,7 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
                            "kernel duration", capture_hint(need))
     if t.isna().any():
         notes.append(f"{int(t.isna().sum())} launch(es) without a duration were left out")
-    clock = m.get(*_SM_CLOCK)
+    clock = m.get(*SM_CLOCK)
     clock = clock.fillna((m.get("sm__cycles_elapsed.avg") / t).where(m.get("sm__cycles_elapsed.avg").notna()))
     w = _work(m, t, clock, notes)
     tensor = _tensor_evidence(m, w, th)
@@ -119,12 +119,12 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
                            above=above), peaks_source=source)
 
 
-def _durations(m: _M) -> tuple[pd.Series, str]:
+def _durations(m: MetricTable) -> tuple[pd.Series, str]:
     """Per-launch duration in s (``gpu__time_duration.sum``, else cycles ÷ clock; ≤ 0 → NaN)
     and the metrics it came from."""
     t = m.get("gpu__time_duration.sum", "Duration [s]")
     duration_source = "gpu__time_duration.sum" if t.notna().any() else ""
-    for cyc, clk in _CYCLE_PAIRS:
+    for cyc, clk in CYCLE_PAIRS:
         if t.notna().all():
             break
         fallback = m.get(cyc) / m.get(clk)
@@ -152,19 +152,19 @@ class _Work:
     hfma: pd.Series
 
 
-def _work(m: _M, t: pd.Series, clock: pd.Series, notes: list[str]) -> _Work:
+def _work(m: MetricTable, t: pd.Series, clock: pd.Series, notes: list[str]) -> _Work:
     """FLOPs per precision with ncu's weights (HFMA2.MMA-like hfma removed from FP16), tensor OP
     counts, and DRAM/L2/L1 bytes per launch; ``missing`` names the absent counters."""
     smsp_clock = m.get("smsp__cycles_elapsed.avg.per_second").fillna(clock)
-    counts = {op: _sass_count(m, op, t, smsp_clock)
-              for ops in _FLOP_WEIGHTS.values() for op, _ in ops}
-    agg_tensor = m.get(_TENSOR_AGG_INST)
+    counts = {op: sass_count(m, op, t, smsp_clock)
+              for ops in FLOP_WEIGHTS.values() for op, _ in ops}
+    agg_tensor = m.get(TENSOR_AGG_INST)
     hfma = counts["hfma"]
     # HFMA2.MMA-like: hfma thread ops that the tensor-pipe count can explain (≤ 32 per inst)
     mma_like_hfma = np.minimum(hfma, 32.0 * agg_tensor).where(agg_tensor.notna() & hfma.notna(), 0.0)
     flops_by_prec: dict[str, pd.Series] = {}
     missing: list[str] = []
-    for prec, ops in _FLOP_WEIGHTS.items():
+    for prec, ops in FLOP_WEIGHTS.items():
         total = sum(w * counts[op] for op, w in ops)
         if prec == "fp16":
             total = total - 4.0 * mma_like_hfma
@@ -175,12 +175,12 @@ def _work(m: _M, t: pd.Series, clock: pd.Series, notes: list[str]) -> _Work:
     if bool((mma_like_hfma > 0).any()):
         notes.append("FP16 CUDA-core FLOPs exclude HFMA2.MMA-like instructions (hfma explained by "
                      "tensor-pipe instructions, NCU_CSV.md §6.2)")
-    tensor_ops, tensor_peaks = _tensor_ops(m, t, clock)
+    tensor_ops, tensor_peaks = tensor_op_counts(m, t, clock)
     for key, v in tensor_ops.items():
         flops_by_prec[key] = v
     work = pd.DataFrame(flops_by_prec)
     have_any_flops = work.notna().any(axis=1)
-    levels = {level: _bytes(m, level, t) for level in ("dram", "l2", "l1")}
+    levels = {level: level_bytes(m, level, t) for level in ("dram", "l2", "l1")}
     for level, metric in (("dram", "dram__bytes.sum"), ("l2", "lts__t_bytes.sum"),
                           ("l1", "l1tex__t_bytes.sum")):
         if levels[level].isna().all():
@@ -202,16 +202,16 @@ class _Tensor:
     label: str | None
 
 
-def _tensor_evidence(m: _M, w: _Work, th: Thresholds) -> _Tensor:
+def _tensor_evidence(m: MetricTable, w: _Work, th: Thresholds) -> _Tensor:
     """Tensor Core evidence per launch, from OP counters, MMA instruction counts, the tensor-pipe
     count minus HFMA2.MMA-like instructions, then pipe utilisation ≥ ``tensor_pipe_active_pct``."""
     ids = m.w.index
-    tensor_pct_cols = [f"{s}.avg.pct_of_peak_sustained_{kind}" for s in _TENSOR_PCT_STEMS
+    tensor_pct_cols = [f"{s}.avg.pct_of_peak_sustained_{kind}" for s in TENSOR_PCT_STEMS
                        for kind in ("elapsed", "active")]
     present_pct = [c for c in tensor_pct_cols if c in m.w.columns]
     tensor_pct = m.w[present_pct].max(axis=1) if present_pct else m.nan  # max over families (§6.3)
-    pure_mma = m.w[[c for c in _MMA_INST if c in m.w.columns]].sum(axis=1, min_count=1) \
-        if any(c in m.w.columns for c in _MMA_INST) else m.nan
+    pure_mma = m.w[[c for c in MMA_INST if c in m.w.columns]].sum(axis=1, min_count=1) \
+        if any(c in m.w.columns for c in MMA_INST) else m.nan
     # aggregate tensor-pipe count minus what HFMA2.MMA can explain: a lower bound on real MMA
     # (unknown without the hfma counter: the aggregate alone may be all HFMA2.MMA)
     agg_mma = (w.agg_tensor - w.hfma).clip(lower=0)
@@ -235,14 +235,14 @@ def _tensor_evidence(m: _M, w: _Work, th: Thresholds) -> _Tensor:
                    flag=tc_yes.astype(np.float64).where(tc_known), label=label)
 
 
-def _launch_table(m: _M, launches: pd.DataFrame, t: pd.Series, w: _Work, tensor: _Tensor,
+def _launch_table(m: MetricTable, launches: pd.DataFrame, t: pd.Series, w: _Work, tensor: _Tensor,
                   peak_series: dict, th: Thresholds,
                   notes: list[str]) -> tuple[pd.DataFrame, pd.Series, list[str]]:
     """One row per launch with a duration: work, SOL %, peaks at the dominant precision and the
     bound (ncu SOL when both SOL % exist, else the roofline position); also which launches had
     SOL metrics and the kernels whose rates exceed a peak by ``roofline_above_peak_factor``."""
     ids = launches.index
-    sm_pct, mem_pct, waves = m.get(*_SM_PCT), m.get(*_MEM_PCT), m.get(*_WAVES)
+    sm_pct, mem_pct, waves = m.get(*SM_PCT), m.get(*MEM_PCT), m.get(*WAVES)
     work = w.work
     dominant = work.fillna(0).idxmax(axis=1).where(w.have_any_flops & (work.fillna(0).max(axis=1) > 0))
     peak_dom = pd.Series(np.nan, index=ids)
@@ -266,7 +266,7 @@ def _launch_table(m: _M, launches: pd.DataFrame, t: pd.Series, w: _Work, tensor:
     table = pd.DataFrame({
         "kernel_name": launches["kernel_name"].astype(str),
         "t_s": t, "flops": w.flops, "dram": w.dram, "l2": w.l2, "l1": w.l1,
-        "sm_pct": sm_pct, "mem_pct": mem_pct, "waves": waves, "occupancy": m.get(*_OCCUPANCY),
+        "sm_pct": sm_pct, "mem_pct": mem_pct, "waves": waves, "occupancy": m.get(*OCCUPANCY),
         "tensor_pct": tensor.pct, "mma_inst": tensor.mma_inst, "tc": tensor.flag,
         "bound": bound, "bound_source": bound_src, "dominant": dominant,
         "peak_flop": peak_dom, "peak_dram": peak_series["dram"],
@@ -370,7 +370,7 @@ _PEAK_PRECISIONS = ("fp64", "fp32", "fp16", "tensor_fp16", "tensor_tf32", "tenso
                     "tensor_int8", "tensor_fp64")
 
 
-def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks: dict,
+def _peaks(m: MetricTable, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks: dict,
            gpu_name: str | None) -> tuple[Peaks, dict]:
     """Per-launch peak series (FLOP/s by precision, DRAM bytes/s) + the summary Peaks (medians,
     at the median profiled SM clock)."""
@@ -393,7 +393,7 @@ def _peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row, tensor_peaks:
     return peaks, {"flop": flop, "dram": dram if dram.notna().any() else pd.Series(np.nan, index=ids)}
 
 
-def _flop_peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row,
+def _flop_peaks(m: MetricTable, clock: pd.Series, spec: GpuSpec | None, gpu_row,
                 tensor_peaks: dict) -> tuple[dict[str, pd.Series], dict[str, str]]:
     """Per-launch FLOP/s peaks by precision and where each came from, first found: ncu
     ``.peak_sustained`` × SM clock, the built-in table (at the profiled clock, else datasheet),
@@ -409,7 +409,7 @@ def _flop_peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row,
             rates = arch_rates(int(gpu_row["cc_major"]), max(int(gpu_row["cc_minor"]), 0))
     eff_clock = clock if clock.notna().any() else None
     for prec in ("fp64", "fp32", "fp16"):
-        op, w = _PEAK_FMA[prec]
+        op, w = PEAK_FMA[prec]
         stem = f"sass_thread_inst_executed_op_{op}_pred_on.sum.peak_sustained"
         ncu_pk = w * m.get(f"sm__{stem}", f"smsp__{stem}") * clock
         if ncu_pk.notna().any():
@@ -440,7 +440,7 @@ def _flop_peaks(m: _M, clock: pd.Series, spec: GpuSpec | None, gpu_row,
     return flop, prov
 
 
-def _memory_peaks(m: _M, spec: GpuSpec | None, gpu_row,
+def _memory_peaks(m: MetricTable, spec: GpuSpec | None, gpu_row,
                   prov: dict[str, str]) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Per-launch DRAM / L2 / L1 bytes/s ceilings (ncu peak metrics × their clocks; DRAM falls
     back to the device-reported bandwidth, then the built-in table); records provenance."""

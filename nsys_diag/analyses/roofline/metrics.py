@@ -15,7 +15,7 @@ def _key(metric: pd.Series, unit: pd.Series) -> pd.Series:
     return metric.where(~is_label, metric + " [" + unit + "]")
 
 
-def _wide(ncu_metrics: pd.DataFrame, launch_ids: pd.Index) -> pd.DataFrame:
+def wide_metrics(ncu_metrics: pd.DataFrame, launch_ids: pd.Index) -> pd.DataFrame:
     """launch_id × metric-key float table (only the metrics the roofline can use)."""
     if ncu_metrics is None or ncu_metrics.empty:
         return pd.DataFrame(index=launch_ids)
@@ -37,8 +37,9 @@ def _wide(ncu_metrics: pd.DataFrame, launch_ids: pd.Index) -> pd.DataFrame:
     return w.reindex(launch_ids)
 
 
-class _M:
-    """Coalescing accessor over the wide table; remembers which names were used."""
+class MetricTable:
+    """Coalescing accessor over the wide table (``wide_metrics``): ``get(*names)`` is the first
+    present value per launch among ``names`` (NaN where none is)."""
 
     def __init__(self, w: pd.DataFrame):
         self.w = w
@@ -58,19 +59,25 @@ class _M:
         return next((n for n in names if self.has(n)), None)
 
 
-_SM_CLOCK = ("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second",
-             "smsp__cycles_elapsed.avg.per_second", "SM Frequency [cycle/s]")
-_CYCLE_PAIRS = (("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
-                ("smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second"),
-                ("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
-                ("Elapsed Cycles [cycle]", "SM Frequency [cycle/s]"))
-_SM_PCT = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput [%]",
-           "SM Throughput [%]", "SOL SM [%]", "SM [%]")
-_MEM_PCT = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-            "Memory Throughput [%]", "SOL Memory [%]", "Memory [%]")
-_WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM []")
-_OCCUPANCY = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy [%]")
-_TENSOR_PCT_STEMS = (
+SM_CLOCK = ("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second",
+            "smsp__cycles_elapsed.avg.per_second", "SM Frequency [cycle/s]")
+"""The SM clock (cycle/s), first present wins."""
+CYCLE_PAIRS = (("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"),
+               ("smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second"),
+               ("gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second"),
+               ("Elapsed Cycles [cycle]", "SM Frequency [cycle/s]"))
+"""(cycles, clock) pairs whose ratio is a launch's duration in s when ncu gave none."""
+SM_PCT = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput [%]",
+          "SM Throughput [%]", "SOL SM [%]", "SM [%]")
+"""SM throughput, % of peak (raw name, then the display labels of ncu versions)."""
+MEM_PCT = ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+           "Memory Throughput [%]", "SOL Memory [%]", "Memory [%]")
+"""Memory throughput, % of peak."""
+WAVES = ("launch__waves_per_multiprocessor", "Waves Per SM []")
+"""Waves per SM of a launch."""
+OCCUPANCY = ("sm__warps_active.avg.pct_of_peak_sustained_active", "Achieved Occupancy [%]")
+"""Achieved occupancy, %."""
+TENSOR_PCT_STEMS = (
     "sm__pipe_tensor_cycles_active", "sm__pipe_tensor_cycles_active_v2",
     "sm__pipe_tensor_op_hmma_cycles_active", "sm__pipe_tensor_op_hmma_cycles_active_v2",
     "sm__pipe_tensor_op_imma_cycles_active", "sm__pipe_tensor_op_imma_cycles_active_v2",
@@ -81,24 +88,29 @@ _TENSOR_PCT_STEMS = (
     "sm__inst_executed_pipe_tensor_op_gmma", "sm__inst_executed_pipe_tensor_subpipe_hmma",
     "sm__inst_executed_pipe_tc",
 )
-_MMA_INST = ("sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__inst_executed_pipe_tensor_op_hmma_v2.sum",
-             "sm__inst_executed_pipe_tensor_op_imma.sum", "sm__inst_executed_pipe_tensor_op_imma_v2.sum",
-             "sm__inst_executed_pipe_tensor_op_dmma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum",
-             "sm__inst_executed_pipe_tensor_subpipe_hmma.sum",
-             "sm__inst_executed_pipe_tensor_subpipe_imma.sum",
-             "sm__inst_executed_pipe_tensor_subpipe_dmma.sum", "sm__inst_executed_pipe_tc.sum")
-_TENSOR_AGG_INST = "sm__inst_executed_pipe_tensor.sum"
+"""Stems of the Tensor Core pipe-utilisation metrics (% of peak), by GPU generation."""
+MMA_INST = ("sm__inst_executed_pipe_tensor_op_hmma.sum", "sm__inst_executed_pipe_tensor_op_hmma_v2.sum",
+            "sm__inst_executed_pipe_tensor_op_imma.sum", "sm__inst_executed_pipe_tensor_op_imma_v2.sum",
+            "sm__inst_executed_pipe_tensor_op_dmma.sum", "sm__inst_executed_pipe_tensor_op_gmma.sum",
+            "sm__inst_executed_pipe_tensor_subpipe_hmma.sum",
+            "sm__inst_executed_pipe_tensor_subpipe_imma.sum",
+            "sm__inst_executed_pipe_tensor_subpipe_dmma.sum", "sm__inst_executed_pipe_tc.sum")
+"""Tensor Core MMA instruction counters, one per pipe/precision family (summed: pure MMA)."""
+TENSOR_AGG_INST = "sm__inst_executed_pipe_tensor.sum"
+"""All Tensor-pipe instructions (one aggregate count)."""
 
-_FLOP_WEIGHTS = {  # precision -> ((op, weight), ...): ncu's roofline weights (NCU_CSV.md §6.2, §7)
+FLOP_WEIGHTS = {  # precision -> ((op, weight), ...): ncu's roofline weights (NCU_CSV.md §6.2, §7)
     "fp64": (("dadd", 1.0), ("dmul", 1.0), ("dfma", 2.0)),
     "fp32": (("fadd", 1.0), ("fmul", 1.0), ("ffma", 2.0)),
     "fp16": (("hadd", 2.0), ("hmul", 2.0), ("hfma", 4.0)),
 }
-_PEAK_FMA = {"fp64": ("dfma", 2.0), "fp32": ("ffma", 2.0), "fp16": ("hfma", 4.0)}
+PEAK_FMA = {"fp64": ("dfma", 2.0), "fp32": ("ffma", 2.0), "fp16": ("hfma", 4.0)}
+"""precision → (the FMA op whose peak rate is the precision's peak, FLOP per instruction)."""
 
 
-def _sass_count(m: _M, op: str, t: pd.Series, smsp_clock: pd.Series) -> pd.Series:
-    """Total thread instructions of one SASS op (sm__/smsp__ totals, per-second or per-cycle)."""
+def sass_count(m: MetricTable, op: str, t: pd.Series, smsp_clock: pd.Series) -> pd.Series:
+    """Total thread instructions of one SASS op (sm__/smsp__ totals, per-second × ``t`` in s, or
+    per-cycle × ``smsp_clock`` in cycle/s × ``t``)."""
     stem = f"sass_thread_inst_executed_op_{op}_pred_on"
     total = m.get(f"sm__{stem}.sum", f"smsp__{stem}.sum")
     total = total.fillna(m.get(f"sm__{stem}.sum.per_second", f"smsp__{stem}.sum.per_second") * t)
@@ -106,7 +118,9 @@ def _sass_count(m: _M, op: str, t: pd.Series, smsp_clock: pd.Series) -> pd.Serie
     return total.fillna(per_cycle * smsp_clock * t)
 
 
-def _bytes(m: _M, level: str, t: pd.Series) -> pd.Series:
+def level_bytes(m: MetricTable, level: str, t: pd.Series) -> pd.Series:
+    """Bytes moved per launch at memory ``level`` (``dram``, ``l2``, else L1): the byte total,
+    else its rate × ``t`` (duration in s), else active cycles × the bytes each moves."""
     if level == "dram":
         out = m.get("dram__bytes.sum")
         out = out.fillna(m.get("dram__bytes_read.sum") + m.get("dram__bytes_write.sum"))
@@ -135,8 +149,10 @@ def _tensor_precision(stem: str) -> str:
     return "tensor_other"
 
 
-def _tensor_ops(m: _M, t: pd.Series, clock: pd.Series) -> tuple[dict[str, pd.Series], dict[str, pd.Series]]:
-    """Tensor OP counts and peaks (OP/s) by precision from ``sm__ops_path_tensor_*``."""
+def tensor_op_counts(m: MetricTable, t: pd.Series, clock: pd.Series
+                     ) -> tuple[dict[str, pd.Series], dict[str, pd.Series]]:
+    """Tensor OP counts and peaks (OP/s) by precision from ``sm__ops_path_tensor_*`` (``t``:
+    per-launch duration in s, ``clock``: SM clock in cycle/s)."""
     cols = [c for c in m.w.columns if c.startswith("sm__ops_path_tensor_")]
     stems = sorted({c[len("sm__ops_path_tensor_"):].split(".", 1)[0] for c in cols})
     aggregate = [s for s in stems if s.startswith("src_")]
