@@ -58,6 +58,9 @@ class SynthKernel:
     tensor_ops_fp16: float | None = None  # sm__ops_path_tensor_src_fp16_dst_fp32.sum
     block: tuple[int, int, int] = (256, 1, 1)
     grid: tuple[int, int, int] = (1024, 1, 1)
+    extra_metrics: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """More metrics of this kernel: raw name -> (value, kind), kind as in the units table
+    (``"%"``, ``"ns"``, ``"inst"``, ``""`` …) — e.g. a tensor-pipe utilisation."""
 
     # ---- known answers (per launch) ----------------------------------------------------
     def c(self, op: str) -> float:
@@ -175,6 +178,7 @@ def _metrics_for(k: SynthKernel, *, gpu_name: str | None, device_attrs: dict | N
                      k.tensor_pipe_pct, "%"))
     if k.tensor_ops_fp16 is not None:
         rows.append(("sm__ops_path_tensor_src_fp16_dst_fp32.sum", k.tensor_ops_fp16, ""))
+    rows += [(name, float(value), kind) for name, (value, kind) in k.extra_metrics.items()]
     if gpu_name:
         rows.append(("device__attribute_display_name", gpu_name, "str"))
     for name, value in (device_attrs or {}).items():

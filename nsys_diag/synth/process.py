@@ -262,9 +262,12 @@ class ProcessBuilder:
         start), then one push/pop range per step on the main thread."""
         sc, texts = self.sc, self.names.nvtx_texts
         used = [s.nvtx_domain for ph in lay.slots for s in ph.kernels if s.nvtx and s.nvtx_domain]
+        used += [r.domain for ph in lay.slots for r in ph.ranges if r.domain]
         for d in dict.fromkeys(used):
             self.add_nvtx([self.t0 - 30 * US], 0, NVTX_DOMAIN_CREATE, texts.code(d), False,
                           self.main, self.names.domain(d), has_end=False)
+        if not sc.nvtx_steps:
+            return
         step_codes = np.array([texts.code(f"{sc.step_prefix}{i}") for i in range(sc.steps)],
                               np.int64)
         self.add_nvtx(lay.step_start, lay.step_end, NVTX_PUSHPOP, step_codes,
@@ -288,16 +291,19 @@ class ProcessBuilder:
                                         "phase": np.full(n_occ, occ.phase_code), "start": occ.start,
                                         "end": occ.end})
         etype = NVTX_STARTEND if ph.kind == "start_end" else NVTX_PUSHPOP
-        self.add_nvtx(occ.start, occ.end, etype, texts.code(ph.name), reg, self.main)
+        if self.sc.nvtx_steps:
+            self.add_nvtx(occ.start, occ.end, etype, texts.code(ph.name), reg, self.main)
         for rs in ph.ranges:
             i = np.arange(rs.count)
             slot_len = o_dur[:, None] * (rs.span / rs.count)
             rstart = o_start[:, None] + np.rint(o_dur[:, None] * rs.start + slot_len * i).astype(
                 np.int64)
             rend = rstart + np.rint(slot_len * rs.fill).astype(np.int64)
+            dom = self.names.domain(rs.domain) if rs.domain else 0
             self.add_nvtx(rstart.ravel(), rend.ravel(),
                           NVTX_STARTEND if rs.kind == "start_end" else NVTX_PUSHPOP,
-                          texts.code(rs.name), reg, self.proc.gtid(rs.thread))
+                          texts.code(rs.name), True if dom else reg, self.proc.gtid(rs.thread),
+                          dom)
         for mark in ph.marks:
             self.add_nvtx(occ.end - 2 * US, 0, NVTX_MARK, texts.code(mark), False, self.main,
                           has_end=False)
@@ -350,7 +356,7 @@ class ProcessBuilder:
         sc, names, n = self.sc, self.names, start.size
         gtid = self.proc.gtid(spec.thread)
         if kind == KIND_KERNEL:
-            info = kernel_info(spec.name)
+            info = spec.info or kernel_info(spec.name)
             if spec.grid is not None or spec.block is not None:  # another launch config
                 info = replace(info, grid=spec.grid or info.grid,
                                block=spec.block or info.block)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from nsys_diag.synth.kernels import KernelInfo
 from nsys_diag.synth.schema import GPU_METRIC_NAMES
 
 MS = 1_000_000
@@ -54,7 +55,9 @@ class KernelSpec:
     the launches back to back at that fraction of the phase (0 = start, 1 = end) instead of
     spreading them. ``nvtx``: wrap each launch call in an NVTX push/pop range with that text in
     ``nvtx_domain`` (e.g. ``ncclAllReduce`` in ``NCCL``). ``grid``/``block``: launch this spec with
-    another geometry than the catalog's (one kernel name under two launch configurations)."""
+    another geometry than the catalog's (one kernel name under two launch configurations).
+    ``info``: the kernel's full description (names, geometry, registers, shared memory, launch
+    API) for a kernel outside the catalog; ``name`` is then only a label."""
 
     name: str
     dur_ns: int
@@ -68,6 +71,7 @@ class KernelSpec:
     nvtx_domain: str = ""
     grid: tuple[int, int, int] | None = None
     block: tuple[int, int, int] | None = None
+    info: KernelInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,9 @@ class CpuSamplingSpec:
 @dataclass(frozen=True)
 class RangeSpec:
     """Nested NVTX sub-ranges inside a phase: ``count`` ranges evenly spread over
-    ``[start, start + span]`` (fractions of the phase), each filling ``fill`` of its slot."""
+    ``[start, start + span]`` (fractions of the phase), each filling ``fill`` of its slot.
+    ``domain``: an NVTX domain name (its texts registered, as the MPI interposer writes them);
+    empty = the default domain."""
 
     name: str
     count: int = 1
@@ -180,6 +186,7 @@ class RangeSpec:
     fill: float = 0.9
     thread: str = "main"
     kind: str = "push_pop"
+    domain: str = ""
 
 
 @dataclass(frozen=True)
@@ -307,6 +314,9 @@ class Scenario:
     init_calls: tuple[tuple[str, int], ...] = ()  # (API, ns) appended to the preamble calls
     cpu_sampling: CpuSamplingSpec | None = None
     shuffle_seed: int | None = None  # write event-table rows in this seed's random order
+    nvtx_steps: bool = True  # False: steps and phases write no NVTX ranges (sub-ranges still do)
+    main_thread_name: str | None = None  # ThreadNames name of the main thread (default: process)
+    idle_devices: int = 0  # more GPUs in TARGET_INFO_GPU that no process of the file uses
 
     def __post_init__(self) -> None:
         for f in ("phases", "periodic", "command", "init_calls"):  # accept lists as well as tuples

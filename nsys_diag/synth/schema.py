@@ -283,7 +283,11 @@ DRIVER_APIS = frozenset({
     "cuMemAlloc_v2", "cuGetProcAddress_v2", "cuKernelGetAttribute", "cuLibraryLoadData",
     "cuLibraryGetKernel", "cuCtxSetCurrent", "cuModuleLoad", "cuModuleLoadDataEx",
     "cuLibraryLoadFromFile", "cuCtxCreate_v2", "cuDevicePrimaryCtxRetain", "cuMemFree_v2",
-    "cuMemCreate", "cuMemMap", "cuMemRelease", "cuMemAddressReserve"})
+    "cuMemCreate", "cuMemMap", "cuMemRelease", "cuMemAddressReserve",
+    # what libomptarget and the NVHPC runtimes call (driver API, no version suffix)
+    "cuStreamSynchronize", "cuCtxSynchronize", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemAllocManaged", "cuStreamCreate",
+    "cuModuleGetFunction", "cuDeviceGetCount", "cuDeviceGet", "cuCtxGetDevice"})
 """Driver APIs (``eventClass = 1``): written without version suffix (``_v2`` is part of the name)."""
 
 
@@ -518,6 +522,7 @@ class GpuModel:
     async_engines: int
     max_ipc: int
     max_blocks_per_sm: int = 32
+    max_warps_per_sm: int = 64
 
 
 GPU_CATALOG: dict[str, GpuModel] = {
@@ -529,6 +534,12 @@ GPU_CATALOG: dict[str, GpuModel] = {
                      1_555_200_000_000, 41_943_040, (8, 0), (8, 2), 167_936, 166_912, 5, 4),
     "V100": GpuModel("Tesla V100-SXM2-32GB", "GV100", 80, 1_530_000_000, 34_089_730_048,
                      898_048_000_000, 6_291_456, (7, 0), (7, 0), 98_304, 98_304, 6, 4),
+    "RTX3090": GpuModel("NVIDIA GeForce RTX 3090", "GA102", 82, 1_695_000_000, 25_438_126_080,
+                        936_096_000_000, 6_291_456, (8, 6), (8, 6), 102_400, 101_376, 2, 4,
+                        max_blocks_per_sm=16, max_warps_per_sm=48),
+    "T4": GpuModel("Tesla T4", "TU104", 40, 1_590_000_000, 15_655_829_504, 320_064_000_000,
+                   4_194_304, (7, 5), (7, 5), 65_536, 65_536, 3, 4, max_blocks_per_sm=16,
+                   max_warps_per_sm=32),
 }
 
 

@@ -243,10 +243,11 @@ class _Writer:
     # -- target info ----------------------------------------------------------------------------
     def _target_info(self) -> None:
         v, sc, tl, g = self.v, self.sc, self.tl, self.gpu
-        n = len(self.devices)
-        dev = np.array(self.devices, np.int64)
-        bus = [f"0000:{0x18 + 0x1a * d:02x}:00.0" for d in self.devices]
-        uuid = [f"GPU-5e55{d:04x}-{sc.seed:04x}-4a1b-8c2d-{g.sm_count:012x}" for d in self.devices]
+        devices = self.devices + [max(self.devices) + 1 + i for i in range(sc.idle_devices)]
+        n = len(devices)
+        dev = np.array(devices, np.int64)
+        bus = [f"0000:{0x18 + 0x1a * d:02x}:00.0" for d in devices]
+        uuid = [f"GPU-5e55{d:04x}-{sc.seed:04x}-4a1b-8c2d-{g.sm_count:012x}" for d in devices]
         if v.gpu_table == "full":
             self.insert("TARGET_INFO_GPU", {
                 "vmId": VM_GLOBAL_ID, "id": dev, "name": g.name, "busLocation": bus,
@@ -258,7 +259,7 @@ class _Writer:
                 "maxRegistersPerBlock": 65536, "maxShmemPerBlock": 49152,
                 "maxShmemPerBlockOptin": g.max_shmem_optin, "maxShmemPerSm": g.max_shmem_per_sm,
                 "maxRegistersPerSm": 65536, "threadsPerWarp": 32, "asyncEngines": g.async_engines,
-                "maxWarpsPerSm": 64, "maxBlocksPerSm": g.max_blocks_per_sm,
+                "maxWarpsPerSm": g.max_warps_per_sm, "maxBlocksPerSm": g.max_blocks_per_sm,
                 "maxThreadsPerBlock": 1024, "maxBlockDimX": 1024, "maxBlockDimY": 1024,
                 "maxBlockDimZ": 64, "maxGridDimX": 2147483647, "maxGridDimY": 65535,
                 "maxGridDimZ": 65535, "computeMajor": g.compute[0], "computeMinor": g.compute[1],
@@ -276,7 +277,7 @@ class _Writer:
                 "constantMemorySize": 65536, "l2CacheSize": g.l2_cache, "numThreadsPerWarp": 32,
                 "coreClockRate": g.clock_hz // 1000, "numMemcpyEngines": g.async_engines,
                 "numMultiprocessors": g.sm_count, "maxIPC": g.max_ipc,
-                "maxWarpsPerMultiprocessor": 64, "maxBlocksPerMultiprocessor": g.max_blocks_per_sm,
+                "maxWarpsPerMultiprocessor": g.max_warps_per_sm, "maxBlocksPerMultiprocessor": g.max_blocks_per_sm,
                 "maxRegistersPerBlock": 65536, "maxSharedMemoryPerBlock": 49152,
                 "maxThreadsPerBlock": 1024, "maxBlockDimX": 1024, "maxBlockDimY": 1024,
                 "maxBlockDimZ": 64, "maxGridDimX": 2147483647, "maxGridDimY": 65535,
