@@ -210,7 +210,8 @@ class ProcessBuilder:
         """Init calls and (with ``gpu_memory``) cudaMalloc calls on the main thread, 50 µs apart,
         from the process start on; the allocations become memory events 20 µs into their call."""
         sc, t0 = self.sc, self.t0
-        calls = list(_PREAMBLE) + [(n, int(d)) for n, d in sc.init_calls]
+        calls = list(_PREAMBLE if sc.preamble is None else sc.preamble) + \
+            [(n, int(d)) for n, d in sc.init_calls]
         if sc.gpu_memory is not None:
             gm = sc.gpu_memory
             self.alloc_sizes = [gm.weights_bytes // gm.chunks] * gm.chunks + \
@@ -406,22 +407,29 @@ class ProcessBuilder:
         """Drain (cudaDeviceSynchronize, a device sync) and free (cudaFree per allocation)
         500 µs after the last step, 30 µs apart."""
         sc = self.sc
-        tail_calls = [("cudaDeviceSynchronize", 40 * US)]
+        tail_calls = [(sc.tail_sync, 40 * US)] if sc.tail_sync else []
         if sc.gpu_memory is not None:
             tail_calls += [("cudaFree", 90 * US)] * len(self.alloc_sizes)
+        if not tail_calls:
+            return
+        n_sync = 1 if sc.tail_sync else 0
         tdur = np.array([d for _, d in tail_calls], np.int64)
         tstart = last_step_end + 500 * US + np.cumsum(tdur + 30 * US) - tdur
         rows = self.add_api(tstart, tdur, self.main,
                             np.array([self.names.api_names.code(n) for n, _ in tail_calls], np.int64),
                             tstart[-1] + tdur[-1] + 1)
-        self.sync_parts.append({"api_row": rows[:1], "sync_kind": np.array([SYNC_KINDS.index("device")]),
-                                "stream": np.array([COMPUTE_STREAM]), "min_ns": np.array([5 * US]),
-                                "phase": np.array([-1]), "step": np.array([-1])})
+        if sc.tail_sync:
+            kind = SYNC_KINDS.index(SYNC_KIND.get(sc.tail_sync, "device"))
+            self.sync_parts.append({"api_row": rows[:1], "sync_kind": np.array([kind]),
+                                    "stream": np.array([COMPUTE_STREAM]),
+                                    "min_ns": np.array([5 * US]), "phase": np.array([-1]),
+                                    "step": np.array([-1])})
         if sc.gpu_memory is not None:
             sz = self.mem_parts[0]["bytes"]
-            self.mem_parts.append({"start": tstart[1:] + 20 * US, "bytes": sz,
+            self.mem_parts.append({"start": tstart[n_sync:] + 20 * US, "bytes": sz,
                                    "address": self.mem_parts[0]["address"],
-                                   "op": np.ones(sz.size, np.int64), "api_row": rows[1:]})
+                                   "op": np.ones(sz.size, np.int64),
+                                   "api_row": rows[n_sync:]})
 
     # -- GPU side -----------------------------------------------------------------------------
     def _gpu_execution(self, api: dict, base: int) -> tuple[dict | None, np.ndarray]:

@@ -317,8 +317,13 @@ class Scenario:
     nvtx_steps: bool = True  # False: steps and phases write no NVTX ranges (sub-ranges still do)
     main_thread_name: str | None = None  # ThreadNames name of the main thread (default: process)
     idle_devices: int = 0  # more GPUs in TARGET_INFO_GPU that no process of the file uses
+    autograd_thread: bool = True  # False: no pt_autograd_0 thread (a program that is not PyTorch)
+    preamble: tuple[tuple[str, int], ...] | None = None  # (API, ns) start-up calls; None: PyTorch's
+    tail_sync: str | None = "cudaDeviceSynchronize"  # the drain call after the last step; None: none
 
     def __post_init__(self) -> None:
+        if self.preamble is not None:
+            object.__setattr__(self, "preamble", tuple(self.preamble))
         for f in ("phases", "periodic", "command", "init_calls"):  # accept lists as well as tuples
             object.__setattr__(self, f, tuple(getattr(self, f)))
         if self.steps < 1:

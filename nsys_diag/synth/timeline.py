@@ -162,8 +162,9 @@ def _process_info(sc: Scenario, p: int) -> ProcessInfo:
     autograd (pid + 14), one per other thread key used (pid + 20 + i), and nsys's own threads."""
     rank0 = sc.rank or 0
     pid = sc.base_pid + rank0 + p * 7
-    threads = {"main": (pid, sc.main_thread_name or sc.process_name),
-               "autograd": (pid + 14, "pt_autograd_0")}
+    threads = {"main": (pid, sc.main_thread_name or sc.process_name)}
+    if sc.autograd_thread:
+        threads["autograd"] = (pid + 14, "pt_autograd_0")
     extra_keys = sorted({s.thread for ph in sc.phases + tuple(q.phase for q in sc.periodic)
                          for s in ph.kernels + ph.memcpys + ph.memsets + ph.syncs + ph.ranges
                          + ph.api_calls + ph.host_calls}
