@@ -45,9 +45,9 @@ _DRIVER_START = (("cuInit", 1_100 * US), ("cuDeviceGetCount", 2 * US), ("cuDevic
                  ("cuModuleLoadDataEx", 4 * MS), ("cuModuleGetFunction", 3 * US),
                  ("cuStreamCreate", 12 * US))
 """Start-up of a program that uses the driver API only (libomptarget, the NVHPC runtime)."""
+_DRIVER_START_NS = 200 * MS  # the first step starts after it
 _RUNTIME_START = (("cuModuleGetLoadingMode", 1_200), ("cudaMalloc", 280 * US))
 """Start-up of a CUDA-C program: the runtime's one visible driver call, then its allocation."""
-_NOT_PYTORCH = {"autograd_thread": False}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,8 +82,9 @@ def openmp_offload() -> Scenario:
         k_ns = 8 * MS + round(i * 16 * MS / (n - 1))  # 8 .. 24 ms, 352 ms in all
         host_ns = 1_800 * MS if i % 7 == 3 else (30 + 25 * i) * MS
         phases += [
-            PhaseSpec(f"map_{i}", 2 * MS, api_calls=(ApiCallSpec("cuMemAlloc_v2", 40 * US, at=0.0),),
-                      memcpys=(MemcpySpec("H2D", 8 * MiB, 700 * US, api="cuMemcpyHtoDAsync_v2",
+            PhaseSpec(f"alloc_{i}", 200 * US,
+                      api_calls=(ApiCallSpec("cuMemAlloc_v2", 40 * US, at=0.0),)),
+            PhaseSpec(f"map_{i}", 2 * MS, memcpys=(MemcpySpec("H2D", 8 * MiB, 700 * US, api="cuMemcpyHtoDAsync_v2",
                                           stream=_OMP_STREAM, at=0.0),),
                       syncs=(SyncSpec("cuStreamSynchronize", stream=_OMP_STREAM, at=0.0),)),
             PhaseSpec(f"target_{i}", k_ns + 400 * US, kernels=(KernelSpec(
@@ -105,7 +106,8 @@ def openmp_offload() -> Scenario:
                     "to 1.8 s of serial host code without CUDA calls; no NVTX.",
         expected_verdict="overhead_bound", steps=1, phases=tuple(phases), gpu="V100",
         idle_devices=1, nvtx=False, process_name="jacobi_mg_omp", command=("./jacobi_mg_omp",),
-        preamble=_DRIVER_START, tail_sync="cuCtxSynchronize", **_NOT_PYTORCH)
+        preamble=_DRIVER_START, preamble_ns=_DRIVER_START_NS, tail_sync="cuCtxSynchronize",
+        autograd_thread=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,7 +148,8 @@ def openacc() -> Scenario:
                     KernelSpec(swap.demangled, 500 * US, info=swap, stream=_OMP_STREAM, at=0.0),),
                     syncs=(SyncSpec("cuStreamSynchronize", stream=_OMP_STREAM, at=0.0),)),
                 PhaseSpec("host_bookkeeping", 900 * US)),
-        preamble=_DRIVER_START, tail_sync="cuCtxSynchronize", **_NOT_PYTORCH)
+        preamble=_DRIVER_START, preamble_ns=_DRIVER_START_NS, tail_sync="cuCtxSynchronize",
+        autograd_thread=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,7 +179,7 @@ def cuda_tiny_blocks() -> Scenario:
                                at=0.0)),
                     syncs=(SyncSpec("cudaDeviceSynchronize", at=0.0),)),),
         preamble=_RUNTIME_START + (("cudaMalloc", 250 * US), ("cudaMalloc", 250 * US)),
-        **_NOT_PYTORCH)
+        autograd_thread=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,7 +208,7 @@ def sparse_solver_t4() -> Scenario:
                     "and a residual SpMV; ~71% time-busy, most of it a few percent of the GPU.",
         expected_verdict="latency_bound", steps=1500, gpu="T4", nvtx=False,
         process_name="sptrsv_bench", command=("./sptrsv_bench", "nlpkkt80.mtx"),
-        preamble=_RUNTIME_START + (("cudaMalloc", 200 * US),) * 5, **_NOT_PYTORCH,
+        preamble=_RUNTIME_START + (("cudaMalloc", 200 * US),) * 5, autograd_thread=False,
         phases=(PhaseSpec("level", 380 * US, kernels=(
                     KernelSpec(_SPTRSV.demangled, 276 * US, info=_SPTRSV, launch_ns=5 * US,
                                at=0.0),),
@@ -249,7 +252,7 @@ def cutlass_pageable() -> Scenario:
         expected_verdict="input_bound", steps=1, gpu="A100", nvtx=False,
         process_name="cutlass_gemm_bench", command=("./cutlass_gemm_bench", "--m=8192",
                                                     "--n=8192", "--k=8192", "--iterations=6"),
-        preamble=_RUNTIME_START, tail_sync=None, **_NOT_PYTORCH,
+        preamble=_RUNTIME_START, tail_sync=None, autograd_thread=False,
         phases=(PhaseSpec("init_host", 120 * MS,
                           api_calls=(ApiCallSpec("cudaMalloc", 400 * US, count=4, at=0.0),)),
                 PhaseSpec("upload", 272 * MS, memcpys=(MemcpySpec(
@@ -298,7 +301,8 @@ def host_writes() -> Scenario:
                     "launches the work (869 calls, ~70 ms) — OS-runtime tracing on; no NVTX.",
         expected_verdict="overhead_bound", steps=11, gpu="A100", nvtx=False,
         process_name="miniWeather_stdpar", command=("./miniWeather_stdpar",),
-        preamble=_DRIVER_START + (("cuMemAllocManaged", 90 * US),) * 6, **_NOT_PYTORCH,
+        preamble=_DRIVER_START + (("cuMemAllocManaged", 90 * US),) * 6,
+        preamble_ns=_DRIVER_START_NS, autograd_thread=False,
         env={"NVCOMPILER_ACC_NOTIFY": "0", "NX": "400", "NZ": "200"},
         phases=(PhaseSpec("compute", 5_600 * US,
                           memcpys=(MemcpySpec("uvm_h2d", 64 * 1024, 3 * US, count=334, at=0.0),),
@@ -330,7 +334,7 @@ def launches_no_kernel_rows() -> Scenario:
         expected_verdict="insufficient_data", steps=10, gpu="A100", nvtx=False,
         process_name="stream_bench", command=("./stream_bench", "-n", "1287"),
         preamble=_RUNTIME_START + (("cudaMalloc", 300 * US),) * 2, tail_sync=None,
-        **_NOT_PYTORCH,
+        autograd_thread=False,
         phases=(PhaseSpec("sweep", 40 * MS, kernels=(
                     KernelSpec(_STREAM_KERNEL.demangled, 25 * US, count=1_287,
                                info=_STREAM_KERNEL, launch_ns=4 * US),),
@@ -348,7 +352,7 @@ def cuda_init_no_launch() -> Scenario:
         expected_verdict="insufficient_data", steps=1, gpu="A100", nvtx=False,
         process_name="lbm_cpu", command=("./lbm_cpu", "--backend=cpu"),
         preamble=(("cuInit", 1_300 * US), ("cuModuleGetLoadingMode", 1_100)), tail_sync=None,
-        **_NOT_PYTORCH,
+        autograd_thread=False,
         phases=(PhaseSpec("probe", 3 * MS, api_calls=(
                     ApiCallSpec("cudaGetDeviceCount", 3 * US, at=0.0),
                     ApiCallSpec("cudaMalloc", 250 * US, count=4, at=0.1),
@@ -402,7 +406,7 @@ def mpi_saxpy() -> Scenario:
         phases=tuple(phases), process_name="./saxpy-mpi-cuda", main_thread_name="MPI Rank 0",
         command=("mpirun", "-np", "2", "./saxpy-mpi-cuda"),
         env={"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"},
-        preamble=_RUNTIME_START + (("cudaMalloc", 280 * US),) * 2, tail_sync=None, **_NOT_PYTORCH)
+        preamble=_RUNTIME_START + (("cudaMalloc", 280 * US),) * 2, tail_sync=None, autograd_thread=False)
 
 
 # ---------------------------------------------------------------------------------------------
