@@ -30,6 +30,9 @@ Modules, lowest first (each imports only those above it, numpy and the standard 
 * :mod:`~nsys_diag.synth.samples` — the committed ``sample_traces/`` and their README block;
 * :mod:`~nsys_diag.synth.cli` — the command line; :mod:`~nsys_diag.synth.ncu` — Nsight Compute
   CSVs (independent of the rest).
+* :mod:`~nsys_diag.synth.programs` (+ :mod:`~nsys_diag.synth.program_facts`) — captures of
+  programs that are not PyTorch (OpenMP offload, OpenACC, CUDA-C, CUTLASS, stdpar, MPI, capture
+  failures, ncu raw pages): ``programs.write_case(name, path, schema=...)``, ``programs.facts(name)``.
 """
 from __future__ import annotations
 

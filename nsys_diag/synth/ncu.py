@@ -188,6 +188,13 @@ def _metrics_for(k: SynthKernel, *, gpu_name: str | None, device_attrs: dict | N
     return rows
 
 
+def metric_names(k: SynthKernel) -> list[str]:
+    """The raw metric names a launch of ``k`` prints (no device attributes or peak metrics) —
+    e.g. to keep only a ``--metrics`` list by dropping the rest."""
+    return [name for name, _, _ in _metrics_for(k, gpu_name=None, device_attrs=None,
+                                                 peak_metrics=None)]
+
+
 @dataclass(frozen=True)
 class _Opts:
     """The quirks of one CSV (see :func:`ncu_csv_text`)."""

@@ -5,7 +5,8 @@ framework), and what the tool should conclude.
 ``facts(name)`` keys (times ms as float, shares 0..1):
 
 * ``case``, ``format`` (``nsys`` | ``ncu``), ``description``, ``gpu_name``, ``gpus`` (rows of
-  TARGET_INFO_GPU), ``sm_count``;
+  TARGET_INFO_GPU), ``sm_count`` (None where the file does not say: the ncu cases, whose
+  ``--metrics`` list holds no device attribute; they state ``compute_capability`` and ``metrics``);
 * ``framework`` (one of issue 26's ``pytorch``, ``jax``, ``tensorflow``, ``tensorrt``,
   ``openmp_offload``, ``openacc``, ``stdpar``, ``cuda``, ``unknown``), ``libraries``;
 * ``kernels``: ``count`` and ``total_ms`` of the kernel rows in the file, ``launch_calls`` (API
@@ -34,7 +35,7 @@ import numpy as np
 
 from nsys_diag.synth.events import COPY_KIND, MEM_PAGEABLE
 from nsys_diag.synth.kernels import KernelInfo
-from nsys_diag.synth.programs import (NCU_CASES, PYTORCH_ONLY_WORDS, SCENARIOS,
+from nsys_diag.synth.programs import (NCU_CASES, NCU_METRICS, PYTORCH_ONLY_WORDS, SCENARIOS,
                                       TENSOR_PIPE_METRIC, ncu_kernels, scenario)
 from nsys_diag.synth.scenarios import MS
 from nsys_diag.synth.schema import GpuModel, gpu_model
@@ -223,7 +224,8 @@ def _ncu_facts(name: str) -> dict[str, Any]:
     return {"case": name, "format": "ncu", "description":
             f"ncu --page raw --csv of {sum(k.launches for k in ks)} kernel launches with "
             "tensor-pipe and SM-throughput metrics but no FLOP or DRAM-bytes counters",
-            "gpu_name": "NVIDIA A100-SXM4-40GB", "gpus": 1, "sm_count": 108,
+            "gpu_name": None, "compute_capability": "8.0", "gpus": 1, "sm_count": None,
+            "metrics": list(NCU_METRICS),
             "kernels": {"count": sum(k.launches for k in ks), "total_ms": total / MS,
                         "by_name": by_name},
             "tensor_pipe_metric": TENSOR_PIPE_METRIC,

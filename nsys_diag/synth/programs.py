@@ -30,7 +30,7 @@ from typing import Any
 
 from nsys_diag.synth.events import COPY_KIND
 from nsys_diag.synth.kernels import KernelInfo
-from nsys_diag.synth.ncu import SynthKernel, write_ncu_csv
+from nsys_diag.synth.ncu import SynthKernel, metric_names, write_ncu_csv
 from nsys_diag.synth.scenarios import (MS, US, ApiCallSpec, HostCallSpec, KernelSpec, MemcpySpec,
                                        MiB, PhaseSpec, RangeSpec, Scenario, SyncSpec)
 
@@ -446,11 +446,10 @@ _AFTER_WRITE: dict[str, Callable[[sqlite3.Connection], None]] = {
 # ---------------------------------------------------------------------------------------------
 
 TENSOR_PIPE_METRIC = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
-_NO_FLOP_DROPS = tuple(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in (
-    "dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma")) + (
-    "dram__bytes.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum")
-"""What ``ncu --page raw --csv`` with a section set lacking the instruction and memory
-counters leaves out: every FLOP (SASS op) counter and the DRAM / L2 / L1 bytes."""
+NCU_METRICS = ("gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+               TENSOR_PIPE_METRIC)
+"""The metrics asked for (``ncu --metrics <these> --page raw --csv``): a tensor-pipe study, so
+no FLOP (SASS op) counter and no DRAM / L2 / L1 bytes — the raw page holds only these."""
 
 _NCU_KERNELS = (  # (name, duration ns, SM throughput %, tensor pipe %, grid, block)
     ("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_tn", 182_000.0, 78.0, 61.0,
@@ -509,8 +508,9 @@ def write_case(name: str, path: str | Path, schema: str = "2024.6") -> Path:
     from nsys_diag.synth.writer import write_nsys_sqlite
 
     if name in NCU_CASES:
-        return write_ncu_csv(path, ncu_kernels(name), layout="raw",
-                             gpu_name="NVIDIA A100-SXM4-40GB", drop_metrics=_NO_FLOP_DROPS)
+        kernels = ncu_kernels(name)
+        every = {m for k in kernels for m in metric_names(k)}
+        return write_ncu_csv(path, kernels, layout="raw", drop_metrics=every - set(NCU_METRICS))
     if name not in SCENARIOS:
         raise KeyError(f"unknown case {name!r}; choose one of {', '.join(CASES)}")
     out = write_nsys_sqlite(path, scenario(name), schema)

@@ -102,8 +102,11 @@ def test_ncu_rows_match_facts(name, loaded):
     assert b.ncu_launches.kernel_name.value_counts().to_dict() == \
         {n: r["count"] for n, r in f["kernels"]["by_name"].items()}
     metrics = set(b.ncu_metrics.metric)
-    assert {f["tensor_pipe_metric"], "gpu__time_duration.sum",
-            "sm__throughput.avg.pct_of_peak_sustained_elapsed"} <= metrics
+    assert metrics == set(f["metrics"]) == {f["tensor_pipe_metric"], "gpu__time_duration.sum",
+                                            "sm__throughput.avg.pct_of_peak_sustained_elapsed"}
+    tc = b.ncu_metrics[b.ncu_metrics.metric == f["tensor_pipe_metric"]]
+    assert sorted(tc.value.astype(float).unique()) == sorted(
+        {r["tensor_pipe_pct"] for r in f["kernels"]["by_name"].values()})
     assert not any("sass_thread_inst" in m or m.startswith(("dram__bytes", "lts__t_bytes"))
                    for m in metrics)
     dur = b.ncu_metrics[b.ncu_metrics.metric == "gpu__time_duration.sum"]
