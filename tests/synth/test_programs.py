@@ -48,6 +48,7 @@ def test_every_case_has_facts_with_a_framework_and_a_conclusion():
     for n in programs.CASES:
         f = programs.facts(n)
         assert f["case"] == n and f["framework"] in FRAMEWORKS
+        assert f["framework"] in f["framework_any_of"] and set(f["framework_any_of"]) <= set(FRAMEWORKS)
         exp = f["expected"]
         assert exp["verdict"] is None or exp["verdict"] in VERDICT_CODES + ("latency_bound",)
         assert exp["verdict"] not in exp["not_verdict"]
@@ -191,6 +192,9 @@ def test_host_writes(loaded, written):
     assert (writes.end_ns - writes.start_ns).between(79_000, 81_000).all()
     launcher = set(b.kernels.launch_global_tid)
     assert set(writes.global_tid) == launcher  # the thread that launches the GPU work
+    polls = b.osrt[b.osrt.name == "poll"]
+    assert len(polls) == 11 and not set(polls.global_tid) & launcher
+    assert set(b.threads[b.threads.global_tid.isin(polls.global_tid)].name) == {"cuda-EvtHandlr"}
     assert len(b.kernels) == 22 and _ms(b.kernels) == pytest.approx(42, abs=0.01)
     uvm = f["copies"]["by_kind"]
     assert uvm["uvm_h2d"]["count"] + uvm["uvm_d2h"]["count"] == 5511
@@ -248,10 +252,16 @@ def test_launch_fill_follows_the_issue_definition():
     from nsys_diag.synth.kernels import KernelInfo
 
     big = KernelInfo("k", "k", grid=(4096, 1, 1), block=(256, 1, 1), registers=32)
-    assert launch_fill(big, gpu_model("T4")) == (1.0, False)
+    assert launch_fill(big, gpu_model("T4")) == (1.0, False, "warps")
     tiny = KernelInfo("k", "k", grid=(40, 1, 1), block=(32, 1, 1), registers=32)
-    fill, under = launch_fill(tiny, gpu_model("T4"))
-    assert fill == pytest.approx(40 * 32 / (40 * 32 * 32)) and under
+    fill, under, by = launch_fill(tiny, gpu_model("T4"))
+    assert fill == pytest.approx(40 * 32 / (40 * 32 * 32)) and under and by == "grid"
+    fan2 = KernelInfo("k", "k", grid=(1024, 1024, 1), block=(4, 4, 1), registers=20)
+    fill, under, by = launch_fill(fan2, gpu_model("RTX3090"))
+    assert fill == pytest.approx(16 * 16 / 1536) and under and by == "blocks"
+    gemm = KernelInfo("k", "k", grid=(64, 64, 1), block=(128, 1, 1), registers=230)
+    fill, under, by = launch_fill(gemm, gpu_model("A100"))  # 2 blocks/SM by registers
+    assert fill == pytest.approx(2 * 128 / 2048) and not under and by == "registers"
 
 
 @pytest.mark.parametrize("name", programs.CASES)
