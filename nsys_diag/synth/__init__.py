@@ -30,7 +30,8 @@ Modules, lowest first (each imports only those above it, numpy and the standard 
 * :mod:`~nsys_diag.synth.samples` — the committed ``sample_traces/`` and their README block;
 * :mod:`~nsys_diag.synth.cli` — the command line; :mod:`~nsys_diag.synth.ncu` — Nsight Compute
   CSVs (independent of the rest).
-* :mod:`~nsys_diag.synth.programs` (+ :mod:`~nsys_diag.synth.program_facts`) — captures of
+* :mod:`~nsys_diag.synth.programs` (cases in :mod:`~nsys_diag.synth.program_cases`, known facts
+  in :mod:`~nsys_diag.synth.program_facts`) — captures of
   programs that are not PyTorch (OpenMP offload, OpenACC, CUDA-C, CUTLASS, stdpar, MPI, capture
   failures, ncu raw pages): ``programs.write_case(name, path, schema=...)``, ``programs.facts(name)``.
 """

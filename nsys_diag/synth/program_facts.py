@@ -1,4 +1,5 @@
-"""Known facts of the program cases in :mod:`nsys_diag.synth.programs`: what the rows hold
+"""Known facts of the program cases (:mod:`nsys_diag.synth.programs`, defined in
+:mod:`nsys_diag.synth.program_cases`): what the rows hold
 (computed from the built timeline or the ncu kernels, never typed in), what ran (issue 26's
 framework), and what the tool should conclude.
 
@@ -39,8 +40,8 @@ import numpy as np
 
 from nsys_diag.synth.events import COPY_KIND, MEM_PAGEABLE
 from nsys_diag.synth.kernels import KernelInfo
-from nsys_diag.synth.programs import (NCU_CASES, NCU_METRICS, PYTORCH_ONLY_WORDS, SCENARIOS,
-                                      TENSOR_PIPE_METRIC, ncu_kernels, scenario)
+from nsys_diag.synth.program_cases import (NCU_CASES, NCU_METRICS, PYTORCH_ONLY_WORDS,
+                                           SCENARIOS, TENSOR_PIPE_METRIC, ncu_kernels)
 from nsys_diag.synth.scenarios import MS
 from nsys_diag.synth.schema import GpuModel, gpu_model
 from nsys_diag.synth.timeline import Timeline, build_timeline, union_intervals
@@ -191,7 +192,7 @@ def _copy_facts(tl: Timeline) -> dict[str, Any]:
 
 
 def _nsys_facts(name: str) -> dict[str, Any]:
-    sc = scenario(name)
+    sc = SCENARIOS[name]()
     tl = build_timeline(sc)
     gpu = gpu_model(sc.gpu)
     has_rows = name != "launches_no_kernel_rows"
