@@ -6,6 +6,8 @@ the order outputs show them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # ----------------------------------------------------------------------------------- phases
 CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication", "other")
 """Canonical phases a step's NVTX ranges map to (``analyses/steps/phases.py``); ``other`` catches the
@@ -20,26 +22,64 @@ PHASE_DISPLAY_ORDER = ("data", "forward", "backward", "optimizer", "communicatio
 communication, then bookkeeping)."""
 
 # ------------------------------------------------------------------------------- gap causes
-GAP_CAUSES = ("startup", "input", "overhead", "communication", "transfer", "unified_memory", "sync",
-              "memory_management", "host_io", "launch", "other")
-"""Causes of GPU idle time, in precedence order (defined once, in ``analyses/gaps/causes.py``'s module
-docstring): a gap's time goes to the first cause whose evidence covers it; ``other`` is the
-residual."""
+@dataclass(frozen=True)
+class GapCause:
+    """One cause of GPU idle time and every word that follows from it (the one table; the maps
+    elsewhere — ``findings.CAUSE_CODE``, ``job_verdict.HOST_CAUSE_VERDICT``, ``verdict``'s
+    mechanism phrases, the report's labels, the JSON's key order — are read from it).
 
-GAP_CAUSE_LABELS = (
-    ("startup", "Start-up"),
-    ("input", "Waiting on input"),
-    ("transfer", "Memory transfers"),
-    ("unified_memory", "Unified memory"),
-    ("communication", "Communication (host)"),
-    ("sync", "Host synchronization"),
-    ("memory_management", "Memory management"),
-    ("host_io", "Host I/O"),
-    ("launch", "Launch overhead"),
-    ("overhead", "Overhead phase"),
-    ("other", "Other"),
+    ``label``: the report's name for it; ``report_order``: its place in the report's list (the
+    table itself is in precedence order); ``finding_code``: the verdict code its finding argues
+    for; ``straggler_verdict``: the verdict of a straggler whose excess host time is this cause
+    (``finding_code`` except start-up, which is no reason to call a rank with steps
+    ``insufficient_data``); ``mechanism``: what the GPU waits for, as the scaling advice words it;
+    ``advice_key``: its entry in ``analyses/diagnosis/advice.ADVICE``."""
+
+    name: str
+    label: str
+    report_order: int
+    finding_code: str
+    straggler_verdict: str
+    mechanism: str
+    advice_key: str
+
+
+GAP_CAUSE_TABLE = (
+    GapCause("startup", "Start-up", 0, "insufficient_data", "overhead_bound",
+             "start-up before the first kernel", "startup"),
+    GapCause("input", "Waiting on input", 1, "input_bound", "input_bound",
+             "its input (data loading)", "input"),
+    GapCause("overhead", "Overhead phase", 9, "overhead_bound", "overhead_bound",
+             "overhead phases", "overhead"),
+    GapCause("communication", "Communication (host)", 4, "communication_bound",
+             "communication_bound", "host-side communication", "communication"),
+    GapCause("transfer", "Memory transfers", 2, "input_bound", "input_bound",
+             "host↔device copies", "transfer"),
+    GapCause("unified_memory", "Unified memory", 3, "input_bound", "input_bound",
+             "unified-memory migrations", "unified_memory"),
+    GapCause("sync", "Host synchronization", 5, "overhead_bound", "overhead_bound",
+             "host synchronisation", "sync"),
+    GapCause("memory_management", "Memory management", 6, "overhead_bound", "overhead_bound",
+             "host memory allocation", "memory_management"),
+    GapCause("host_io", "Host I/O", 7, "overhead_bound", "overhead_bound",
+             "blocking host I/O", "host_io"),
+    GapCause("launch", "Launch overhead", 8, "launch_bound", "launch_bound", "kernel launches",
+             "launch"),
+    GapCause("other", "Other", 10, "overhead_bound", "overhead_bound",
+             "host work no evidence names", "other"),
 )
+"""Every gap cause, in precedence order (defined in ``analyses/gaps/causes.py``'s module docstring):
+a gap's time goes to the first cause whose evidence covers it; ``other`` is the residual."""
+
+GAP_CAUSES = tuple(c.name for c in GAP_CAUSE_TABLE)
+"""The gap causes' names in precedence order (the order of ``gaps.by_cause`` in the JSON)."""
+
+GAP_CAUSE_LABELS = tuple((c.name, c.label)
+                         for c in sorted(GAP_CAUSE_TABLE, key=lambda c: c.report_order))
 """Gap causes with their report labels, in the order the report lists them."""
+
+GAP_CAUSE_BY_NAME = {c.name: c for c in GAP_CAUSE_TABLE}
+"""Each gap cause's row of ``GAP_CAUSE_TABLE`` by its name."""
 
 # ---------------------------------------------------------------------------- verdict codes
 VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",

@@ -37,3 +37,40 @@ def test_batch_phase_order_is_the_display_order():
     names = ["other", "overhead", "communication", "data", "zeta", "backward"]
     assert sorted(names, key=batch_summary.phase_sort_key) == [
         "data", "backward", "communication", "overhead", "other", "zeta"]
+
+
+def test_gap_cause_table_is_complete_and_every_map_reads_it():
+    """One row per gap cause with every field set; the maps elsewhere are derived from it."""
+    from nsys_diag.analyses.diagnosis import advice, findings, verdict
+    from nsys_diag.analyses.job import job_verdict
+
+    table = V.GAP_CAUSE_TABLE
+    assert len({c.name for c in table}) == len(table) == len(V.GAP_CAUSES)
+    assert sorted(c.report_order for c in table) == list(range(len(table)))
+    assert V.GAP_CAUSES[-1] == "other"  # the residual comes last in precedence
+    for c in table:
+        assert all(getattr(c, f) for f in ("label", "mechanism", "advice_key")), c
+        assert c.finding_code in V.VERDICT_CODES and c.straggler_verdict in V.VERDICT_CODES, c
+        # a straggler's host time reads as its finding does (start-up is no reason for
+        # insufficient_data on a rank that has steps)
+        assert c.straggler_verdict == c.finding_code or c.finding_code == "insufficient_data", c
+        assert findings.CAUSE_CODE[c.name] == c.finding_code
+        assert job_verdict.HOST_CAUSE_VERDICT[c.name] == c.straggler_verdict
+        assert verdict._MECHANISM[c.name] == c.mechanism
+        assert advice.ADVICE[c.advice_key], c
+    assert dict(V.GAP_CAUSE_LABELS) == {c.name: c.label for c in table}
+
+
+def test_host_io_and_unified_memory_read_the_same_everywhere():
+    """The harmonised mapping: host I/O is overhead, unified-memory migration is input."""
+    from nsys_diag.analyses.diagnosis import findings
+    from nsys_diag.analyses.job import job_verdict
+
+    for cause, code in (("host_io", "overhead_bound"), ("unified_memory", "input_bound")):
+        assert findings.CAUSE_CODE[cause] == code
+        rows = [{"rank": r, "phase_gpu_ms": {"forward": 10.0},
+                 "gaps_ms": {cause: 40.0 if r == 2 else 1.0, "sync": 1.0}} for r in range(3)]
+        straggler = {"rank": 2, "phase": "forward", "phase_excess_ms": 30.0}
+        got = job_verdict.job_cause({"rows": rows}, straggler)
+        assert got is not None and got["kind"] == "host" and got["gap_cause"] == cause
+        assert got["verdict"] == code

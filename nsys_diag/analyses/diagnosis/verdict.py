@@ -50,7 +50,7 @@ from nsys_diag.analyses.diagnosis.findings import (
 )
 from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
+from nsys_diag.model.vocabulary import GAP_CAUSE_TABLE, NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
 
@@ -371,10 +371,8 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
 
-_MECHANISM = {"input": "its input (data loading)", "transfer": "host↔device copies",
-              "unified_memory": "unified-memory migrations", "sync": "host synchronisation",
-              "memory_management": "host memory allocation", "host_io": "blocking host I/O",
-              "overhead": "overhead phases", "other": "host work no evidence names"}
+_MECHANISM = {c.name: c.mechanism for c in GAP_CAUSE_TABLE}
+"""What the GPU waits for, per gap cause, as the scaling advice words it (``GapCause.mechanism``)."""
 
 
 def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) -> str:
