@@ -28,6 +28,7 @@ import pandas as pd
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.errors import UsageError, printable_line
 from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.vocabulary import HINT_ADD_NVTX
 
 TOP_RANGE_NAMES = 10
 """How many of the most frequent NVTX range names a ``--step-range`` error lists."""
@@ -103,8 +104,7 @@ def check_step_range(bundle: TraceBundle, options: AnalyzeOptions) -> None:
     if not name:
         return
     if not len(bundle.nvtx):
-        raise _fail(f"--step-range {name!r}: the trace has no NVTX ranges "
-                    "(capture with `-t cuda,nvtx` and mark each step with a range)")
+        raise _fail(f"--step-range {name!r}: the trace has no NVTX ranges; {HINT_ADD_NVTX}")
     if not step_range_matches(bundle.nvtx, name):
         raise _fail(f"--step-range {name!r} matches no NVTX range; the most frequent ranges are: "
                     f"{frequent_range_names(bundle.nvtx)}")

@@ -47,7 +47,8 @@ from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
-from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, NSYS_EXPORT_COMMAND,
+                                        NSYS_TRACE_FLAGS)
 
 CAPTURE_FLAGS = NSYS_TRACE_FLAGS
 """The capture command line we recommend when CUDA data is missing."""
@@ -83,8 +84,7 @@ def _check_is_nsys(db: NsysDb) -> None:
     raise SchemaError(db.path,
                       f"SQLite database but not an Nsight Systems export: missing "
                       f"{' and '.join(missing)} (tables found: {shown})",
-                      "create one with `nsys export --type sqlite --output report.sqlite "
-                      "report.nsys-rep`")
+                      f"create one with `{NSYS_EXPORT_COMMAND}`")
 
 
 def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
@@ -251,7 +251,7 @@ def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
             "no_cuda_tables",
             "the export holds no CUDA GPU activity (no kernel, memcpy or memset rows"
             + ("" if present else "; the CUDA tables are absent") + ")",
-            0, f"capture CUDA with `{CAPTURE_FLAGS} -o report <your command>`"))
+            0, HINT_CAPTURE_TRACE))
     return {**f, "api": api}
 
 
@@ -302,8 +302,7 @@ def _nvtx_frames(nvtx_res, duration: int, src: str, warnings: list[LoadWarning]
     if not len(nvtx_f):
         warnings.append(LoadWarning(
             "no_nvtx", "the export holds no NVTX ranges, so steps and phases cannot be named",
-            0, "add NVTX ranges around steps/phases (e.g. torch.cuda.nvtx.range_push/pop or "
-               "nvtx.annotate) and capture with `-t cuda,nvtx`"))
+            0, HINT_ADD_NVTX))
     return nvtx_f, marks_f
 
 

@@ -98,20 +98,86 @@ VERDICT_TITLES = {
 }
 
 # ---------------------------------------------------------------------------- capture hints
+# Every "capture X with Y" a warning, an unavailable section, ``inspect`` or the verdict prints:
+# one named entry per hint, one spelling each (flags quoted in backticks, lower case; a renderer
+# capitalises where it needs to).
 NSYS_TRACE_FLAGS = "nsys profile -t cuda,nvtx,osrt"
 """The tracing flags every capture hint starts from."""
+
+NSYS_TRACE_CUDA = "nsys profile -t cuda"
+"""The CUDA tracing flag, the one spelling of "-t cuda" in every hint."""
+
+NSYS_TRACE_CUDA_NVTX = "nsys profile -t cuda,nvtx"
+"""The short CUDA + NVTX tracing flags quoted inside longer hints."""
 
 NSYS_CAPTURE_COMMAND = f"{NSYS_TRACE_FLAGS} --cuda-graph-trace=node -o report python train.py"
 """A complete capture command line for a PyTorch training script."""
 
-HINT_CAPTURE_CUDA = "capture CUDA with `nsys profile -t cuda`"
-HINT_CAPTURE_CUDA_ACTIVITY = "capture CUDA activity with `nsys profile -t cuda`"
-HINT_CAPTURE_CUDA_NVTX = "capture CUDA activity with `nsys profile -t cuda,nvtx`"
-HINT_GPU_METRICS = ("nsys profile --gpu-metrics-devices=all … "
-                    "(nsys ≥ 2023.x; older: --gpu-metrics-device=all)")
-HINT_MEMORY_USAGE = "capture allocations with `nsys profile --cuda-memory-usage=true`"
-HINT_GPU_METRICS_CAPTURE = ("capture GPU metrics with `nsys profile --gpu-metrics-devices=all` "
-                            "(`--gpu-metrics-device=all` on nsys before 2023.x)")
-"""The GPU-metrics capture hint as an analysis's "unavailable" form states it."""
-NSYS_TRACE_CUDA_NVTX = "nsys profile -t cuda,nvtx"
-"""The short CUDA + NVTX tracing flags quoted inside longer hints."""
+NSYS_EXPORT_SQLITE = "nsys export --type sqlite"
+"""The export that turns a ``.nsys-rep`` into the SQLite file nsys-diag reads."""
+
+NSYS_EXPORT_COMMAND = f"{NSYS_EXPORT_SQLITE} --output report.sqlite report.nsys-rep"
+"""The whole export command line."""
+
+HINT_REEXPORT = f"re-export the report from the original .nsys-rep with `{NSYS_EXPORT_COMMAND}`"
+"""A damaged, edited or cut export (missing rows, tables or a mismatching capture span)."""
+
+NSYS_FLAG_GPU_METRICS = "--gpu-metrics-devices=all"
+"""The GPU-metrics sampling flag (nsys 2023.3 and later)."""
+
+NSYS_GPU_METRICS_OLDER = "`--gpu-metrics-device=all` on nsys before 2023.3"
+"""The GPU-metrics flag's older spelling and the version it changed in (the one cut-off)."""
+
+NSYS_FLAG_MEMORY_USAGE = "--cuda-memory-usage=true"
+"""The allocation-tracking flag."""
+
+HINT_CAPTURE_CUDA = f"capture CUDA activity with `{NSYS_TRACE_CUDA}`"
+"""No GPU activity (kernels, copies) to analyse."""
+
+HINT_CAPTURE_CUDA_NVTX = f"capture CUDA activity with `{NSYS_TRACE_CUDA_NVTX}`"
+"""No kernels to classify (Tensor Cores), NVTX wanted beside them."""
+
+HINT_CAPTURE_CUDA_COMMAND = f"Capture CUDA activity: {NSYS_CAPTURE_COMMAND}"
+"""An unavailable report section that needs the GPU timeline: the whole capture command."""
+
+HINT_CAPTURE_TRACE = f"capture CUDA with `{NSYS_TRACE_FLAGS} -o report <your command>`"
+"""An export without CUDA tables: the tracing flags with an output name."""
+
+HINT_CAPTURE_LAUNCHES = (f"capture with `{NSYS_TRACE_CUDA}` and export the .nsys-rep with "
+                         f"`{NSYS_EXPORT_SQLITE}`")
+"""GPU work that cannot be joined to its launching API calls."""
+
+HINT_ADD_NVTX = ("add NVTX ranges around steps and phases (e.g. nsys_diag.annotate, "
+                 "torch.cuda.nvtx.range_push/range_pop or nvtx.annotate) and capture with "
+                 f"`{NSYS_TRACE_CUDA_NVTX}`")
+"""No NVTX ranges, so neither steps nor phases can be named."""
+
+HINT_MARK_STEPS = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
+                   "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
+                   "`--step-range NAME`")
+"""NVTX ranges, but none that reads as a training step."""
+
+HINT_CAPTURE_STEPS = f"capture with `{NSYS_TRACE_CUDA_NVTX}` and {HINT_MARK_STEPS}"
+"""No NVTX ranges at all, so no steps: the capture flags, then how to mark the steps."""
+
+HINT_GPU_METRICS = (f"capture GPU metrics with `nsys profile {NSYS_FLAG_GPU_METRICS}` "
+                    f"({NSYS_GPU_METRICS_OLDER})")
+"""No GPU metrics sampled (SM, Tensor Core, DRAM activity)."""
+
+HINT_MEMORY_USAGE = f"capture allocations with `nsys profile {NSYS_FLAG_MEMORY_USAGE}`"
+"""No allocation events (peak GPU memory)."""
+
+HINT_CAPTURE_WORKERS = ("capture the workers too: nsys profile traces child processes by default; "
+                        "annotate their fetches with NVTX or add `--sample=process-tree`")
+"""No DataLoader worker in the export."""
+
+NCU_CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base python train.py > "
+                       "kernels.csv")
+"""The Nsight Compute command line that records what the roofline needs."""
+
+HINT_NCU_CSV = (f"re-run ncu with CSV output, e.g. `{NCU_CAPTURE_COMMAND}` (or `ncu --import "
+                "R.ncu-rep --csv --page raw --print-units base > kernels.csv`)")
+"""A CSV that is not the Nsight Compute raw page."""
+
+HINT_NCU = f"profile kernels with Nsight Compute (`{NCU_CAPTURE_COMMAND}`) and pass `--ncu kernels.csv`"
+"""No Nsight Compute metrics attached (``inspect``'s roofline row)."""

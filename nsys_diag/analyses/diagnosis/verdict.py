@@ -50,7 +50,8 @@ from nsys_diag.analyses.diagnosis.findings import (
 )
 from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSE_TABLE, NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
+from nsys_diag.model.vocabulary import (GAP_CAUSE_TABLE, NSYS_CAPTURE_COMMAND, NSYS_EXPORT_SQLITE,
+                                        NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
 
@@ -188,7 +189,7 @@ def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Eviden
 def _insufficient(x: VerdictInputs) -> Verdict:
     missing = ", ".join(x.missing) if x.missing else "no CUDA kernels in the analysed window"
     recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
-        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then nsys export --type sqlite report.nsys-rep",)
+        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then {NSYS_EXPORT_SQLITE} report.nsys-rep",)
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
