@@ -118,7 +118,7 @@ def check_steps(options: AnalyzeOptions, detected, where: str = "") -> None:
     if options.steps is None:
         return
     first, last = options.steps
-    text = f"{first}:{'' if last is None or last < 0 else last}"
+    text = f"{first}:{'' if last is None else last}"
     count = int(getattr(detected, "count", 0) or 0) if getattr(detected, "available", True) else 0
     if count == 0:
         reason = getattr(detected, "reason", "no step was detected")

@@ -336,7 +336,7 @@ def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: An
     if options.steps is not None:
         first, last = options.steps
         sel = np.zeros(n, bool)
-        sel[max(first, 0): (last + 1 if last is not None and last >= 0 else n)] = True
+        sel[first: n if last is None else last + 1] = True
     if options.window_ns is not None:  # only steps lying wholly inside --window
         lo, hi = options.window_ns
         inside = (starts >= lo) & (ends <= hi)
