@@ -5,17 +5,17 @@ A top-level module like ``cli.py``: it calls ``app/`` and nothing imports it (th
 ``__init__`` exposes it lazily, so ``nsys-diag --help`` stays free of pandas). Each option takes
 what the command line takes, or the Python value it stands for; a bad value is the same
 ``UsageError`` (exit code 2 on the command line), an unreadable input the same ``InputError``
-(3) — the typed errors of ``model/errors.py``.
+(3) — the typed errors of ``model/errors.py``. Options are built by the command line's own
+builder (``app/options.build_options``).
 """
 from __future__ import annotations
 
-import dataclasses
 import html as _html
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -23,107 +23,8 @@ from nsys_diag.app import analyze as _analyze
 from nsys_diag.app import options as _opts
 from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import InputError, UsageError
-from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
-from nsys_diag.model.thresholds import Thresholds
 
 __all__ = ["Analysis", "Comparison", "Verdict", "analyze", "compare"]
-
-# ------------------------------------------------------------------------------ option values
-def _window(value) -> tuple[int, int] | None:
-    """``"12.5s:14s"`` (the CLI's form) or ``(start_ns, end_ns)``."""
-    if value is None or isinstance(value, str):
-        return _opts.parse_window(value)
-    if not isinstance(value, Sequence) or len(value) != 2:
-        raise UsageError(f"window={value!r}: expected 'START:END' or a (start_ns, end_ns) tuple")
-    start, end = (0 if value[0] is None else value[0]), (2**62 if value[1] is None else value[1])
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)):
-        raise UsageError(f"window={value!r}: the tuple's ends are integer nanoseconds")
-    if end <= start:
-        raise UsageError(f"window={value!r}: END must be after START")
-    return int(start), int(end)
-
-
-def _steps(value) -> tuple[int, int] | None:
-    """``"2:9"`` or ``(2, 9)`` — 0-based inclusive; ``None`` as the last means "to the end"."""
-    if value is None or isinstance(value, str):
-        return _opts.parse_steps(value)
-    if not isinstance(value, Sequence) or len(value) != 2:
-        raise UsageError(f"steps={value!r}: expected 'FIRST:LAST' or a (first, last) tuple")
-    first = 0 if value[0] is None else value[0]
-    last = -1 if value[1] is None else value[1]
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (first, last)) \
-            or first < 0 or last < -1:
-        raise UsageError(f"steps={value!r}: step indices are integers ≥ 0")
-    if last != -1 and last < first:
-        raise UsageError(f"steps={value!r}: LAST must be ≥ FIRST")
-    return int(first), int(last)
-
-
-def _phase_map(value):
-    """A TOML path (``--phase-map FILE``) or the dict such a file holds."""
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        from nsys_diag.analyses.steps.phase_names import parse_phase_map
-
-        return parse_phase_map(dict(value))
-    if isinstance(value, (str, os.PathLike)):
-        return _opts.load_phase_map(os.fspath(value))
-    raise UsageError(f"phase_map={value!r}: expected a TOML file path or a dict")
-
-
-def _thresholds(value) -> Thresholds:
-    """A TOML path (``--thresholds FILE``), a dict of overrides, or a ``Thresholds``."""
-    if value is None:
-        return Thresholds()
-    if isinstance(value, Thresholds):
-        return value
-    if isinstance(value, Mapping):
-        try:
-            return Thresholds().with_overrides(**dict(value))
-        except (TypeError, ValueError) as exc:
-            raise UsageError(f"thresholds: {exc}") from None
-    if isinstance(value, (str, os.PathLike)):
-        return _opts.load_thresholds(os.fspath(value))
-    raise UsageError(f"thresholds={value!r}: expected a TOML file path, a dict or a Thresholds")
-
-
-def _memory_budget(value) -> int | None:
-    """None: the default (4 GiB); ``"4G"``/``"none"`` as on the CLI; bytes (0: no budget)."""
-    if value is None:
-        return DEFAULT_MEMORY_BUDGET_BYTES
-    if isinstance(value, str):
-        return _opts.parse_budget(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return _opts.parse_budget(str(value))
-    raise UsageError(f"memory_budget={value!r}: expected a size such as '4G', bytes, or 'none'")
-
-
-def _with_gpu(options: AnalyzeOptions, gpu) -> AnalyzeOptions:
-    """``gpu`` as ``--gpu`` takes it (an ``nvidia-smi`` name or A100/H100/H200/B200); an unknown
-    name is the CLI's ``UsageError`` listing the known ones."""
-    if gpu is None:
-        return options
-    from nsys_diag.analyses.roofline.gpu_specs import resolve_gpu_option
-
-    resolve_gpu_option(str(gpu))
-    return dataclasses.replace(options, gpu=str(gpu))
-
-
-def build_options(*, batch_size=None, ncu=None, window=None, steps=None, step_range=None,
-                  device=None, phase_map=None, memory_budget=None, gpu=None) -> AnalyzeOptions:
-    """``AnalyzeOptions`` from the API's keyword values (the CLI's forms or Python values)."""
-    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-        raise UsageError(f"batch_size={batch_size!r}: expected an integer ≥ 1")
-    if device is not None and not isinstance(device, int):
-        raise UsageError(f"device={device!r}: expected a CUDA device id (int)")
-    options = AnalyzeOptions(
-        step_range=step_range, phase_map=_phase_map(phase_map), batch_size=batch_size,
-        device=device, window_ns=_window(window), steps=_steps(steps),
-        ncu_path=os.fspath(ncu) if ncu is not None else None,
-        memory_budget_bytes=_memory_budget(memory_budget))
-    return _with_gpu(options, gpu)
-
 
 # -------------------------------------------------------------------------------- results
 @dataclass(frozen=True)
@@ -281,10 +182,10 @@ def analyze(path, *, batch_size: int | None = None, ncu=None, window=None, steps
     if Path(trace).is_dir():
         raise InputError(trace, "is a directory, not a trace",
                          "pass one export (use nsys_diag.compare or `nsys-diag batch` for runs)")
-    th = _thresholds(thresholds)
-    options = build_options(batch_size=batch_size, ncu=ncu, window=window, steps=steps,
-                            step_range=step_range, device=device, phase_map=phase_map,
-                            memory_budget=memory_budget, gpu=gpu)
+    th = _opts.load_thresholds(thresholds)
+    options = _opts.build_options(batch_size=batch_size, ncu_path=ncu, window=window,
+                                  steps_sel=steps, step_range=step_range, device=device,
+                                  phase_map=phase_map, memory_budget=memory_budget, gpu=gpu)
     suite, view = _analyze.analyze_path_with_suite(trace, options, th, now_utc())
     return Analysis(trace, view, suite)
 
@@ -359,7 +260,7 @@ def compare(baseline, candidate, *, fail_on_regression: float | None = None,
         out = Path(tmp) / "compare.json"
         compare_command(os.fspath(baseline), os.fspath(candidate),
                         fail_on_regression=fail_on_regression, json_out=str(out), seed=seed,
-                        th=_thresholds(thresholds), echo=lines.append, err=lines.append,
+                        th=_opts.load_thresholds(thresholds), echo=lines.append, err=lines.append,
                         allow_unevaluable=False)
         text = out.read_text(encoding="utf-8")
     return Comparison(json.loads(text), text, lines)

@@ -29,9 +29,9 @@ from nsys_diag.analyses.arrays import all_equal, contiguous_run
 from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import HINT_GPU_METRICS_CAPTURE
+from nsys_diag.model.vocabulary import HINT_GPU_METRICS
 
-CAPTURE_HINT = HINT_GPU_METRICS_CAPTURE
+CAPTURE_HINT = HINT_GPU_METRICS
 
 CANONICAL_KEYS = ("sm_active", "tensor_active", "dram_bandwidth", "dram_read", "dram_write",
                   "pcie_rx", "pcie_tx", "nvlink_rx", "nvlink_tx", "gr_active", "gpu_active",

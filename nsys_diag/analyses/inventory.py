@@ -20,7 +20,10 @@ import pandas as pd
 from nsys_diag.analyses.capabilities import Capabilities, probe
 from nsys_diag.analyses.steps.detection import normalize_name
 from nsys_diag.model.bundle import TraceBundle
-from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, HINT_GPU_METRICS,
+                                        HINT_MARK_STEPS, HINT_MEMORY_USAGE, HINT_NCU,
+                                        HINT_REEXPORT, NSYS_EXPORT_COMMAND, NSYS_FLAG_GPU_METRICS,
+                                        NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_FLAGS)
 from nsys_diag.model.jsonsafe import fnum
 
 INSPECT_VERSION = 1
@@ -28,12 +31,10 @@ TOP_RANGES = 15
 TOP_TABLES = 25
 
 PROFILE_BASE = NSYS_TRACE_FLAGS
-FLAG_GPU_METRICS = "--gpu-metrics-devices=all"  # `--gpu-metrics-device=all` before nsys 2023.3
-FLAG_MEMORY = "--cuda-memory-usage=true"
-NVTX_HINT = ("add NVTX ranges around steps and phases (torch.cuda.nvtx.range_push/range_pop "
-             "or `nvtx.annotate`) and capture with `-t cuda,nvtx`")
-NCU_HINT = ("profile kernels with Nsight Compute (`ncu --csv --page raw --set full "
-            "--launch-count 200 python train.py > ncu.csv`) and pass `--ncu ncu.csv`")
+FLAG_GPU_METRICS = NSYS_FLAG_GPU_METRICS
+FLAG_MEMORY = NSYS_FLAG_MEMORY_USAGE
+NVTX_HINT = HINT_ADD_NVTX
+NCU_HINT = HINT_NCU
 
 
 @dataclass(frozen=True)
@@ -208,11 +209,10 @@ def _cuda(bundle: TraceBundle) -> dict:
     }
 
 
-_CUDA_HINT = f"`{PROFILE_BASE} -o report <your command>`"
+_CUDA_HINT = HINT_CAPTURE_TRACE
 
 
-STEP_HINT = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
-             "torch.profiler's ProfilerStep#N) or pass `--step-range NAME` to analyze")
+STEP_HINT = HINT_MARK_STEPS
 
 
 def _steps_row(add, caps: Capabilities, has_gpu_work: bool, has_k: bool, ranges: int,
@@ -319,11 +319,11 @@ def _metric_support(bundle: TraceBundle, cuda: dict, nvtx: dict, metrics: set) -
         add("gpu_metrics", "yes", f"{len(bundle.gpu_metrics):,} samples of {len(metrics)} metrics")
     else:
         add("gpu_metrics", "no", "no GPU metrics sampled",
-            f"add `{FLAG_GPU_METRICS}` (`--gpu-metrics-device=all` on nsys before 2023.3)")
+            HINT_GPU_METRICS)
     if len(bundle.gpu_memory):
         add("memory_usage", "yes", f"{len(bundle.gpu_memory):,} allocation events")
     else:
-        add("memory_usage", "no", "GPU memory usage not tracked", f"add `{FLAG_MEMORY}`")
+        add("memory_usage", "no", "GPU memory usage not tracked", HINT_MEMORY_USAGE)
     if nccl:
         add("communication", "yes", "NCCL kernels or NCCL NVTX ranges present")
     elif has_k:
@@ -338,7 +338,7 @@ def _metric_support(bundle: TraceBundle, cuda: dict, nvtx: dict, metrics: set) -
         add("gpu_specs", "yes", "GPU names and properties recorded")
     elif len(bundle.gpus):
         add("gpu_specs", "partial", "no GPU table in the export: GPU model and peak numbers "
-            "unknown", "export again from the original .nsys-rep with `nsys export --type sqlite`")
+            "unknown", HINT_REEXPORT)
     if bundle.has_ncu:
         add("roofline", "yes", "Nsight Compute metrics attached")
     else:
@@ -358,13 +358,13 @@ def _capture_hints(bundle: TraceBundle, nvtx: dict, metrics: set) -> list[str]:
     if not len(bundle.gpu_memory):
         flags.append(FLAG_MEMORY)
     if not has_gpu_work:
-        hints.append(f"no CUDA data: capture with `{PROFILE_BASE} -o report <your command>`")
+        hints.append(f"no CUDA data: {HINT_CAPTURE_TRACE}")
     if not nvtx["ranges"]:
         hints.append(f"no NVTX ranges: {NVTX_HINT}")
     if flags:
         cmd = " ".join(flags if flags[0] == PROFILE_BASE else [PROFILE_BASE] + flags)
         hints.append(f"recommended capture: `{cmd} -o report <your command>` then "
-                     "`nsys export --type sqlite --output report.sqlite report.nsys-rep`")
+                     f"`{NSYS_EXPORT_COMMAND}`")
     return hints
 
 

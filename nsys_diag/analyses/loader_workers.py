@@ -48,6 +48,7 @@ from nsys_diag.analyses.timeline.intervals import clip, merge_intervals, total_l
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.text import clean_text
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_CAPTURE_WORKERS
 
 WORKER_NAME_RE = re.compile(r"pt_data_worker|dataloader|data_worker", re.IGNORECASE)
 """Thread/process names of DataLoader workers (PyTorch names its worker threads
@@ -332,8 +333,7 @@ def workers_result(workers: list[WorkerActivity], window: Window, th: Thresholds
                                "workers are attributed to the GPU process they were forked from "
                                "(the closest pid on the same host)")
         return Unavailable("no DataLoader worker processes or threads in the export",
-                           "capture the workers too: nsys profile traces child processes by "
-                           "default; annotate their fetches with NVTX or add --sample=process-tree")
+                           HINT_CAPTURE_WORKERS)
     return LoaderWorkersResult(workers=tuple(workers), window_ms=window.duration_ns / 1e6,
                                saturated_at=th.loader_saturated_busy_share,
                                idle_below=th.loader_idle_busy_share)

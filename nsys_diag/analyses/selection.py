@@ -28,6 +28,7 @@ import pandas as pd
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.errors import UsageError, printable_line
 from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.vocabulary import HINT_ADD_NVTX
 
 TOP_RANGE_NAMES = 10
 """How many of the most frequent NVTX range names a ``--step-range`` error lists."""
@@ -105,8 +106,7 @@ def check_step_range(bundle: TraceBundle, options: AnalyzeOptions) -> None:
     if not name:
         return
     if not len(bundle.nvtx):
-        raise usage_error(f"--step-range {name!r}: the trace has no NVTX ranges "
-                    "(capture with `-t cuda,nvtx` and mark each step with a range)")
+        raise usage_error(f"--step-range {name!r}: the trace has no NVTX ranges; {HINT_ADD_NVTX}")
     if not step_range_matches(bundle.nvtx, name):
         raise usage_error(f"--step-range {name!r} matches no NVTX range; the most frequent ranges are: "
                     f"{frequent_range_names(bundle.nvtx)}")
@@ -120,7 +120,7 @@ def check_steps(options: AnalyzeOptions, detected, where: str = "") -> None:
     if options.steps is None:
         return
     first, last = options.steps
-    text = f"{first}:{'' if last is None or last < 0 else last}"
+    text = f"{first}:{'' if last is None else last}"
     count = int(getattr(detected, "count", 0) or 0) if getattr(detected, "available", True) else 0
     if count == 0:
         reason = getattr(detected, "reason", "no step was detected")

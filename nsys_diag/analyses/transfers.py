@@ -26,7 +26,7 @@ from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_ACTIVITY
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
 
 KINDS = ("H2D", "D2H", "D2D", "P2P")
 """Copy kinds always reported (others, e.g. H2H, are added when present)."""
@@ -265,7 +265,7 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
     ms = filter_window(memset, window)
     if mc.empty and ms.empty:
         return TransfersResult(available=False, reason="no memcpy or memset activity",
-                               hint=HINT_CAPTURE_CUDA_ACTIVITY)
+                               hint=HINT_CAPTURE_CUDA)
     links = _gpu_links(gpus)
     by_kind: dict[str, KindStats] = {}
     kinds_present = [str(k) for k in pd.unique(mc["copy_kind"].astype(str))] if len(mc) else []

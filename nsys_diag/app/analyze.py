@@ -3,8 +3,8 @@
 ``analyze_command(trace, **cli_kwargs)`` is what the CLI calls; it writes the requested files
 (JSON, Markdown, HTML) and returns the terminal summary as lines. ``analyze_path`` /
 ``analyze_bundle`` return the view dict without writing anything (``batch``/``compare`` use
-them). Option formats: ``app/options.py``; the memory budget: ``loaders/memory_estimate.py`` and
-``app/memory_policy.py``.
+them). Option formats: ``app/options.py``; the memory plan (whole, middle window or streamed,
+decided once per input): ``app/memory_policy.py``.
 
 Imports of the loaders, analyses and report happen inside the functions (perf, bench: the CLI
 imports this module for ``analyze`` only, and the analyses' imports overlap the SQLite reads).
@@ -15,11 +15,11 @@ import importlib
 from pathlib import Path
 
 from nsys_diag.app.background import BackgroundImports, import_in_background
-from nsys_diag.app.memory_policy import check_memory
+from nsys_diag.app.memory_policy import STREAM, MemoryPlan, check_memory, plan_memory
 from nsys_diag.app.options import build_options, load_thresholds
 from nsys_diag.app.outputs import STDOUT, emit, to_stdout, write_file, write_html_report
-from nsys_diag.loaders.memory_estimate import memory_read_fraction
-from nsys_diag.loaders.sniff import is_sqlite_file
+from nsys_diag.loaders.load_request import LoadRequest
+from nsys_diag.loaders.sniff import Format
 from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import InputError
 from nsys_diag.model.options import AnalyzeOptions
@@ -47,32 +47,39 @@ def analyze_bundle_with_suite(bundle, options: AnalyzeOptions, th: Thresholds, g
     return suite, view
 
 
-def load_and_import(path: str, options: AnalyzeOptions):
+def load_and_import(path: str, options: AnalyzeOptions, plan: MemoryPlan | None = None):
     """Load ``path`` (and ``options.ncu_path``) the way ``analyze`` does — without the kernel
     columns no analysis reads (read with ``--ncu``: the join compares launch configurations),
-    with ``--window`` and the memory budget pushed down into the reads
+    with ``--window`` or the plan's middle window pushed down into the reads
     (``loaders/read_window.py``), after the ``--max-memory`` check (``ResourceLimitError``) —
-    while the analyses are imported in the background. Returns ``(bundle, imports)``."""
+    while the analyses are imported in the background. ``plan``: the memory plan
+    (``app/memory_policy.plan_memory``; made here when not given), read in memory whatever its
+    kind. Returns ``(bundle, imports)``."""
     from nsys_diag.loaders.prefetch import clear_prefetch, start_prefetch
 
-    fraction = memory_read_fraction(str(path), options)
-    check_memory(str(path), options.max_memory_bytes, options.ncu_path, fraction)
-    # the kernels' grid/block only with an ncu CSV: the join compares launch configurations
-    detail = options.ncu_path is not None
-    if fraction is None and options.window_ns is None and is_sqlite_file(str(path)):
-        start_prefetch(path, detail)  # perf (bench): the big reads run while pandas is imported
+    plan = (plan or plan_memory(str(path), options)).in_memory()
+    check_memory(str(path), plan, options.max_memory_bytes)
+    request = load_request(options, plan)
+    if plan.fraction is None and options.window_ns is None and plan.format is Format.NSYS_SQLITE:
+        start_prefetch(path, request.kernel_detail)  # perf (bench): the big reads run while pandas is imported
     try:
         from nsys_diag.loaders import load_trace
 
         imports = import_in_background(SUITE_MODULE, VIEW_MODULE)
-        # perf (bench): without --ncu no analysis reads the kernels' stream/context/launch
-        # configuration (the ncu join compares grid/block, so --ncu loads them)
-        bundle = load_trace(path, ncu=options.ncu_path, kernel_detail=detail,
-                            time_window=options.window_ns, row_fraction=fraction)
-        check_window_in_capture(path, bundle, options, fraction)
+        bundle = load_trace(path, request)
+        check_window_in_capture(path, bundle, options, plan.fraction)
         return bundle, imports
     finally:
         clear_prefetch(path)
+
+
+def load_request(options: AnalyzeOptions, plan: MemoryPlan) -> LoadRequest:
+    """What ``analyze`` asks the loader for under ``plan``: ``--ncu``, ``--window`` or the middle
+    window, and — perf (bench) — the kernels' stream/context/launch configuration only with
+    ``--ncu`` (the ncu join compares grid/block; no other analysis reads them)."""
+    return LoadRequest(ncu=options.ncu_path, kernel_detail=options.ncu_path is not None,
+                       time_window=options.window_ns, row_fraction=plan.fraction,
+                       format=plan.format)
 
 
 def check_window_in_capture(path: str, bundle, options: AnalyzeOptions, fraction) -> None:
@@ -89,7 +96,7 @@ def check_window_in_capture(path: str, bundle, options: AnalyzeOptions, fraction
     if bundle.meta.capture_end_ns <= bundle.meta.capture_start_ns:
         from nsys_diag.loaders import load_trace
 
-        whole = load_trace(path, kernel_detail=False, row_fraction=fraction)
+        whole = load_trace(path, LoadRequest(kernel_detail=False, row_fraction=fraction))
         check_window(options.window_ns, capture_span(whole), event_span(whole))
     else:
         check_window(options.window_ns, capture_span(bundle))
@@ -110,35 +117,28 @@ def analyze_path(path: str, options: AnalyzeOptions | None = None, th: Threshold
 
 def analyze_path_with_suite(path: str, options: AnalyzeOptions | None = None,
                             th: Thresholds | None = None, generated_at: str | None = None):
-    """``(suite, view)`` of ``path`` (``analyze_path`` with the suite kept). Writes nothing."""
+    """``(suite, view)`` of ``path`` (``analyze_path`` with the suite kept). Writes nothing.
+    The memory plan (``plan_memory``) is made once: streamed, or read whole / its middle."""
     options = options or AnalyzeOptions()
     th = th or Thresholds()
-    chunk_rows = _stream_rows(str(path), options)
-    if chunk_rows is not None:
-        done = _analyze_streamed(str(path), options, th, generated_at or now_utc(), chunk_rows)
+    plan = plan_memory(str(path), options)
+    if plan.kind == STREAM and plan.chunk_rows is not None:
+        done = _analyze_streamed(str(path), options, th, generated_at or now_utc(), plan)
         if done is not None:
             return done
-    bundle, imports = load_and_import(path, options)
+    bundle, imports = load_and_import(path, options, plan)
     return analyze_bundle_with_suite(bundle, options, th, generated_at or now_utc(), imports)
 
 
-def _stream_rows(path: str, options: AnalyzeOptions) -> int | None:
-    """Rows per chunk when ``path`` is streamed (``app/stream.py``), else None."""
-    if not is_sqlite_file(path):
-        return None
-    from nsys_diag.app.stream import stream_chunk_rows
-
-    return stream_chunk_rows(path, options)
-
-
 def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, generated_at: str,
-                      chunk_rows: int):
+                      plan: MemoryPlan):
     """``(suite, view)`` of an export analysed chunk by chunk; None when there is nothing to
     stream (no GPU work, no NVTX: the in-memory run analyses the whole bundle)."""
     from nsys_diag.app.stream import analyze_streamed, chunk_share
 
+    chunk_rows = int(plan.chunk_rows or 0)
     # --max-memory stays a refusal, checked against one chunk's share of the export
-    check_memory(path, options.max_memory_bytes, options.ncu_path, chunk_share(path, chunk_rows))
+    check_memory(path, plan, options.max_memory_bytes, chunk_share(path, chunk_rows))
     done = analyze_streamed(path, options, th, chunk_rows)
     if done is None:
         return None

@@ -31,7 +31,6 @@ largest chunk's rows.
 from __future__ import annotations
 
 from nsys_diag.app.stream_plan import BudgetGuard, ChunkPlan
-from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, estimate_memory
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
@@ -58,18 +57,16 @@ may take (the rest: the estimate's error, measured up to +10% on a chunk; the bu
 ``app/stream_plan.py``, corrects larger errors)."""
 
 
-def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
+def stream_chunk_rows(path: str, options: AnalyzeOptions, by_budget: int | None = None
+                      ) -> int | None:
     """Rows (kernel + CUDA API) per chunk for ``path`` under ``options``; None: read it whole.
 
-    ``--chunk-rows N`` wins. Otherwise, with ``--memory-mode stream`` and a budget the estimated
-    analysis does not fit: the budget's room (``CHUNK_MEMORY_SHARE`` of what is left after
-    ``STREAM_BASE_BYTES`` and ``held_bytes``) over the estimated bytes per row (the whole-file
-    estimate ÷ its kernel + API rows)."""
+    ``--chunk-rows N`` wins. Otherwise ``by_budget``: the rows the memory budget allows when the
+    export does not fit it (``app/memory_policy.plan_memory`` decides; ``budget_chunk_rows``)."""
     if options.window_ns is not None:
         return None  # --window reads only that span (loaders/read_window.py)
     if options.chunk_rows:
         return int(options.chunk_rows)
-    by_budget = _budget_rows(path, options)
     if options.scheduler:  # --dask/--scheduler: the chunks go to the workers whatever the size
         rows = _event_rows(path)
         spread = max(MIN_CHUNK_ROWS, -(-rows // DASK_MIN_CHUNKS)) if rows > 0 else None
@@ -78,18 +75,14 @@ def stream_chunk_rows(path: str, options: AnalyzeOptions) -> int | None:
     return by_budget
 
 
-def _budget_rows(path: str, options: AnalyzeOptions) -> int | None:
-    """Rows per chunk the memory budget allows when the export does not fit it (else None)."""
-    budget = options.memory_budget_bytes
-    if options.memory_mode != "stream" or not budget:
-        return None
-    est = estimate_memory(path)
-    if est is None or est[0] + BASE_MEMORY_BYTES <= budget:
-        return None
+def budget_chunk_rows(path: str, estimate_bytes: int, budget: int) -> int | None:
+    """Rows per chunk that keep a streamed analysis within ``budget`` bytes: the budget's room
+    (``CHUNK_MEMORY_SHARE`` of what is left after ``STREAM_BASE_BYTES`` and ``held_bytes``) over
+    the estimated bytes per row (the whole-file estimate ÷ its kernel + API rows); None: no rows."""
     rows = _event_rows(path)
     if rows <= 0:
         return None
-    per_row = est[0] / rows
+    per_row = estimate_bytes / rows
     room = max(budget - STREAM_BASE_BYTES - held_bytes(path), 0) * CHUNK_MEMORY_SHARE
     return max(MIN_CHUNK_ROWS, int(room / per_row))
 

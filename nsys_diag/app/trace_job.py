@@ -18,9 +18,10 @@ from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.text import terminal_line
 from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from nsys_diag.model.vocabulary import NSYS_EXPORT_SQLITE
 
 NSYS_HINT = ("install Nsight Systems (`nsys` on PATH) or export it yourself: "
-             "`nsys export --type sqlite FILE.nsys-rep`")
+             f"`{NSYS_EXPORT_SQLITE} FILE.nsys-rep`")
 NSYS_EXPORT_TIMEOUT_S = 3600
 MESSAGE_CHARS = 300
 """Longest quoted text (file names, tool messages) in a reason or warning."""

@@ -2,16 +2,16 @@
 
 Only the size, the first bytes and (for ncu CSVs) the comma count of a file are looked at. The
 numbers are measurements (peak RSS of ``nsys-diag analyze``), documented where they are defined.
-The *policy* built on them (``--max-memory`` refusals, the ``--memory-budget`` default and
-minimum) is the application's (``nsys_diag/app/memory_policy.py``, ``app/options.py``).
+The *policy* built on them — whole, middle window or streamed (``plan_memory``), the
+``--max-memory`` refusal, the ``--memory-budget`` default and minimum — is the application's
+(``nsys_diag/app/memory_policy.py``, ``app/options.py``).
 """
 from __future__ import annotations
 
 import functools
 from pathlib import Path
 
-from nsys_diag.loaders.sniff import SQLITE_MAGIC, is_sqlite_file
-from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.loaders.sniff import SQLITE_MAGIC
 
 LOAD_MEMORY_FACTOR = 3.0
 """Peak memory of analysing an SQLite export ≈ 3 × its file size on top of ``BASE_MEMORY_BYTES``
@@ -68,26 +68,3 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
     layout = "details" if b"Metric Name" in head else "raw"
     return (cells * CSV_BYTES_PER_CELL[layout],
             f"{cells:,} CSV cells × {CSV_BYTES_PER_CELL[layout]} B ({layout} page)")
-
-
-def memory_read_fraction(path: str, options: AnalyzeOptions) -> float | None:
-    """Share (0–1) of an nsys export's kernel and API rows to read so that the estimated analysis
-    fits ``--memory-budget`` with ``--memory-mode middle``; None: read everything (it fits, there
-    is no budget, the input is not an SQLite export, ``--window`` already chose the span, or the
-    export is streamed: ``--memory-mode stream``, the default). ``--max-memory`` stays a
-    refusal (``app/memory_policy.check_memory``), checked against what will actually be read."""
-    budget = options.memory_budget_bytes
-    if options.memory_mode != "middle" or options.chunk_rows:
-        return None  # streamed whole instead (app/stream.py)
-    if not budget or options.window_ns is not None or not is_sqlite_file(path):
-        return None
-    est = estimate_memory(path)
-    if est is None or est[0] <= 0:
-        return None
-    ncu = estimate_memory(options.ncu_path) if options.ncu_path else None
-    room = budget - BASE_MEMORY_BYTES - (ncu[0] if ncu else 0)
-    if room >= est[0]:
-        return None
-    if room <= 0:
-        return None  # not even the base fits: read everything (--max-memory may refuse)
-    return room / est[0]

@@ -31,10 +31,9 @@ import pandas as pd
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import InputError
+from nsys_diag.model.vocabulary import HINT_NCU_CSV
 
-CAPTURE_HINT = ("re-run ncu with CSV output, e.g. `ncu --set roofline --csv --page raw "
-                "--print-units base python train.py > kernels.csv` (or `ncu --import R.ncu-rep "
-                "--csv --page raw --print-units base > kernels.csv`)")
+CAPTURE_HINT = HINT_NCU_CSV
 
 # Identity columns (never metrics). NVTX columns are recognised by their ':'-joined headers.
 IDENTITY_COLUMNS = (

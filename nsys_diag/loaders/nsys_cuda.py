@@ -24,6 +24,7 @@ from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_v
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
 from nsys_diag.model.errors import SchemaError
+from nsys_diag.model.vocabulary import HINT_CAPTURE_LAUNCHES
 
 NO_STREAM = 0xFFFFFFFF
 """SYNCHRONIZATION streamId sentinel for device/event-level syncs (§2.6); becomes -1."""
@@ -379,7 +380,7 @@ def join_gap_warning(gaps: dict[str, str], counts: dict[str, tuple[int, int]]
         "no_launch_join",
         f"GPU work cannot be joined to the CUDA API calls that launched it: {'; '.join(parts)}; "
         "launch overhead, launching threads and launch APIs are unknown (launch_* columns are -1)",
-        n, "capture with `-t cuda` and export the .nsys-rep with `nsys export --type sqlite`")
+        n, HINT_CAPTURE_LAUNCHES)
 
 
 def unmatched_warning(counts: dict[str, tuple[int, int]]) -> LoadWarning | None:

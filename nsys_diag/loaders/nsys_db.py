@@ -28,6 +28,7 @@ import numpy.typing as npt
 from nsys_diag.loaders import prefetch_store
 from nsys_diag.loaders.read_plan import Col, ReadPlan, SelectPlan, and_where, select_plan
 from nsys_diag.model.errors import InputError
+from nsys_diag.model.vocabulary import HINT_REEXPORT
 
 __all__ = ["Col", "Columns", "NsysDb", "ReadPlan", "SelectPlan", "Text", "and_where",
            "check_sqlite_header", "read_arrow", "ro_uri", "select_plan"]
@@ -46,8 +47,7 @@ _DB_ERRORS = (sqlite3.Error, UnicodeError)
 """What a damaged file raises from sqlite3 (UnicodeError: undecodable text in sqlite's own error
 message, e.g. a corrupt schema)."""
 
-_CORRUPT_HINT = ("the file is damaged or incomplete (e.g. a partial copy); re-export it with "
-                 "`nsys export --type sqlite --output report.sqlite report.nsys-rep`")
+_CORRUPT_HINT = f"the file is damaged or incomplete (e.g. a partial copy); {HINT_REEXPORT}"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from nsys_diag.loaders.nsys_strings import (categorical, constant_view, is_const
                                             pid_of_global_pid)
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning
+from nsys_diag.model.vocabulary import HINT_REEXPORT
 
 _MIB_LIMIT = 1 << 20  # globalMemorySize below this is MiB (a 1 TiB GPU would be 1 048 576 MiB)
 
@@ -134,8 +135,7 @@ def read_gpus(db: NsysDb, kernel_devices: np.ndarray) -> tuple[pd.DataFrame, lis
             f"the export {what}; GPU names and peak numbers are unknown for {len(absent)} "
             "device(s) that ran work",
             len(absent),
-            "export from the original .nsys-rep with `nsys export --type sqlite` (tools that cut "
-            "exports into windows drop TARGET_INFO_GPU)"))
+            f"{HINT_REEXPORT} (tools that cut exports into windows drop TARGET_INFO_GPU)"))
     if not rows:
         return C.GPUS.empty(), warnings, layout
     df = pd.DataFrame([rows[k] for k in sorted(rows)])

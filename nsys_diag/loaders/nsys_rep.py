@@ -17,6 +17,7 @@ from pathlib import Path
 from nsys_diag.loaders.sniff import REP_SUFFIXES, is_sqlite_file
 from nsys_diag.model.bundle import LoadWarning, TraceBundle
 from nsys_diag.model.errors import InputError
+from nsys_diag.model.vocabulary import NSYS_EXPORT_SQLITE
 
 
 def _stem(rep: Path) -> str:
@@ -108,5 +109,5 @@ def load_nsys_rep(path: str | Path) -> TraceBundle:
     bundle.meta.extra["converted_from"] = str(path)
     bundle.warnings.append(LoadWarning(
         "converted_report", f"{Path(path).name} is a report file; read its SQLite export "
-        f"{sqlite_path.name} (made with `nsys export --type sqlite`)", 0))
+        f"{sqlite_path.name} (made with `{NSYS_EXPORT_SQLITE}`)", 0))
     return bundle

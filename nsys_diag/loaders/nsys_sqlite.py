@@ -26,6 +26,7 @@ it matters, a ``LoadWarning`` with the capture flag that would have recorded the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ import pandas as pd
 from nsys_diag.loaders import nsys_cuda as cuda
 from nsys_diag.loaders import sanity
 from nsys_diag.loaders.parallel_reads import After, run_concurrently
+from nsys_diag.loaders.load_request import LoadRequest
 from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.loaders.nsys_db import NsysDb
@@ -47,7 +49,8 @@ from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
-from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, NSYS_EXPORT_COMMAND,
+                                        NSYS_TRACE_FLAGS)
 
 CAPTURE_FLAGS = NSYS_TRACE_FLAGS
 """The capture command line we recommend when CUDA data is missing."""
@@ -83,17 +86,13 @@ def _check_is_nsys(db: NsysDb) -> None:
     raise SchemaError(db.path,
                       f"SQLite database but not an Nsight Systems export: missing "
                       f"{' and '.join(missing)} (tables found: {shown})",
-                      "create one with `nsys export --type sqlite --output report.sqlite "
-                      "report.nsys-rep`")
+                      f"create one with `{NSYS_EXPORT_COMMAND}`")
 
 
-def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
-                     time_window: tuple[int, int] | None = None,
-                     row_fraction: float | None = None, skeleton: bool = False,
-                     chunk: bool = False, zones: ZoneMap | None = None,
-                     nvtx: bool = True, known_threads: pd.DataFrame | None = None
-                     ) -> TraceBundle:
-    """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`.
+def load_nsys_sqlite(path: str | Path, request: LoadRequest | None = None, /,
+                     **flags: Any) -> TraceBundle:
+    """Load an nsys SQLite export (read-only) into a validated :class:`TraceBundle`, as
+    ``request`` (``loaders/load_request.LoadRequest``, or its fields as keywords) says.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
     (context, stream, launch configuration, graph node: ``nsys_cuda.KERNEL_DETAIL_COLUMNS``; they
@@ -114,9 +113,10 @@ def load_nsys_sqlite(path: str | Path, *, kernel_detail: bool = True,
     skeleton, which read it whole); ``known_threads``: then the named threads (the skeleton's),
     which also name the processes as the NVTX thread-name rows would.
     """
+    r = LoadRequest.of(request, flags)
     with NsysDb(path) as db:
-        return _load(db, kernel_detail, time_window, row_fraction, skeleton, chunk, zones, nvtx,
-                     known_threads)
+        return _load(db, r.kernel_detail, r.time_window, r.row_fraction, r.skeleton, r.chunk,
+                     r.zones, r.nvtx, r.known_threads)
 
 
 def _read_window(db: NsysDb, time_window: tuple[int, int] | None, row_fraction: float | None,
@@ -252,7 +252,7 @@ def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
             "no_cuda_tables",
             "the export holds no CUDA GPU activity (no kernel, memcpy or memset rows"
             + ("" if present else "; the CUDA tables are absent") + ")",
-            0, f"capture CUDA with `{CAPTURE_FLAGS} -o report <your command>`"))
+            0, HINT_CAPTURE_TRACE))
     return {**f, "api": api}
 
 
@@ -303,8 +303,7 @@ def _nvtx_frames(nvtx_res, duration: int, src: str, warnings: list[LoadWarning]
     if not len(nvtx_f):
         warnings.append(LoadWarning(
             "no_nvtx", "the export holds no NVTX ranges, so steps and phases cannot be named",
-            0, "add NVTX ranges around steps/phases (e.g. torch.cuda.nvtx.range_push/pop or "
-               "nvtx.annotate) and capture with `-t cuda,nvtx`"))
+            0, HINT_ADD_NVTX))
     return nvtx_f, marks_f
 
 

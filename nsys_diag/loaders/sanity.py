@@ -23,6 +23,7 @@ import pandas as pd
 
 from nsys_diag.loaders.nsys_specs import NULL_TIME  # what a NULL start is read as
 from nsys_diag.model.bundle import LoadWarning
+from nsys_diag.model.vocabulary import HINT_REEXPORT
 
 HARD_LIMIT_NS = 1 << 60
 """|time| beyond this (≈ 36 years) is never a session time."""
@@ -145,15 +146,14 @@ def drop_invalid_rows(frames: dict[str, pd.DataFrame], window: tuple[int, int] |
     return out, LoadWarning(
         "invalid_rows", f"{', '.join(dropped)} dropped: no start time, ending before they start, "
         "or far outside the capture (a damaged or edited export)", total,
-        "re-export the report with `nsys export --type sqlite`; if this persists, the capture "
-        "itself is damaged")
+        f"{HINT_REEXPORT}; if this persists, the capture itself is damaged")
 
 
 def distrust_warning(declared_end: int) -> LoadWarning:
     return LoadWarning(
         "capture_span_mismatch", f"the export's capture duration ({declared_end} ns in "
         "ANALYSIS_DETAILS) does not match its events; the span of the events is used instead", 0,
-        "re-export the report with `nsys export --type sqlite`")
+        HINT_REEXPORT)
 
 
 def filter_nvtx(res, raw: pd.DataFrame, window: tuple[int, int] | None):

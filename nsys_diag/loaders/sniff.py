@@ -9,13 +9,14 @@ import enum
 from pathlib import Path
 
 from nsys_diag.model.errors import InputError, UnrecognizedFormatError
+from nsys_diag.model.vocabulary import NCU_CAPTURE_COMMAND, NSYS_EXPORT_COMMAND
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 REP_SUFFIXES = (".nsys-rep", ".qdrep")
 """Nsight Systems report files (not SQLite): convert with ``nsys export --type sqlite``."""
 
-EXPORT_HINT = "nsys export --type sqlite --output report.sqlite report.nsys-rep"
-NCU_HINT = "ncu --csv --page raw … > metrics.csv"
+EXPORT_HINT = NSYS_EXPORT_COMMAND
+NCU_HINT = NCU_CAPTURE_COMMAND
 
 
 class Format(enum.Enum):

@@ -21,8 +21,9 @@ class AnalyzeOptions:
     """--device N: restrict GPU analyses to one CUDA device id."""
     window_ns: tuple[int, int] | None = None
     """--window START:END, already converted to session-timeline ns."""
-    steps: tuple[int, int] | None = None
-    """--steps FIRST:LAST: step indices (0-based, inclusive) to analyse."""
+    steps: tuple[int, int | None] | None = None
+    """--steps FIRST:LAST: step indices (0-based, inclusive) to analyse; LAST None: to the end
+    (``app/options.parse_steps``, the one parser)."""
     ncu_path: str | None = None
     """--ncu CSV: Nsight Compute CSV joined to the timeline."""
     include_host_info: bool = False

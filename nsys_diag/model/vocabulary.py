@@ -6,6 +6,8 @@ the order outputs show them.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 # ----------------------------------------------------------------------------------- phases
 CANONICAL_PHASES = ("data", "forward", "backward", "optimizer", "overhead", "communication", "other")
 """Canonical phases a step's NVTX ranges map to (``analyses/steps/phases.py``); ``other`` catches the
@@ -20,26 +22,64 @@ PHASE_DISPLAY_ORDER = ("data", "forward", "backward", "optimizer", "communicatio
 communication, then bookkeeping)."""
 
 # ------------------------------------------------------------------------------- gap causes
-GAP_CAUSES = ("startup", "input", "overhead", "communication", "transfer", "unified_memory", "sync",
-              "memory_management", "host_io", "launch", "other")
-"""Causes of GPU idle time, in precedence order (defined once, in ``analyses/gaps/causes.py``'s module
-docstring): a gap's time goes to the first cause whose evidence covers it; ``other`` is the
-residual."""
+@dataclass(frozen=True)
+class GapCause:
+    """One cause of GPU idle time and every word that follows from it (the one table; the maps
+    elsewhere — ``findings.CAUSE_CODE``, ``job_verdict.HOST_CAUSE_VERDICT``, ``verdict``'s
+    mechanism phrases, the report's labels, the JSON's key order — are read from it).
 
-GAP_CAUSE_LABELS = (
-    ("startup", "Start-up"),
-    ("input", "Waiting on input"),
-    ("transfer", "Memory transfers"),
-    ("unified_memory", "Unified memory"),
-    ("communication", "Communication (host)"),
-    ("sync", "Host synchronization"),
-    ("memory_management", "Memory management"),
-    ("host_io", "Host I/O"),
-    ("launch", "Launch overhead"),
-    ("overhead", "Overhead phase"),
-    ("other", "Other"),
+    ``label``: the report's name for it; ``report_order``: its place in the report's list (the
+    table itself is in precedence order); ``finding_code``: the verdict code its finding argues
+    for; ``straggler_verdict``: the verdict of a straggler whose excess host time is this cause
+    (``finding_code`` except start-up, which is no reason to call a rank with steps
+    ``insufficient_data``); ``mechanism``: what the GPU waits for, as the scaling advice words it;
+    ``advice_key``: its entry in ``analyses/diagnosis/advice.ADVICE``."""
+
+    name: str
+    label: str
+    report_order: int
+    finding_code: str
+    straggler_verdict: str
+    mechanism: str
+    advice_key: str
+
+
+GAP_CAUSE_TABLE = (
+    GapCause("startup", "Start-up", 0, "insufficient_data", "overhead_bound",
+             "start-up before the first kernel", "startup"),
+    GapCause("input", "Waiting on input", 1, "input_bound", "input_bound",
+             "its input (data loading)", "input"),
+    GapCause("overhead", "Overhead phase", 9, "overhead_bound", "overhead_bound",
+             "overhead phases", "overhead"),
+    GapCause("communication", "Communication (host)", 4, "communication_bound",
+             "communication_bound", "host-side communication", "communication"),
+    GapCause("transfer", "Memory transfers", 2, "input_bound", "input_bound",
+             "host↔device copies", "transfer"),
+    GapCause("unified_memory", "Unified memory", 3, "input_bound", "input_bound",
+             "unified-memory migrations", "unified_memory"),
+    GapCause("sync", "Host synchronization", 5, "overhead_bound", "overhead_bound",
+             "host synchronisation", "sync"),
+    GapCause("memory_management", "Memory management", 6, "overhead_bound", "overhead_bound",
+             "host memory allocation", "memory_management"),
+    GapCause("host_io", "Host I/O", 7, "overhead_bound", "overhead_bound",
+             "blocking host I/O", "host_io"),
+    GapCause("launch", "Launch overhead", 8, "launch_bound", "launch_bound", "kernel launches",
+             "launch"),
+    GapCause("other", "Other", 10, "overhead_bound", "overhead_bound",
+             "host work no evidence names", "other"),
 )
+"""Every gap cause, in precedence order (defined in ``analyses/gaps/causes.py``'s module docstring):
+a gap's time goes to the first cause whose evidence covers it; ``other`` is the residual."""
+
+GAP_CAUSES = tuple(c.name for c in GAP_CAUSE_TABLE)
+"""The gap causes' names in precedence order (the order of ``gaps.by_cause`` in the JSON)."""
+
+GAP_CAUSE_LABELS = tuple((c.name, c.label)
+                         for c in sorted(GAP_CAUSE_TABLE, key=lambda c: c.report_order))
 """Gap causes with their report labels, in the order the report lists them."""
+
+GAP_CAUSE_BY_NAME = {c.name: c for c in GAP_CAUSE_TABLE}
+"""Each gap cause's row of ``GAP_CAUSE_TABLE`` by its name."""
 
 # ---------------------------------------------------------------------------- verdict codes
 VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
@@ -58,20 +98,86 @@ VERDICT_TITLES = {
 }
 
 # ---------------------------------------------------------------------------- capture hints
+# Every "capture X with Y" a warning, an unavailable section, ``inspect`` or the verdict prints:
+# one named entry per hint, one spelling each (flags quoted in backticks, lower case; a renderer
+# capitalises where it needs to).
 NSYS_TRACE_FLAGS = "nsys profile -t cuda,nvtx,osrt"
 """The tracing flags every capture hint starts from."""
+
+NSYS_TRACE_CUDA = "nsys profile -t cuda"
+"""The CUDA tracing flag, the one spelling of "-t cuda" in every hint."""
+
+NSYS_TRACE_CUDA_NVTX = "nsys profile -t cuda,nvtx"
+"""The short CUDA + NVTX tracing flags quoted inside longer hints."""
 
 NSYS_CAPTURE_COMMAND = f"{NSYS_TRACE_FLAGS} --cuda-graph-trace=node -o report python train.py"
 """A complete capture command line for a PyTorch training script."""
 
-HINT_CAPTURE_CUDA = "capture CUDA with `nsys profile -t cuda`"
-HINT_CAPTURE_CUDA_ACTIVITY = "capture CUDA activity with `nsys profile -t cuda`"
-HINT_CAPTURE_CUDA_NVTX = "capture CUDA activity with `nsys profile -t cuda,nvtx`"
-HINT_GPU_METRICS = ("nsys profile --gpu-metrics-devices=all … "
-                    "(nsys ≥ 2023.x; older: --gpu-metrics-device=all)")
-HINT_MEMORY_USAGE = "capture allocations with `nsys profile --cuda-memory-usage=true`"
-HINT_GPU_METRICS_CAPTURE = ("capture GPU metrics with `nsys profile --gpu-metrics-devices=all` "
-                            "(`--gpu-metrics-device=all` on nsys before 2023.x)")
-"""The GPU-metrics capture hint as an analysis's "unavailable" form states it."""
-NSYS_TRACE_CUDA_NVTX = "nsys profile -t cuda,nvtx"
-"""The short CUDA + NVTX tracing flags quoted inside longer hints."""
+NSYS_EXPORT_SQLITE = "nsys export --type sqlite"
+"""The export that turns a ``.nsys-rep`` into the SQLite file nsys-diag reads."""
+
+NSYS_EXPORT_COMMAND = f"{NSYS_EXPORT_SQLITE} --output report.sqlite report.nsys-rep"
+"""The whole export command line."""
+
+HINT_REEXPORT = f"re-export the report from the original .nsys-rep with `{NSYS_EXPORT_COMMAND}`"
+"""A damaged, edited or cut export (missing rows, tables or a mismatching capture span)."""
+
+NSYS_FLAG_GPU_METRICS = "--gpu-metrics-devices=all"
+"""The GPU-metrics sampling flag (nsys 2023.3 and later)."""
+
+NSYS_GPU_METRICS_OLDER = "`--gpu-metrics-device=all` on nsys before 2023.3"
+"""The GPU-metrics flag's older spelling and the version it changed in (the one cut-off)."""
+
+NSYS_FLAG_MEMORY_USAGE = "--cuda-memory-usage=true"
+"""The allocation-tracking flag."""
+
+HINT_CAPTURE_CUDA = f"capture CUDA activity with `{NSYS_TRACE_CUDA}`"
+"""No GPU activity (kernels, copies) to analyse."""
+
+HINT_CAPTURE_CUDA_NVTX = f"capture CUDA activity with `{NSYS_TRACE_CUDA_NVTX}`"
+"""No kernels to classify (Tensor Cores), NVTX wanted beside them."""
+
+HINT_CAPTURE_CUDA_COMMAND = f"Capture CUDA activity: {NSYS_CAPTURE_COMMAND}"
+"""An unavailable report section that needs the GPU timeline: the whole capture command."""
+
+HINT_CAPTURE_TRACE = f"capture CUDA with `{NSYS_TRACE_FLAGS} -o report <your command>`"
+"""An export without CUDA tables: the tracing flags with an output name."""
+
+HINT_CAPTURE_LAUNCHES = (f"capture with `{NSYS_TRACE_CUDA}` and export the .nsys-rep with "
+                         f"`{NSYS_EXPORT_SQLITE}`")
+"""GPU work that cannot be joined to its launching API calls."""
+
+HINT_ADD_NVTX = ("add NVTX ranges around steps and phases (e.g. nsys_diag.annotate, "
+                 "torch.cuda.nvtx.range_push/range_pop or nvtx.annotate) and capture with "
+                 f"`{NSYS_TRACE_CUDA_NVTX}`")
+"""No NVTX ranges, so neither steps nor phases can be named."""
+
+HINT_MARK_STEPS = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
+                   "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
+                   "`--step-range NAME`")
+"""NVTX ranges, but none that reads as a training step."""
+
+HINT_CAPTURE_STEPS = f"capture with `{NSYS_TRACE_CUDA_NVTX}` and {HINT_MARK_STEPS}"
+"""No NVTX ranges at all, so no steps: the capture flags, then how to mark the steps."""
+
+HINT_GPU_METRICS = (f"capture GPU metrics with `nsys profile {NSYS_FLAG_GPU_METRICS}` "
+                    f"({NSYS_GPU_METRICS_OLDER})")
+"""No GPU metrics sampled (SM, Tensor Core, DRAM activity)."""
+
+HINT_MEMORY_USAGE = f"capture allocations with `nsys profile {NSYS_FLAG_MEMORY_USAGE}`"
+"""No allocation events (peak GPU memory)."""
+
+HINT_CAPTURE_WORKERS = ("capture the workers too: nsys profile traces child processes by default; "
+                        "annotate their fetches with NVTX or add `--sample=process-tree`")
+"""No DataLoader worker in the export."""
+
+NCU_CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base python train.py > "
+                       "kernels.csv")
+"""The Nsight Compute command line that records what the roofline needs."""
+
+HINT_NCU_CSV = (f"re-run ncu with CSV output, e.g. `{NCU_CAPTURE_COMMAND}` (or `ncu --import "
+                "R.ncu-rep --csv --page raw --print-units base > kernels.csv`)")
+"""A CSV that is not the Nsight Compute raw page."""
+
+HINT_NCU = f"profile kernels with Nsight Compute (`{NCU_CAPTURE_COMMAND}`) and pass `--ncu kernels.csv`"
+"""No Nsight Compute metrics attached (``inspect``'s roofline row)."""

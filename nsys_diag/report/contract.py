@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nsys_diag.analyses.kernels.names import kernel_base_name
-from nsys_diag.model.vocabulary import HINT_GPU_METRICS, NSYS_CAPTURE_COMMAND, VERDICT_CODES
+from nsys_diag.model.vocabulary import (GAP_CAUSES, HINT_GPU_METRICS, NSYS_CAPTURE_COMMAND,
+                                        VERDICT_CODES)
 from nsys_diag.report.json_out import schema_path
 from nsys_diag.report.schema_types import (NULLABLE_SECTIONS, OPTIONAL, PROCESS_KEYS, TYPES, enum,
                                            expand)
@@ -96,13 +97,7 @@ SPEC: dict[str, Any] = {
         "No GPU activity in the analysed window.", "Capture CUDA activity: " + _NSYS_HINT),
     "gaps": Section(
         {"count": None, "total_ms": None, "min_gap_ns": None,
-         "by_cause": {"input": None, "transfer": None, "sync": None, "launch": None, "overhead": None,
-                      "other": None, "startup": None, "communication": None, "unified_memory": None,
-                      "memory_management": None, "host_io": None},
-         "by_cause_detail": {"startup": None, "input": None, "overhead": None, "communication": None,
-                             "transfer": None, "unified_memory": None, "sync": None,
-                             "memory_management": None, "host_io": None, "launch": None,
-                             "other": None},
+         "by_cause": dict.fromkeys(GAP_CAUSES), "by_cause_detail": dict.fromkeys(GAP_CAUSES),
          "first_kernel_ns": None,
          "histogram": [{"lo_ns": None, "hi_ns": None, "count": None, "total_ms": None}],
          "top": [{"start_ns": None, "duration_ms": None, "device_id": None, "cause": None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from nsys_diag.model.jsonsafe import finite
-from nsys_diag.model.vocabulary import VERDICT_TITLES
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES
 from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
 from nsys_diag.report.clean import (
     DEFAULT_LIMITS,
@@ -106,7 +106,7 @@ def _section_status(v: dict) -> dict:
     elif not gpu["available"]:
         status["kernels"] = na(gpu["reason"], gpu["hint"])
     else:
-        status["kernels"] = na("No CUDA kernels in the analysed window.", "Capture with -t cuda.")
+        status["kernels"] = na("No CUDA kernels in the analysed window.", HINT_CAPTURE_CUDA)
     status["roofline"] = of(v["roofline"])
     status["transfers"] = of(v["transfers"])
     return status

@@ -171,13 +171,11 @@ def test_streamed_usage_errors_match_in_memory(args, capsys):
 def test_budget_over_estimate_streams_whole_export(monkeypatch):
     """A budget the estimate does not fit streams (default mode) or reads the middle window
     (``--memory-mode middle``)."""
-    from nsys_diag.app import stream
     from nsys_diag.loaders import memory_estimate
 
     path = SAMPLES / "worked_example.sqlite"
     huge = (20 * 2**30, "pretend: a 7 GiB export")  # the estimate of a file 1G does not fit
     monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: huge)
-    monkeypatch.setattr(stream, "estimate_memory", lambda p: huge)
     budget = "1G"
     streamed = _view(path, memory_budget=budget)
     assert streamed["trace"]["read_window"] is None and streamed["trace"]["chunks"]["count"] >= 1
@@ -218,6 +216,8 @@ def test_chunk_room_leaves_out_what_every_chunk_holds(monkeypatch):
     import sqlite3
 
     from nsys_diag.app import stream
+    from nsys_diag.app.memory_policy import plan_memory
+    from nsys_diag.loaders import memory_estimate
     from nsys_diag.model.options import AnalyzeOptions
 
     path = str(SAMPLES / "worked_example.sqlite")
@@ -227,15 +227,15 @@ def test_chunk_room_leaves_out_what_every_chunk_holds(monkeypatch):
     con.close()
     assert stream.held_bytes(path) == (stream.RETAINED_BYTES_PER_KERNEL * kernels
                                        + stream.SKELETON_BYTES_PER_NVTX_ROW * nvtx)
-    monkeypatch.setattr(stream, "estimate_memory", lambda p: (2 * 2**30, "pretend"))
+    monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: (2 * 2**30, "pretend"))
     monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
     opts = AnalyzeOptions(memory_budget_bytes=2**30)
-    rows = stream.stream_chunk_rows(path, opts)
+    rows = plan_memory(path, opts).chunk_rows
     per_row = 2 * 2**30 / stream._event_rows(path)
     room = (2**30 - stream.STREAM_BASE_BYTES - stream.held_bytes(path)) * stream.CHUNK_MEMORY_SHARE
     assert rows == int(room / per_row) > 1
     monkeypatch.setattr(stream, "held_bytes", lambda p: 600 * 2**20)  # e.g. millions of ranges
-    assert stream.stream_chunk_rows(path, opts) < rows
+    assert plan_memory(path, opts).chunk_rows < rows
 
 
 def test_device_seen_only_in_a_later_chunk_keeps_its_gpu_row(tmp_path):
@@ -276,6 +276,7 @@ def test_budget_guard_replans_finer_and_answers_stay(monkeypatch):
     """A chunk that costs more memory per row than estimated makes the guard cut the rest of the
     export finer (``app/stream_plan.py``); the answers are still the in-memory ones."""
     from nsys_diag.app import stream, stream_plan
+    from nsys_diag.loaders import memory_estimate
 
     path = SAMPLES / "worked_example.sqlite"
     whole = _view(path, memory_budget="none")
@@ -284,7 +285,7 @@ def test_budget_guard_replans_finer_and_answers_stay(monkeypatch):
     # the estimate: just over the budget, so that chunks of about a third of the rows are planned
     per_row = (budget - stream.STREAM_BASE_BYTES - stream.held_bytes(str(path))) \
         * stream.CHUNK_MEMORY_SHARE / (rows / 3)
-    monkeypatch.setattr(stream, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
+    monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
     monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
     monkeypatch.setattr(stream_plan, "MIN_GUARD_ROWS", 1)
     planned = _view(path, memory_budget="1G")["trace"]["chunks"]["count"]

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from nsys_diag import synth
 from nsys_diag.app.analyze import analyze_path
+from nsys_diag.app.memory_policy import plan_memory
 from nsys_diag.loaders import memory_estimate as me
 from nsys_diag.cli import main
 from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
@@ -85,14 +86,18 @@ def test_user_window_is_pushed_down(trace):
 
 def test_read_fraction_rules(trace, tmp_path):
     half = _half_budget(trace)
-    frac = me.memory_read_fraction
+
+    def frac(path, options):
+        return plan_memory(path, options).fraction
+
     assert AnalyzeOptions().memory_budget_bytes == DEFAULT_MEMORY_BUDGET_BYTES
     assert frac(str(trace), AnalyzeOptions()) is None  # a small file fits the default
     assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=None)) is None
-    assert 0.45 < frac(str(trace), AnalyzeOptions(memory_budget_bytes=half,
-                                                  memory_mode="middle")) < 0.55
+    middle = plan_memory(str(trace), AnalyzeOptions(memory_budget_bytes=half, memory_mode="middle"))
+    assert middle.kind == "middle" and 0.45 < middle.fraction < 0.55
     # the default mode streams the whole export instead of reading a window
-    assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=half)) is None
+    streamed = plan_memory(str(trace), AnalyzeOptions(memory_budget_bytes=half))
+    assert streamed.kind == "stream" and streamed.fraction is None and streamed.chunk_rows
     # --max-memory is a refusal, not a budget
     assert frac(str(trace), AnalyzeOptions(memory_budget_bytes=None, max_memory_bytes=half)) \
         is None

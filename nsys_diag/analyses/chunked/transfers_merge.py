@@ -21,7 +21,7 @@ from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.analyses.transfers import (KINDS, KindStats, TransfersResult, _gpu_links,
                                           copy_flag_counts, kind_expectation, link_assumptions,
                                           report_kinds, transfers_result)
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_ACTIVITY
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None
     """The process's ``TransfersResult``; ``gpus``: the bundle's GPU table (``bundle.gpus``)."""
     if not sum(p.memcpy_rows + p.memset_rows for p in parts):
         return TransfersResult(available=False, reason="no memcpy or memset activity",
-                               hint=HINT_CAPTURE_CUDA_ACTIVITY)
+                               hint=HINT_CAPTURE_CUDA)
     links = _gpu_links(gpus)
     present = [k for p in parts for k, v in p.by_kind.items() if v.rows]
     by_kind: dict[str, KindStats] = {}

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND
+from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
+                                        NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA)
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
@@ -123,13 +124,12 @@ def capture_hints(bundle) -> list[str]:
     hints: list[str] = []
     if not bundle.has_cuda:
         hints.append(f"{CAPTURE_BASE}  (the export has no CUDA kernels/copies: trace CUDA with "
-                     "-t cuda and make sure the capture range covers GPU work)")
+                     f"`{NSYS_TRACE_CUDA}` and make sure the capture range covers GPU work)")
     if not bundle.has_nvtx:
-        hints.append("annotate steps and phases with NVTX (nsys_diag.annotate, "
-                     "torch.profiler / torch.autograd.profiler.emit_nvtx) and capture with -t nvtx")
+        hints.append(HINT_ADD_NVTX)
     if bundle.has_cuda and not len(bundle.gpu_metrics):
-        hints.append("--gpu-metrics-devices=all  (SM/Tensor Core activity and DRAM bandwidth: "
+        hints.append(f"{NSYS_FLAG_GPU_METRICS}  (SM/Tensor Core activity and DRAM bandwidth: "
                      "counters beat kernel-name heuristics)")
     if bundle.has_cuda and not len(bundle.gpu_memory):
-        hints.append("--cuda-memory-usage=true  (peak GPU memory: batch-size headroom advice)")
+        hints.append(f"{NSYS_FLAG_MEMORY_USAGE}  (peak GPU memory: batch-size headroom advice)")
     return hints

@@ -35,21 +35,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from nsys_diag.model.thresholds import Thresholds
-
-IDLE_CAUSES = ("startup", "input", "overhead", "communication", "transfer", "unified_memory", "sync",
-               "memory_management", "host_io", "launch", "other")
-"""Every gap cause this module reads from ``VerdictInputs.gap_share`` (missing ones read 0)."""
+from nsys_diag.model.vocabulary import GAP_CAUSE_TABLE
 
 CAUSE_CODE = {
-    "input": "input_bound", "transfer": "input_bound", "unified_memory": "input_bound",
-    "sync": "overhead_bound", "memory_management": "overhead_bound", "host_io": "overhead_bound",
-    "overhead": "overhead_bound", "other": "overhead_bound", "launch": "launch_bound",
-    "communication": "communication_bound", "exposed_communication": "communication_bound",
-    "startup": "insufficient_data", "too_little_work": "insufficient_data",
+    **{c.name: c.finding_code for c in GAP_CAUSE_TABLE},
+    "exposed_communication": "communication_bound", "too_little_work": "insufficient_data",
     "memory_bound": "memory_bound", "no_tensor_cores": "compute_bound_no_tensor_cores",
     "compute": "compute_bound",
 }
-"""The verdict code each cause argues for (design: findings → one of the eight codes)."""
+"""The verdict code each cause argues for (design: findings → one of the eight codes): a gap
+cause's from ``model.vocabulary.GAP_CAUSE_TABLE``, then the causes that are not idle gaps."""
 
 GPU_SIDE_CAUSES = ("memory_bound", "no_tensor_cores", "compute")
 MEMORY_BOUND_ROOFLINE_SHARE = 0.5

@@ -50,7 +50,8 @@ from nsys_diag.analyses.diagnosis.findings import (
 )
 from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import NSYS_CAPTURE_COMMAND, NSYS_TRACE_CUDA_NVTX
+from nsys_diag.model.vocabulary import (GAP_CAUSE_TABLE, NSYS_CAPTURE_COMMAND, NSYS_EXPORT_SQLITE,
+                                        NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
 
@@ -188,7 +189,7 @@ def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Eviden
 def _insufficient(x: VerdictInputs) -> Verdict:
     missing = ", ".join(x.missing) if x.missing else "no CUDA kernels in the analysed window"
     recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
-        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then nsys export --type sqlite report.nsys-rep",)
+        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then {NSYS_EXPORT_SQLITE} report.nsys-rep",)
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
@@ -371,10 +372,8 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
 
-_MECHANISM = {"input": "its input (data loading)", "transfer": "host↔device copies",
-              "unified_memory": "unified-memory migrations", "sync": "host synchronisation",
-              "memory_management": "host memory allocation", "host_io": "blocking host I/O",
-              "overhead": "overhead phases", "other": "host work no evidence names"}
+_MECHANISM = {c.name: c.mechanism for c in GAP_CAUSE_TABLE}
+"""What the GPU waits for, per gap cause, as the scaling advice words it (``GapCause.mechanism``)."""
 
 
 def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) -> str:

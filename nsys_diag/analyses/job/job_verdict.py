@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Mapping, Sequence
 
-from nsys_diag.model.vocabulary import VERDICT_CODES
+from nsys_diag.model.vocabulary import GAP_CAUSE_TABLE, VERDICT_CODES
 
 PHASE_VERDICT = {"data": "input_bound", "overhead": "overhead_bound",
                  "communication": "communication_bound", "forward": "compute_bound",
@@ -37,11 +37,10 @@ phase decides; a compute phase keeps the straggler's own code when that is a com
 (``compute_bound_no_tensor_cores``, ``memory_bound``) — but only when the excess is GPU work (see
 ``job_cause``)."""
 
-HOST_CAUSE_VERDICT = {"launch": "launch_bound", "input": "input_bound", "host_io": "input_bound",
-                      "transfer": "input_bound", "communication": "communication_bound"}
+HOST_CAUSE_VERDICT = {c.name: c.straggler_verdict for c in GAP_CAUSE_TABLE}
 """The verdict of a straggler whose compute phase is slow on the host, by the idle-gap cause the
-straggler has most in excess of the median rank (any other cause — overhead, sync, other… — reads
-``overhead_bound``)."""
+straggler has most in excess of the median rank (``GapCause.straggler_verdict`` of
+``model.vocabulary.GAP_CAUSE_TABLE``; a cause outside it reads ``overhead_bound``)."""
 GPU_EXCESS_SHARE = 0.5
 """A compute phase's excess is GPU compute when the straggler's extra GPU work in it (kernels
 launched in the phase, ``phase_gpu_ms``) is at least this share of the excess; else it is host

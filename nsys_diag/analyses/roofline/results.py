@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from nsys_diag.model.jsonsafe import fnum
+from nsys_diag.model.vocabulary import NCU_CAPTURE_COMMAND
 
 
 BOUND_CLASSES = ("memory", "compute", "latency", "under_occupied", "balanced", "unknown")
@@ -31,8 +32,7 @@ ROOFLINE_METRICS = (
 )
 """The exact ``--metrics`` list that gives a full roofline (used in every capture hint)."""
 
-CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base python train.py > "
-                   "kernels.csv")
+CAPTURE_COMMAND = NCU_CAPTURE_COMMAND
 
 
 def capture_hint(missing: list[str] | tuple[str, ...] = ()) -> str:

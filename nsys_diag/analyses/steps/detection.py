@@ -51,7 +51,7 @@ from nsys_diag.analyses.steps.repeat import (  # noqa: F401  (re-exported: phase
     repeat_steps)
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
+from nsys_diag.model.vocabulary import HINT_CAPTURE_STEPS, HINT_MARK_STEPS
 
 STEP_NAME_RE = re.compile(
     r"^\s*(?:profilerstep\s*#\s*\d+"
@@ -268,9 +268,7 @@ def _named_step_rows(nvtx: pd.DataFrame) -> tuple[np.ndarray, str]:
 
 
 # ------------------------------------------------------------------------------------ analysis
-STEP_HINT = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
-             "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
-             "--step-range NAME")
+STEP_HINT = HINT_MARK_STEPS
 Notes = list[tuple[str, str, str]]
 
 
@@ -338,7 +336,7 @@ def _select(kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray, options: An
     if options.steps is not None:
         first, last = options.steps
         sel = np.zeros(n, bool)
-        sel[max(first, 0): (last + 1 if last is not None and last >= 0 else n)] = True
+        sel[first: n if last is None else last + 1] = True
     if options.window_ns is not None:  # only steps lying wholly inside --window
         lo, hi = options.window_ns
         inside = (starts >= lo) & (ends <= hi)
@@ -405,7 +403,7 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
     hint = STEP_HINT
     if len(nvtx) == 0:
         return Unavailable("no NVTX ranges in the trace, so steps cannot be found",
-                           f"capture with `{NSYS_TRACE_CUDA_NVTX}` and " + hint)
+                           HINT_CAPTURE_STEPS)
     notes: Notes = []
     if options.step_range:
         rows = _user_rows(nvtx, options.step_range)
