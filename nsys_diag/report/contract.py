@@ -22,12 +22,14 @@ proves the committed files equal the generated ones.
 """
 from __future__ import annotations
 
-import json
+from pathlib import Path
 from typing import Any
 
 from nsys_diag.analyses.kernels.names import kernel_base_name
 from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.report.json_out import schema_path
+from nsys_diag.report.command_schemas import (SCHEMAS_DIR, compare_schema, inspect_schema,
+                                              schema_json_text)
 from nsys_diag.report.contract_sections import (PROCESS_KEYS, PROCESS_ROW, ROW_SPECS,
                                                 SECTIONS_SPEC)
 from nsys_diag.report.schema_types import Node, Obj, Section
@@ -233,14 +235,37 @@ def json_schema() -> dict:
 
 def schema_text() -> str:
     """The committed text of ``nsys_diag/schemas/analysis.schema.json``."""
-    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+    return schema_json_text(json_schema())
+
+
+def generated_files(docs: Path) -> dict[Path, str]:
+    """Every generated file → its generated text: the key reference block of ``docs``
+    (docs/JSON.md) and the analysis, batch index, compare and inspect schemas. Raises when one of
+    them does not generate (nothing is written here)."""
+    from nsys_diag.report import batch_schema
+
+    return {docs: docs_with_reference(docs.read_text(encoding="utf-8")),
+            schema_path(): schema_text(),
+            batch_schema.schema_file(): batch_schema.schema_text(),
+            SCHEMAS_DIR / "compare.schema.json": schema_json_text(compare_schema()),
+            SCHEMAS_DIR / "inspect.schema.json": schema_json_text(inspect_schema())}
+
+
+def write_generated(docs: Path) -> list[Path]:
+    """Regenerate every generated file: all are built in memory first, so a spec that does not
+    generate leaves the tree as it was; then the ones that changed are written. Returns those."""
+    texts = generated_files(docs)
+    changed = [p for p, text in texts.items()
+               if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    for path in changed:
+        path.write_text(texts[path], encoding="utf-8")
+    return changed
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the key reference; ``--write [PATH]`` updates docs/JSON.md (or PATH) in place and
-    writes the generated JSON Schema."""
+    """Print the key reference; ``--write [PATH]`` regenerates docs/JSON.md (or PATH) and every
+    generated schema, only once all of them generate."""
     import argparse
-    from pathlib import Path
 
     ap = argparse.ArgumentParser(prog="python -m nsys_diag.report.contract")
     ap.add_argument("--write", nargs="?", const="docs/JSON.md", default=None)
@@ -248,9 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write is None:
         print(key_reference(), end="")
         return 0
-    path = Path(args.write)
-    path.write_text(docs_with_reference(path.read_text(encoding="utf-8")), encoding="utf-8")
-    schema_path().write_text(schema_text(), encoding="utf-8")
+    for path in write_generated(Path(args.write)):
+        print(f"wrote {path}")
     return 0
 
 
