@@ -9,9 +9,10 @@ follow docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0.
 from __future__ import annotations
 
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
+from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_GPU_METRICS,
                                         NSYS_CAPTURE_COMMAND)
-from nsys_diag.report.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Num, Obj, Ref,
+from nsys_diag.report.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
                                            Section, Str)
 
 CAPTURE_CUDA = "Capture CUDA activity: " + NSYS_CAPTURE_COMMAND
@@ -69,8 +70,9 @@ TRACE = Obj({
                             "reason": Enum("window", "memory_budget"),
                             "row_fraction": unit(),
                             "kernel_share": unit(doc="kernel rows read / kernel rows in the export"),
-                            "kernel_time_share": Num(doc="kernel time read / kernel time in the "
-                                                         "export")},
+                            "kernel_time_share": Leaf({"type": "number", "minimum": 0},
+                                                      doc="kernel time read / kernel time in "
+                                                          "the export")},
                            optional=("row_fraction", "kernel_share", "kernel_time_share"), null=True,
                            doc="the span the loader read: --window, or the middle window that fits "
                                "--memory-budget; null = the whole export"),
@@ -130,7 +132,7 @@ GAPS = Section(Obj({
 
 _BIN_SERIES = List("int")
 TIMELINE = Section(Obj({
-    "bin_ns": Int(), "strips": List(Obj({
+    "bin_ns": Leaf({"type": "integer", "minimum": 1}), "strips": List(Obj({
         "label": Enum("representative", "worst", "window"), "step_index": "int?",
         "start_ns": "int", "end_ns": "int",
         "phases": List(Obj({"name": "str", "canonical": Str(default="other"), "start_ns": "int",
@@ -258,8 +260,7 @@ ROOFLINE = Section(Obj({
     "roofs": List(Obj({"name": "str", "kind": "str", "value": "num"},
                       carried={"precision": "str"}, optional=("precision",))),
     "kernels": List(_ROOFLINE_KERNEL), "kernels_total": "int", "notes": List("str"),
-    "peaks_source": Enum("ncu_peak_metrics", "gpu_option", "csv_gpu", "csv_device_attributes",
-                         "trace_gpu", "none"),
+    "peaks_source": Enum(*PEAKS_SOURCES),
     "matches": List(Obj({"timeline_name": "str", "ncu_names": List("str"),
                          "level": Enum("signature", "base", "family"), "duration_ratio": "num?",
                          "launches": "int", "ncu_launches": "int",
