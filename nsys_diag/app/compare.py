@@ -19,8 +19,8 @@ from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import EXIT_NOT_EVALUABLE, EXIT_OK, EXIT_REGRESSION, InputError
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from nsys_diag.report.command_schemas import COMPARE_SCHEMA_VERSION
 
-COMPARE_SCHEMA_VERSION = 1
 Echo = Callable[[str], None]
 
 

@@ -17,10 +17,10 @@ from nsys_diag._version import __version__
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
-from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, SECTION_KEYS, apply_aliases,
+from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, apply_aliases,
                                       unavailable)
 
-__all__ = ["PROCESS_KEYS", "SCHEMA_VERSION", "SECTION_KEYS", "build_view", "jsonable", "process_name"]
+__all__ = ["PROCESS_KEYS", "SCHEMA_VERSION", "build_view", "jsonable", "process_name"]
 
 
 def _section(result, *, missing_reason: str = "not analysed") -> dict:

@@ -51,9 +51,8 @@ COMMAND_BUILDERS = {"app/profiling.py", "cli.py"}
 """Modules that spell flags to run nsys or to declare options, not in a hint."""
 DESCRIPTIONS = ("model/contracts.py", "synth/")
 """Frame and scenario descriptions that say how their rows were captured (no advice)."""
-PENDING = {"report/contract.py"}
-"""The report contract's section hints still read their own literals (its SPEC is being
-regenerated); they move to the vocabulary's HINT_* entries with it."""
+PENDING: set[str] = set()
+"""Modules whose hints have not moved to the vocabulary yet (none)."""
 
 
 def test_no_capture_hint_is_spelled_outside_the_vocabulary():

@@ -6,10 +6,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
 
-from conftest import SHARED_TRACES
-from nsys_diag.cli import main
 from nsys_diag.report import contract, schema_types
 from nsys_diag.report.clean import DEFAULT_LIMITS, Limits, clean_view
 from nsys_diag.report.json_out import load_schema, schema_path
@@ -23,52 +20,35 @@ def test_committed_docs_key_reference_equals_the_generated_one():
     assert contract.key_reference() in text
 
 
-def _schema_keys(node, schema, seen=None) -> set[str]:
-    """Every property name reachable from ``node`` (following $ref, oneOf/anyOf/allOf, items)."""
-    seen = set() if seen is None else seen
-    out: set[str] = set()
+def open_objects(node, where="#") -> list[str]:
+    """The places in a JSON Schema of objects that allow keys they do not name."""
+    out: list[str] = []
     if isinstance(node, list):
-        for n in node:
-            out |= _schema_keys(n, schema, seen)
-        return out
-    if not isinstance(node, dict):
-        return out
-    ref = node.get("$ref")
-    if ref and ref not in seen:
-        seen.add(ref)
-        target = schema
-        for part in ref.lstrip("#/").split("/"):
-            target = target[part]
-        out |= _schema_keys(target, schema, seen)
-    for key, sub in (node.get("properties") or {}).items():
-        out.add(key)
-        out |= _schema_keys(sub, schema, seen)
-    for key in ("oneOf", "anyOf", "allOf", "items", "additionalProperties"):
-        if key in node:
-            out |= _schema_keys(node[key], schema, seen)
+        for i, n in enumerate(node):
+            out += open_objects(n, f"{where}/{i}")
+    elif isinstance(node, dict):
+        types = node.get("type")
+        is_object = types == "object" or (isinstance(types, list) and "object" in types)
+        if (is_object or "properties" in node) and "additionalProperties" not in node:
+            out.append(where)
+        for key, sub in node.items():
+            if isinstance(sub, (dict, list)) and key not in ("enum", "const", "required"):
+                out += open_objects(sub, f"{where}/{key}")
     return out
 
 
-def _spec_keys(spec) -> set[str]:
-    if isinstance(spec, contract.Section):
-        return _spec_keys(spec.spec)
-    if isinstance(spec, list):
-        return _spec_keys(spec[0]) if spec else set()
-    if isinstance(spec, dict):
-        keys = set(spec)
-        for v in spec.values():
-            keys |= _spec_keys(v)
-        return keys
-    return set()
+def test_every_object_of_the_analysis_schema_is_closed_or_a_typed_map():
+    assert open_objects(contract.json_schema()) == []
+    maps = [contract.json_schema()["properties"]["thresholds"],
+            contract.json_schema()["properties"]["trace"]["properties"]["tables"]]
+    assert all(isinstance(m["additionalProperties"], dict) for m in maps)
 
 
 def test_every_contract_key_is_in_the_json_schema():
     schema = load_schema()
-    top = schema["properties"]
-    for key, spec in contract.SPEC.items():
-        assert key in top, key
-        missing = _spec_keys(spec) - _schema_keys(top[key], schema)
-        assert not missing, (key, missing)
+    assert list(schema["properties"]) == list(contract.SPEC)
+    steps = schema["$defs"]["steps"]["oneOf"][1]["properties"]
+    assert "boundary" in steps and "per_step" in steps
 
 
 def test_committed_schema_equals_the_generated_one():
@@ -76,16 +56,42 @@ def test_committed_schema_equals_the_generated_one():
     assert load_schema() == contract.json_schema()
 
 
-def test_a_contract_key_without_a_type_or_a_stale_type_fails_generation(monkeypatch):
-    monkeypatch.setitem(contract.SPEC, "new_key", None)
-    with pytest.raises(KeyError, match="new_key"):
-        contract.json_schema()
-    monkeypatch.delitem(contract.SPEC, "new_key")
-    monkeypatch.setitem(schema_types.TYPES, "steps.gone_key", "int")
-    contract.json_schema()  # a TYPES-only key adds a schema key…
-    monkeypatch.setitem(schema_types.TYPES, "kernels_total.x", "int")
-    with pytest.raises(KeyError, match="kernels_total.x"):  # …but not under a typed leaf
-        contract.json_schema()
+def test_every_committed_generated_file_equals_the_generated_one():
+    texts = contract.generated_files(ROOT / "docs" / "JSON.md")
+    names = {p.name for p in texts}
+    assert {"JSON.md", "analysis.schema.json", "batch_index.schema.json", "compare.schema.json",
+            "inspect.schema.json"} <= names
+    stale = [p.name for p, text in texts.items()
+             if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    assert not stale, f"run `python -m nsys_diag.report.contract --write`: {stale}"
+    for path in texts:
+        if path.suffix == ".json":
+            schema = json.loads(path.read_text(encoding="utf-8"))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            assert open_objects(schema) == [], path.name  # every object closed or a typed map
+
+
+def test_write_changes_nothing_unless_every_generated_file_generates(tmp_path, monkeypatch):
+    docs = tmp_path / "JSON.md"
+    docs.write_text("# JSON\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in contract.generated_files(docs) if p != docs}
+
+    def broken():
+        raise KeyError("a spec that does not generate")
+
+    monkeypatch.setattr(contract, "inspect_schema", broken)  # generated after the docs
+    with pytest.raises(KeyError):
+        contract.main(["--write", str(docs)])
+    assert docs.read_text(encoding="utf-8") == "# JSON\n"
+    assert {p: p.read_bytes() for p in before} == before
+    monkeypatch.undo()
+    assert contract.write_generated(docs) == [docs]  # the committed schemas are up to date
+    assert contract.key_reference() in docs.read_text(encoding="utf-8")
+
+
+def test_a_spec_naming_an_optional_key_it_does_not_declare_fails():
+    with pytest.raises(KeyError, match="nope"):
+        schema_types.Obj({"a": "int"}, optional=("nope",))
 
 
 def test_schema_checks_types_ranges_and_section_forms():
@@ -96,31 +102,22 @@ def test_schema_checks_types_ranges_and_section_forms():
         return jsonschema.Draft202012Validator(dict(schema["properties"][key], **{"$defs": schema["$defs"]})
                                                ).is_valid(value)
 
-    row = {"device_id": 0, "peak_bytes": 10, "device_bytes": 20, "peak_share": 0.5}
-    assert ok("memory", {"available": True, "per_device": [row], "advice": None})
-    assert not ok("memory", {"available": True, "per_device": [dict(row, peak_share=1.5)], "advice": None})
-    assert not ok("memory", {"available": True, "per_device": [dict(row, peak_bytes="10")], "advice": None})
+    row = {"device_id": 0, "peak_bytes": 10, "device_bytes": 20, "peak_share": 0.5, "peak_ts_ns": 5,
+           "preexisting_bytes": 0, "alloc_count": 1, "free_count": 0}
+
+    def memory(*rows, **extra):
+        return {"available": True, "per_device": list(rows), "advice": None, "advice_code": "ok",
+                "max_peak_share": 0.5, **extra}
+
+    assert ok("memory", memory(row))
+    assert not ok("memory", memory(dict(row, peak_share=1.5)))
+    assert not ok("memory", memory(dict(row, peak_bytes="10")))
+    assert not ok("memory", memory(row, new_key=1))  # closed: an undeclared key fails
+    assert not ok("memory", memory(dict(row, new_key=1)))
     assert ok("memory", None) and ok("memory", contract.unavailable("why"))
-    assert not ok("gpu", None)  # only the sections of NULLABLE_SECTIONS may be null
+    assert not ok("gpu", None)  # only the sections declared null=True may be null
     assert not ok("tensor_cores", {"available": True})  # an available section has all its keys
     assert not ok("verdict", dict.fromkeys(("code", "headline"), "nope"))
-
-
-def _sample_traces() -> list[Path]:
-    found = sorted((ROOT / "sample_traces").glob("*.sqlite"))
-    if SHARED_TRACES.is_dir():
-        found += sorted(SHARED_TRACES.rglob("*.sqlite"))
-    return found
-
-
-@pytest.mark.parametrize("trace", _sample_traces(), ids=lambda p: p.stem)
-def test_every_sample_trace_analysis_validates_against_the_schema(trace, tmp_path):
-    out = tmp_path / "a.json"
-    res = CliRunner().invoke(main, ["analyze", str(trace), "--json", str(out), "--no-html"],
-                             env={"SOURCE_DATE_EPOCH": "0"})
-    assert res.exit_code == 0, res.output
-    errors = list(jsonschema.Draft202012Validator(load_schema()).iter_errors(json.loads(out.read_text())))
-    assert not errors, [(list(e.path), e.message[:200]) for e in errors[:5]]
 
 
 def test_unavailable_sections_take_the_contract_reason_and_hint():

@@ -121,10 +121,11 @@ def test_gpu_option_sets_the_peaks_in_every_case(tmp_path, traces, trace, name, 
 
 
 def test_peaks_sources_are_the_contract_enum():
+    from nsys_diag.report.contract import json_schema
     from nsys_diag.report.roofline_text import PEAKS_SOURCE_LABEL
-    from nsys_diag.report.schema_types import TYPES
 
-    assert set(TYPES["roofline.peaks_source"]["enum"]) == set(PEAKS_SOURCES) == set(PEAKS_SOURCE_LABEL)
+    roofline = json_schema()["$defs"]["roofline"]["oneOf"][-1]["properties"]
+    assert set(roofline["peaks_source"]["enum"]) == set(PEAKS_SOURCES) == set(PEAKS_SOURCE_LABEL)
 
 
 def test_roofline_gpu_of_an_ncu_only_bundle(tmp_path):

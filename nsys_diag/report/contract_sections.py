@@ -1,0 +1,390 @@
+"""The sections of the analysis JSON, each one self-contained spec object (report/schema_types.py).
+
+``SECTIONS_SPEC`` is the one list of the JSON's top-level keys, in order: section name → spec.
+``per_process=True`` marks the sections that describe one process (``contract.PROCESS_KEYS`` is
+derived from it); a ``Section`` is optional (``null=True``: may also be ``null``). Each key is
+declared once, with its type and its default; the analyses' ``to_json`` write the values. Units
+follow docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0..1.
+"""
+from __future__ import annotations
+
+from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
+from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
+from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_NVTX,
+                                        HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
+                                        HINT_CAPTURE_STEPS, HINT_CAPTURE_WORKERS,
+                                        HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
+from nsys_diag.report.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
+                                           Section, Str)
+
+CAPTURE_CUDA = HINT_CAPTURE_CUDA_COMMAND
+VERDICT_CODE = Ref("verdict_code")
+TIMESTAMP = {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"}
+SPAN = List("int", null=True, doc="[start_ns, end_ns]")
+CAUSE = Enum(*GAP_CAUSES)
+
+
+def unit(**kw) -> Leaf:
+    """A fraction that is exactly within 0..1."""
+    return Leaf({"type": "number", "minimum": 0, "maximum": 1}, **kw)
+
+
+def metrics(read: tuple[str, ...] = ("sm_active", "tensor_active", "dram_bandwidth", "pcie_rx",
+                                     "pcie_tx"), **keys) -> Obj:
+    """A row of GPU metric means (``analyses/gpu_metrics.CANONICAL_KEYS``, None: not sampled)."""
+    return Obj({**keys, **{k: "num?" for k in read}},
+               carried={k: "num?" for k in METRIC_KEYS if k not in read})
+
+
+def evidence() -> List:
+    """The evidence rows of a verdict or a finding."""
+    return List(EVIDENCE_ROW)
+
+
+EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "comparison": "str",
+                    "source": "str", "fired": "bool?", "role": Enum("rule", "context")})
+ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
+GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
+               "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
+              carried={"copy_only_ms": "num"})
+TRANSFER_KIND = Obj({"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
+                     "expected_gb_per_s": "num?"},
+                    carried={"busy_ms": "num", "gb_per_s_busy": "num?", "efficiency": "num?",
+                             "link": "str", "rows": "int"})
+METRICS_ROW = metrics(phase="str")
+ROW_SPECS: dict[str, Node] = {"transfer_kind": TRANSFER_KIND, "gpu_device": GPU_ROW,
+                              "metrics_phase": METRICS_ROW, "evidence_row": EVIDENCE_ROW}
+"""Row specs the renderers normalize one at a time (``contract.normalize_as``)."""
+
+TRACE = Obj({
+    "path": "str", "format": "str", "nsys_version": "str?", "schema_version": "str?",
+    "gpus": List(Obj({"id": "int", "name": "str", "sm_count": "int?", "memory_bytes": "int?",
+                      "memory_bandwidth_bytes_per_s": "num?", "compute_capability": "str?"})),
+    "processes": List(Obj({"pid": "int", "name": "str"})),
+    "capture_span_ns": "int", "session_start_utc_ns": "int?",
+    "tables": Map("int", doc="rows per table of the export"),
+    "chunks": Obj({"count": "int", "max_rows": "int", "passes": "int", "inexact_cuts": "int",
+                   "chunk_rows": "int?"},
+                  doc="present when the export was streamed chunk by chunk (--memory-mode "
+                      "stream): the whole export was analysed")},
+    carried={
+        "read_window": Obj({"start_ns": "int", "end_ns": "int",
+                            "reason": Enum("window", "memory_budget"),
+                            "row_fraction": unit(),
+                            "kernel_share": unit(doc="kernel rows read / kernel rows in the export"),
+                            "kernel_time_share": Leaf({"type": "number", "minimum": 0},
+                                                      doc="kernel time read / kernel time in "
+                                                          "the export")},
+                           optional=("row_fraction", "kernel_share", "kernel_time_share"), null=True,
+                           doc="the span the loader read: --window, or the middle window that fits "
+                               "--memory-budget; null = the whole export"),
+        "host": Map("str", doc="host facts (--include-host-info only)"),
+        "command_line": Str(null=True, doc="--include-host-info only")},
+    optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
+              "command_line"))
+
+STEPS = Section(Obj({
+    "count": "int", "analysed_count": "int", "source": "str", "range_name": "str", "mean_ms": "num?",
+    "median_ms": "num?", "p90_ms": "num?", "max_ms": "num?", "min_ms": "num?", "warmup": List("int"),
+    "incomplete": List("int"),
+    "outliers": List(Obj({"index": "int", "duration_ms": "num", "ratio_to_median": "num",
+                          "reason": "str"})),
+    "per_step": List(Obj({"index": "int", "start_ns": "int", "duration_ms": "num",
+                          "kind": Enum("warmup", "normal", "outlier", "incomplete", "unselected")},
+                         carried={"phases": Map("num", doc="exclusive ms per canonical phase in "
+                                                           "this step (analysed steps only)")},
+                         optional=("phases",)))},
+    carried={"boundary": Enum("range", "period")}),
+    "No training steps were found.",
+    HINT_CAPTURE_STEPS,
+    per_process=True)
+
+PHASES = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="other"),
+                   "mean_ms": "num", "share": "share", "gpu_busy_ms": "num?",
+                   "gpu_busy_share": "share?", "gpu_work_ms": "num?", "count": "int"}),
+              per_process=True)
+
+GPU = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
+                   "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
+                   "per_device": List(GPU_ROW)},
+                  carried={"device_count": "int"}),
+              "No GPU activity in the analysed window.", CAPTURE_CUDA, per_process=True)
+
+GAPS = Section(Obj({
+    "count": "int", "total_ms": "num", "min_gap_ns": "int",
+    "by_cause": Obj({c: "num" for c in GAP_CAUSES}),
+    "by_cause_detail": Obj({c: "str?" for c in GAP_CAUSES}),
+    "first_kernel_ns": "int?",
+    "histogram": List(Obj({"lo_ns": "int", "hi_ns": "int?", "count": "int", "total_ms": "num"})),
+    "top": List(Obj({"start_ns": "int", "duration_ms": "num", "device_id": "int", "cause": CAUSE,
+                     "cpu_activity": "str", "phase": "str?",
+                     "evidence": List(Obj({"cause": CAUSE, "ms": "num", "detail": "str"}))})),
+    "cpu_samples_available": "bool",
+    "other_top_frames": List(Obj({"frame": "str", "samples": "int", "share": "share"}))},
+    carried={"by_cause_share": Map("share", names=GAP_CAUSES),
+             "cause_priority": List(CAUSE),
+             "per_device": List(Obj({"device_id": "int", "count": "int", "total_ms": "num",
+                                     "by_cause": Map("num", names=GAP_CAUSES)}))}),
+    "GPU idle gaps could not be computed.", CAPTURE_CUDA, per_process=True)
+
+_BIN_SERIES = List("int")
+TIMELINE = Section(Obj({
+    "bin_ns": Leaf({"type": "integer", "minimum": 1}), "strips": List(Obj({
+        "label": Enum("representative", "worst", "window"), "step_index": "int?",
+        "start_ns": "int", "end_ns": "int",
+        "phases": List(Obj({"name": "str", "canonical": Str(default="other"), "start_ns": "int",
+                            "end_ns": "int"})),
+        "devices": List(Obj({"device_id": "int", "busy": List("share", max_items=200)},
+                            carried={"copy": List("share")}))},
+        carried={"duration_ms": "num"})),
+    "window_bins": Obj({"start_ns": "int", "bin_ns": "int", "count": "int", "busy": List("share"),
+                        "tensor_core_ns": _BIN_SERIES, "exposed_comm_ns": _BIN_SERIES,
+                        "category_ns": Map(_BIN_SERIES), "kernel_ns": Map(_BIN_SERIES)},
+                       null=True, fill=False,
+                       doc="10 ms bins of a window without steps (analyses/timeline/window_bins.py)")},
+    carried={"max_bins": "int"}, optional=("window_bins",)),
+    "No step to draw.", HINT_ADD_NVTX,
+    per_process=True)
+
+KERNELS = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
+                    "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
+                    "category": "str", "tensor_core": "bool"},
+                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str"}),
+               per_process=True)
+
+_TC_KERNEL = Obj({"name": "str", "share": "share"},
+                 carried={"short_name": "str", "label": "str", "total_ns": "int", "category": "str",
+                          "evidence": "str"})
+TENSOR_CORES = Section(Obj({
+    "share_of_kernel_time": "share?", "gemm_share": "share?", "tc_share_of_gemm": "share?",
+    "evidence": "str", "confidence": "str", "non_tc_gemm_share": "share?", "source": "str",
+    "evidence_list": List("str"), "advice": "str?", "non_tc_gemm_kernels": List(_TC_KERNEL),
+    "tensor_active_during_gemm": "share?", "engaged": "bool?", "basis": "str?",
+    "non_tc_gemm_source": "str?"},
+    carried={"name_share_of_kernel_time": "share?", "metrics_share_of_kernel_time": "share?",
+             "counters_share_of_kernel_time": "share?", "tensor_active_mean": "share?",
+             "tensor_active_samples": "int", "tensor_active_gemm_samples": "int",
+             "non_tc_attention_share": "share?", "unknown_tc_share": "share?",
+             "unknown_tc_kernels": List(_TC_KERNEL), "tc_kernels": List(_TC_KERNEL)}),
+    "Tensor Core use could not be assessed (no kernels).", CAPTURE_CUDA, per_process=True)
+
+_COPY_KINDS = ("H2D", "D2H", "D2D", "P2P")
+TRANSFERS = Section(Obj({
+    "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
+    "pageable_count": "int", "pageable_bytes": "int", "sync_copies": "int"},
+    carried={"pageable_async_count": "int", "sync_memsets": "int", "assumptions": List("str"),
+             "memset": Obj({"count": "int", "bytes": "int", "time_ms": "num"})}),
+    "No memory transfers in the analysed window.", HINT_CAPTURE_CUDA,
+    per_process=True)
+
+GPU_METRICS = Section(Obj({
+    "per_device": List(metrics(read=(), device_id="int")), "overall": metrics(),
+    "per_phase": List(METRICS_ROW)},
+    carried={"metrics": List("str"), "other": Map("num?"), "sample_count": "int",
+             "sample_period_ns": "int?", "window": SPAN}),
+    "No GPU metrics were sampled.", HINT_GPU_METRICS, null=True, per_process=True)
+
+THROUGHPUT = Section(Obj({
+    "batch_size": "num", "source": "str", "loader_samples_per_s": "num?",
+    "model_samples_per_s": "num?", "bottleneck": Enum("loader", "model")},
+    carried={"data_ms": "num", "step_ms": "num", "step_samples_per_s": "num?"}),
+    "Batch size unknown.", "Pass --batch-size N to compare loader and model throughput.",
+    null=True, per_process=True)
+
+MFU = Section(Obj({
+    "flops_per_step": "num", "flops_source": "str", "step_ms": "num", "samples_per_s": "num?",
+    "achieved_tflops": "num", "peak_tflops": "num?", "peak_precision": "str?", "gpu": "str?",
+    "mfu": "num?", "assumptions": List("str")}),
+    "Model FLOPs unknown.", "Pass --model-flops-per-step N (or --model-flops-per-sample N "
+    "with --batch-size) to report achieved TFLOP/s and MFU.", per_process=True)
+
+SCALING = List(Obj({"gpus": "int", "step_ms": "num", "allreduce_ms": "num", "samples_per_s": "num?",
+                    "efficiency": "num?", "assumptions": List("str")}), per_process=True)
+
+LOADER = Section(Obj({
+    "workers": "int", "busy_share": "share", "state": Enum("saturated", "busy", "idle"),
+    "basis": "str", "saturated_at": "share", "idle_below": "share", "window_ms": "num",
+    "per_worker": List(Obj({"pid": "int", "tid": "int?", "name": "str", "busy_share": "share",
+                            "basis": Enum("nvtx", "cpu_samples", "osrt"), "evidence": "str"},
+                           carried={"parent_pid": "int?",
+                                    "attributed_by": Enum("thread", "parent", "nearest_pid")},
+                           optional=("parent_pid", "attributed_by")))}),
+    "No DataLoader worker processes or threads in the export.",
+    HINT_CAPTURE_WORKERS, per_process=True)
+
+COMMUNICATION = Section(Obj({
+    "per_device": List(Obj({"device_id": "int", "comm_ms": "num", "hidden_ms": "num",
+                            "exposed_ms": "num"},
+                           carried={"comm_kernels": "int", "exposed_share": "share?",
+                                    "overlap_share": "share?"})),
+    "exposed_share": "share?"},
+    carried={"comm_ms": "num", "hidden_ms": "num", "exposed_ms": "num",
+             "exposed_share_of_step": "num?", "overlap_share": "share?",
+             "kernel_names": List("str"), "window": SPAN}),
+    "No communication kernels (single GPU or no NCCL).", "", null=True, per_process=True)
+
+MEMORY = Section(Obj({
+    "per_device": List(Obj({"device_id": "int", "peak_bytes": "int", "device_bytes": "int?",
+                            "peak_share": "share?"},
+                           carried={"peak_ts_ns": "int", "alloc_count": "int", "free_count": "int",
+                                    "preexisting_bytes": "int"})),
+    "advice": "str?"},
+    carried={"advice_code": Enum("headroom", "near_full", "ok", "unknown"),
+             "max_peak_share": "share?"}),
+    "GPU memory usage was not captured.", HINT_MEMORY_USAGE,
+    null=True, per_process=True)
+
+_BY_PRECISION = Map("num?")
+_ROOFLINE_KERNEL = Obj({
+    "name": "str", "short_name": "str", "launches": "int", "time_share": "share?",
+    "arithmetic_intensity": "num?", "achieved_flops_per_s": "num?", "sm_pct": "num?",
+    "mem_pct": "num?", "bound": "str", "precision": "str?"},
+    carried={"normalized_name": "str", "time_ns": "int", "flops": "num?",
+             "flops_by_precision": _BY_PRECISION, "dram_bytes": "num?", "l2_bytes": "num?",
+             "l1_bytes": "num?", "ai_dram": "num?", "ai_l2": "num?", "ai_l1": "num?",
+             "achieved_flop_per_s": "num?", "achieved_dram_bytes_per_s": "num?",
+             "achieved_l2_bytes_per_s": "num?", "achieved_l1_bytes_per_s": "num?",
+             "dominant_precision": "str?", "pct_of_peak_flop": "num?", "pct_of_peak_dram": "num?",
+             "bound_shares": Map("num?"), "bound_source": "str?", "tensor_core_share": "share?",
+             "tensor_pipe_pct": "num?", "tensor_mma_inst": "num?", "achieved_occupancy": "num?",
+             "sol_compute_pct": "num?", "sol_memory_pct": "num?", "waves_per_sm": "num?",
+             "timeline_time_ns": "int?", "timeline_share": "share?"},
+    optional=("timeline_time_ns", "timeline_share"))
+_BOUND_SHARES = Map("num?", doc="share of time per bound class")
+ROOFLINE = Section(Obj({
+    "source": "str", "device": "str?", "clock_source": "str", "memory_level": "str",
+    "roofs": List(Obj({"name": "str", "kind": "str", "value": "num"},
+                      carried={"precision": "str"}, optional=("precision",))),
+    "kernels": List(_ROOFLINE_KERNEL), "kernels_total": "int", "notes": List("str"),
+    "peaks_source": Enum(*PEAKS_SOURCES),
+    "matches": List(Obj({"timeline_name": "str", "ncu_names": List("str"),
+                         "level": Enum("signature", "base", "family"), "duration_ratio": "num?",
+                         "launches": "int", "ncu_launches": "int",
+                         "launch_config": Enum("same", "different", "unknown"),
+                         "timeline_launch_config": "str?"}))},
+    carried={
+        "gpu": "str?",
+        "peaks": Obj({"flop_per_s": _BY_PRECISION, "dram_bytes_per_s": "num?",
+                      "l2_bytes_per_s": "num?", "l1_bytes_per_s": "num?", "provenance": "str",
+                      "provenance_by_peak": Map("str"), "sm_clock_hz": "num?",
+                      "ridge_point": _BY_PRECISION}),
+        "time_weighted": _BOUND_SHARES, "time_basis": "str", "total_time_ns": "int",
+        "launch_count": "int", "kernel_count": "int", "duration_source": "str",
+        "bound_source": "str?", "tensor_evidence": "str?", "tensor_core_share_by_time": "share?",
+        "roofline_complete": "bool", "missing_metrics": List("str"), "above_peak": List("str"),
+        "confidence": "str",
+        # joined to a timeline (analyses/roofline/ncu_join.py) only
+        "time_weighted_ncu": _BOUND_SHARES, "time_weighted_matched": _BOUND_SHARES,
+        "timeline_kernel_time_ns": "int", "matched_time_ns": "int", "matched_share": "share?",
+        "match_levels": Map("num?"),
+        "unmatched": List(Obj({"name": "str", "time_ns": "int", "share": "share?"})),
+        "unmatched_ncu": List("str"), "tensor_core_share_of_matched": "share?",
+        "tensor_core_evidence": "str?", "refused_pairings": "int"},
+    optional=("time_weighted_ncu", "time_weighted_matched", "timeline_kernel_time_ns",
+              "matched_time_ns", "matched_share", "match_levels", "unmatched", "unmatched_ncu",
+              "tensor_core_share_of_matched", "tensor_core_evidence", "refused_pairings")),
+    "No Nsight Compute data was given.",
+    f"{NCU_CAPTURE_COMMAND}, then: nsys-diag analyze TRACE --ncu kernels.csv", null=True,
+    per_process=True)
+
+VERDICT = Obj({
+    "code": Ref("verdict_code", default="insufficient_data"), "headline": "str+",
+    "confidence": Enum("high", "medium", "low"), "scale_advice": "str+", "evidence": evidence(),
+    "recommendations": List("str", min_items=1), "projected_step_ms_if_fixed": "num?",
+    "secondary": List(VERDICT_CODE), "advice": List(ADVICE_ROW), "finding": "str?"},
+    per_process=True)
+
+FINDINGS = List(Obj({
+    "code": VERDICT_CODE, "cause": "str+",
+    "severity": Enum("info", "warning", "critical", default="info"),
+    "fired": Leaf({"type": "boolean"}, default=False), "share_of_window": "num?",
+    "per_step_ms": "num?", "threshold": "num?", "evidence": evidence(), "advice": List(ADVICE_ROW),
+    "headline": "str?"}), per_process=True)
+
+DATA_QUALITY = List(Obj({"code": "str", "message": "str", "count": "int",
+                         "severity": Enum("info", "warning", default="info"), "hint": "str?"},
+                        optional=("hint",)), per_process=True)
+
+CAPABILITIES = Obj({
+    "steps": "bool?", "phases": "bool?", "gpu_activity": "bool?", "nvtx_ranges": "int?",
+    "gpu_metrics": "bool?", "tensor_active_metric": "bool?", "ncu": "bool?",
+    "gpu_memory_events": "bool?", "osrt": "bool?", "cpu_samples": "bool?",
+    "processes": List(Obj({"pid": "int?", "steps": "int?", "analysed_steps": "int?",
+                           "steps_source": "str?", "steps_reason": "str?", "phases": "int?",
+                           "phases_reason": "str?"}))},
+    doc="What the export can answer: the capability probe shared with `inspect` "
+        "(analyses/capabilities.py).")
+
+SCOPE = Obj({"pid": "int?", "name": "str?", "devices": List("int"), "process_count": "int",
+             "headline_rule": "str", "headline_by": Enum("step_time", "gpu_compute")},
+            optional=("headline_rule", "headline_by"), read=False)
+
+PHASES_STATUS = Obj({"available": "bool", "reason": "str", "hint": "str"},
+                    optional=("reason", "hint"), read=False, per_process=True)
+
+KERNEL_CATEGORIES = List(Obj({"category": "str", "count": "int", "total_ns": "int",
+                              "share": "share?", "tensor_core_ns": "int"}),
+                         read=False, per_process=True)
+
+KERNEL_SUMMARY = Obj({"count": "int", "names": "int", "total_ns": "int", "small_count": "int",
+                      "small_kernel_ns": "int", "small_fraction": "share?",
+                      "small_time_share": "share?", "window": SPAN},
+                     null=True, read=False, per_process=True)
+
+PROCESS_ROW = {"pid": "int", "name": "str", "steps_mean_ms": "num?", "verdict_code": VERDICT_CODE}
+"""The summary keys of a ``processes[]`` row the renderers read (its sections follow)."""
+PROCESS_ROW_CARRIED = {"devices": List("int"), "steps_count": "int", "steps_median_ms": "num?",
+                       "utilization": "share?", "window_ms": "num", "headline": "str",
+                       "confidence": Enum("high", "medium", "low"), "is_headline": "bool"}
+PROCESS_ROW_OPTIONAL = ("utilization",)
+
+SECTIONS_SPEC: dict[str, Node] = {
+    "schema_version": Const(1),
+    "tool": Obj({"name": Const("nsys-diag", default="nsys-diag"), "version": "str"}),
+    "generated_at": Leaf(TIMESTAMP),
+    "trace": TRACE,
+    "scope": SCOPE,
+    "window": Obj({"start_ns": "int", "end_ns": "int", "duration_ms": "num",
+                   "source": Enum("steps", "gpu_activity", "user", "capture")}, per_process=True),
+    "steps": STEPS,
+    "phases": PHASES,
+    "phases_status": PHASES_STATUS,
+    "gpu": GPU,
+    "gaps": GAPS,
+    "timeline": TIMELINE,
+    "kernels": KERNELS,
+    "kernels_total": Int(per_process=True),
+    "kernel_categories": KERNEL_CATEGORIES,
+    "kernel_summary": KERNEL_SUMMARY,
+    "tensor_cores": TENSOR_CORES,
+    "transfers": TRANSFERS,
+    "gpu_metrics": GPU_METRICS,
+    "throughput": THROUGHPUT,
+    "mfu": MFU,
+    "scaling": SCALING,
+    "scaling_reason": Str(null=True, per_process=True),
+    "loader": LOADER,
+    "communication": COMMUNICATION,
+    "memory": MEMORY,
+    "roofline": ROOFLINE,
+    "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
+    "verdict": VERDICT,
+    "findings": FINDINGS,
+    "data_quality": DATA_QUALITY,
+    "thresholds": Map("num"),
+    "capture_hints": List("str"),
+    "capabilities": CAPABILITIES,
+}
+"""Every top-level key of the analysis JSON, in order: key → its spec."""
+
+PROCESS_KEYS = tuple(k for k, v in SECTIONS_SPEC.items() if v.per_process)
+"""The sections that describe one process: the top level holds the headline process's; with two
+or more analysed processes every ``processes[]`` row holds its own as well."""
+
+for _key in PROCESS_KEYS:  # one $defs entry each: the top level and every processes[] row refer to it
+    SECTIONS_SPEC[_key].ref = _key
+
+SECTIONS_SPEC["processes"] = List(Obj(
+    {**PROCESS_ROW, **{k: SECTIONS_SPEC[k] for k in PROCESS_KEYS}},
+    carried=PROCESS_ROW_CARRIED,
+    optional=PROCESS_ROW_OPTIONAL + tuple(k for k in PROCESS_KEYS if k in ("phases_status",))))
