@@ -142,7 +142,7 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
         err(f"nsys-diag: gate --fail-on-regression {fail_on_regression:g}% not evaluable "
             f"({word}): {gate['reason']}")
     if html_out:
-        write_text(Path(html_out), render_compare_html(doc))
-    emit(dumps(doc), json_out)
-    emit(render_compare_markdown(doc), md_out)
+        write_text(Path(html_out), render_compare_html(doc), what="the HTML report")
+    emit(dumps(doc), json_out, what="the JSON")
+    emit(render_compare_markdown(doc), md_out, what="the Markdown")
     return exit_code

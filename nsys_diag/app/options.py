@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from nsys_diag.app.option_checks import checked_chunk_rows, checked_time_ns, read_option_file
 from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, format_bytes
 from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
@@ -37,7 +38,7 @@ def parse_time(text: str) -> int:
         raise UsageError(f"--window: cannot read time {text!r} (use ns, or e.g. 12.5s / 300ms)")
     unit = m.group(2).lower() if m.group(2) else None
     unit = "µs" if unit == "µs" else unit
-    return int(round(float(m.group(1)) * _UNIT_NS[unit]))
+    return checked_time_ns(float(m.group(1)) * _UNIT_NS[unit], text)
 
 
 def parse_window(text: str | None) -> tuple[int, int] | None:
@@ -99,10 +100,7 @@ def read_toml(path: str, what: str) -> dict:
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+        return tomllib.loads(read_option_file(path, what))  # capped, regular files only
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{what} {path}: not valid TOML ({exc})") from None
 
@@ -145,7 +143,7 @@ def build_options(*, batch_size=None, phase_map=None, step_range=None, device=No
         ncu_path=ncu_path, include_host_info=bool(include_host_info), max_rows=int(max_rows),
         max_memory_bytes=parse_size(max_memory), model_flops_per_sample=model_flops_per_sample,
         model_flops_per_step=model_flops_per_step, grad_bytes=grad_bytes, link_gbps=link_gbps,
-        gpu=gpu, memory_mode=parse_memory_mode(memory_mode), chunk_rows=chunk_rows,
+        gpu=gpu, memory_mode=parse_memory_mode(memory_mode), chunk_rows=checked_chunk_rows(chunk_rows),
         scheduler=scheduler or ("local" if use_dask else None))
 
 
