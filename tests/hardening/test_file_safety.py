@@ -363,3 +363,33 @@ def test_unusable_option_values_are_usage_errors(trace, args):
     res = _cli("analyze", str(trace), "--no-html", *args)
     assert res.exit_code == EXIT_USAGE, res.output
     assert "This is a bug" not in res.output
+
+
+# ------------------------------------------------------------------ 6. Dask workers
+def test_dask_workers_get_absolute_paths(tmp_path, monkeypatch, trace):
+    distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] not installed")
+    submitted: list[str] = []
+
+    class Done:
+        def __init__(self, value):
+            self._value = value
+
+        def result(self):
+            return self._value
+
+    class FakeClient:  # a worker whose working directory is not ours: only absolute paths work
+        def submit(self, fn, path, *args, pure=True):
+            submitted.append(path)
+            return Done(fn(path, *args))
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(scheduling, "dask_client", lambda scheduler, jobs: (FakeClient(), None))
+    monkeypatch.setattr(distributed, "as_completed", lambda futures: futures)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.sqlite").write_bytes(trace.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    code, index = _batch(["runs"], "out", scheduler="tcp://scheduler:8786")
+    assert code == EXIT_OK and index["traces"][0]["label"] == "a.sqlite"
+    assert submitted == [str(tmp_path / "runs" / "a.sqlite")]

@@ -91,3 +91,16 @@ def test_json_strings_hold_no_bidi_or_c1_controls():
     for bad in ("\u202e", "\x9b", "\x85"):
         assert bad not in text
     assert doc["name\ufffd"][3:] == ["ok", "tab\tnl\n", "é"] and doc["n"] == 1
+
+
+def test_the_streamed_census_ignores_a_blob_end(tmp_path):
+    from nsys_diag.app.stream import census_span
+
+    p = bt.write(tmp_path / "blob.sqlite", bt.tiny(1, steps=6))
+    clean = census_span(str(p))
+    con = sqlite3.connect(p)
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = X'00112233' WHERE rowid = 3")
+    con.commit()
+    con.close()
+    lo, hi = census_span(str(p))
+    assert isinstance(hi, int) and clean is not None and lo == clean[0] and hi <= clean[1]
