@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from nsys_diag.model.errors import UsageError
-from nsys_diag.model.jsonsafe import jsonable
+from nsys_diag.model.jsonsafe import escape_invisible, jsonable
 
 STDOUT = "-"
 """The destination that means standard output (``--json -``, ``--md -``)."""
@@ -30,8 +30,8 @@ STDOUT = "-"
 def dumps(obj, indent: int | None = 2) -> str:
     """JSON text of ``obj`` in insertion order (``jsonable`` first: no NaN/Infinity), one
     trailing newline; ``indent=None`` gives one line (cache entries)."""
-    return json.dumps(jsonable(obj), indent=indent, ensure_ascii=False, allow_nan=False,
-                      sort_keys=False) + "\n"
+    return escape_invisible(json.dumps(jsonable(obj), indent=indent, ensure_ascii=False,
+                                       allow_nan=False, sort_keys=False)) + "\n"
 
 
 def to_stdout(text: str) -> None:

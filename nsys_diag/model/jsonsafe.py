@@ -1,12 +1,27 @@
 """The one place that turns numpy/pandas values into JSON-safe Python values (no NaN/Infinity).
 
-Scalars: ``fnum``/``finite`` (floats), ``ns_to_ms``, ``ratio``; whole structures: ``jsonable``.
-Strings (values and keys) leave without escape sequences, C0/C1 controls (but tab and newlines),
-bidi overrides or zero-width characters (``json_string``: U+FFFD in their place).
+Scalars: ``fnum``/``finite`` (floats), ``ns_to_ms``, ``ratio``; whole structures: ``jsonable``;
+JSON text: ``escape_invisible`` (every JSON output goes through it, so that C1 controls, bidi
+controls and other invisible characters from a trace appear as ``\\uXXXX`` escapes, never raw,
+while the decoded data stays exactly what the trace holds).
 """
 from __future__ import annotations
 
 import math
+import re
+
+_INVISIBLE = re.compile("[\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                        "\ufeff\ufff9-\ufffb]")
+"""DEL and C1 controls, soft hyphen, bidi marks/embeddings/overrides/isolates, zero-width and
+line/paragraph separators, BOM, interlinear annotation: invisible or reordering in a viewer. (C0
+controls are escaped by ``json.dumps`` itself.)"""
+
+
+def escape_invisible(json_text: str) -> str:
+    """JSON text with every ``_INVISIBLE`` character written as a ``\\uXXXX`` escape. Such
+    characters only occur inside JSON strings, where the escape means the same character, so
+    ``json.loads`` gives back the same data."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 def finite(value) -> float | None:
@@ -40,26 +55,12 @@ def ratio(num, den) -> float | None:
     return n / d
 
 
-def json_string(text: str) -> str:
-    """``text`` with terminal escape sequences dropped and unsafe characters (C0/C1 controls but
-    tab/newlines, bidi controls such as U+202E, zero-width characters, lone surrogates) as U+FFFD
-    (``model.text.strip_unsafe``); printable ASCII is returned as it is (the common case)."""
-    if text.isascii() and text.isprintable():
-        return text
-    from nsys_diag.model.text import strip_unsafe
-
-    return strip_unsafe(text)
-
-
 def jsonable(obj):
     """Recursively convert to JSON types: numpy scalars and arrays → Python, NaN/±inf → None,
-    tuples → lists, dict keys → str, anything else → ``str(obj)``; strings through
-    ``json_string``. The one converter every JSON output goes through (the outputs never hold
-    NaN or Infinity, nor bidi or C1 control characters)."""
-    if obj is None or isinstance(obj, bool):
+    tuples → lists, dict keys → str, anything else → ``str(obj)``. The one converter every JSON
+    output goes through (the outputs never hold NaN or Infinity)."""
+    if obj is None or isinstance(obj, (bool, str)):
         return obj
-    if isinstance(obj, str):
-        return json_string(obj)
     import numpy as np  # perf (bench): not imported before the loaders start
 
     if isinstance(obj, np.bool_):
@@ -70,9 +71,9 @@ def jsonable(obj):
         x = float(obj)
         return x if math.isfinite(x) else None
     if isinstance(obj, dict):
-        return {json_string(str(k)): jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
         return [jsonable(v) for v in obj.tolist()]
-    return json_string(str(obj))
+    return str(obj)

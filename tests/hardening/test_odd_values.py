@@ -15,8 +15,10 @@ import batch_traces as bt
 from nsys_diag.app import compare
 from nsys_diag.cli import main
 from nsys_diag.model.errors import EXIT_NOT_EVALUABLE, EXIT_OK
-from nsys_diag.model.jsonsafe import jsonable
+from nsys_diag.app.outputs import dumps
 from nsys_diag.model.text import markdown_cell, markdown_text
+from nsys_diag.report.inventory_render import inspect_to_json
+from nsys_diag.report.json_out import to_json
 from nsys_diag.report.render_common import md_escape
 
 LIVE_LINK = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data):|\bwww\.")
@@ -84,13 +86,13 @@ def test_markdown_cells_and_prose_never_link_trace_text():
             assert not LIVE_LINK.search(out), out
 
 
-def test_json_strings_hold_no_bidi_or_c1_controls():
-    doc = jsonable({"name\u202e": ["k\u202ernel", "csi\x9b31m", "nel\x85", "ok", "tab\tnl\n",
-                                   "é"], "n": 1})
-    text = json.dumps(doc, ensure_ascii=False)
-    for bad in ("\u202e", "\x9b", "\x85"):
-        assert bad not in text
-    assert doc["name\ufffd"][3:] == ["ok", "tab\tnl\n", "é"] and doc["n"] == 1
+def test_json_text_holds_no_raw_bidi_or_c1_controls():
+    data = {"name\u202e": ["k\u202ernel", "csi\x9b31m", "nel\x85", "iso\u2066", "ok", "é"]}
+    for text in (dumps(data), to_json(data), inspect_to_json(data)):
+        for bad in ("\u202e", "\x9b", "\x85", "\u2066"):
+            assert bad not in text
+        assert json.loads(text) == data  # escaped, not altered: the data survives as it was
+    assert "\\u202e" in dumps(data) and "é" in dumps(data)
 
 
 def test_the_streamed_census_ignores_a_blob_end(tmp_path):
