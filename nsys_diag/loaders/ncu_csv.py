@@ -33,7 +33,7 @@ import pandas as pd
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import InputError
-from nsys_diag.model.safe_files import read_capped
+from nsys_diag.model.safe_files import SQLITE_MAGIC, read_capped, read_head
 
 CAPTURE_HINT = ("re-run ncu with CSV output, e.g. `ncu --set roofline --csv --page raw "
                 "--print-units base python train.py > kernels.csv` (or `ncu --import R.ncu-rep "
@@ -220,6 +220,10 @@ def _plausible_int(v: pd.Series) -> pd.Series:
 
 # ------------------------------------------------------------------------------- reading
 def _read_lines(p: Path) -> list[str]:
+    if read_head(p, len(SQLITE_MAGIC)) == SQLITE_MAGIC:  # before reading it all (--ncu X.sqlite)
+        raise InputError(p, "is a SQLite database (an nsys export?), not an ncu CSV",
+                         "pass the nsys export as the trace and the ncu CSV with --ncu; "
+                         + CAPTURE_HINT)
     raw = read_capped(p, MAX_NCU_CSV_BYTES, "an ncu CSV")  # InputError: unreadable, FIFO, too big
     return _decode(raw).splitlines()
 

@@ -11,9 +11,8 @@ import enum
 from pathlib import Path
 
 from nsys_diag.model.errors import InputError, UnrecognizedFormatError
-from nsys_diag.model.safe_files import read_head
+from nsys_diag.model.safe_files import SQLITE_MAGIC, read_head
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 REP_SUFFIXES = (".nsys-rep", ".qdrep")
 """Nsight Systems report files (not SQLite): convert with ``nsys export --type sqlite``."""
 

@@ -25,6 +25,9 @@ _KIND_NAMES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a charact
                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
                (stat.S_ISDIR, "a directory"))
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file (SQLite file format §1.3)."""
+
 MAX_OPTION_FILE_BYTES = 1 << 20
 """Largest TOML option file (``--thresholds``, ``--phase-map``) read: 1 MiB (real ones are a few
 hundred bytes)."""

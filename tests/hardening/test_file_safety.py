@@ -393,3 +393,12 @@ def test_dask_workers_get_absolute_paths(tmp_path, monkeypatch, trace):
     code, index = _batch(["runs"], "out", scheduler="tcp://scheduler:8786")
     assert code == EXIT_OK and index["traces"][0]["label"] == "a.sqlite"
     assert submitted == [str(tmp_path / "runs" / "a.sqlite")]
+
+
+def test_ncu_option_refuses_a_sqlite_file_before_reading_it(tmp_path, trace, monkeypatch):
+    def no_full_read(*a, **k):
+        raise AssertionError("the whole file was read")
+
+    monkeypatch.setattr(ncu_csv, "read_capped", no_full_read)
+    res = _cli("analyze", str(trace), "--no-html", "--ncu", str(trace))
+    assert res.exit_code == EXIT_BAD_INPUT and "not an ncu CSV" in res.output
