@@ -149,9 +149,9 @@ class Cache:
             return None
         p = self._path(key)
         try:
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                entry = json.load(fh)
-        except (OSError, ValueError, EOFError):
+            with open_regular(p) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                entry = json.loads(gz.read().decode("utf-8"))
+        except (OSError, ValueError, EOFError, InputError):  # absent, FIFO, truncated, garbage
             return None
         if not isinstance(entry, dict) or entry.get("key") != key or "summary" not in entry:
             return None

@@ -402,3 +402,12 @@ def test_ncu_option_refuses_a_sqlite_file_before_reading_it(tmp_path, trace, mon
     monkeypatch.setattr(ncu_csv, "read_capped", no_full_read)
     res = _cli("analyze", str(trace), "--no-html", "--ncu", str(trace))
     assert res.exit_code == EXIT_BAD_INPUT and "not an ncu CSV" in res.output
+
+
+def test_a_fifo_planted_as_a_cache_entry_is_a_miss(tmp_path):
+    c = cache.Cache(tmp_path / "c")
+    key = "cd" + "1" * 62
+    (tmp_path / "c" / "cd").mkdir(parents=True)
+    os.mkfifo(tmp_path / "c" / "cd" / f"{key}.json.gz")
+    with no_hang(30):
+        assert c.get(key) is None
