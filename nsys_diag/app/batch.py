@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 from nsys_diag.app.batch_index import build_index, report_paths
 from nsys_diag.app.discovery import discover
-from nsys_diag.app.outputs import dumps, emit, write_text
+from nsys_diag.app.outputs import dumps, emit, make_output_dir, write_text
 from nsys_diag.app.scheduling import TraceResult, run_traces
 from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import InputError
@@ -76,7 +76,7 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
         raise InputError(", ".join(str(d) for d in dirs), "no traces found",
                          "batch looks for nsys .sqlite exports, ncu .csv files and .nsys-rep "
                          "reports (recursively)")
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     paths = report_paths([t.label for t in found.traces])
     problems: list[str] = []
 
@@ -95,15 +95,15 @@ def batch_command(dirs: Sequence[str], *, jobs: int | None = None, scheduler: st
                          scheduler=scheduler, use_dask=use_dask, use_cache=use_cache, echo=echo,
                          on_result=write_reports)
     index = build_index(found, results, paths, problems, th, generated_at)
-    write_text(out / "index.json", dumps(index))
+    write_text(out / "index.json", dumps(index), what="the index")
     md = render_index_markdown(index)
-    write_text(out / "index.md", md)
+    write_text(out / "index.md", md, what="the index")
     try:
         write_text(out / "index.html", render_index_html(index))
     except Exception as exc:  # noqa: BLE001
         problems.append(f"index.html not written ({type(exc).__name__}: {_safe(exc)})")
-    emit(dumps(index), json_out)
-    emit(md, md_out)
+    emit(dumps(index), json_out, what="the JSON")
+    emit(md, md_out, what="the Markdown")
     summary = _summary_lines(index, out, problems)
     head = 2 if summary[1:2] and summary[1].startswith("  job: ") else 1  # the job's answer first
     for line in summary[:head] + render_index_text(index) + summary[head:]:

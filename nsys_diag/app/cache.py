@@ -5,6 +5,14 @@ sha256 of the input's content hash, the tool version, the cache format, the thre
 analysis options and the hash of the package's own code and templates (``code_hash``), so an
 edited install or checkout never serves a result computed by other code. An entry holds the
 trace summary and its analysis view; every read or write failure is a miss, never fatal.
+
+The content hash is taken from one open descriptor of a regular file (``fingerprint``: a FIFO or
+device is refused, never read), together with the file's identity (device, inode, size, mtime,
+ctime); the scheduler stores a result only when the identity after the analysis is still the
+same (``app/scheduling.py``), so a file changed between hashing and analysing never files the new
+content's result under the old content's key. Entries are written to a temporary file beside
+them and renamed into place; a truncated entry fails gzip's CRC and is a miss; temporary files
+left by a killed writer are removed after ``STALE_TMP_S``.
 """
 from __future__ import annotations
 
@@ -14,12 +22,16 @@ import hashlib
 import json
 import os
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from nsys_diag._version import __version__
 from nsys_diag.app.outputs import dumps
+from nsys_diag.model.errors import InputError
 from nsys_diag.model.options import AnalyzeOptions
+from nsys_diag.model.safe_files import FileIdentity, open_regular
 from nsys_diag.model.text import terminal_line
 from nsys_diag.model.thresholds import Thresholds
 
@@ -29,6 +41,11 @@ CACHE_FORMAT = 1
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../nsys_diag
 MESSAGE_CHARS = 300
 """Longest quoted text (file names, OS messages) in a warning line."""
+
+STALE_TMP_S = 3600
+"""A cache temporary file older than this (seconds) was left by a killed writer: removed."""
+
+TMP_SUFFIX = ".tmp"
 
 Echo = Callable[[str], None]
 
@@ -40,16 +57,35 @@ def cache_dir() -> Path:
     return root / "nsys-diag" / "batch"
 
 
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's content, read in ``chunk``-byte blocks."""
+@dataclass(frozen=True)
+class Fingerprint:
+    """The content hash of one version of a file and that version's identity."""
+
+    sha256: str
+    identity: FileIdentity
+
+
+def fingerprint(path: str | Path, chunk: int = 1 << 20) -> Fingerprint:
+    """Hex sha256 of a regular file's content (read in ``chunk``-byte blocks from one descriptor)
+    and its identity; ``InputError`` when it is not a regular file or changed while being read."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
+        before = FileIdentity.from_stat(os.fstat(fh.fileno()))
         while True:
             block = fh.read(chunk)
             if not block:
                 break
             h.update(block)
-    return h.hexdigest()
+        after = FileIdentity.from_stat(os.fstat(fh.fileno()))
+    if after != before:
+        raise InputError(path, "changed while it was being read",
+                         "run again once the file is complete")
+    return Fingerprint(h.hexdigest(), before)
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a regular file's content (``fingerprint``)."""
+    return fingerprint(path, chunk).sha256
 
 
 def _code_files() -> list[tuple[str, Path]]:
@@ -113,9 +149,9 @@ class Cache:
             return None
         p = self._path(key)
         try:
-            with gzip.open(p, "rt", encoding="utf-8") as fh:
-                entry = json.load(fh)
-        except (OSError, ValueError, EOFError):
+            with open_regular(p) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+                entry = json.loads(gz.read().decode("utf-8"))
+        except (OSError, ValueError, EOFError, InputError):  # absent, FIFO, truncated, garbage
             return None
         if not isinstance(entry, dict) or entry.get("key") != key or "summary" not in entry:
             return None
@@ -126,14 +162,47 @@ class Cache:
         if self.dir is None:
             return
         p = self._path(key)
+        tmp = None
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".tmp")
+            remove_stale_tmp(p.parent)
+            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{key}.", suffix=TMP_SUFFIX)
             with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
                 gz.write(dumps({"key": key, **entry}, indent=None).encode("utf-8"))
             os.replace(tmp, p)
-        except OSError as exc:
+            tmp = None
+        except (OSError, ValueError) as exc:
             if not self._warned and self._echo:
                 self._echo(f"nsys-diag: warning: cache not written "
                            f"({terminal_line(exc, MESSAGE_CHARS)}); continuing without it")
             self._warned = True
+        finally:
+            if tmp is not None:
+                _unlink_quietly(Path(tmp))
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def remove_stale_tmp(directory: Path, max_age_s: float = STALE_TMP_S) -> int:
+    """Remove the cache's temporary files in ``directory`` older than ``max_age_s`` (left by a
+    writer that was killed); returns how many. Younger ones may belong to a running batch."""
+    removed = 0
+    cutoff = time.time() - max_age_s
+    try:
+        names = [n for n in os.listdir(directory) if n.endswith(TMP_SUFFIX)]
+    except OSError:
+        return 0
+    for name in names:
+        p = directory / name
+        try:
+            if p.lstat().st_mtime < cutoff:
+                p.unlink()
+                removed += 1
+        except OSError:
+            pass
+    return removed

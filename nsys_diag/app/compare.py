@@ -73,6 +73,21 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
+def gate_with_skipped_runs(result: dict, skipped: list[dict]) -> dict:
+    """``result`` with a gate that *passed* while some runs could not be read turned into a
+    gate that is not evaluable (a pass decided on the readable runs alone could hide the
+    regression in the others); a regression found stays a regression."""
+    gate = result["gate"]
+    if not skipped or gate.get("requested_pct") is None or not gate.get("passed"):
+        return result
+    sides = sorted({s["side"] for s in skipped})
+    reason = (f"{len(skipped)} run(s) on the {' and '.join(sides)} side could not be analysed "
+              f"(first: {skipped[0]['label']}: {skipped[0]['reason']})")
+    notes = [*result.get("notes", []), f"--fail-on-regression could not be evaluated: {reason}"]
+    return {**result, "gate": {**gate, "evaluated": False, "passed": None, "reason": reason},
+            **({"notes": notes} if "notes" in result else {})}
+
+
 def gate_exit_code(gate: dict, allow_unevaluable: bool) -> int:
     """0, 5 (regression beyond the gate) or 7 (gate requested but not evaluable; 0 with
     ``allow_unevaluable``)."""
@@ -119,6 +134,7 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
     c_ok = [r for r in cand_res if r.ok]
     result = compare_runs([r.summary or {} for r in b_ok], [r.summary or {} for r in c_ok], seed=seed,
                           fail_pct=fail_on_regression, min_comparability=th.comparability_min_score)
+    result = gate_with_skipped_runs(result, skipped)
     exit_code = gate_exit_code(result["gate"], allow_unevaluable)
     result["gate"] = {**result["gate"], "allow_unevaluable": bool(allow_unevaluable),
                       "exit_code": exit_code}
@@ -142,7 +158,7 @@ def compare_command(baseline: str, candidate: str, *, fail_on_regression: float 
         err(f"nsys-diag: gate --fail-on-regression {fail_on_regression:g}% not evaluable "
             f"({word}): {gate['reason']}")
     if html_out:
-        write_text(Path(html_out), render_compare_html(doc))
-    emit(dumps(doc), json_out)
-    emit(render_compare_markdown(doc), md_out)
+        write_text(Path(html_out), render_compare_html(doc), what="the HTML report")
+    emit(dumps(doc), json_out, what="the JSON")
+    emit(render_compare_markdown(doc), md_out, what="the Markdown")
     return exit_code

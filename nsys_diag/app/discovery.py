@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from nsys_diag.model.errors import InputError
+from nsys_diag.model.safe_files import read_head
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3")
 NCU_SUFFIXES = (".csv",)
@@ -57,9 +58,8 @@ def _root_names(roots: Sequence[Path]) -> list[str]:
 
 def _looks_like_ncu(path: Path) -> bool:
     try:
-        with path.open("rb") as fh:
-            head = fh.read(8192)
-    except OSError:
+        head = read_head(path, 8192)  # never blocks on a FIFO named *.csv
+    except InputError:
         return True  # let the loader report why it cannot be read
     from nsys_diag.loaders.ncu_csv import looks_like_ncu_csv
 

@@ -16,4 +16,4 @@ def inspect_command(trace: str, *, json_out: str | None = None, include_host_inf
 
     view = build_inspect_view(load_trace(trace), include_host_info=include_host_info)
     echo(render_inspect_text(view))
-    emit(inspect_to_json(view), json_out, parents=False)
+    emit(inspect_to_json(view), json_out, parents=False, what="the JSON")

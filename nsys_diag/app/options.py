@@ -25,6 +25,7 @@ import os
 import re
 from typing import Mapping, Sequence
 
+from nsys_diag.app.option_checks import checked_chunk_rows, checked_time_ns, read_option_file
 from nsys_diag.loaders.memory_estimate import BASE_MEMORY_BYTES, format_bytes
 from nsys_diag.model.errors import UsageError
 from nsys_diag.model.options import DEFAULT_MEMORY_BUDGET_BYTES, AnalyzeOptions
@@ -42,7 +43,7 @@ def parse_time(text: str) -> int:
         raise UsageError(f"--window: cannot read time {text!r} (use ns, or e.g. 12.5s / 300ms)")
     unit = m.group(2).lower() if m.group(2) else None
     unit = "µs" if unit == "µs" else unit
-    return int(round(float(m.group(1)) * _UNIT_NS[unit]))
+    return checked_time_ns(float(m.group(1)) * _UNIT_NS[unit], text)
 
 
 def parse_window(value) -> tuple[int, int] | None:
@@ -143,10 +144,7 @@ def read_toml(path: str, what: str) -> dict:
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from None
+        return tomllib.loads(read_option_file(path, what))  # capped, regular files only
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{what} {path}: not valid TOML ({exc})") from None
 
@@ -217,7 +215,7 @@ def build_options(*, batch_size=None, phase_map=None, step_range=None, device=No
         max_memory_bytes=parse_size(max_memory), model_flops_per_sample=model_flops_per_sample,
         model_flops_per_step=model_flops_per_step, grad_bytes=grad_bytes, link_gbps=link_gbps,
         gpu=None if gpu is None else str(gpu), memory_mode=parse_memory_mode(memory_mode),
-        chunk_rows=chunk_rows, scheduler=scheduler or ("local" if use_dask else None))
+        chunk_rows=checked_chunk_rows(chunk_rows), scheduler=scheduler or ("local" if use_dask else None))
 
 
 MEMORY_MODES = ("stream", "middle")

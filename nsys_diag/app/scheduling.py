@@ -1,11 +1,16 @@
 """Running the per-trace job over many traces: cache first, then local processes or Dask.
 
 * Content hashes are computed here (threads), cache hits and ``.nsys-rep`` exports handled here;
-  only the traces left are scheduled.
+  only the traces left are scheduled. Only regular files are hashed (a FIFO or a symlink to a
+  device is skipped with its reason, never read).
+* A result is cached only when the file's identity (device, inode, size, mtime, ctime) after the
+  analysis is the one it had when hashed; a file that changed in between is *skipped* ("changed
+  while it was being analysed"), so no result is ever stored under another content's key.
 * Local: one process per trace up to ``jobs`` (``ProcessPoolExecutor``; each worker reads its
   tables with its share of the CPUs), or in this process for one job / one trace.
 * ``--scheduler ADDRESS`` / ``--dask``: the same job on Dask distributed (optional extra
-  ``nsys-diag[dask]``). The workers need the inputs at the same paths (shared filesystem).
+  ``nsys-diag[dask]``). The workers need the inputs at the same paths (shared filesystem); they
+  are sent absolute paths (a worker's working directory is not ours).
 * A job that fails — even a worker process that dies — becomes a skipped result with its reason.
 Results come back in the input order; ``on_result`` sees each as it arrives (cached ones first).
 """
@@ -19,11 +24,12 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_compl
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from nsys_diag.app.cache import Cache, cache_dir, cache_key, file_sha256
+from nsys_diag.app.cache import Cache, Fingerprint, cache_dir, cache_key, fingerprint
 from nsys_diag.app.dask_cluster import DASK_HINT, dask_client  # noqa: F401 (DASK_HINT: public)
 from nsys_diag.app.discovery import TraceInput
 from nsys_diag.app.trace_job import analyze_trace_job, export_nsys_rep, share_read_threads
 from nsys_diag.model.errors import InputError
+from nsys_diag.model.safe_files import FileIdentity
 from nsys_diag.model.text import terminal_line
 from nsys_diag.model.thresholds import Thresholds
 
@@ -90,24 +96,31 @@ class TraceResult:
     sha256: str = ""
 
 
-def _hash_all(traces: Sequence[TraceInput]) -> list[str | Exception]:
-    """Content sha256 of every trace, or the OSError that stopped it (threads: hashlib releases
-    the GIL on large blocks)."""
-    def hash_one(t: TraceInput) -> str | Exception:
+CHANGED_REASON = "changed while it was being analysed (result discarded, not cached)"
+CHANGED_HINT = "run again once the file is complete and no longer written"
+
+
+def _hash_all(traces: Sequence[TraceInput]) -> list[Fingerprint | Exception]:
+    """Content fingerprint of every trace, or the InputError/OSError that stopped it (threads:
+    hashlib releases the GIL on large blocks)."""
+    def hash_one(t: TraceInput) -> Fingerprint | Exception:
         try:
-            return file_sha256(t.path)
-        except OSError as exc:
+            return fingerprint(t.path)
+        except (OSError, InputError) as exc:
             return exc
 
     with ThreadPoolExecutor(max_workers=min(HASH_THREADS, max(1, len(traces)))) as pool:
         return list(pool.map(hash_one, traces))
 
 
-def _resolve(i: int, t: TraceInput, h: str | Exception, th: Thresholds, cache: Cache,
+def _resolve(i: int, t: TraceInput, fp: Fingerprint | Exception, th: Thresholds, cache: Cache,
              use_cache: bool) -> TraceResult | Job:
     """A trace's result without analysing it (unreadable, cached, export failed), or its job."""
-    if isinstance(h, Exception):
-        return TraceResult(t, False, reason=f"cannot read ({_safe(h)})")
+    if isinstance(fp, InputError):
+        return TraceResult(t, False, reason=fp.reason, hint=fp.hint or "")
+    if isinstance(fp, Exception):
+        return TraceResult(t, False, reason=f"cannot read ({_safe(fp)})")
+    h = fp.sha256
     key = cache_key(h, th)
     entry = cache.get(key) if use_cache else None
     if entry is not None:
@@ -134,7 +147,8 @@ def _run_dask(todo: list[Job], accept: Callable[[int, str, dict], None], generat
 
         futures = {}
         for i, path, key in todo:
-            fut = client.submit(analyze_trace_job, path, generated_at, th_dict, pure=False)
+            fut = client.submit(analyze_trace_job, os.path.abspath(path), generated_at, th_dict,
+                                pure=False)
             futures[fut] = (i, key)
         for fut in dask_completed(list(futures)):
             i, key = futures[fut]
@@ -191,15 +205,19 @@ def run_traces(traces: Sequence[TraceInput], *, th: Thresholds, generated_at: st
 
     hashes = _hash_all(traces)
     todo: list[Job] = []
-    for i, (t, h) in enumerate(zip(traces, hashes)):
-        resolved = _resolve(i, t, h, th, cache, use_cache)
+    for i, (t, fp) in enumerate(zip(traces, hashes)):
+        resolved = _resolve(i, t, fp, th, cache, use_cache)
         if isinstance(resolved, TraceResult):
             finish(i, resolved)
         else:
             todo.append(resolved)
 
     def accept(i: int, key: str, out: dict) -> None:
-        t, sha = traces[i], str(hashes[i])
+        t, fp = traces[i], hashes[i]
+        assert isinstance(fp, Fingerprint)  # only hashed traces are scheduled
+        sha = fp.sha256
+        if out.get("ok") and FileIdentity.of(t.path) != fp.identity:
+            out = {"ok": False, "reason": CHANGED_REASON, "hint": CHANGED_HINT}
         if not out.get("ok"):
             finish(i, TraceResult(t, False, reason=out.get("reason", "failed"),
                                   hint=out.get("hint", ""), sha256=sha))

@@ -158,8 +158,10 @@ def census_span(path: str) -> tuple[int, int] | None:
             actual = db.table(table)
             if actual is None or not {"start", "end"} <= set(db.columns(table)):
                 continue
+            # numbers only: SQLite orders a BLOB/TEXT cell above every number (hardening)
             row = db.rows(f'SELECT min("start"), max("end") FROM "{actual}" '
-                          'WHERE "end" >= "start"')
+                          'WHERE typeof("start") IN (\'integer\', \'real\') '
+                          'AND typeof("end") IN (\'integer\', \'real\') AND "end" >= "start"')
             if row and row[0][0] is not None:
                 lo = int(row[0][0]) if lo is None else min(lo, int(row[0][0]))
                 hi = int(row[0][1]) if hi is None else max(hi, int(row[0][1]))

@@ -2,12 +2,17 @@
 
 ``analyze_trace_job`` runs in worker processes (local or Dask) and returns a picklable dict.
 ``export_nsys_rep`` converts a ``.nsys-rep`` with ``nsys export`` into the cache (never beside
-the input); it runs on this machine before the job is scheduled.
+the input); it runs on this machine before the job is scheduled. Without a cache (``--no-cache``)
+the export goes to a private per-user directory (``private_export_dir``: created 0700, and reused
+only when it is a real directory owned by this user that nobody else can write to; otherwise a
+fresh ``mkdtemp``), and a reused export must be a regular file owned by this user that starts
+with the SQLite header: a file planted at a predictable path is never trusted.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -91,24 +96,67 @@ def analyze_trace_job(path: str, generated_at: str, thresholds: dict | None = No
                         "for the traceback and report it"}
 
 
+def _private(st: os.stat_result, directory: bool) -> bool:
+    """Whether ``st`` (an ``lstat``: a symlink is neither) is a directory/regular file of this
+    user that no one else can write to."""
+    kind_ok = stat.S_ISDIR(st.st_mode) if directory else stat.S_ISREG(st.st_mode)
+    return kind_ok and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def private_export_dir() -> Path:
+    """``$TMPDIR/nsys-diag-<uid>`` created with mode 0700, or, when that path exists and is not
+    a private directory of this user (a planted symlink, another owner, loose permissions), a
+    fresh ``mkdtemp`` directory (0700)."""
+    base = Path(tempfile.gettempdir()) / f"nsys-diag-{os.getuid()}"
+    try:
+        base.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="nsys-diag-"))
+    try:
+        if _private(base.lstat(), directory=True):
+            return base
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="nsys-diag-"))
+
+
+def _reusable_export(out: Path) -> bool:
+    """Whether an export already at ``out`` can be trusted: a regular file (not a symlink) of
+    this user, not writable by others, starting with the SQLite header."""
+    from nsys_diag.loaders.sniff import is_sqlite_file
+
+    try:
+        st = out.lstat()
+    except OSError:
+        return False
+    return _private(st, directory=False) and is_sqlite_file(out)
+
+
 def export_nsys_rep(path: Path, content_sha: str, cache_dir: Path | None) -> Path:
-    """Export a .nsys-rep to SQLite inside ``cache_dir`` (a temporary directory without a cache;
-    never beside the input); an export of the same content is reused."""
+    """Export a .nsys-rep to SQLite inside ``cache_dir`` (``private_export_dir()`` without a
+    cache; never beside the input); a trusted export of the same content is reused."""
     nsys = shutil.which("nsys")
     if nsys is None:
         raise InputError(path, "a .nsys-rep needs `nsys` to convert it, and nsys is not on PATH",
                          NSYS_HINT)
-    out_dir = (cache_dir or Path(tempfile.gettempdir()) / "nsys-diag") / "exports"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = (cache_dir or private_export_dir()) / "exports"
+    out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not _private(out_dir.lstat(), directory=True):
+        out_dir = Path(tempfile.mkdtemp(prefix="exports-", dir=out_dir.parent))
     out = out_dir / f"{content_sha}.sqlite"
-    if out.exists():
+    if _reusable_export(out):
         return out
     tmp = out_dir / f"{content_sha}.partial.sqlite"
-    proc = subprocess.run([nsys, "export", "--type", "sqlite", "--force-overwrite", "true",
-                           "--output", str(tmp), str(path)], capture_output=True, text=True,
-                          timeout=NSYS_EXPORT_TIMEOUT_S, check=False)
-    if proc.returncode != 0 or not tmp.exists():
-        msg = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
-        raise InputError(path, f"`nsys export` failed: {terminal_line(msg[0], MESSAGE_CHARS)}")
-    os.replace(tmp, out)
+    try:
+        proc = subprocess.run([nsys, "export", "--type", "sqlite", "--force-overwrite", "true",
+                               "--output", str(tmp), str(path)], capture_output=True, text=True,
+                              timeout=NSYS_EXPORT_TIMEOUT_S, check=False)
+        if proc.returncode != 0 or not tmp.exists():
+            msg = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
+            raise InputError(path, f"`nsys export` failed: {terminal_line(msg[0], MESSAGE_CHARS)}")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)  # nothing partial is left behind
     return out

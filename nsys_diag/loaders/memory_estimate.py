@@ -12,6 +12,8 @@ import functools
 from pathlib import Path
 
 from nsys_diag.loaders.sniff import SQLITE_MAGIC
+from nsys_diag.model.errors import InputError
+from nsys_diag.model.safe_files import open_regular
 
 LOAD_MEMORY_FACTOR = 3.0
 """Peak memory of analysing an SQLite export ≈ 3 × its file size on top of ``BASE_MEMORY_BYTES``
@@ -54,7 +56,7 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
     """``estimate_memory`` of one version of a file (the cache key carries size and mtime)."""
     p = Path(path)
     try:
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:  # a FIFO or /dev/zero: no estimate (the loader refuses it)
             head = fh.read(65536)
             if head.startswith(SQLITE_MAGIC):
                 return (int(size * LOAD_MEMORY_FACTOR),
@@ -63,7 +65,7 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
             while block:
                 block = fh.read(1 << 22)
                 cells += block.count(b",")
-    except OSError:
+    except (OSError, InputError):
         return None
     layout = "details" if b"Metric Name" in head else "raw"
     return (cells * CSV_BYTES_PER_CELL[layout],

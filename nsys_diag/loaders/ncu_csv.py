@@ -15,7 +15,9 @@ English ``"7,488"`` as 7.488 makes a kernel 1000× too fast); ``n/a`` → NaN; a
 byte/s, cycle, cycle/s, inst …) with an explicit table. Output: a ``TraceBundle`` with
 ``format="ncu-csv"`` whose ``ncu_launches``/``ncu_metrics`` (and, when the CSV says, ``gpus``)
 are filled; the nsys frames stay empty. A file with no CSV table (only ``==ERROR==`` lines) is an
-``InputError`` quoting ncu's own message.
+``InputError`` quoting ncu's own message. Only a regular file is read (a FIFO or device is an
+``InputError``), at most ``MAX_NCU_CSV_BYTES``, with at most ``MAX_NCU_COLUMNS`` header columns:
+beyond either cap the file is refused with a clear error instead of a blow-up.
 """
 from __future__ import annotations
 
@@ -32,8 +34,17 @@ from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import InputError
 from nsys_diag.model.vocabulary import HINT_NCU_CSV
+from nsys_diag.model.safe_files import SQLITE_MAGIC, read_capped, read_head
 
 CAPTURE_HINT = HINT_NCU_CSV
+
+MAX_NCU_CSV_BYTES = 4 * 2**30
+"""Largest ncu CSV read (bytes): ~10^7 launches × metrics on the raw page; a larger file is refused
+before it is read (the whole text is held in memory while parsing)."""
+
+MAX_NCU_COLUMNS = 10_000
+"""Most header columns accepted: ``--set full --page raw`` has under 2,000 metrics per launch; a
+header of 100k columns (a damaged or hostile file) would cost minutes and gigabytes."""
 
 # Identity columns (never metrics). NVTX columns are recognised by their ':'-joined headers.
 IDENTITY_COLUMNS = (
@@ -208,10 +219,11 @@ def _plausible_int(v: pd.Series) -> pd.Series:
 
 # ------------------------------------------------------------------------------- reading
 def _read_lines(p: Path) -> list[str]:
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(p, f"cannot open ({exc.strerror or exc})") from None
+    if read_head(p, len(SQLITE_MAGIC)) == SQLITE_MAGIC:  # before reading it all (--ncu X.sqlite)
+        raise InputError(p, "is a SQLite database (an nsys export?), not an ncu CSV",
+                         "pass the nsys export as the trace and the ncu CSV with --ncu; "
+                         + CAPTURE_HINT)
+    raw = read_capped(p, MAX_NCU_CSV_BYTES, "an ncu CSV")  # InputError: unreadable, FIFO, too big
     return _decode(raw).splitlines()
 
 
@@ -249,6 +261,9 @@ def _table_rows(p: Path, lines: list[str]) -> tuple[list[str], list[str], dict]:
         header = [h.strip() for h in next(csv.reader([header_line]))]
     except csv.Error as exc:
         raise InputError(p, f"malformed ncu CSV header ({exc})", CAPTURE_HINT) from None
+    if len(header) > MAX_NCU_COLUMNS:
+        raise InputError(p, f"ncu CSV header of {len(header):,} columns, more than the "
+                         f"{MAX_NCU_COLUMNS:,} a real ncu capture has (damaged file?)", CAPTURE_HINT)
     info = {"noise_lines": noise_before + skipped_after, "header": header, "records": len(body),
             "broken": broken}
     return header, body, info

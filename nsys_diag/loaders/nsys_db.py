@@ -1,7 +1,11 @@
 """Read-only access to an nsys SQLite export: discovery (tables, columns, counts) and fast reads.
 
 * The file is opened with a ``file:…?mode=ro&immutable=1`` URI, so SQLite never writes, never
-  creates a journal and never takes a lock; the input stays byte-identical.
+  creates a journal and never takes a lock; the input stays byte-identical. Because an immutable
+  connection would not see a writer's uncommitted state, the open first looks beside the file
+  (``check_not_being_written``: two ``stat`` calls and a 32-byte read, O(1)): a hot rollback
+  journal or a non-empty write-ahead log means the export is still being written (or its writer
+  stopped mid-way), an ``InputError`` with that hint instead of a silently wrong answer.
 * Reads select only the columns asked for. Every selected expression is made NULL-free and
   type-stable in SQL (``ifnull(CAST(x AS INTEGER), fill)``, a separate ``x IS NULL`` flag where
   NULL matters), so the result maps straight to numpy arrays.
@@ -29,6 +33,7 @@ from nsys_diag.loaders import prefetch_store
 from nsys_diag.loaders.read_plan import Col, ReadPlan, SelectPlan, and_where, select_plan
 from nsys_diag.model.errors import InputError
 from nsys_diag.model.vocabulary import HINT_REEXPORT
+from nsys_diag.model.safe_files import open_regular, read_head
 
 __all__ = ["Col", "Columns", "NsysDb", "ReadPlan", "SelectPlan", "Text", "and_where",
            "check_sqlite_header", "read_arrow", "ro_uri", "select_plan"]
@@ -125,18 +130,48 @@ def ro_uri(path: str | Path) -> str:
     return "file:" + quote(str(Path(path).resolve())) + "?mode=ro&immutable=1"
 
 
+STILL_WRITTEN_HINT = ("wait for its writer (`nsys export`) to finish and run again; if the writer "
+                      "stopped before finishing, export the report again")
+
+
+def _nonzero_head(path: Path, n: int) -> bool:
+    """Whether ``path`` exists as a regular file whose first ``n`` bytes are not all zero."""
+    try:
+        return any(read_head(path, n))
+    except InputError:
+        return False
+
+
+def check_not_being_written(path: Path, head: bytes) -> None:
+    """``InputError`` when a writer's state sits beside the export (SQLite file format §2):
+
+    * a hot rollback journal ``<file>-journal`` (non-empty, header not zeroed): a write
+      transaction is under way or was interrupted, the file alone is inconsistent;
+    * a WAL-mode file (header bytes 18/19 = 2) with a non-empty ``<file>-wal``: committed pages
+      not yet copied into the file (an immutable read would miss them).
+    """
+    journal = path.with_name(path.name + "-journal")
+    if _nonzero_head(journal, 28):
+        raise InputError(path, f"a rollback journal ({journal.name}) lies beside it: the export "
+                         "is still being written", STILL_WRITTEN_HINT)
+    wal = path.with_name(path.name + "-wal")
+    if head[18:20] == b"\x02\x02" and _nonzero_head(wal, 32):
+        raise InputError(path, f"its write-ahead log ({wal.name}) holds pages not yet in the "
+                         "file: the export is still being written",
+                         STILL_WRITTEN_HINT + "; a finished WAL export can be folded in with "
+                         "`sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'`")
+
+
 def check_sqlite_header(path: Path) -> None:
-    """Cheap truncation check from the 100-byte SQLite header (no full scan).
+    """Cheap truncation check from the 100-byte SQLite header (no full scan), then
+    ``check_not_being_written``. Only a regular file is opened (``open_regular``: never blocks).
 
     When the header's page count is valid (change counter == version-valid-for, SQLite file
     format §1.3.7), the file must be at least ``page_size × page_count`` bytes long.
     """
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(100)
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(path, f"cannot open ({exc.strerror or exc})") from None
+    with open_regular(path) as fh:  # InputError: unreadable, FIFO, device
+        head = fh.read(100)
+        size = os.fstat(fh.fileno()).st_size
     if len(head) < 100:
         raise InputError(path, f"truncated SQLite file ({size} bytes, shorter than its header)",
                          _CORRUPT_HINT)
@@ -149,6 +184,7 @@ def check_sqlite_header(path: Path) -> None:
     if n_pages and change_counter == valid_for and size < page_size * n_pages:
         raise InputError(path, f"truncated SQLite file: {size} bytes on disk, the header says "
                          f"{page_size * n_pages}", _CORRUPT_HINT)
+    check_not_being_written(path, head)
 
 
 def _adbc_installed() -> bool:

@@ -83,9 +83,15 @@ def read_gpus(db: NsysDb, kernel_devices: np.ndarray) -> tuple[pd.DataFrame, lis
     gpu_cols = db.columns("TARGET_INFO_GPU")
     if "id" in gpu_cols:
         layout = "TARGET_INFO_GPU"
-        for r in _select(db, "TARGET_INFO_GPU", ["id", "name", "chipName", "smCount", "clockRate",
-                                                 "memoryBandwidth", "totalMemory", "computeMajor",
-                                                 "computeMinor", "busLocation"]):
+        described = _select(db, "TARGET_INFO_GPU", ["id", "name", "chipName", "smCount",
+                                                    "clockRate", "memoryBandwidth", "totalMemory",
+                                                    "computeMajor", "computeMinor", "busLocation"])
+        no_id = sum(1 for r in described if r.get("id") is None)
+        if no_id:  # hardening: a NULL/non-numeric id cannot name a device; the row is dropped
+            warnings.append(LoadWarning(
+                "gpu_rows_without_id", f"{no_id} TARGET_INFO_GPU row(s) have no device id and "
+                "were ignored", no_id, "re-export the report with `nsys export --type sqlite`"))
+        for r in (r for r in described if r.get("id") is not None):
             clock = _num(r.get("clockRate"))
             if 0 < clock < 10_000_000:  # sanity: a kHz value (no GPU clocks below 10 MHz)
                 clock *= 1000

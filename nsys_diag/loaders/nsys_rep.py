@@ -4,7 +4,9 @@ The report itself is never modified. The SQLite goes next to it (``report.nsys-r
 ``report.sqlite``) when that directory is writable and no such file exists yet, otherwise into
 ``~/.cache/nsys-diag/exports/`` under a name keyed by the report's path, size and mtime. An
 existing export next to the report that is newer than the report is reused as is.
-Without ``nsys`` on PATH the user gets the exact command to run (exit code 3).
+Without ``nsys`` on PATH the user gets the exact command to run (exit code 3). The export is
+written under a temporary name beside its target and renamed once complete, so a killed export
+never leaves a half-written file that a later run would reuse.
 """
 from __future__ import annotations
 
@@ -84,19 +86,23 @@ def export_to_sqlite(rep_path: str | Path) -> Path:
     if reusable:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    created = not target.exists()
-    cmd = [nsys] + export_command(rep.resolve(), target)[1:]
+    # exported under a temporary name and renamed once complete: a killed export never leaves a
+    # half-written file under the name that is reused later
+    partial = target.with_name(f".{target.stem}.{os.getpid()}.partial.sqlite")
+    cmd = [nsys] + export_command(rep.resolve(), partial)[1:]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              stdin=subprocess.DEVNULL)
-    except OSError as exc:
-        raise InputError(rep, f"could not run nsys ({exc.strerror or exc})", hint) from None
-    if proc.returncode != 0 or not is_sqlite_file(target):
-        if created and target.exists():
-            target.unlink(missing_ok=True)  # our own partial output
-        tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-3:]
-        raise InputError(rep, f"`nsys export` failed (exit {proc.returncode}"
-                         + (f": {' | '.join(tail)}" if tail else "") + ")", hint)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                  stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise InputError(rep, f"could not run nsys ({exc.strerror or exc})", hint) from None
+        if proc.returncode != 0 or not is_sqlite_file(partial):
+            tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-3:]
+            raise InputError(rep, f"`nsys export` failed (exit {proc.returncode}"
+                             + (f": {' | '.join(tail)}" if tail else "") + ")", hint)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)  # our own partial output
     return target
 
 

@@ -1,7 +1,9 @@
 """Format detection by content (the extension only names reports that are not SQLite).
 
 Every failure is an ``InputError`` (exit code 3) with the path, the reason and a hint:
-missing path, directory, unreadable file, empty file, garbage, raw ``.qdstrm`` streams.
+missing path, directory, unreadable file, empty file, garbage, raw ``.qdstrm`` streams, and
+anything that is not a regular file (a FIFO, a device, a symlink to ``/dev/zero``: opened without
+blocking and refused, ``model/safe_files.py``). Sniffing reads at most ``SNIFF_BYTES``.
 """
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ from pathlib import Path
 
 from nsys_diag.model.errors import InputError, UnrecognizedFormatError
 from nsys_diag.model.vocabulary import NCU_CAPTURE_COMMAND, NSYS_EXPORT_COMMAND
+from nsys_diag.model.safe_files import SQLITE_MAGIC, read_head
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 REP_SUFFIXES = (".nsys-rep", ".qdrep")
 """Nsight Systems report files (not SQLite): convert with ``nsys export --type sqlite``."""
 
 EXPORT_HINT = NSYS_EXPORT_COMMAND
 NCU_HINT = NCU_CAPTURE_COMMAND
+SNIFF_BYTES = 4096
+"""The most bytes read to tell the format."""
 
 
 class Format(enum.Enum):
@@ -26,11 +30,11 @@ class Format(enum.Enum):
 
 
 def is_sqlite_file(path: str | Path) -> bool:
-    """True when ``path`` starts with the SQLite header (False when it cannot be read)."""
+    """True when ``path`` is a regular file that starts with the SQLite header (False when it
+    cannot be read or is a FIFO/device: never blocks)."""
     try:
-        with Path(path).open("rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
+        return read_head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except InputError:
         return False
 
 
@@ -51,12 +55,7 @@ def sniff_format(path: str | Path) -> Format:
     if is_dir:
         raise InputError(p, "is a directory",
                          "pass one export file; use `nsys-diag batch DIR` for directories")
-    try:
-        with p.open("rb") as fh:
-            head = fh.read(4096)
-    except OSError as exc:
-        raise InputError(p, f"cannot open ({exc.strerror or exc})",
-                         "check the file permissions") from None
+    head = read_head(p, SNIFF_BYTES)  # InputError for an unreadable or non-regular file
     if head.startswith(SQLITE_MAGIC):
         return Format.NSYS_SQLITE
     if is_report_file(p):

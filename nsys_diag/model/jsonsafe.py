@@ -1,10 +1,27 @@
 """The one place that turns numpy/pandas values into JSON-safe Python values (no NaN/Infinity).
 
-Scalars: ``fnum``/``finite`` (floats), ``ns_to_ms``, ``ratio``; whole structures: ``jsonable``.
+Scalars: ``fnum``/``finite`` (floats), ``ns_to_ms``, ``ratio``; whole structures: ``jsonable``;
+JSON text: ``escape_invisible`` (every JSON output goes through it, so that C1 controls, bidi
+controls and other invisible characters from a trace appear as ``\\uXXXX`` escapes, never raw,
+while the decoded data stays exactly what the trace holds).
 """
 from __future__ import annotations
 
 import math
+import re
+
+_INVISIBLE = re.compile("[\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                        "\ufeff\ufff9-\ufffb]")
+"""DEL and C1 controls, soft hyphen, bidi marks/embeddings/overrides/isolates, zero-width and
+line/paragraph separators, BOM, interlinear annotation: invisible or reordering in a viewer. (C0
+controls are escaped by ``json.dumps`` itself.)"""
+
+
+def escape_invisible(json_text: str) -> str:
+    """JSON text with every ``_INVISIBLE`` character written as a ``\\uXXXX`` escape. Such
+    characters only occur inside JSON strings, where the escape means the same character, so
+    ``json.loads`` gives back the same data."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 def finite(value) -> float | None:

@@ -103,9 +103,7 @@ def markdown_text(text: object, max_len: int | None = None, *, line_start: bool 
         s = _LIST_START.sub(r"\1\2\\\3", s)
         if s.lstrip().startswith(("-", "+", "=", ">")):
             s = "\\" + s.lstrip()
-    s = s.replace("@", "@" + WORD_JOINER)
-    s = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER + m.group(2), s)
-    return _WWW.sub(lambda m: m.group(1) + WORD_JOINER + m.group(2), s)
+    return neutralise_links(s.replace("@", "@" + WORD_JOINER))
 
 
 _MD_CELL_PUNCT = re.compile(r"([\\`*_\[\]~])")
@@ -113,11 +111,19 @@ _MD_CELL_PUNCT = re.compile(r"([\\`*_\[\]~])")
 
 def markdown_cell(text: object, max_len: int | None = 80) -> str:
     """Trace text for a Markdown table cell (batch index, compare): one stripped line, cut to
-    ``max_len``, ``& < > |`` and ``@`` as entities, the remaining punctuation backslash-escaped."""
+    ``max_len``, ``& < > |`` and ``@`` as entities, the remaining punctuation backslash-escaped,
+    URLs neutralised (``neutralise_links``)."""
     s = _EACH_BREAK.sub(" ", strip_unsafe(text, replacement=" ")).strip()
     s = truncate(s, max_len)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
-    return _MD_CELL_PUNCT.sub(r"\\\1", s.replace("@", "&#64;"))
+    return neutralise_links(_MD_CELL_PUNCT.sub(r"\\\1", s.replace("@", "&#64;")))
+
+
+def neutralise_links(text: str) -> str:
+    """``text`` with a word joiner inside every URL scheme (``https⁠://``) and ``www⁠.``, so that
+    no Markdown renderer turns trace text into a live link."""
+    s = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER + m.group(2), text)
+    return _WWW.sub(lambda m: m.group(1) + WORD_JOINER + m.group(2), s)
 
 
 def markdown_code_span(text: object, max_len: int | None = 60) -> str:

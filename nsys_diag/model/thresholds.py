@@ -173,8 +173,10 @@ class Thresholds:
             import tomllib  # type: ignore[import-not-found]
         except ModuleNotFoundError:  # Python 3.10
             import tomli as tomllib  # type: ignore[no-redef]
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        from nsys_diag.model.safe_files import MAX_OPTION_FILE_BYTES, read_capped
+
+        text = read_capped(path, MAX_OPTION_FILE_BYTES, "a thresholds file").decode("utf-8")
+        data = tomllib.loads(text)
         return cls().with_overrides(**data)
 
 

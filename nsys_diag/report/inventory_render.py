@@ -10,6 +10,7 @@ import json
 
 from nsys_diag.analyses.inventory import TOP_TABLES, analyze_inventory
 from nsys_diag.model.bundle import TraceBundle
+from nsys_diag.model.jsonsafe import escape_invisible
 from nsys_diag.model.text import clean_text, terminal_line
 from nsys_diag.report.formatting import fmt_bytes, fmt_count, fmt_ns, fmt_rate
 
@@ -22,7 +23,7 @@ def build_inspect_view(bundle: TraceBundle, include_host_info: bool = False) -> 
 
 # ------------------------------------------------------------------------------------ render
 def inspect_to_json(view: dict) -> str:
-    return json.dumps(view, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return escape_invisible(json.dumps(view, indent=2, ensure_ascii=False, allow_nan=False)) + "\n"
 
 
 def _s(text, max_len: int = 120) -> str:

@@ -4,12 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from nsys_diag.model.jsonsafe import escape_invisible
+
 SCHEMA_RESOURCE = ("nsys_diag.schemas", "analysis.schema.json")
 
 
 def to_json(view: dict) -> str:
     """Deterministic JSON text of the view (``allow_nan=False``: a NaN raises ValueError)."""
-    return json.dumps(view, sort_keys=True, allow_nan=False, indent=2, ensure_ascii=False) + "\n"
+    return escape_invisible(json.dumps(view, sort_keys=True, allow_nan=False, indent=2,
+                                       ensure_ascii=False)) + "\n"
 
 
 def schema_path() -> Path:

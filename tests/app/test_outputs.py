@@ -14,7 +14,7 @@ def test_emit_to_stdout_ends_with_a_newline(capsys, tmp_path):
     assert capsys.readouterr().out == "abc\ndef\n"
     outputs.emit("x", str(tmp_path / "sub" / "f.txt"))
     assert (tmp_path / "sub" / "f.txt").read_text() == "x"
-    with pytest.raises(OSError):
+    with pytest.raises(UsageError, match="cannot write the output"):
         outputs.emit("x", str(tmp_path / "missing" / "f.txt"), parents=False)
 
 

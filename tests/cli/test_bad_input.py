@@ -99,6 +99,13 @@ def test_unreadable_path(tmp_path, monkeypatch):
                 raise PermissionError(13, "Permission denied", str(self))
             return real_open(self, *a, **kw)
         monkeypatch.setattr(pathlib.Path, "open", deny)
+        real_os_open = os.open
+
+        def deny_fd(path, *a, **kw):  # inputs are opened with os.open (regular files only)
+            if pathlib.Path(path) == p:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_os_open(path, *a, **kw)
+        monkeypatch.setattr(os, "open", deny_fd)
     try:
         assert_bad_input(p, "Permission denied", "permissions")
     finally:

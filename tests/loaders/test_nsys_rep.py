@@ -79,7 +79,9 @@ def test_converts_beside_the_report_then_reuses(tmp_path, fake_nsys):
     out = rep.with_name("run.sqlite")
     assert out.exists()
     (call,) = fake_nsys()
-    assert call == ["export", "--type", "sqlite", "--output", str(out), str(rep.resolve())]
+    assert call[:4] + call[5:] == ["export", "--type", "sqlite", "--output", str(rep.resolve())]
+    partial = Path(call[4])  # exported under a temporary name beside it, then renamed
+    assert partial.parent == out.parent and partial.name.startswith(".run.") and not partial.exists()
     assert (sha(rep), rep.stat().st_mtime_ns) == before
     assert export_to_sqlite(rep) == out.resolve()
     assert len(fake_nsys()) == 1  # reused, not exported again

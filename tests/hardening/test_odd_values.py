@@ -1,0 +1,108 @@
+"""Odd content and values (issue 27 item 7/8): data-quality warnings, never tracebacks; a
+compare gate that cannot see every run does not pass; trace text stays inert in JSON and
+Markdown."""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import batch_traces as bt
+from nsys_diag.app import compare
+from nsys_diag.cli import main
+from nsys_diag.model.errors import EXIT_NOT_EVALUABLE, EXIT_OK
+from nsys_diag.app.outputs import dumps
+from nsys_diag.model.text import markdown_cell, markdown_text
+from nsys_diag.report.inventory_render import inspect_to_json
+from nsys_diag.report.json_out import to_json
+from nsys_diag.report.render_common import md_escape
+
+LIVE_LINK = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data):|\bwww\.")
+
+
+@pytest.fixture(autouse=True)
+def _cache_in_tmp(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _null_gpu_ids(path: Path) -> None:
+    """TARGET_INFO_GPU rebuilt without its NOT NULL constraint, every id NULL."""
+    con = sqlite3.connect(path)
+    sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'TARGET_INFO_GPU'").fetchone()[0]
+    con.execute("ALTER TABLE TARGET_INFO_GPU RENAME TO old_gpu")
+    con.execute(sql.replace("id INTEGER NOT NULL", "id INTEGER"))
+    con.execute("INSERT INTO TARGET_INFO_GPU SELECT * FROM old_gpu")
+    con.execute("DROP TABLE old_gpu")
+    con.execute("UPDATE TARGET_INFO_GPU SET id = NULL")
+    con.commit()
+    con.close()
+
+
+def test_a_null_gpu_id_is_a_data_quality_warning(tmp_path):
+    p = bt.write(tmp_path / "nullid.sqlite", bt.tiny(1, steps=6))
+    _null_gpu_ids(p)
+    js = tmp_path / "v.json"
+    res = _cli("analyze", str(p), "--no-html", "--json", str(js))
+    assert res.exit_code == EXIT_OK, res.output
+    codes = [q["code"] for q in json.loads(js.read_text())["data_quality"]]
+    assert "gpu_rows_without_id" in codes
+    assert _cli("inspect", str(p)).exit_code == EXIT_OK
+    assert _cli("compare", str(p), str(p)).exit_code == EXIT_OK
+
+
+def test_a_gate_with_unreadable_candidate_runs_is_not_passed(tmp_path):
+    base, cand = tmp_path / "base", tmp_path / "cand"
+    for i in range(2):
+        bt.write(base / f"r{i}.sqlite", bt.tiny(i + 1))
+    bt.write(cand / "r0.sqlite", bt.tiny(7))
+    (cand / "r1.sqlite").write_bytes(b"not a database at all" * 10)
+    (cand / "r2.sqlite").write_bytes(b"")
+    md = tmp_path / "c.json"
+    res = _cli("compare", str(base), str(cand), "--fail-on-regression", "50", "--json", str(md))
+    assert res.exit_code == EXIT_NOT_EVALUABLE, res.output
+    gate = json.loads(md.read_text())["gate"]
+    assert gate["evaluated"] is False and "2 run(s) on the candidate side" in gate["reason"]
+    res = _cli("compare", str(base), str(cand), "--fail-on-regression", "50",
+               "--allow-unevaluable")
+    assert res.exit_code == EXIT_OK, res.output
+    # a gate that found a regression keeps it, skipped runs or not
+    found = {"gate": {"requested_pct": 5.0, "evaluated": True, "passed": False, "reason": None}}
+    skipped = [{"side": "candidate", "label": "x", "reason": "empty file", "hint": ""}]
+    assert compare.gate_with_skipped_runs(found, skipped) is found
+
+
+def test_markdown_cells_and_prose_never_link_trace_text():
+    for text in ("https://evil.example/x", "see www.evil.example", "file:///etc/passwd",
+                 "javascript:alert(1)"):
+        for out in (markdown_cell(text), md_escape(text), markdown_text(text)):
+            assert not LIVE_LINK.search(out), out
+
+
+def test_json_text_holds_no_raw_bidi_or_c1_controls():
+    data = {"name\u202e": ["k\u202ernel", "csi\x9b31m", "nel\x85", "iso\u2066", "ok", "é"]}
+    for text in (dumps(data), to_json(data), inspect_to_json(data)):
+        for bad in ("\u202e", "\x9b", "\x85", "\u2066"):
+            assert bad not in text
+        assert json.loads(text) == data  # escaped, not altered: the data survives as it was
+    assert "\\u202e" in dumps(data) and "é" in dumps(data)
+
+
+def test_the_streamed_census_ignores_a_blob_end(tmp_path):
+    from nsys_diag.app.stream import census_span
+
+    p = bt.write(tmp_path / "blob.sqlite", bt.tiny(1, steps=6))
+    clean = census_span(str(p))
+    con = sqlite3.connect(p)
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = X'00112233' WHERE rowid = 3")
+    con.commit()
+    con.close()
+    lo, hi = census_span(str(p))
+    assert isinstance(hi, int) and clean is not None and lo == clean[0] and hi <= clean[1]
