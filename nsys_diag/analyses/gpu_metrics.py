@@ -64,13 +64,13 @@ def metric_unit(name: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-def _is_percent(unit: str) -> bool:
+def is_percent_unit(unit: str) -> bool:
     return "%" in unit
 
 
 def canonical_key(name: str) -> str:
     """Canonical key of a percentage metric name, '' when unknown or not a percentage."""
-    if not _is_percent(metric_unit(name)):
+    if not is_percent_unit(metric_unit(name)):
         return ""
     for key, pat in _METRIC_PATTERNS:
         if pat.search(name):
@@ -81,7 +81,7 @@ def canonical_key(name: str) -> str:
 _KEY_INDEX = {k: i for i, k in enumerate(CANONICAL_KEYS)}
 
 
-def _metric_categorical(gpu_metrics: pd.DataFrame) -> pd.Series:
+def metric_categorical(gpu_metrics: pd.DataFrame) -> pd.Series:
     metric = gpu_metrics["metric"]
     return metric if isinstance(metric.dtype, pd.CategoricalDtype) else metric.astype("category")
 
@@ -89,7 +89,7 @@ def _metric_categorical(gpu_metrics: pd.DataFrame) -> pd.Series:
 def metric_key_index(gpu_metrics: pd.DataFrame) -> np.ndarray:
     """Per sample row, the index into ``CANONICAL_KEYS`` of its canonical key, -1 for other
     metrics (int8) — classified once per metric name (perf, bench: no 1M-element object array)."""
-    metric = _metric_categorical(gpu_metrics)
+    metric = metric_categorical(gpu_metrics)
     table = np.array([_KEY_INDEX.get(canonical_key(str(c)), -1) for c in metric.cat.categories]
                      + [-1], dtype=np.int8)
     return table[metric.cat.codes.to_numpy()]  # code -1 (missing name) → the trailing -1
@@ -237,7 +237,7 @@ def _sample_period(frame: pd.DataFrame) -> int | None:
     """Median spacing (ns) of the first row's metric on the first row's device."""
     if len(frame) < 2:
         return None
-    codes = _metric_categorical(frame).cat.codes.to_numpy()
+    codes = metric_categorical(frame).cat.codes.to_numpy()
     if codes[0] < 0:  # a missing metric name matches nothing
         return None
     dev = frame["device_id"].to_numpy()
@@ -312,7 +312,7 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
                 mask = iv.containing_interval(ts, ms, me) >= 0
                 per_phase.append((name, _means(samples.loc[mask])))
 
-    metric = _metric_categorical(frame)
+    metric = metric_categorical(frame)
     codes, cats = metric.cat.codes.to_numpy(), metric.cat.categories
     count = np.bincount(codes.astype(np.intp) + 1, minlength=len(cats) + 1)  # [0]: missing name
     code_of = {str(cats[c]): c for c in np.flatnonzero(count[1:])}
@@ -320,7 +320,7 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
     values = frame["value"].to_numpy(dtype=float)
     other: dict[str, float | None] = {}
     for name in metric_names:  # a handful of metric names
-        if not _is_percent(metric_unit(name)):
+        if not is_percent_unit(metric_unit(name)):
             vals = values[codes == code_of[name]] if name in code_of else values[:0]
             other[name] = fnum(np.nanmean(vals)) if vals.size else None
     return GpuMetricsResult(

@@ -207,7 +207,7 @@ def _union_ns_per_device(frame: pd.DataFrame) -> int:
     return int(total)
 
 
-def _gpu_links(gpus: pd.DataFrame | None) -> dict[int, LinkSpec]:
+def gpu_links(gpus: pd.DataFrame | None) -> dict[int, LinkSpec]:
     if gpus is None or gpus.empty:
         return {}
     return {int(d): link_for_gpu(str(n), int(cc))
@@ -266,7 +266,7 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
     if mc.empty and ms.empty:
         return TransfersResult(available=False, reason="no memcpy or memset activity",
                                hint=HINT_CAPTURE_CUDA_ACTIVITY)
-    links = _gpu_links(gpus)
+    links = gpu_links(gpus)
     by_kind: dict[str, KindStats] = {}
     kinds_present = [str(k) for k in pd.unique(mc["copy_kind"].astype(str))] if len(mc) else []
     kind_col = mc["copy_kind"].astype(str).to_numpy() if len(mc) else np.array([], dtype=object)

@@ -12,7 +12,7 @@ kernels as two compact arrays — an int32 code into the part's own name list an
 counts, ``chunked/globals.py``, are O(steps)). Everything else in a part is O(names).
 ``merge_kernels`` unifies the name lists (in chunk order, so a name's first appearance — and
 the short name it takes from its first row — is the in-memory one when rows are in time order,
-as nsys writes them) and runs the in-memory ``_group_stats`` / ``table_from_groups`` on the
+as nsys writes them) and runs the in-memory ``group_stats`` / ``table_from_groups`` on the
 concatenated arrays.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pandas as pd
 
 from nsys_diag.analyses.arrays import unique_ints
 from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.kernels.table import (UNNAMED, KernelsResult, _empty_name_table, _group_stats,
+from nsys_diag.analyses.kernels.table import (UNNAMED, KernelsResult, empty_name_table, group_stats,
                                         kernels_result, table_from_groups)
 from nsys_diag.model.thresholds import Thresholds
 
@@ -118,8 +118,8 @@ def merge_kernels(parts: list[KernelsPart], *, th: Thresholds, max_rows: int = 2
     names, shorts, codes, dur = unify_names(parts)
     devices = tuple(sorted({d for p in parts for d in p.devices}))
     if not dur.size:
-        return kernels_result(_empty_name_table(), dur, (), th=th, max_rows=max_rows)
-    g = _group_stats(codes, dur)
+        return kernels_result(empty_name_table(), dur, (), th=th, max_rows=max_rows)
+    g = group_stats(codes, dur)
     name_arr = np.array([UNNAMED if n is None else n for n in names], dtype=object)
     short_arr = np.array(shorts, dtype=object)
     table = table_from_groups(g, name_arr[g["code"]], short_arr[g["code"]])

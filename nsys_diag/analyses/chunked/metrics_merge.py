@@ -27,7 +27,7 @@ from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.gpu_metrics import (CANONICAL_KEYS, CAPTURE_HINT, GpuMetricsResult,
-                                            _is_percent, _metric_categorical, canonical_samples,
+                                            is_percent_unit, metric_categorical, canonical_samples,
                                             means_dicts, metric_unit)
 from nsys_diag.analyses.steps.phases import PhasesResult
 from nsys_diag.model.jsonsafe import fnum
@@ -144,7 +144,7 @@ def _sums(samples: pd.DataFrame, groups: list[np.ndarray]) -> tuple[np.ndarray, 
 
 
 def _names_and_spacings(frame: pd.DataFrame):
-    metric = _metric_categorical(frame)
+    metric = metric_categorical(frame)
     codes, cats = metric.cat.codes.to_numpy(), metric.cat.categories
     names = np.array([None] + [str(c) for c in cats], dtype=object)[codes + 1]
     dev = frame["device_id"].to_numpy(np.int64)
@@ -159,7 +159,7 @@ def _names_and_spacings(frame: pd.DataFrame):
         rows[name] = rows.get(name, 0) + int(sel.sum())
         if c < 0:
             other[name] = (0.0, 0)  # a missing name is reported without a value
-        elif not _is_percent(metric_unit(name)):
+        elif not is_percent_unit(metric_unit(name)):
             v = values[sel]
             fin = ~np.isnan(v)
             other[name] = (float(v[fin].sum()), int(fin.sum()))

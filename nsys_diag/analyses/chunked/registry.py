@@ -178,11 +178,11 @@ def _roofline(parts, *, roofline, merged, **_):
 
 
 def _tensor_cores(parts, *, glob, merged, th, **_):
-    from nsys_diag.analyses.suite import _tensor_counters
+    from nsys_diag.analyses.process import tensor_counters
 
     return tensor_merge.merge_tensor_cores(
         [p["tensor_cores"] for p in parts], table=merged["kernel_table"].table, th=th,
-        sampling=glob.tensor_sampling, counters=_tensor_counters(merged["roofline"]))
+        sampling=glob.tensor_sampling, counters=tensor_counters(merged["roofline"]))
 
 
 MERGES: dict[str, Callable[..., Any]] = {
@@ -204,12 +204,12 @@ def _loader_part(bundle, lo, hi, *, windows, **_):
 
 
 def _loader(parts, *, window, th, bundle, owner=None, **_):
-    from nsys_diag.analyses.loader_workers import _parents
+    from nsys_diag.analyses.loader_workers import worker_parents
 
     got = [p[window] for p in parts if p is not None and window in p]
     return loader_merge.merge_loader(got, window=window, processes=bundle.processes,
                                      threads=bundle.threads, th=th, owner=owner,
-                                     parents=_parents(bundle))
+                                     parents=worker_parents(bundle))
 
 
 BUNDLE_PARTIALS["loader"] = _loader_part

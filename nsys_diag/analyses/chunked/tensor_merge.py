@@ -40,7 +40,7 @@ from nsys_diag.analyses.chunked.kernels_merge import window_kernels
 from nsys_diag.analyses.chunked.metrics_merge import (Spacing, median_spacing, process_samples,
                                                       spacing_of)
 from nsys_diag.analyses.kernels.table import kernel_name_stats
-from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, _row_names, gemm_family, tensor_result
+from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, kernel_row_names, gemm_family, tensor_result
 from nsys_diag.analyses.kernels.tensor_counters import (RESOLVE_PERIODS, Samples, TensorLevels, attribute_to_kernels,
                                                 device_orders, inside_merged, merged_by_device,
                                                 metric_samples)
@@ -177,7 +177,7 @@ def partial_tensor_cores(ci: ChunkInputs, *, sampling: TensorSampling) -> Tensor
         return empty
     sm = _tensor_samples(ci, "sm_active")
     table = kernel_name_stats(seen)
-    row_name = _row_names(seen, table)
+    row_name = kernel_row_names(seen, table)
     family = gemm_family(table["category"].to_numpy(dtype=object),
                          table["tc_basis"].to_numpy(dtype=object))
     k_dev = seen["device_id"].to_numpy(np.int64)

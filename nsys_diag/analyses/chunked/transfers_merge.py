@@ -18,7 +18,7 @@ import pandas as pd
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.chunked.context import ChunkInputs
 from nsys_diag.analyses.kernels.table import filter_window
-from nsys_diag.analyses.transfers import (KINDS, KindStats, TransfersResult, _gpu_links,
+from nsys_diag.analyses.transfers import (KINDS, KindStats, TransfersResult, gpu_links,
                                           copy_flag_counts, kind_expectation, link_assumptions,
                                           report_kinds, transfers_result)
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_ACTIVITY
@@ -91,7 +91,7 @@ def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None
     if not sum(p.memcpy_rows + p.memset_rows for p in parts):
         return TransfersResult(available=False, reason="no memcpy or memset activity",
                                hint=HINT_CAPTURE_CUDA_ACTIVITY)
-    links = _gpu_links(gpus)
+    links = gpu_links(gpus)
     present = [k for p in parts for k, v in p.by_kind.items() if v.rows]
     by_kind: dict[str, KindStats] = {}
     for kind in report_kinds(present):  # a handful of kinds

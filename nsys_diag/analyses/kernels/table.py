@@ -47,7 +47,7 @@ def kernel_name_stats(kernels: pd.DataFrame) -> pd.DataFrame:
     ``mean_ns``/``median_ns`` are rounded to integer ns.
     """
     if kernels.empty:
-        return _empty_name_table()
+        return empty_name_table()
     dur = kernels["end_ns"].to_numpy(dtype=np.int64) - kernels["start_ns"].to_numpy(dtype=np.int64)
     return _name_stats(kernels, dur)
 
@@ -63,7 +63,7 @@ def _median_in_place(x: np.ndarray) -> float:
     return (float(x[n // 2 - 1]) + float(x[n // 2])) / 2
 
 
-def _group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
+def group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
     """Per distinct code, in order of first appearance (pandas ``groupby(sort=False)``):
     ``code``, ``first_row``, ``count``, ``sum``, ``min``, ``max`` (int64) and ``median``
     (float64, as pandas computes it: the middle value, or the mean of the two middle values).
@@ -97,7 +97,7 @@ def _name_stats(kernels: pd.DataFrame, dur: np.ndarray) -> pd.DataFrame:
     if not isinstance(shorts.dtype, pd.CategoricalDtype):
         shorts = shorts.astype("category")
     codes = names.cat.codes.to_numpy()
-    g = _group_stats(codes, dur)
+    g = group_stats(codes, dur)
     short_code = shorts.cat.codes.to_numpy()[g["first_row"]]
 
     code_arr = g["code"]
@@ -114,7 +114,7 @@ def _name_stats(kernels: pd.DataFrame, dur: np.ndarray) -> pd.DataFrame:
 def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_vals: np.ndarray
                       ) -> pd.DataFrame:
     """The name table (``NAME_TABLE_COLUMNS``, sorted by ``total_ns`` descending, then name) from
-    ``_group_stats`` output and each group's name and short name (object arrays). Shared by the
+    ``group_stats`` output and each group's name and short name (object arrays). Shared by the
     in-memory table and the chunked merge (``chunked/kernels_merge.py``)."""
     total = g["sum"]
     count = g["count"]
@@ -139,7 +139,7 @@ def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_val
                            kind="stable").reset_index(drop=True)
 
 
-def _empty_name_table() -> pd.DataFrame:
+def empty_name_table() -> pd.DataFrame:
     ints = {c: np.array([], dtype=np.int64) for c in ("count", "total_ns", "mean_ns", "median_ns",
                                                       "min_ns", "max_ns")}
     return pd.DataFrame({
@@ -256,7 +256,7 @@ def analyze_kernels(kernels: pd.DataFrame, *, th: Thresholds, max_rows: int = 20
     """Summarise kernels (a ``KERNELS`` frame) per name; see the module docstring."""
     k = filter_window(kernels, window)
     dur = k["end_ns"].to_numpy(dtype=np.int64) - k["start_ns"].to_numpy(dtype=np.int64)
-    table = _name_stats(k, dur) if len(k) else _empty_name_table()
+    table = _name_stats(k, dur) if len(k) else empty_name_table()
     devices = tuple(sorted(unique_ints(k["device_id"].to_numpy()))) if len(k) else ()
     return kernels_result(table, dur, devices, th=th, max_rows=max_rows, window=window)
 

@@ -118,7 +118,7 @@ def test_random_concurrent_kernels_and_edges(seed):
     from nsys_diag.analyses.chunked.tensor_merge import merge_tensor_levels
     from nsys_diag.analyses.kernels.table import kernel_name_stats
     from nsys_diag.analyses.suite import _in_window
-    from nsys_diag.analyses.kernels.tensor_cores import _row_names, analyze_tensor_cores, gemm_family
+    from nsys_diag.analyses.kernels.tensor_cores import kernel_row_names, analyze_tensor_cores, gemm_family
     from nsys_diag.analyses.kernels.tensor_counters import tensor_levels
 
     f, window, chunks = _random_process(seed)
@@ -130,7 +130,7 @@ def test_random_concurrent_kernels_and_edges(seed):
                                     busy_window=wt)
     family = gemm_family(table["category"].to_numpy(dtype=object),
                          table["tc_basis"].to_numpy(dtype=object))
-    lv = tensor_levels(k_win, _row_names(k_win, table), family, f["gpu_metrics"])
+    lv = tensor_levels(k_win, kernel_row_names(k_win, table), family, f["gpu_metrics"])
     sampling = merge_tensor_sampling([partial_tensor_sampling(c) for c in chunks])
     assert sampling.period_ns == lv.period_ns
     mtable = merge_kernels([partial_kernels(c) for c in chunks], th=TH).table
