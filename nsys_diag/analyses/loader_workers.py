@@ -325,7 +325,7 @@ def analyze_loader_workers(bundle: TraceBundle, window: Window, th: Thresholds, 
 def workers_result(workers: list[WorkerActivity], window: Window, th: Thresholds,
                    owner: int | None) -> LoaderWorkersResult | Unavailable:
     """The result of the workers found (in memory, or merged from a streamed export's chunks:
-    ``chunked/loader_merge.py``); Unavailable, saying why, when there are none."""
+    ``loader_spans.py``); Unavailable, saying why, when there are none."""
     if not workers:
         if owner is not None:
             return Unavailable("no DataLoader worker of this process in the export",

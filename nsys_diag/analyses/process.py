@@ -32,6 +32,7 @@ from nsys_diag.analyses.throughput import ThroughputResult, analyze_throughput
 from nsys_diag.analyses.timeline.strips import TimelineResult
 from nsys_diag.analyses.transfers import TransfersResult
 from nsys_diag.analyses.diagnosis.verdict import Verdict, VerdictInputs, diagnose
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -415,3 +416,22 @@ def finish_suite(bundle: TraceBundle, procs: list[ProcessAnalysis], roofline: An
         capabilities=probe(bundle, options, th,
                            analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
         loader=loader)
+
+
+# -------------------------------------------------------------------------------- declaration
+def _finish_roofline(states, ctx: FinishContext) -> AnyRoofline:
+    """The file's ncu roofline weighted by this process's kernel time (from its kernel table)."""
+    roofline = ctx.roofline
+    if not is_available(roofline):
+        return roofline
+    from nsys_diag.analyses.roofline.ncu_join import (join_roofline_to_timeline,  # ncu data only
+                                                      timeline_from_name_table)
+
+    joined = join_roofline_to_timeline(
+        roofline, None, timeline=timeline_from_name_table(ctx.results["kernel_table"].table))
+    return joined if is_available(joined) else roofline
+
+
+ROOFLINE = declare(Declaration("roofline", section="roofline", reads=("kernel_table",),
+                               finish=_finish_roofline))
+"""The ncu roofline of the process (no per-span work: it joins the merged kernel table)."""

@@ -229,7 +229,7 @@ class GapsResult:
     cpu_samples_available: bool = False
     intervals: GapIntervals | None = field(default=None, repr=False, compare=False)
     """Every gap with its causes (``GapIntervals``); not emitted by ``to_json``. None in a
-    streamed result (``chunked/gaps_merge.merge_gaps``: O(gaps))."""
+    streamed result (``gaps/spans.py.merge_gaps``: O(gaps))."""
 
     available = True
 

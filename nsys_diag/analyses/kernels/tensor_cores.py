@@ -326,7 +326,7 @@ def tensor_result(table: pd.DataFrame, lv: TensorLevels | None, *, th: Threshold
                   counters: dict | None = None) -> TensorCoreResult:
     """The ``TensorCoreResult`` of a kernel name table and its Tensor Active readings (``lv``:
     None without Tensor Active samples) — shared with the chunked merge
-    (``chunked/tensor_merge.py``)."""
+    (``kernels/tensor_spans.py``)."""
     total = int(table["total_ns"].sum())
     if total <= 0:
         return TensorCoreResult(

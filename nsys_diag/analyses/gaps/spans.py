@@ -44,7 +44,8 @@ import pandas as pd
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
-from nsys_diag.analyses.chunked.context import ChunkInputs
+from nsys_diag.analyses.engine.context import ChunkInputs
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
                                            other_frame_counts, top_frames, weights_detail)
 from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, ApiNames,
@@ -352,3 +353,33 @@ def _detail(cause: str, total_ns: float, parts: list[GapsPart], frames: list[dic
                             host_io_min_ns=th.host_io_min_call_ns)
     return weights_detail(cause, total_ns, _weights(parts, cause),
                           host_io_min_ns=th.host_io_min_call_ns)
+
+
+# ------------------------------------------------------------------------------- declarations
+def _gaps_able(glob) -> bool:
+    return bool(glob.devices) and glob.window.duration_ns > 0
+
+
+def _partial_gaps(span: ChunkInputs, *, th: Thresholds, glob, **_) -> GapsPart | None:
+    if not span.devices or span.window.duration_ns <= 0:
+        return None
+    return partial_gaps(span, th=th, first_kernel_ns=glob.first_kernel_ns,
+                        io_threads=glob.io_threads)
+
+
+def _finish_gaps(states, ctx: FinishContext) -> GapsResult | Unavailable:
+    glob = ctx.glob
+    if not _gaps_able(glob):
+        return Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA)
+    return merge_gaps(list(states), window=glob.window, devices=glob.devices, th=ctx.th,
+                      first_kernel_ns=glob.first_kernel_ns)
+
+
+UTILIZATION = declare(Declaration(
+    "utilization", section="utilization", partial=lambda span, **_: partial_utilization(span),
+    finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
+                                                 gpus=ctx.bundle.gpus)))
+"""Busy and idle shares per device (the ``utilization`` section)."""
+
+GAPS = declare(Declaration("gaps", section="gaps", partial=_partial_gaps, finish=_finish_gaps))
+"""The compute-idle gaps and their causes (the ``gaps`` section)."""

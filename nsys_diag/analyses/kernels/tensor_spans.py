@@ -1,10 +1,10 @@
 """Tensor Cores (``analyze_tensor_cores``) of a process from its chunks: ``partial_tensor_cores``
 per chunk, ``merge_tensor_cores`` at the end — the same ``TensorCoreResult`` as the in-memory
-suite, from the merged kernel table (``kernels_merge``) and the chunks' Tensor Active readings.
+suite, from the merged kernel table (``kernels.table``) and the chunks' Tensor Active readings.
 
 Two global values come first, from a pass over the GPU-metric samples alone
 (``partial_tensor_sampling`` / ``merge_tensor_sampling``): the Tensor Active sampling period
-(``tensor_counters.sample_period_ns``: an exact median, see ``metrics_merge.Spacing``) and the
+(``tensor_counters.sample_period_ns``: an exact median, see ``gpu_metrics.Spacing``) and the
 devices with Tensor Active samples.
 
 Readings (``tensor_counters``), each a sum over the samples a chunk owns (``ts`` in
@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.chunked.kernels_merge import window_kernels
-from nsys_diag.analyses.chunked.metrics_merge import (Spacing, median_spacing, process_samples,
+from nsys_diag.analyses.engine.context import ChunkInputs
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
+from nsys_diag.analyses.kernels.table import window_kernels
+from nsys_diag.analyses.gpu_metrics import (Spacing, median_spacing, process_samples,
                                                       spacing_of)
 from nsys_diag.analyses.kernels.table import kernel_name_stats
 from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, kernel_row_names, gemm_family, tensor_result
@@ -267,3 +268,19 @@ def merge_tensor_cores(parts: list[TensorPart], *, table: pd.DataFrame, th: Thre
     (``suite._tensor_counters`` of the process's roofline, None without ncu)."""
     lv = merge_tensor_levels(parts, table=table, sampling=sampling)
     return tensor_result(table, lv, th=th, counters=counters)
+
+
+# -------------------------------------------------------------------------------- declaration
+def _finish_tensor_cores(states, ctx: FinishContext) -> TensorCoreResult:
+    from nsys_diag.analyses.process import tensor_counters  # the ending imports this package
+
+    return merge_tensor_cores(list(states), table=ctx.results["kernel_table"].table, th=ctx.th,
+                              sampling=ctx.glob.tensor_sampling,
+                              counters=tensor_counters(ctx.results["roofline"]))
+
+
+TENSOR_CORES = declare(Declaration(
+    "tensor_cores", section="tensor_cores", reads=("kernel_table", "roofline"),
+    partial=lambda span, *, glob, **_: partial_tensor_cores(span, sampling=glob.tensor_sampling),
+    finish=_finish_tensor_cores))
+"""Tensor Core use of the window's kernels (the ``tensor_cores`` section)."""

@@ -1,7 +1,7 @@
 """Merge a streaming pass's partials into the ``AnalysisSuite`` the in-memory run gives.
 
-Per process: each registered analysis's ``merge_*`` (``registry.MERGES``) over its chunk
-partials, then the ending the in-memory run shares (``process.finish_process``: throughput,
+Per process: each declared analysis merged and finished from its spans' states
+(``registry.finish_declared``), then the ending the in-memory run shares (``process.finish_process``: throughput,
 verdict inputs and verdict, MFU and scaling). File level: the load warnings, then
 ``process.finish_suite`` (headline process, DataLoader workers, capability probe).
 
@@ -16,10 +16,10 @@ import dataclasses
 
 import pandas as pd
 
-from nsys_diag.analyses.chunked.globals import ProcessGlobals
+from nsys_diag.analyses.engine.globals import ProcessGlobals
 from nsys_diag.analyses.roofline.gpu_choice import choose_gpu
 from nsys_diag.analyses.selection import device_rows
-from nsys_diag.analyses.chunked.registry import (MERGES, SAMPLED_FRAMES, capture_end_ns,
+from nsys_diag.analyses.engine.registry import (SAMPLED_FRAMES, capture_end_ns, finish_declared,
                                                  merge_file_level)
 from nsys_diag.analyses.memory import analyze_memory
 from nsys_diag.analyses.process import finish_process, finish_suite, process_identity
@@ -88,10 +88,8 @@ def assemble_process(bundle: TraceBundle, glob: ProcessGlobals, parts: list[dict
     shared ending (``process.finish_process``)."""
     gpid = glob.global_pid
     pid, _ = process_identity(bundle, gpid)
-    merged: dict = {}
-    for name, merge in MERGES.items():  # in order: later merges read earlier results
-        merged[name] = merge(parts, glob=glob, bundle=bundle, options=options, th=th,
-                             roofline=roofline, merged=merged)
+    merged = finish_declared(parts, glob=glob, bundle=bundle, options=options, th=th,
+                             roofline=roofline)
     mem_frame = bundle.gpu_memory
     if pid != -1 and len(mem_frame):
         mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
