@@ -14,10 +14,10 @@ How (``docs/streaming.md``):
 3. **Pass**: for each target, read ``[lo, target]`` through the window push-down
    (``load_trace(time_window=…)``; a zone map, ``loaders/zone_map.py``, turns each chunk's
    whole-table scans into rowid-range reads), cut the chunk at the latest time every device
-   computes (``analyses/engine/cuts.safe_cut``: no idle gap spans a cut), analyse each process's rows of
-   ``[lo, cut)`` into small partials (``the declared analyses' ``partial````), record the facts
-   the global values need (``analyses/engine/globals.ProcessFacts``), drop the rows; the next
-   chunk starts at the cut.
+   computes (``analyses/engine/cuts.safe_cut``: no idle gap spans a cut), analyse each process's
+   rows of ``[lo, cut)`` into small partials (each declared analysis's ``partial``,
+   ``analyses/engine/declaration.py``), record the facts the global values need
+   (``analyses/engine/globals.ProcessFacts``), drop the rows; the next chunk starts at the cut.
 4. **Settle**: the exact steps, window and devices from the facts; when they differ from what the
    pass assumed, the pass runs once more with them.
 5. **Merge** the partials into the per-process results the in-memory analysis gives

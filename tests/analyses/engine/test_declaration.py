@@ -16,7 +16,7 @@ STREAMED = ("kernel_table", "phases", "steps", "quality", "timeline", "utilizati
 def test_importing_the_analyses_fills_the_registry_in_dependency_order():
     decls = D.declarations()
     names = [d.name for d in decls]
-    assert sorted(names) == sorted(STREAMED)
+    assert set(STREAMED) <= set(names) and len(set(names)) == len(names)
     for i, d in enumerate(decls):  # every result is finished after what it reads
         assert all(names.index(r) < i for r in d.reads), d.name
     assert all(d.section for d in decls)
