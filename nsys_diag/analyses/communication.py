@@ -241,7 +241,13 @@ def _finish_communication(states, ctx: FinishContext) -> CommunicationResult | U
                                step_time_ns_total=total)
 
 
+def _whole_communication(p, kt, steps) -> CommunicationResult | Unavailable:
+    total = steps.total_analysed_ns if is_available(steps) else p.window.duration_ns
+    return analyze_communication(kt[0], window=p.window_ns, step_time_ns_total=total, th=p.th)
+
+
 COMMUNICATION = declare(Declaration(
     "communication", section="communication", reads=("steps",),
-    partial=lambda span, **_: partial_communication(span), finish=_finish_communication))
+    partial=lambda span, **_: partial_communication(span), finish=_finish_communication,
+    rank=13, whole_reads=("kernel_table", "steps"), whole=_whole_communication))
 """Communication kernels and their exposed time (the ``communication`` section)."""

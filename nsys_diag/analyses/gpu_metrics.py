@@ -27,7 +27,7 @@ import pandas as pd
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.arrays import all_equal, contiguous_run
 from nsys_diag.model.jsonsafe import fnum
-from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_GPU_METRICS_CAPTURE
@@ -582,7 +582,13 @@ def _finish_gpu_metrics(states, ctx: FinishContext) -> GpuMetricsResult | Unavai
     return merge_gpu_metrics(list(states), window=(w.start_ns, w.end_ns))
 
 
+def _whole_gpu_metrics(p, phases) -> GpuMetricsResult | Unavailable:
+    return analyze_gpu_metrics(p.metrics, phases.phase_windows() if is_available(phases) else None,
+                               th=p.th, window=p.window_ns)
+
+
 GPU_METRICS = declare(Declaration(
     "gpu_metrics", section="gpu_metrics", partial=lambda span, **_: partial_gpu_metrics(span),
-    finish=_finish_gpu_metrics))
+    finish=_finish_gpu_metrics, rank=5, pooled=True, whole_reads=("phases",),
+    whole=_whole_gpu_metrics))
 """Sampled GPU metrics over the window, per device and phase (the ``gpu_metrics`` section)."""

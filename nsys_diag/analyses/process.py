@@ -432,6 +432,18 @@ def _finish_roofline(states, ctx: FinishContext) -> AnyRoofline:
     return joined if is_available(joined) else roofline
 
 
+def process_roofline(roofline, k_win):
+    """The ncu roofline weighted by this process's kernel time (when it can be joined)."""
+    if not is_available(roofline):
+        return roofline
+    from nsys_diag.analyses.roofline.ncu_join import join_roofline_to_timeline  # only with ncu data
+
+    joined = join_roofline_to_timeline(roofline, k_win)
+    # nothing to weight with: keep ncu's own time weights
+    return joined if is_available(joined) else roofline
+
+
 ROOFLINE = declare(Declaration("roofline", section="roofline", reads=("kernel_table",),
-                               finish=_finish_roofline))
+                               finish=_finish_roofline, rank=11, whole_reads=("kernel_table",),
+                               whole=lambda p, kt: process_roofline(p.roofline, kt[0])))
 """The ncu roofline of the process (no per-span work: it joins the merged kernel table)."""

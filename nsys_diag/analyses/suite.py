@@ -7,7 +7,8 @@ steps — the one with the most GPU compute time. Processes analysed: those with
 copies); when none has any, those with NVTX ranges; when there is nothing, the whole bundle once
 (which then yields ``insufficient_data``).
 
-The per-process analyses run as a task graph (``_process_tasks``); their results end in
+The per-process analyses run as a task graph of their declarations' in-memory tasks
+(``_process_tasks``, ``engine/declaration.py``); their results end in
 ``process.finish_process`` and the file's in ``process.finish_suite`` (shared with the streamed
 run). Data an analysis needs but the export lacks gives ``Unavailable(reason, hint)``;
 unexpected exceptions are not swallowed.
@@ -15,38 +16,36 @@ unexpected exceptions are not swallowed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+# the analyses the suite runs: importing them registers their declarations
+from nsys_diag.analyses import communication, gpu_metrics, memory, transfers  # noqa: F401
 from nsys_diag.analyses.diagnosis import data_quality as dq
-from nsys_diag.analyses.arrays import all_equal, process_rows, take_rows
-from nsys_diag.analyses.base import Unavailable, is_available
+from nsys_diag.analyses.arrays import all_equal, process_rows
+from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.capabilities import analysed_process_ids
-from nsys_diag.analyses.timeline.busy import Window, choose_window, device_busy, device_ids
-from nsys_diag.analyses.communication import analyze_communication
+from nsys_diag.analyses.engine.declaration import WholeProcess, whole_declarations
+from nsys_diag.analyses.gaps import spans as gap_spans  # noqa: F401
+from nsys_diag.analyses.kernels import tensor_spans  # noqa: F401
+from nsys_diag.analyses.kernels.table import in_window, window_kernel_table
+from nsys_diag.analyses.timeline import busy, strips  # noqa: F401
+from nsys_diag.analyses.timeline.busy import Window, choose_window, device_ids
 from nsys_diag.analyses.roofline.gpu_choice import choose_gpu, roofline_gpu
-from nsys_diag.analyses.gaps.causes import analyze_gaps, analyze_utilization, gap_evidence
-from nsys_diag.analyses.gpu_metrics import analyze_gpu_metrics
-from nsys_diag.analyses.kernels.table import analyze_kernels
 from nsys_diag.analyses.loader_workers import analyze_loader_workers
-from nsys_diag.analyses.memory import analyze_memory
 from nsys_diag.analyses.process import (AnalysisSuite, AnyRoofline, ProcessAnalysis,
-                                        finish_process, finish_suite, process_identity,
-                                        tensor_counters)
-from nsys_diag.analyses.steps.phases import analyze_phases, explain_outliers
+                                        finish_process, finish_suite, process_identity)
 from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
                                            select_device)
+from nsys_diag.analyses.steps import phases_spans  # noqa: F401
 from nsys_diag.analyses.steps.detection import StepsResult, analyze_steps
 from nsys_diag.analyses.taskgraph import Task, run_tasks
-from nsys_diag.analyses.kernels.tensor_cores import analyze_tensor_cores
-from nsys_diag.analyses.timeline.strips import build_timeline
-from nsys_diag.analyses.transfers import analyze_transfers
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
 
 __all__ = ["AnalysisSuite", "ProcessAnalysis", "analyze_process", "run_suite"]
 
@@ -82,73 +81,25 @@ def _process_ids(bundle: TraceBundle) -> list[int]:
 
 
 def _in_window(df: pd.DataFrame, w: Window) -> pd.DataFrame:
-    s = df["start_ns"].to_numpy(np.int64)
-    e = df["end_ns"].to_numpy(np.int64)
-    keep = (s < w.end_ns) & (e > w.start_ns)
-    return take_rows(df, keep)
-
-
-def _explain_outliers(steps, phases):
-    """Outlier reasons name the phase that grew the most in that step (e.g. save_checkpoint)."""
-    return explain_outliers(steps, phases)
+    return in_window(df, w)
 
 
 def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
                    devices: tuple[int, ...], steps: StepsResult | Unavailable, window: Window,
                    options: AnalyzeOptions, th: Thresholds, roofline: Any) -> list[Task]:
-    """The analyses of one process after its steps and window, as a task graph (each task names
-    the results it takes). Pooled: the kernel table, the gap evidence and gaps, the GPU metrics
-    and the Tensor Core levels (the heavy array work of a large process, on worker threads); the
-    rest runs on this thread."""
-    kernels, memcpy, memset, api, sync = f["kernels"], f["memcpy"], f["memset"], f["api"], f["sync"]
-    wt = (window.start_ns, window.end_ns)
-    gaps_able = bool(devices) and window.duration_ns > 0
-    metrics_p = _process_metrics(bundle, devices)
+    """The analyses of one process after its steps and window, as a task graph: one task per
+    declared analysis with an in-memory task (``Declaration.whole``, named by the results it
+    takes). Pooled: the kernel table, the gap evidence and gaps, the GPU metrics and the Tensor
+    Core levels (the heavy array work of a large process, on worker threads); the rest runs on
+    this thread."""
     mem_frame = bundle.gpu_memory
     if pid != -1 and len(mem_frame):
         mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-
-    def steps_total(st: StepsResult | Unavailable) -> int:
-        return st.total_analysed_ns if isinstance(st, StepsResult) else window.duration_ns
-
-    gap_rows = {"memcpy": memcpy, "memset": memset, "nvtx": f["nvtx"], "osrt": f.get("osrt")}
-    gap_tasks = [
-        Task("evidence", lambda busy: gap_evidence(busy, kernels, api, sync, window, th=th,
-                                                   **gap_rows),
-             ("busy",), pooled=True),
-        Task("gaps", lambda busy, phases, ev: analyze_gaps(
-            busy, kernels, api, sync, phases, window, th=th, evidence=ev,
-            cpu_samples=f.get("cpu_samples")),
-             ("busy", "phases", "evidence"), pooled=True),
-    ] if gaps_able else [
-        Task("gaps", lambda: Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA))]
-    return [
-        Task("kernel_table", lambda: _kernel_table(kernels, window, th, options.max_rows),
-             pooled=True),
-        Task("busy", lambda: device_busy(kernels, memcpy, memset, window, list(devices))),
-        Task("phases", lambda busy: analyze_phases(f["nvtx"], steps, kernels, busy,
-                                                   phase_map=options.phase_map), ("busy",)),
-        *gap_tasks,
-        Task("gpu_metrics", lambda ph: analyze_gpu_metrics(
-            metrics_p, ph.phase_windows() if is_available(ph) else None, th=th, window=wt),
-            ("phases",), pooled=True),
-        Task("steps", lambda ph: _explain_outliers(steps, ph), ("phases",)),
-        Task("utilization", lambda busy: analyze_utilization(busy, window, bundle.gpus), ("busy",)),
-        Task("transfers", lambda: analyze_transfers(memcpy, memset, bundle.gpus, th=th, window=wt)),
-        Task("memory", lambda: analyze_memory(mem_frame, bundle.gpus, th=th)),
-        Task("timeline", lambda st, ph, busy, kt: build_timeline(
-            st, ph, busy, window, kernels=kt[0], name_table=kt[1].table),
-            ("steps", "phases", "busy", "kernel_table")),
-        Task("roofline", lambda kt: _process_roofline(roofline, kt[0]), ("kernel_table",)),
-        Task("tensor_cores", lambda kt, roof, busy: analyze_tensor_cores(
-            kt[0], metrics_p, th=th, counters=tensor_counters(roof),
-            name_table=kt[1].table,  # perf: the name table is computed once
-            busy=busy, busy_window=wt),  # and the kernels merged once
-            ("kernel_table", "roofline", "busy"), pooled=True),
-        Task("communication", lambda kt, st: analyze_communication(
-            kt[0], window=wt, step_time_ns_total=steps_total(st), th=th),
-            ("kernel_table", "steps")),
-    ]
+    proc = WholeProcess(bundle=bundle, frames=f, pid=pid, devices=devices, steps=steps,
+                        window=window, options=options, th=th, roofline=roofline,
+                        metrics=_process_metrics(bundle, devices), memory=mem_frame)
+    return [Task(d.name, functools.partial(d.whole, proc), d.whole_reads, pooled=d.pooled)
+            for d in whole_declarations() if d.whole is not None]
 
 
 def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th: Thresholds,
@@ -179,9 +130,8 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
 
 
 def _kernel_table(kernels: pd.DataFrame, window: Window, th: Thresholds, max_rows: int):
-    """(kernels inside the window, ``analyze_kernels`` of them)."""
-    k_win = _in_window(kernels, window) if len(kernels) else kernels
-    return k_win, analyze_kernels(k_win, th=th, max_rows=max_rows)
+    """(kernels inside the window, ``analyze_kernels`` of them): ``table.window_kernel_table``."""
+    return window_kernel_table(kernels, window, th, max_rows)
 
 
 def _process_metrics(bundle: TraceBundle, devices) -> pd.DataFrame:
@@ -195,17 +145,6 @@ def _process_metrics(bundle: TraceBundle, devices) -> pd.DataFrame:
         if not keep.all():  # perf (bench): no copy of 1M samples when all are this process's
             metrics = metrics.loc[keep]
     return metrics
-
-
-def _process_roofline(roofline, k_win: pd.DataFrame):
-    """The ncu roofline weighted by this process's kernel time (when it can be joined)."""
-    if not is_available(roofline):
-        return roofline
-    from nsys_diag.analyses.roofline.ncu_join import join_roofline_to_timeline  # only with ncu data
-
-    joined = join_roofline_to_timeline(roofline, k_win)
-    # nothing to weight with: keep ncu's own time weights
-    return joined if is_available(joined) else roofline
 
 
 def run_suite(bundle: TraceBundle, options: AnalyzeOptions | None = None,

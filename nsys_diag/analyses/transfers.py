@@ -435,5 +435,7 @@ def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None
 # -------------------------------------------------------------------------------- declaration
 TRANSFERS = declare(Declaration(
     "transfers", section="transfers", partial=lambda span, **_: partial_transfers(span),
-    finish=lambda states, ctx: merge_transfers(list(states), gpus=ctx.bundle.gpus)))
+    finish=lambda states, ctx: merge_transfers(list(states), gpus=ctx.bundle.gpus),
+    rank=8, whole=lambda p: analyze_transfers(p.frames["memcpy"], p.frames["memset"],
+                                              p.bundle.gpus, th=p.th, window=p.window_ns)))
 """Memory transfers (the ``transfers`` section)."""

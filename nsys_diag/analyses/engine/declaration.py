@@ -13,6 +13,13 @@ A per-process declaration names its result (the key later declarations read), wh
   takes at once); the one-state merge returns its input's single state unchanged in that tuple.
 - ``finish(state, ctx) -> result`` — the in-memory result (``ctx``: ``FinishContext``).
 
+The in-memory run takes the same declarations: ``whole(proc, *results) -> result`` is its task
+over the whole process (``proc``: ``WholeProcess``; ``results``: those named in ``whole_reads``),
+``pooled`` lets it run on a worker thread, ``rank`` places it in the task list (perf: slow
+pooled work and what unblocks it early; results never depend on it). A declaration with only a
+``whole`` is an in-memory step (busy intervals, gap evidence); one with only a ``finish`` has no
+in-memory task.
+
 ``spans(glob, lo_ns, hi_ns) -> bool`` (optional) selects the spans the partial runs on — e.g. the
 few steps a later analysis replays, known from the step skeleton before any chunk is read;
 unselected spans give no state. ``section`` names the JSON section the result fills.
@@ -51,16 +58,46 @@ class FinishContext:
 
 
 @dataclass(frozen=True)
+class WholeProcess:
+    """What an in-memory task (``Declaration.whole``) reads of its process."""
+
+    bundle: Any
+    frames: dict
+    """The process's event frames (``suite.PROCESS_FRAMES``, and the optional ones it has)."""
+    pid: int
+    devices: tuple[int, ...]
+    steps: Any
+    """The detected (and selected) steps, before their outliers are explained."""
+    window: Any
+    """The analysed window (``timeline.busy.Window``)."""
+    options: Any
+    th: Any
+    roofline: Any
+    metrics: Any
+    """The GPU-metric samples of the process's devices."""
+    memory: Any
+    """The GPU-memory events of the process."""
+
+    @property
+    def window_ns(self) -> tuple[int, int]:
+        return self.window.start_ns, self.window.end_ns
+
+
+@dataclass(frozen=True)
 class Declaration:
     """One per-process analysis (module docstring)."""
 
     name: str
-    finish: Callable[[Any, FinishContext], Any]
+    finish: Callable[[Any, FinishContext], Any] | None = None
     partial: Callable[..., Any] | None = None
     merge: Callable[[Sequence[Any]], Any] = keep_states
     reads: tuple[str, ...] = ()
     section: str | None = None
     spans: Callable[[Any, int, int], bool] | None = None
+    whole: Callable[..., Any] | None = None
+    whole_reads: tuple[str, ...] = ()
+    pooled: bool = False
+    rank: int = 100
 
     def wants(self, glob: Any, lo_ns: int, hi_ns: int) -> bool:
         """Whether the partial runs on the span ``[lo_ns, hi_ns)``."""
@@ -124,13 +161,22 @@ def in_dependency_order(decls: Sequence[Declaration]) -> list[Declaration]:
 
 
 def declarations() -> list[Declaration]:
-    """Every per-process declaration, in dependency order (module docstring; perf: the order is
-    computed once per registry state, the engine asks once per span and process)."""
+    """Every streamed declaration (one with a ``finish``), in dependency order (module
+    docstring; perf: the order is computed once per registry state, the engine asks once per
+    span and process)."""
     load_declarations()
     key = tuple(id(d) for d in _PROCESS.values())
     if _ORDER.get("key") != key:
-        _ORDER["key"], _ORDER["order"] = key, in_dependency_order(list(_PROCESS.values()))
+        streamed = [d for d in _PROCESS.values() if d.finish is not None]
+        _ORDER["key"], _ORDER["order"] = key, in_dependency_order(streamed)
     return list(_ORDER["order"])
+
+
+def whole_declarations() -> list[Declaration]:
+    """The declarations with an in-memory task, by ``rank`` — those of the modules imported so
+    far (perf: no walk of the package): a module that declares an in-memory task is imported by
+    ``analyses/suite.py``, so the in-memory run never depends on what else was imported."""
+    return sorted((d for d in _PROCESS.values() if d.whole is not None), key=lambda d: d.rank)
 
 
 def job_declarations() -> list[JobDeclaration]:

@@ -98,7 +98,9 @@ def finish_declared(parts: list[dict], *, glob, bundle: TraceBundle, options, th
         states = [p[d.name] for p in parts if d.name in p]
         ctx = FinishContext(glob=glob, bundle=bundle, options=options, th=th, roofline=roofline,
                             results=results)
-        results[d.name] = d.finish(d.merge(states), ctx)
+        finish = d.finish
+        assert finish is not None  # declarations() holds the streamed ones only
+        results[d.name] = finish(d.merge(states), ctx)
     return results
 
 

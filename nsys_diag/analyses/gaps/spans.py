@@ -53,7 +53,7 @@ from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, A
                                              labelled, name_mask)
 from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
                                      all_gaps, device_causes, gap_histogram, host_rows, top_gaps,
-                                     analyze_utilization)
+                                     analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
 
@@ -375,11 +375,36 @@ def _finish_gaps(states, ctx: FinishContext) -> GapsResult | Unavailable:
                       first_kernel_ns=glob.first_kernel_ns)
 
 
+def _whole_evidence(p, busy):
+    if not _gaps_able(p):
+        return None
+    f = p.frames
+    return gap_evidence(busy, f["kernels"], f["api"], f["sync"], p.window, th=p.th,
+                        memcpy=f["memcpy"], memset=f["memset"], nvtx=f["nvtx"], osrt=f.get("osrt"))
+
+
+def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
+    if not _gaps_able(p):
+        return Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA)
+    f = p.frames
+    return analyze_gaps(busy, f["kernels"], f["api"], f["sync"], phases, p.window, th=p.th,
+                        evidence=evidence, cpu_samples=f.get("cpu_samples"))
+
+
 UTILIZATION = declare(Declaration(
     "utilization", section="utilization", partial=lambda span, **_: partial_utilization(span),
     finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
-                                                 gpus=ctx.bundle.gpus)))
+                                                 gpus=ctx.bundle.gpus),
+    rank=7, whole_reads=("busy",),
+    whole=lambda p, busy: analyze_utilization(busy, p.window, p.bundle.gpus)))
 """Busy and idle shares per device (the ``utilization`` section)."""
 
-GAPS = declare(Declaration("gaps", section="gaps", partial=_partial_gaps, finish=_finish_gaps))
+EVIDENCE = declare(Declaration("evidence", rank=3, pooled=True, whole_reads=("busy",),
+                               whole=_whole_evidence))
+"""The gap causes' evidence over the whole process (an in-memory step; a span's partial finds
+its own)."""
+
+GAPS = declare(Declaration("gaps", section="gaps", partial=_partial_gaps, finish=_finish_gaps,
+                           rank=4, pooled=True, whole_reads=("busy", "phases", "evidence"),
+                           whole=_whole_gaps))
 """The compute-idle gaps and their causes (the ``gaps`` section)."""

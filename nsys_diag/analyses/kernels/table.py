@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import unique_ints
+from nsys_diag.analyses.arrays import take_rows, unique_ints
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernels.catalog import CATEGORIES, catalogue
@@ -405,7 +405,23 @@ def _finish_kernels(states, ctx: FinishContext) -> KernelsResult:
     return merge_kernels(list(states), th=ctx.th, max_rows=ctx.options.max_rows)
 
 
+def in_window(df: pd.DataFrame, window) -> pd.DataFrame:
+    """The rows of ``df`` overlapping ``window`` (start before its end, end after its start)."""
+    s = df["start_ns"].to_numpy(np.int64)
+    e = df["end_ns"].to_numpy(np.int64)
+    keep = (s < window.end_ns) & (e > window.start_ns)
+    return take_rows(df, keep)
+
+
+def window_kernel_table(kernels: pd.DataFrame, window, th: Thresholds, max_rows: int):
+    """(kernels overlapping the window, ``analyze_kernels`` of them): the in-memory task."""
+    k_win = in_window(kernels, window) if len(kernels) else kernels
+    return k_win, analyze_kernels(k_win, th=th, max_rows=max_rows)
+
+
 KERNEL_TABLE = declare(Declaration(
     "kernel_table", section="kernels", partial=lambda span, **_: partial_kernels(span),
-    finish=_finish_kernels))
-"""The kernel table of the analysed window (the ``kernels`` section)."""
+    finish=_finish_kernels, pooled=True, rank=0,
+    whole=lambda p: window_kernel_table(p.frames["kernels"], p.window, p.th, p.options.max_rows)))
+"""The kernel table of the analysed window (the ``kernels`` section; in memory the window's
+kernel rows come with it, which later tasks read)."""

@@ -41,7 +41,8 @@ from nsys_diag.analyses.kernels.table import window_kernels
 from nsys_diag.analyses.gpu_metrics import (Spacing, median_spacing, process_samples,
                                                       spacing_of)
 from nsys_diag.analyses.kernels.table import kernel_name_stats
-from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, kernel_row_names, gemm_family, tensor_result
+from nsys_diag.analyses.kernels.tensor_cores import (TensorCoreResult, analyze_tensor_cores, gemm_family,
+                                                     kernel_row_names, tensor_result)
 from nsys_diag.analyses.kernels.tensor_counters import (RESOLVE_PERIODS, Samples, TensorLevels, attribute_to_kernels,
                                                 device_orders, inside_merged, merged_by_device,
                                                 metric_samples)
@@ -279,8 +280,17 @@ def _finish_tensor_cores(states, ctx: FinishContext) -> TensorCoreResult:
                               counters=tensor_counters(ctx.results["roofline"]))
 
 
+def _whole_tensor_cores(p, kt, roofline, busy) -> TensorCoreResult:
+    from nsys_diag.analyses.process import tensor_counters  # the ending imports this package
+
+    return analyze_tensor_cores(kt[0], p.metrics, th=p.th, counters=tensor_counters(roofline),
+                                name_table=kt[1].table,  # perf: the name table is computed once
+                                busy=busy, busy_window=p.window_ns)  # and the kernels merged once
+
+
 TENSOR_CORES = declare(Declaration(
     "tensor_cores", section="tensor_cores", reads=("kernel_table", "roofline"),
     partial=lambda span, *, glob, **_: partial_tensor_cores(span, sampling=glob.tensor_sampling),
-    finish=_finish_tensor_cores))
+    finish=_finish_tensor_cores, rank=12, pooled=True,
+    whole_reads=("kernel_table", "roofline", "busy"), whole=_whole_tensor_cores))
 """Tensor Core use of the window's kernels (the ``tensor_cores`` section)."""

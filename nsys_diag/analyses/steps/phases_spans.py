@@ -31,7 +31,8 @@ import numpy as np
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.engine.context import ChunkInputs
 from nsys_diag.analyses.engine.declaration import Declaration, declare
-from nsys_diag.analyses.steps.phases import PhasesResult, explain_outliers, launched_work, phase_rows
+from nsys_diag.analyses.steps.phases import (PhasesResult, analyze_phases, explain_outliers,
+                                             launched_work, phase_rows)
 from nsys_diag.analyses.steps.detection import StepsResult
 
 
@@ -134,10 +135,13 @@ def _partial_phases(span: ChunkInputs, **_) -> tuple:
 
 PHASES = declare(Declaration(
     "phases", section="phases", partial=_partial_phases,
-    finish=lambda states, ctx: merge_phases([s[0] for s in states], base=states[0][1])))
+    finish=lambda states, ctx: merge_phases([s[0] for s in states], base=states[0][1]),
+    rank=2, whole_reads=("busy",), whole=lambda p, busy: analyze_phases(
+        p.frames["nvtx"], p.steps, p.frames["kernels"], busy, phase_map=p.options.phase_map)))
 """The phase breakdown of the steps (the ``phases`` section)."""
 
 STEPS = declare(Declaration(
     "steps", section="steps", reads=("phases",),
-    finish=lambda states, ctx: explain_outliers(ctx.glob.steps, ctx.results["phases"])))
+    finish=lambda states, ctx: explain_outliers(ctx.glob.steps, ctx.results["phases"]),
+    rank=6, whole_reads=("phases",), whole=lambda p, ph: explain_outliers(p.steps, ph)))
 """The steps (global, known before the spans), their outliers explained by the phases."""

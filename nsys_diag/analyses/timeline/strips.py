@@ -338,5 +338,8 @@ def _finish_timeline(states, ctx: FinishContext) -> TimelineResult | None:
 
 TIMELINE = declare(Declaration(
     "timeline", section="timeline", reads=("steps", "phases"),
-    partial=lambda span, **_: partial_timeline(span), finish=_finish_timeline))
+    partial=lambda span, **_: partial_timeline(span), finish=_finish_timeline, rank=10,
+    whole_reads=("steps", "phases", "busy", "kernel_table"),
+    whole=lambda p, st, ph, busy, kt: build_timeline(st, ph, busy, p.window, kernels=kt[0],
+                                                     name_table=kt[1].table)))
 """The window's strips and bins (the ``timeline`` section)."""

@@ -75,3 +75,21 @@ def test_job_declarations_register_beside_their_code(monkeypatch):
                                    run=lambda traces, ctx: sum(traces) / len(traces)))
     assert D.job_declarations() == [j]
     assert j.run([1.0, 3.0], {}) == 2.0
+
+
+def test_the_suite_imports_every_module_that_declares_an_in_memory_task():
+    """The in-memory run takes the declarations of the modules imported so far (no walk of the
+    package): after importing the suite alone they are all there, so an in-memory run never
+    depends on what else the process imported."""
+    import subprocess
+    import sys
+
+    code = ("import nsys_diag.analyses.suite\n"
+            "from nsys_diag.analyses.engine.declaration import load_declarations, "
+            "whole_declarations\n"
+            "first = [d.name for d in whole_declarations()]\n"
+            "load_declarations()\n"
+            "assert first == [d.name for d in whole_declarations()], first\n"
+            "print(len(first))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(out.stdout) >= 14
