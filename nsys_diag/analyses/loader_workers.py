@@ -131,7 +131,7 @@ def _pids(df: pd.DataFrame) -> set[int]:
     return {int(p) for p in pd.unique(df["global_pid"].to_numpy())} if len(df) else set()
 
 
-def _names(df: pd.DataFrame, key: str) -> dict[int, str]:
+def worker_names(df: pd.DataFrame, key: str) -> dict[int, str]:
     if not len(df):
         return {}
     return {int(k): str(v) for k, v in zip(df[key].to_numpy(), df["name"].to_numpy())}
@@ -146,7 +146,7 @@ def _pid_of(gpid: int, frames: Iterable[pd.DataFrame]) -> int:
     return -1
 
 
-def _worker_threads(threads: pd.DataFrame, pids: set[int]) -> pd.DataFrame:
+def worker_threads(threads: pd.DataFrame, pids: set[int]) -> pd.DataFrame:
     """Threads named like a worker (``WORKER_NAME_RE``) of the given processes."""
     if not len(threads):
         return threads
@@ -275,7 +275,7 @@ def worker_owner(gpid: int, tid: int | None, name: str, gpu: Iterable[int],
     return _nearest(gpid, name, gpu, pnames), "nearest_pid"
 
 
-def _parents(bundle: TraceBundle) -> dict[int, int] | None:
+def worker_parents(bundle: TraceBundle) -> dict[int, int] | None:
     raw = bundle.meta.extra.get("parent_pids") if isinstance(bundle.meta.extra, dict) else None
     return {int(k): int(v) for k, v in raw.items()} if isinstance(raw, dict) else None
 
@@ -291,20 +291,20 @@ def analyze_loader_workers(bundle: TraceBundle, window: Window, th: Thresholds, 
     gpu = set().union(*(_pids(f) for f in (bundle.kernels, bundle.memcpy, bundle.memset)))
     if not gpu:
         return Unavailable("no GPU process for workers to feed")
-    pnames = _names(bundle.processes, "global_pid")
+    pnames = worker_names(bundle.processes, "global_pid")
     host = set().union(*(_pids(f) for f in (bundle.nvtx, bundle.osrt, bundle.cpu_samples)))
     units: list[tuple[int, int | None, str, str]] = []
     for gpid in sorted(host - gpu):  # a handful of processes
         pname = pnames.get(gpid, "")
         if not LAUNCHER_RE.search(pname.strip()):
             units.append((gpid, None, pname, _process_evidence(gpid, bundle, pname)))
-    for r in _worker_threads(bundle.threads, gpu).itertuples(index=False):  # named threads only
+    for r in worker_threads(bundle.threads, gpu).itertuples(index=False):  # named threads only
         units.append((int(r.global_tid) & ~0xFFFFFF, int(r.tid), str(r.name),
                       "worker thread of the training process"))
     frames = (bundle.processes, bundle.nvtx, bundle.osrt, bundle.cpu_samples)
     owned: list[tuple[int, str] | None] = [None] * len(units)
     if owner is not None:  # several GPU processes: only the workers of ``owner``
-        parents = _parents(bundle)
+        parents = worker_parents(bundle)
         pairs = [(u, worker_owner(u[0], u[1], u[2], gpu, pnames, parents)) for u in units]
         units = [u for u, o in pairs if o[0] == owner]
         owned = [o for _, o in pairs if o[0] == owner]
@@ -326,7 +326,7 @@ def analyze_loader_workers(bundle: TraceBundle, window: Window, th: Thresholds, 
 def workers_result(workers: list[WorkerActivity], window: Window, th: Thresholds,
                    owner: int | None) -> LoaderWorkersResult | Unavailable:
     """The result of the workers found (in memory, or merged from a streamed export's chunks:
-    ``chunked/loader_merge.py``); Unavailable, saying why, when there are none."""
+    ``loader_spans.py``); Unavailable, saying why, when there are none."""
     if not workers:
         if owner is not None:
             return Unavailable("no DataLoader worker of this process in the export",

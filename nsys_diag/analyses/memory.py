@@ -21,6 +21,7 @@ import pandas as pd
 
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.engine.declaration import Declaration, declare
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_MEMORY_USAGE
 
@@ -130,3 +131,9 @@ def analyze_memory(gpu_memory: pd.DataFrame, gpus: pd.DataFrame | None, *, th: T
     if share > th.memory_near_full_frac:
         return MemoryResult(tuple(per_device), "near_full", NEAR_FULL_ADVICE.format(pct=pct))
     return MemoryResult(tuple(per_device), "ok", "")
+
+
+# -------------------------------------------------------------------------------- declaration
+MEMORY = declare(Declaration("memory", section="memory", rank=9,
+                             whole=lambda p: analyze_memory(p.memory, p.bundle.gpus, th=p.th)))
+"""GPU memory peaks (the ``memory`` section; streamed from the skeleton's memory events)."""

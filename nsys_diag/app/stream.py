@@ -14,14 +14,14 @@ How (``docs/streaming.md``):
 3. **Pass**: for each target, read ``[lo, target]`` through the window push-down
    (``load_trace(time_window=…)``; a zone map, ``loaders/zone_map.py``, turns each chunk's
    whole-table scans into rowid-range reads), cut the chunk at the latest time every device
-   computes (``analyses/chunked/cuts.safe_cut``: no idle gap spans a cut), analyse each process's rows of
-   ``[lo, cut)`` into small partials (``analyses/chunked/*_merge.partial_*``), record the facts
-   the global values need (``analyses/chunked/globals.ProcessFacts``), drop the rows; the next
-   chunk starts at the cut.
+   computes (``analyses/engine/cuts.safe_cut``: no idle gap spans a cut), analyse each process's
+   rows of ``[lo, cut)`` into small partials (each declared analysis's ``partial``,
+   ``analyses/engine/declaration.py``), record the facts the global values need
+   (``analyses/engine/globals.ProcessFacts``), drop the rows; the next chunk starts at the cut.
 4. **Settle**: the exact steps, window and devices from the facts; when they differ from what the
    pass assumed, the pass runs once more with them.
 5. **Merge** the partials into the per-process results the in-memory analysis gives
-   (``analyses/chunked/assemble.py``), then the verdicts.
+   (``analyses/engine/assemble.py``), then the verdicts.
 
 Memory: one chunk's rows at a time plus the skeleton, the partials (per kernel name, per step, per
 phase, top gaps) and 8 bytes per kernel (name code and duration: exact per-name medians; 16 are
@@ -192,7 +192,7 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     on Dask workers with ``options.scheduler``."""
     import functools
 
-    from nsys_diag.analyses.chunked.driver import run_pass, run_stream, with_skeleton_nvtx
+    from nsys_diag.analyses.engine.driver import run_pass, run_stream, with_skeleton_nvtx
     from nsys_diag.loaders import load_trace
     from nsys_diag.loaders.nsys_cuda import unmatched_warning
 
@@ -217,9 +217,11 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
         def runner(assume, only, keep_launches):
             if guard is not None:
-                # the merges imported first: the base then holds them, and the first chunk's
-                # measured cost is its rows' alone
-                import nsys_diag.analyses.chunked.registry  # noqa: F401
+                # the declarations imported first: the base then holds them, and the first
+                # chunk's measured cost is its rows' alone
+                from nsys_diag.analyses.engine.declaration import load_declarations
+
+                load_declarations()
                 guard.begin()
             return run_pass(skeleton, read, guard.planned if guard is not None else targets,
                             assume, options, th, only, keep_launches, replan=guard)

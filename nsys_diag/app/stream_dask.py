@@ -1,6 +1,6 @@
 """``analyze --scheduler ADDRESS | --dask``: one giant export's chunks analysed on Dask workers.
 
-The sequential pass (``analyses/chunked/driver.run_pass``) finds each cut from the chunk it has
+The sequential pass (``analyses/engine/driver.run_pass``) finds each cut from the chunk it has
 just read; here the chunks run at once, so the cuts come first: one task per target reads a thin
 window before it (``CUT_WINDOW_SHARE`` of a chunk's span) and finds the latest safe cut there
 (``cuts.safe_cut``; none: the target itself, counted as an inexact cut). Then one task per chunk
@@ -10,8 +10,8 @@ the same path (shared filesystem, as for ``batch``).
 """
 from __future__ import annotations
 
-from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
-from nsys_diag.analyses.chunked.driver import analyse_chunk, read_span, spans_pass
+from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, safe_cut
+from nsys_diag.analyses.engine.driver import analyse_chunk, read_span, spans_pass
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 
@@ -22,7 +22,7 @@ CUT_WINDOW_SHARE = 0.05
 def _read(path: str, lo: int, hi: int, zones, skeleton=None):
     """The chunk ``[lo, hi)`` (``skeleton``: its NVTX taken from it, ``driver.with_skeleton_nvtx``;
     None: none — a cut needs only the kernels)."""
-    from nsys_diag.analyses.chunked.driver import with_skeleton_nvtx
+    from nsys_diag.analyses.engine.driver import with_skeleton_nvtx
     from nsys_diag.loaders import load_trace
 
     if zones is not None and not zones.matches(path):  # not the client's file: plain reads

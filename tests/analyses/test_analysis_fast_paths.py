@@ -253,12 +253,12 @@ def test_longest_gaps_first_equals_a_stable_sort():
 
 @pytest.mark.parametrize("n_names", [1, 5, 40])
 def test_name_group_stats_equal_pandas_groupby(n_names):
-    from nsys_diag.analyses.kernels.table import _group_stats
+    from nsys_diag.analyses.kernels.table import group_stats
 
     rng = np.random.default_rng(n_names)
     codes = rng.integers(-1, n_names, 3000).astype(np.int8)
     dur = rng.integers(0, 10_000, 3000).astype(np.int64)
-    got = _group_stats(codes, dur.copy())
+    got = group_stats(codes, dur.copy())
     want = (pd.DataFrame({"code": codes, "dur": dur}).groupby("code", sort=False)["dur"]
             .agg(["count", "sum", "median", "min", "max"]))
     assert got["code"].tolist() == want.index.tolist()  # order of first appearance

@@ -188,7 +188,7 @@ def test_budget_over_estimate_streams_whole_export(monkeypatch):
 def test_steps_fall_back_to_launch_times_when_counts_do_not_answer(monkeypatch):
     """When the settled steps ask for kernel counts of intervals the pass did not count, a pass
     keeping every kernel's launch time settles them (same answers, one more pass)."""
-    from nsys_diag.analyses.chunked import driver
+    from nsys_diag.analyses.engine import driver
 
     monkeypatch.setattr(driver, "count_intervals", lambda steps: [])
     path = SAMPLES / "worked_example.sqlite"

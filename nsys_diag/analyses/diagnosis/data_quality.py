@@ -15,6 +15,12 @@ import numpy as np
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
                                         NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA)
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
+from typing import TYPE_CHECKING
+from nsys_diag.analyses.timeline.busy import Window
+
+if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
+    from nsys_diag.analyses.engine.context import ChunkInputs
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
@@ -46,7 +52,7 @@ def from_load_warnings(warnings) -> list[QualityItem]:
 @dataclass(frozen=True)
 class KernelWindowSums:
     """What ``kernels_outside_window`` reads of a process's kernels (integer ns); sums of row
-    subsets add up (the chunk merge, ``chunked/quality_merge.py``)."""
+    subsets add up (the chunk merge, ``diagnosis/data_quality.py``)."""
 
     count: int
     total_ns: int
@@ -133,3 +139,40 @@ def capture_hints(bundle) -> list[str]:
     if bundle.has_cuda and not len(bundle.gpu_memory):
         hints.append(f"{NSYS_FLAG_MEMORY_USAGE}  (peak GPU memory: batch-size headroom advice)")
     return hints
+
+
+# ---------------------------------------------------------------------- streamed: partial per span, merge
+# Data quality, streamed: the kernel sums ``data_quality.process_quality`` reads, per chunk.
+#
+# The process-level items come from the merged steps and phases (``unattributed_kernels``,
+# ``no_phases``, ``phases_other_threads``: ``steps/phases_spans.py``) and one kernel reading —
+# kernel time starting outside the analysed window (``kernels_outside_window``) — whose count and
+# integer-ns sums over each chunk's *owned* kernels add up to the whole exactly. Partial size O(1).
+def partial_quality(ci: ChunkInputs) -> KernelWindowSums:
+    """Count and ns of the chunk's owned kernels, and of those starting outside the window."""
+    return kernel_window_sums(ci.owned("kernels"), ci.window)
+
+
+def merge_quality(parts: list[KernelWindowSums], *, steps, phases, window: Window,
+                  profiler_overhead_rows: int = 0) -> list[QualityItem]:
+    """``process_quality`` of the whole process: ``steps`` (after ``explain_outliers``) and
+    ``phases`` merged, ``window`` the process's analysed window."""
+    total = KernelWindowSums(0, 0, 0, 0)
+    for p in parts:  # one per chunk
+        total = total + p
+    return process_quality(steps=steps, phases=phases, kernels=None, window=window,
+                           profiler_overhead_rows=profiler_overhead_rows, kernel_sums=total)
+
+
+# -------------------------------------------------------------------------------- declaration
+def _finish_quality(states, ctx: FinishContext) -> list[QualityItem]:
+    r = ctx.results
+    return merge_quality(list(states), steps=r["steps"], phases=r["phases"],
+                         window=ctx.glob.window,
+                         profiler_overhead_rows=int(ctx.bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
+
+
+QUALITY = declare(Declaration(
+    "quality", section="data_quality", reads=("steps", "phases"),
+    partial=lambda span, **_: partial_quality(span), finish=_finish_quality))
+"""The process's data-quality items (the ``data_quality`` section, with the file's)."""

@@ -229,7 +229,7 @@ class GapsResult:
     cpu_samples_available: bool = False
     intervals: GapIntervals | None = field(default=None, repr=False, compare=False)
     """Every gap with its causes (``GapIntervals``); not emitted by ``to_json``. None in a
-    streamed result (``chunked/gaps_merge.merge_gaps``: O(gaps))."""
+    streamed result (``gaps/spans.py.merge_gaps``: O(gaps))."""
 
     available = True
 
@@ -357,7 +357,7 @@ def _phase_rows(phases, canonical: str, fmt: str) -> EvidenceRows:
                               phases.inst_row[m], tuple(fmt.format(r.name) for r in phases.rows))
 
 
-def _host_rows(ev: GapEvidence, phases) -> dict[str, EvidenceRows]:
+def host_rows(ev: GapEvidence, phases) -> dict[str, EvidenceRows]:
     """The process-wide evidence rows of each host-side cause, phases included, with the
     sync-follow intervals cut at the next data/overhead/communication start."""
     data = _phase_rows(phases, "data", "{} (data phase)")
@@ -370,7 +370,7 @@ def _host_rows(ev: GapEvidence, phases) -> dict[str, EvidenceRows]:
             "memory_management": ev.memory_management, "host_io": ev.host_io}
 
 
-def _device_causes(ev: GapEvidence, host: dict[str, EvidenceRows]
+def device_causes(ev: GapEvidence, host: dict[str, EvidenceRows]
                    ) -> tuple[list[DeviceCauses], list[np.ndarray]]:
     """Per device: its evidence rows in precedence order and the cause matrix of its gaps."""
     devices, mats = [], []
@@ -396,7 +396,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
     not captured)."""
     ev = evidence if evidence is not None else gap_evidence(
         busy, kernels, api, sync, window, th=th, memcpy=memcpy, memset=memset, nvtx=nvtx, osrt=osrt)
-    devices, mats = _device_causes(ev, _host_rows(ev, phases))
+    devices, mats = device_causes(ev, host_rows(ev, phases))
     n_dev = max(len(busy), 1)
     by_cause = {c: 0.0 for c in GAP_CAUSES}
     per_device = []
@@ -407,7 +407,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
         per_device.append({"device_id": dc.device_id, "count": int(dc.gs.size),
                            "total_ms": float((dc.ge - dc.gs).sum()) / 1e6,
                            "by_cause": {c: float(totals[i]) / 1e6 for i, c in enumerate(GAP_CAUSES)}})
-    gs, ge, dev, mat = _all_gaps(devices, mats)
+    gs, ge, dev, mat = all_gaps(devices, mats)
     dur = ge - gs
     samples_ok = cpu_samples is not None and len(cpu_samples) > 0
     frames = other_top_frames(cpu_samples, devices) if samples_ok and by_cause["other"] else []
@@ -418,16 +418,16 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
                               samples_available=samples_ok, osrt_available=ev.osrt_available,
                               host_io_min_ns=th.host_io_min_call_ns) if by_cause[c] > 0 else None
               for c in GAP_CAUSES}
-    top = _top_gaps(gs, ge, dev, mat, devices, phases, api, cpu_samples)
+    top = top_gaps(gs, ge, dev, mat, devices, phases, api, cpu_samples)
     return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
                       total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
-                      histogram=_histogram(dur), top=top, per_device=tuple(per_device),
+                      histogram=gap_histogram(dur), top=top, per_device=tuple(per_device),
                       by_cause_detail=detail, first_kernel_ns=ev.first_kernel_ns,
                       other_top_frames=tuple(frames), cpu_samples_available=samples_ok,
                       intervals=GapIntervals(gs, ge, dev, mat))
 
 
-def _all_gaps(devices: list[DeviceCauses], mats: list[np.ndarray]):
+def all_gaps(devices: list[DeviceCauses], mats: list[np.ndarray]):
     """(starts, ends, device ids, cause matrix) of every device's gaps, concatenated."""
     if not devices:
         e = np.zeros(0, np.int64)
@@ -440,7 +440,7 @@ def _all_gaps(devices: list[DeviceCauses], mats: list[np.ndarray]):
             np.concatenate(mats))
 
 
-def _histogram(dur: np.ndarray) -> tuple:
+def gap_histogram(dur: np.ndarray) -> tuple:
     """(lo_ns, hi_ns | None, count, total ns) per fixed bin of gap durations."""
     edges = np.array(HIST_EDGES_NS, np.int64)
     bin_idx = np.searchsorted(edges, dur, side="right") - 1  # -1: below 1 µs (only if min_gap < 1 µs)
@@ -452,7 +452,7 @@ def _histogram(dur: np.ndarray) -> tuple:
     return tuple(hist)
 
 
-def _top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.DataFrame,
+def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.DataFrame,
               cpu_samples: pd.DataFrame | None) -> tuple[Gap, ...]:
     """The ``TOP_GAPS`` longest gaps with their cause, phase, CPU activity and evidence."""
     top = []

@@ -19,10 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import unique_ints
+from nsys_diag.analyses.arrays import take_rows, unique_ints
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernels.catalog import CATEGORIES, catalogue
 from nsys_diag.model.thresholds import Thresholds
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
+    from nsys_diag.analyses.engine.context import ChunkInputs
 
 UNNAMED = "(unnamed)"
 """Name used for kernels whose name is missing."""
@@ -47,7 +52,7 @@ def kernel_name_stats(kernels: pd.DataFrame) -> pd.DataFrame:
     ``mean_ns``/``median_ns`` are rounded to integer ns.
     """
     if kernels.empty:
-        return _empty_name_table()
+        return empty_name_table()
     dur = kernels["end_ns"].to_numpy(dtype=np.int64) - kernels["start_ns"].to_numpy(dtype=np.int64)
     return _name_stats(kernels, dur)
 
@@ -63,7 +68,7 @@ def _median_in_place(x: np.ndarray) -> float:
     return (float(x[n // 2 - 1]) + float(x[n // 2])) / 2
 
 
-def _group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
+def group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
     """Per distinct code, in order of first appearance (pandas ``groupby(sort=False)``):
     ``code``, ``first_row``, ``count``, ``sum``, ``min``, ``max`` (int64) and ``median``
     (float64, as pandas computes it: the middle value, or the mean of the two middle values).
@@ -97,7 +102,7 @@ def _name_stats(kernels: pd.DataFrame, dur: np.ndarray) -> pd.DataFrame:
     if not isinstance(shorts.dtype, pd.CategoricalDtype):
         shorts = shorts.astype("category")
     codes = names.cat.codes.to_numpy()
-    g = _group_stats(codes, dur)
+    g = group_stats(codes, dur)
     short_code = shorts.cat.codes.to_numpy()[g["first_row"]]
 
     code_arr = g["code"]
@@ -114,8 +119,8 @@ def _name_stats(kernels: pd.DataFrame, dur: np.ndarray) -> pd.DataFrame:
 def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_vals: np.ndarray
                       ) -> pd.DataFrame:
     """The name table (``NAME_TABLE_COLUMNS``, sorted by ``total_ns`` descending, then name) from
-    ``_group_stats`` output and each group's name and short name (object arrays). Shared by the
-    in-memory table and the chunked merge (``chunked/kernels_merge.py``)."""
+    ``group_stats`` output and each group's name and short name (object arrays). Shared by the
+    in-memory table and the chunked merge (``kernels/table.py``)."""
     total = g["sum"]
     count = g["count"]
     grand = int(total.sum())
@@ -139,7 +144,7 @@ def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_val
                            kind="stable").reset_index(drop=True)
 
 
-def _empty_name_table() -> pd.DataFrame:
+def empty_name_table() -> pd.DataFrame:
     ints = {c: np.array([], dtype=np.int64) for c in ("count", "total_ns", "mean_ns", "median_ns",
                                                       "min_ns", "max_ns")}
     return pd.DataFrame({
@@ -256,7 +261,7 @@ def analyze_kernels(kernels: pd.DataFrame, *, th: Thresholds, max_rows: int = 20
     """Summarise kernels (a ``KERNELS`` frame) per name; see the module docstring."""
     k = filter_window(kernels, window)
     dur = k["end_ns"].to_numpy(dtype=np.int64) - k["start_ns"].to_numpy(dtype=np.int64)
-    table = _name_stats(k, dur) if len(k) else _empty_name_table()
+    table = _name_stats(k, dur) if len(k) else empty_name_table()
     devices = tuple(sorted(unique_ints(k["device_id"].to_numpy()))) if len(k) else ()
     return kernels_result(table, dur, devices, th=th, max_rows=max_rows, window=window)
 
@@ -265,7 +270,7 @@ def kernels_result(table: pd.DataFrame, dur: np.ndarray, devices: tuple[int, ...
                    th: Thresholds, max_rows: int = 200,
                    window: tuple[int, int] | None = None) -> KernelsResult:
     """The ``KernelsResult`` of a name table and every kept kernel's duration (ns, int64):
-    categories, counts and the small-kernel figures (shared with ``chunked/kernels_merge.py``)."""
+    categories, counts and the small-kernel figures (shared with ``kernels/table.py``)."""
     small = dur < int(th.small_kernel_ns)
     return KernelsResult(
         table=table,
@@ -279,3 +284,144 @@ def kernels_result(table: pd.DataFrame, dur: np.ndarray, devices: tuple[int, ...
         window=None if window is None else (int(window[0]), int(window[1])),
         device_ids=devices,
     )
+
+
+# ---------------------------------------------------------------------- streamed: partial per span, merge
+# The kernel table (``analyze_kernels``) of a process from its chunks: ``partial_kernels`` per
+# chunk, ``merge_kernels`` at the end — the same ``KernelsResult`` the in-memory suite computes
+# (``suite._kernel_table``: the kernels **overlapping** the analysed window, full durations).
+#
+# Each kernel is counted once, by the chunk that owns it (start in ``[lo, hi)``, ``ChunkInputs.owned``)
+# and only if it overlaps the process's window, as ``suite._in_window`` keeps it.
+#
+# Memory: exact per-name medians (``median_ns``) need every duration, so a part keeps its owned
+# kernels as two compact arrays — an int32 code into the part's own name list and the duration
+# (uint32 when every kernel of the chunk is shorter than 4.29 s, else int64: 8 bytes per kernel,
+# ≈ 8 MB per million kernels) — **the one O(kernels) state of streaming** (the steps' kernel
+# counts, ``engine/globals.py``, are O(steps)). Everything else in a part is O(names).
+# ``merge_kernels`` unifies the name lists (in chunk order, so a name's first appearance — and
+# the short name it takes from its first row — is the in-memory one when rows are in time order,
+# as nsys writes them) and runs the in-memory ``group_stats`` / ``table_from_groups`` on the
+# concatenated arrays.
+@dataclass(frozen=True)
+class KernelsPart:
+    """One chunk's owned window kernels: ``names`` (None for a missing name) and ``shorts`` (the
+    short name of each name's first row) per local code; ``codes`` (int32) and ``dur_ns``
+    (uint32 when every duration fits, else int64) per kernel, in row order; the devices."""
+
+    names: tuple[str | None, ...]
+    shorts: tuple[str, ...]
+    codes: np.ndarray
+    dur_ns: np.ndarray
+    devices: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the per-kernel arrays (8 per kernel; 12 when a kernel runs ≥ 4.29 s)."""
+        return int(self.codes.nbytes + self.dur_ns.nbytes)
+
+
+def window_kernels(ci: ChunkInputs, *, owned_only: bool) -> pd.DataFrame:
+    """The chunk's kernels that overlap the process's window (``suite._in_window``): the owned
+    ones (``owned_only``: each kernel once over all chunks) or every one the chunk sees."""
+    k = ci.owned("kernels") if owned_only else ci.frames["kernels"]
+    if not len(k):
+        return k
+    s = k["start_ns"].to_numpy(np.int64)
+    e = k["end_ns"].to_numpy(np.int64)
+    keep = (s < ci.window.end_ns) & (e > ci.window.start_ns)
+    return k if keep.all() else k.loc[keep].reset_index(drop=True)
+
+
+def _categorical(col: pd.Series) -> pd.Series:
+    return col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+
+
+U32_MAX = int(np.iinfo(np.uint32).max)
+"""Durations up to this many ns (4.29 s) are kept as ``uint32`` (8 bytes per kernel in all)."""
+
+
+def partial_kernels(ci: ChunkInputs) -> KernelsPart:
+    """The chunk's share of the kernel table (see the module docstring)."""
+    k = window_kernels(ci, owned_only=True)
+    if not len(k):
+        return KernelsPart((), (), np.zeros(0, np.int32), np.zeros(0, np.int64), ())
+    names = _categorical(k["name"])
+    shorts = _categorical(k["short_name"])
+    raw = names.cat.codes.to_numpy().astype(np.int64)
+    # local codes: the categories present, plus one code for a missing name
+    present, first, local = np.unique(raw, return_index=True, return_inverse=True)
+    cats = np.asarray(names.cat.categories, dtype=object)
+    s_codes = shorts.cat.codes.to_numpy()[first]
+    s_cats = np.asarray(shorts.cat.categories, dtype=object)
+    name_list = tuple(None if c < 0 else str(cats[c]) for c in present.tolist())
+    short_list = tuple("" if c < 0 else str(s_cats[c]) for c in s_codes.tolist())
+    dur = k["end_ns"].to_numpy(np.int64) - k["start_ns"].to_numpy(np.int64)
+    if dur.size and 0 <= int(dur.min()) and int(dur.max()) <= U32_MAX:
+        dur = dur.astype(np.uint32)  # kept across chunks: 4 bytes when every kernel < 4.29 s
+    devices = tuple(sorted(unique_ints(k["device_id"].to_numpy())))
+    return KernelsPart(name_list, short_list, local.astype(np.int32).reshape(-1), dur, devices)
+
+
+def unify_names(parts: list[KernelsPart]) -> tuple[tuple[str | None, ...], tuple[str, ...],
+                                                    np.ndarray, np.ndarray]:
+    """(global names, their short names, global codes, durations) over the parts, in part order:
+    a name's global code and short name come from the first part holding it."""
+    index: dict[str | None, int] = {}
+    shorts: list[str] = []
+    codes, durs = [], []
+    for p in parts:  # one per chunk
+        remap = np.empty(len(p.names), np.int64)
+        for i, (n, s) in enumerate(zip(p.names, p.shorts)):  # O(names) per chunk
+            if n not in index:
+                index[n] = len(index)
+                shorts.append(s)
+            remap[i] = index[n]
+        if p.codes.size:
+            codes.append(remap.astype(np.int32)[p.codes])
+            durs.append(p.dur_ns.astype(np.int64))
+    gcodes = np.concatenate(codes) if codes else np.zeros(0, np.int32)
+    dur = np.concatenate(durs) if durs else np.zeros(0, np.int64)
+    return tuple(index), tuple(shorts), gcodes, dur
+
+
+def merge_kernels(parts: list[KernelsPart], *, th: Thresholds, max_rows: int = 200
+                  ) -> KernelsResult:
+    """The process's ``KernelsResult`` from its chunks' parts (in chunk order); ``max_rows`` is
+    ``AnalyzeOptions.max_rows`` as the suite passes it."""
+    names, shorts, codes, dur = unify_names(parts)
+    devices = tuple(sorted({d for p in parts for d in p.devices}))
+    if not dur.size:
+        return kernels_result(empty_name_table(), dur, (), th=th, max_rows=max_rows)
+    g = group_stats(codes, dur)
+    name_arr = np.array([UNNAMED if n is None else n for n in names], dtype=object)
+    short_arr = np.array(shorts, dtype=object)
+    table = table_from_groups(g, name_arr[g["code"]], short_arr[g["code"]])
+    return kernels_result(table, dur, devices, th=th, max_rows=max_rows)
+
+
+# -------------------------------------------------------------------------------- declaration
+def _finish_kernels(states, ctx: FinishContext) -> KernelsResult:
+    return merge_kernels(list(states), th=ctx.th, max_rows=ctx.options.max_rows)
+
+
+def in_window(df: pd.DataFrame, window) -> pd.DataFrame:
+    """The rows of ``df`` overlapping ``window`` (start before its end, end after its start)."""
+    s = df["start_ns"].to_numpy(np.int64)
+    e = df["end_ns"].to_numpy(np.int64)
+    keep = (s < window.end_ns) & (e > window.start_ns)
+    return take_rows(df, keep)
+
+
+def window_kernel_table(kernels: pd.DataFrame, window, th: Thresholds, max_rows: int):
+    """(kernels overlapping the window, ``analyze_kernels`` of them): the in-memory task."""
+    k_win = in_window(kernels, window) if len(kernels) else kernels
+    return k_win, analyze_kernels(k_win, th=th, max_rows=max_rows)
+
+
+KERNEL_TABLE = declare(Declaration(
+    "kernel_table", section="kernels", partial=lambda span, **_: partial_kernels(span),
+    finish=_finish_kernels, pooled=True, rank=0,
+    whole=lambda p: window_kernel_table(p.frames["kernels"], p.window, p.th, p.options.max_rows)))
+"""The kernel table of the analysed window (the ``kernels`` section; in memory the window's
+kernel rows come with it, which later tasks read)."""

@@ -281,7 +281,7 @@ def _tc_share_and_evidence(tc_rows: pd.DataFrame, name_share: float, counters_sh
     return share, source, confidence, evidence, basis
 
 
-def _row_names(kernels: pd.DataFrame, table: pd.DataFrame) -> RowNames:
+def kernel_row_names(kernels: pd.DataFrame, table: pd.DataFrame) -> RowNames:
     """Per kernel row, its row in the name table (-1 when the name is not in it): a lookup over
     the name's category codes (a row without a name: the table's ``UNNAMED`` row)."""
     names = kernels["name"]
@@ -317,7 +317,7 @@ def analyze_tensor_cores(kernels: pd.DataFrame, gpu_metrics: pd.DataFrame | None
     inside = None
     if window is None and busy is not None and busy_window is not None and gpu_metrics is not None:
         inside = kernel_union_membership(gpu_metrics, busy, busy_window, k, ta)
-    lv = tensor_levels(k, _row_names(k, table), family, gpu_metrics, kernel_inside=inside,
+    lv = tensor_levels(k, kernel_row_names(k, table), family, gpu_metrics, kernel_inside=inside,
                        tensor_active=ta, longest_ns=int(table["max_ns"].max()))
     return tensor_result(table, lv, th=th, counters=counters)
 
@@ -326,7 +326,7 @@ def tensor_result(table: pd.DataFrame, lv: TensorLevels | None, *, th: Threshold
                   counters: dict | None = None) -> TensorCoreResult:
     """The ``TensorCoreResult`` of a kernel name table and its Tensor Active readings (``lv``:
     None without Tensor Active samples) — shared with the chunked merge
-    (``chunked/tensor_merge.py``)."""
+    (``kernels/tensor_spans.py``)."""
     total = int(table["total_ns"].sum())
     if total <= 0:
         return TensorCoreResult(

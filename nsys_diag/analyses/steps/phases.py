@@ -251,7 +251,7 @@ def phase_rows(per_row: np.ndarray, row_names: list[str], row_canon: list[str],
     *unclamped* sum over its instances of the compute-busy ns (mean over devices) — clamped to the
     row's wall time here; ``row_work``: per row, kernel ns launched inside its instances (all
     devices); ``other_busy`` / ``other_work_ns``: the same for step time in no instance. Shared by
-    ``analyze_phases`` and the chunk merge (``chunked/phases_merge.py``)."""
+    ``analyze_phases`` and the chunk merge (``steps/phases_spans.py``)."""
     n_steps, n_rows = per_row.shape[0], len(row_names)
     mean_step_ns = float(step_ns.mean())
     rows = []

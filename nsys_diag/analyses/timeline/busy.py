@@ -18,6 +18,7 @@ import pandas as pd
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.arrays import all_equal, unique_ints
 from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.engine.declaration import Declaration, declare
 
 
 @dataclass(frozen=True)
@@ -189,3 +190,9 @@ def mean_covered_per_window(busy: dict[int, DeviceBusy], starts, ends, kind: str
     for b in busy.values():
         tot += b.covered_per_window(kind, starts, ends)
     return tot / len(busy)
+
+
+# -------------------------------------------------------------------------------- declaration
+BUSY = declare(Declaration("busy", rank=1, whole=lambda p: device_busy(
+    p.frames["kernels"], p.frames["memcpy"], p.frames["memset"], p.window, list(p.devices))))
+"""The devices' busy intervals in the window (an in-memory step; a span's come with it)."""

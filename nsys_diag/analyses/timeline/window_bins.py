@@ -122,7 +122,7 @@ def top_families(ns_by_family: pd.Series) -> list[str]:
 def empty_bins(window: Window) -> tuple[int, np.ndarray, dict] | None:
     """(bin width ns, bin edges, the window-bins dict with its series still empty) of
     ``window``; None without a window (shared with the streamed merge,
-    ``chunked/timeline_merge.py``)."""
+    ``timeline/strips.py``)."""
     if window.duration_ns <= 0:
         return None
     bin_ns, edges = window_edges(window)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nsys_diag.analyses.chunked.kernels_merge import merge_kernels, partial_kernels
+from nsys_diag.analyses.kernels.table import merge_kernels, partial_kernels
 from nsys_diag.model.thresholds import Thresholds
-from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
+from tests.analyses.engine.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
                                           multi_gpu_split,
                                           split_process, whole)

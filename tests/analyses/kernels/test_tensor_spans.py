@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nsys_diag.analyses.chunked.kernels_merge import merge_kernels, partial_kernels
-from nsys_diag.analyses.chunked.tensor_merge import (merge_tensor_cores, merge_tensor_sampling,
+from nsys_diag.analyses.kernels.table import merge_kernels, partial_kernels
+from nsys_diag.analyses.kernels.tensor_spans import (merge_tensor_cores, merge_tensor_sampling,
                                                      partial_tensor_cores, partial_tensor_sampling)
 from nsys_diag.analyses.kernels.tensor_counters import metric_samples, sample_period_ns
 from nsys_diag.model.thresholds import Thresholds
-from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
+from tests.analyses.engine.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
                                           multi_gpu_split,
                                           split_process, whole)
@@ -79,8 +79,8 @@ def _random_process(seed: int):
     NaN), and chunk edges at random times (not only where every device computes)."""
     from nsys_diag.analyses.base import Unavailable
     from nsys_diag.analyses.timeline.busy import Window
-    from nsys_diag.analyses.chunked.context import chunk_inputs
-    from nsys_diag.analyses.chunked.cuts import chunk_spans
+    from nsys_diag.analyses.engine.context import chunk_inputs
+    from nsys_diag.analyses.engine.cuts import chunk_spans
     import pandas as pd
 
     rng = np.random.default_rng(seed)
@@ -115,10 +115,10 @@ def _random_process(seed: int):
 @pytest.mark.parametrize("seed", range(8))
 def test_random_concurrent_kernels_and_edges(seed):
     from nsys_diag.analyses.timeline.busy import device_busy
-    from nsys_diag.analyses.chunked.tensor_merge import merge_tensor_levels
+    from nsys_diag.analyses.kernels.tensor_spans import merge_tensor_levels
     from nsys_diag.analyses.kernels.table import kernel_name_stats
     from nsys_diag.analyses.suite import _in_window
-    from nsys_diag.analyses.kernels.tensor_cores import _row_names, analyze_tensor_cores, gemm_family
+    from nsys_diag.analyses.kernels.tensor_cores import kernel_row_names, analyze_tensor_cores, gemm_family
     from nsys_diag.analyses.kernels.tensor_counters import tensor_levels
 
     f, window, chunks = _random_process(seed)
@@ -130,7 +130,7 @@ def test_random_concurrent_kernels_and_edges(seed):
                                     busy_window=wt)
     family = gemm_family(table["category"].to_numpy(dtype=object),
                          table["tc_basis"].to_numpy(dtype=object))
-    lv = tensor_levels(k_win, _row_names(k_win, table), family, f["gpu_metrics"])
+    lv = tensor_levels(k_win, kernel_row_names(k_win, table), family, f["gpu_metrics"])
     sampling = merge_tensor_sampling([partial_tensor_sampling(c) for c in chunks])
     assert sampling.period_ns == lv.period_ns
     mtable = merge_kernels([partial_kernels(c) for c in chunks], th=TH).table

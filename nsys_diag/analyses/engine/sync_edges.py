@@ -9,7 +9,7 @@ while the GPU keeps working across the edge, the host then does host work, and t
 in the next chunk. ``cuts.chunk_frames`` rows (calls overlapping the chunk, launches of its GPU
 work) do not hold that call, nor, at the chunk's end, the next enqueue call when it starts after
 ``hi``. With the three rows below a chunk computes every sync-follow interval that reaches into
-it exactly as the whole export does (``tests/analyses/chunked/test_gaps_merge.py``):
+it exactly as the whole export does (``tests/analyses/gaps/test_gaps_spans.py``):
 
 a. the first enqueue call (``gap_evidence.ENQUEUE_API_RE``) starting after ``hi`` — the end of
    every interval that starts inside the chunk and runs past ``hi``;
@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.arrays import take_rows
-from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI
+from nsys_diag.analyses.engine.context import ChunkInputs
+from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI
 from nsys_diag.analyses.gaps.evidence import NON_BLOCKING_SYNC_RE, ApiNames, name_mask
 
 

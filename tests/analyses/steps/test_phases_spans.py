@@ -9,12 +9,12 @@ import pytest
 
 from nsys_diag import synth
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.chunked.phases_merge import explain_outliers, merge_phases, partial_phases
-from nsys_diag.analyses.chunked.quality_merge import merge_quality, partial_quality
+from nsys_diag.analyses.steps.phases_spans import explain_outliers, merge_phases, partial_phases
+from nsys_diag.analyses.diagnosis.data_quality import merge_quality, partial_quality
 from nsys_diag.analyses.diagnosis.data_quality import process_quality
-from tests.analyses.chunked.chunking import split_process
-from tests.analyses.chunked.fused_process import split_fused
-from tests.analyses.chunked.merged_equal import assert_same
+from tests.analyses.engine.chunking import split_process
+from tests.analyses.engine.fused_process import split_fused
+from tests.analyses.engine.merged_equal import assert_same
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
 TRACES = sorted(p.stem for p in SAMPLES.glob("*.sqlite"))
@@ -70,8 +70,8 @@ def test_merged_phases_equal_the_whole_on_generated_cases(generated, name, n):
 def _custom_split(path: str, cuts_at):
     """``split_process`` with chunk edges at ``cuts_at(window)`` (anywhere: idle gaps, outside
     the window, far apart) instead of the safe cuts."""
-    from nsys_diag.analyses.chunked.context import chunk_inputs
-    from nsys_diag.analyses.chunked.cuts import chunk_spans
+    from nsys_diag.analyses.engine.context import chunk_inputs
+    from nsys_diag.analyses.engine.cuts import chunk_spans
 
     sp = split_process(path, 1)
     cuts = sorted(set(int(c) for c in cuts_at(sp.window)))

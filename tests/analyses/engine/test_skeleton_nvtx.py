@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nsys_diag.analyses.chunked.driver import with_skeleton_nvtx
+from nsys_diag.analyses.engine.driver import with_skeleton_nvtx
 from nsys_diag.loaders import load_trace
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"

@@ -5,8 +5,8 @@ Why the merge is exact
     Chunk edges lie where every device computes (``cuts.py``), so every gap lies wholly in one
     chunk and is found there with the same bounds; the chunk's rows hold every row that overlaps
     it (``cuts.chunk_frames``), so each cause's evidence covers the same gap time, in the same
-    precedence. Per chunk the in-memory code itself runs (``gap_evidence``, ``gaps._device_causes``,
-    ``gaps._top_gaps``); a partial keeps only sums: per device the gap count, duration and ns per
+    precedence. Per chunk the in-memory code itself runs (``gap_evidence``, ``gaps.device_causes``,
+    ``gaps.top_gaps``); a partial keeps only sums: per device the gap count, duration and ns per
     cause (ints), the histogram bins, the chunk's ``TOP_GAPS`` longest gaps with their evidence,
     per cause and evidence label the gap ns it covers, the sampled frames in ``other`` time.
     Sizes: O(devices × causes + top + labels + frames), never O(gaps).
@@ -44,15 +44,16 @@ import pandas as pd
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
-from nsys_diag.analyses.chunked.context import ChunkInputs
+from nsys_diag.analyses.engine.context import ChunkInputs
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
                                            other_frame_counts, top_frames, weights_detail)
 from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, ApiNames,
                                              EvidenceRows, GapEvidence, fixed, gap_evidence,
                                              labelled, name_mask)
 from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
-                                     _all_gaps, _device_causes, _histogram, _host_rows, _top_gaps,
-                                     analyze_utilization)
+                                     all_gaps, device_causes, gap_histogram, host_rows, top_gaps,
+                                     analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
 
@@ -243,19 +244,19 @@ def partial_gaps(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | None
     osrt_seen = f.get("osrt") is not None and len(f["osrt"]) > 0
     if not ci.devices or ci.chunk_window.duration_ns <= 0:
         zero = DeviceGapSums(0, 0, (0,) * len(GAP_CAUSES))
-        return GapsPart({d: zero for d in ci.devices}, _histogram(np.zeros(0, np.int64)), 0, (),
+        return GapsPart({d: zero for d in ci.devices}, gap_histogram(np.zeros(0, np.int64)), 0, (),
                         {}, {}, {}, samples_seen=samples_seen, osrt_seen=osrt_seen)
     ev = chunk_evidence(ci, th=th, first_kernel_ns=first_kernel_ns, io_threads=io_threads)
-    devices, mats = _device_causes(ev, _host_rows(ev, ci.phases))
+    devices, mats = device_causes(ev, host_rows(ev, ci.phases))
     sums = {dc.device_id: DeviceGapSums(int(dc.gs.size), int((dc.ge - dc.gs).sum()),
                                         tuple(int(x) for x in m.sum(axis=0)))
             for dc, m in zip(devices, mats)}
-    gs, ge, dev, mat = _all_gaps(devices, mats)
-    top = _top_gaps(gs, ge, dev, mat, devices, ci.phases, f["api"], samples)
+    gs, ge, dev, mat = all_gaps(devices, mats)
+    top = top_gaps(gs, ge, dev, mat, devices, ci.phases, f["api"], samples)
     launch_gaps = sum(int((dc.launch & (m[:, LAUNCH] > 0)).sum()) for dc, m in zip(devices, mats))
     frames, n_samples = other_frame_counts(samples, devices) if samples_seen else ({}, 0)
     inner, edge = _io_calls(devices, ci.lo_ns, ci.hi_ns)
-    return GapsPart(sums, _histogram(ge - gs), launch_gaps, top, _label_ns(devices), inner, edge,
+    return GapsPart(sums, gap_histogram(ge - gs), launch_gaps, top, _label_ns(devices), inner, edge,
                     frames, n_samples, samples_seen, osrt_seen)
 
 
@@ -352,3 +353,58 @@ def _detail(cause: str, total_ns: float, parts: list[GapsPart], frames: list[dic
                             host_io_min_ns=th.host_io_min_call_ns)
     return weights_detail(cause, total_ns, _weights(parts, cause),
                           host_io_min_ns=th.host_io_min_call_ns)
+
+
+# ------------------------------------------------------------------------------- declarations
+def _gaps_able(glob) -> bool:
+    return bool(glob.devices) and glob.window.duration_ns > 0
+
+
+def _partial_gaps(span: ChunkInputs, *, th: Thresholds, glob, **_) -> GapsPart | None:
+    if not span.devices or span.window.duration_ns <= 0:
+        return None
+    return partial_gaps(span, th=th, first_kernel_ns=glob.first_kernel_ns,
+                        io_threads=glob.io_threads)
+
+
+def _finish_gaps(states, ctx: FinishContext) -> GapsResult | Unavailable:
+    glob = ctx.glob
+    if not _gaps_able(glob):
+        return Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA)
+    return merge_gaps(list(states), window=glob.window, devices=glob.devices, th=ctx.th,
+                      first_kernel_ns=glob.first_kernel_ns)
+
+
+def _whole_evidence(p, busy):
+    if not _gaps_able(p):
+        return None
+    f = p.frames
+    return gap_evidence(busy, f["kernels"], f["api"], f["sync"], p.window, th=p.th,
+                        memcpy=f["memcpy"], memset=f["memset"], nvtx=f["nvtx"], osrt=f.get("osrt"))
+
+
+def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
+    if not _gaps_able(p):
+        return Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA)
+    f = p.frames
+    return analyze_gaps(busy, f["kernels"], f["api"], f["sync"], phases, p.window, th=p.th,
+                        evidence=evidence, cpu_samples=f.get("cpu_samples"))
+
+
+UTILIZATION = declare(Declaration(
+    "utilization", section="utilization", partial=lambda span, **_: partial_utilization(span),
+    finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
+                                                 gpus=ctx.bundle.gpus),
+    rank=7, whole_reads=("busy",),
+    whole=lambda p, busy: analyze_utilization(busy, p.window, p.bundle.gpus)))
+"""Busy and idle shares per device (the ``utilization`` section)."""
+
+EVIDENCE = declare(Declaration("evidence", rank=3, pooled=True, whole_reads=("busy",),
+                               whole=_whole_evidence))
+"""The gap causes' evidence over the whole process (an in-memory step; a span's partial finds
+its own)."""
+
+GAPS = declare(Declaration("gaps", section="gaps", partial=_partial_gaps, finish=_finish_gaps,
+                           rank=4, pooled=True, whole_reads=("busy", "phases", "evidence"),
+                           whole=_whole_gaps))
+"""The compute-idle gaps and their causes (the ``gaps`` section)."""

@@ -9,8 +9,8 @@ import numpy as np
 from nsys_diag.analyses.arrays import process_rows
 from nsys_diag.analyses.timeline.busy import choose_window, device_busy, device_ids
 from nsys_diag.analyses.capabilities import analysed_process_ids
-from nsys_diag.analyses.chunked.context import ChunkInputs, chunk_inputs
-from nsys_diag.analyses.chunked.cuts import chunk_spans, safe_cut
+from nsys_diag.analyses.engine.context import ChunkInputs, chunk_inputs
+from nsys_diag.analyses.engine.cuts import chunk_spans, safe_cut
 from nsys_diag.analyses.steps.phases import analyze_phases
 from nsys_diag.analyses.steps.detection import analyze_steps
 from nsys_diag.analyses.suite import OPTIONAL_PROCESS_FRAMES, PROCESS_FRAMES

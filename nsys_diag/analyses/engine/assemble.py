@@ -1,9 +1,9 @@
 """Merge a streaming pass's partials into the ``AnalysisSuite`` the in-memory run gives.
 
-Per process: each registered analysis's ``merge_*`` (``registry.MERGES``) over its chunk
-partials, then what ``suite.analyze_process`` does after its task graph — throughput, data
-quality, verdict inputs and verdict, MFU and scaling — on the merged results. File level: the
-headline process, the DataLoader workers, the capability probe and the load warnings.
+Per process: each declared analysis merged and finished from its spans' states
+(``registry.finish_declared``), then the ending the in-memory run shares (``process.finish_process``: throughput,
+verdict inputs and verdict, MFU and scaling). File level: the load warnings, then
+``process.finish_suite`` (headline process, DataLoader workers, capability probe).
 
 The file-level checks that read the bundle (has it CUDA work, OS-runtime calls, which GPU
 metrics …) read a **summary bundle**: the skeleton (whole NVTX list, processes, threads, GPUs,
@@ -16,17 +16,13 @@ import dataclasses
 
 import pandas as pd
 
-from nsys_diag.analyses.diagnosis import data_quality as dq
-from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.capabilities import probe
-from nsys_diag.analyses.chunked.globals import ProcessGlobals
+from nsys_diag.analyses.engine.globals import ProcessGlobals
 from nsys_diag.analyses.roofline.gpu_choice import choose_gpu
 from nsys_diag.analyses.selection import device_rows
-from nsys_diag.analyses.chunked.registry import (MERGES, SAMPLED_FRAMES, capture_end_ns,
+from nsys_diag.analyses.engine.registry import (SAMPLED_FRAMES, capture_end_ns, finish_declared,
                                                  merge_file_level)
 from nsys_diag.analyses.memory import analyze_memory
-from nsys_diag.analyses.throughput import analyze_throughput
-from nsys_diag.analyses.diagnosis.verdict import diagnose
+from nsys_diag.analyses.process import finish_process, finish_suite, process_identity
 from nsys_diag.model.bundle import LoadWarning, TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -88,54 +84,24 @@ def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]
 
 def assemble_process(bundle: TraceBundle, glob: ProcessGlobals, parts: list[dict],
                      options: AnalyzeOptions, th: Thresholds, roofline=None):
-    """The ``ProcessAnalysis`` of one process from its chunk partials (``suite.analyze_process``
-    after its task graph)."""
-    from nsys_diag.analyses import suite as S
-
+    """The ``ProcessAnalysis`` of one process from its chunk partials: each merge, then the
+    shared ending (``process.finish_process``)."""
     gpid = glob.global_pid
-    pid, pname = S._process_identity(bundle, gpid)
-    merged: dict = {}
-    for name, merge in MERGES.items():  # in order: later merges read earlier results
-        merged[name] = merge(parts, glob=glob, bundle=bundle, options=options, th=th,
-                             roofline=roofline, merged=merged)
-    steps, phases = merged["steps"], merged["phases"]
-    kres = merged["kernel_table"]
-    window = glob.window
+    pid, _ = process_identity(bundle, gpid)
+    merged = finish_declared(parts, glob=glob, bundle=bundle, options=options, th=th,
+                             roofline=roofline)
     mem_frame = bundle.gpu_memory
     if pid != -1 and len(mem_frame):
         mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]
-    memory = analyze_memory(mem_frame, bundle.gpus, th=th)
-    throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
-    quality = merged["quality"]
-    has_kernels = bool(getattr(kres, "kernel_count", 0))
-    vin = S.verdict_inputs(bundle, steps=steps, phases=phases, util=merged["utilization"],
-                           gaps=merged["gaps"], kernels=kres,
-                           tensor_cores=merged["tensor_cores"],
-                           gpu_metrics=merged["gpu_metrics"],
-                           communication=merged["communication"], memory=memory,
-                           roofline=merged.get("roofline"), window=window, quality=quality,
-                           has_kernels=has_kernels, transfers=merged["transfers"])
-    verdict = diagnose(vin, th)
-    devices = glob.devices
-    return S.ProcessAnalysis(
-        global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
-        phases=phases, utilization=merged["utilization"], gaps=merged["gaps"], kernels=kres,
-        tensor_cores=merged["tensor_cores"], transfers=merged["transfers"],
-        gpu_metrics=merged["gpu_metrics"], throughput=throughput,
-        communication=merged["communication"], memory=memory, timeline=merged["timeline"],
-        verdict=verdict, verdict_inputs=vin, data_quality=quality,
-        roofline=merged.get("roofline"), mfu=S._mfu(bundle, devices, steps,
-                                                    merged["tensor_cores"], options),
-        scaling=S._scaling(S._gpu_name(bundle, devices), steps, phases,
-                           merged["communication"], options))
+    results = {**merged, "kernels": merged["kernel_table"], "roofline": merged.get("roofline"),
+               "memory": analyze_memory(mem_frame, bundle.gpus, th=th)}
+    return finish_process(bundle, gpid, glob.devices, glob.window, results, options, th)
 
 
 def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals],
                    options: AnalyzeOptions, th: Thresholds, *, chunks: dict,
                    unmatched_warning=None):
     """``(AnalysisSuite, TraceMeta)`` of a streamed export (module docstring)."""
-    from nsys_diag.analyses import suite as S
-
     has_gpu = any(f.gpu_rows for f in sp.facts.values())
     warnings = merge_warnings(skeleton, [c.get("warnings", []) for c in sp.chunk_bundles],
                               has_gpu, [c["unmatched"] for c in sp.chunk_bundles
@@ -156,40 +122,11 @@ def assemble_suite(skeleton: TraceBundle, sp, settled: dict[int, ProcessGlobals]
              for g in sorted(settled)]
     if not procs:
         raise ValueError("no process to analyse")  # pragma: no cover - the caller streams GPU work
-    head = S._headline_index(procs)
-    procs, loader = _with_workers(sp.chunk_bundles, bundle, procs, head, th)
-    if roofline is not None and is_available(roofline):
-        roofline = procs[head].roofline
-    suite = S.AnalysisSuite(
-        processes=tuple(procs), headline_index=head, gpus=S._gpu_list(bundle), roofline=roofline,
-        data_quality=dq.from_load_warnings(bundle.warnings),
-        capture_hints=dq.capture_hints(bundle), thresholds=th, options=options,
-        capabilities=probe(bundle, options, th,
-                           analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
-        loader=loader)
-    return suite, meta
 
-
-def _with_workers(chunk_bundles: list[dict], bundle: TraceBundle, procs: list, head: int,
-                  th: Thresholds):
-    """``suite._with_workers`` from the chunks' loader parts: one GPU process — every worker
-    over its window; several — each process's own workers over its own window."""
-    from nsys_diag.analyses import suite as S
-    from nsys_diag.analyses.loader_workers import LoaderWorkersResult
-
-    def merged(p, owner):
-        return merge_file_level(chunk_bundles, "loader", window=p.window, th=th, bundle=bundle,
+    def loader_of(window, owner):  # the chunks' DataLoader parts over that window
+        return merge_file_level(sp.chunk_bundles, "loader", window=window, th=th, bundle=bundle,
                                 owner=owner)
-    if len(procs) < 2:
-        found = [merged(procs[head], None)] * len(procs)
-    else:
-        found = [merged(p, p.global_pid) for p in procs]
-    out = []
-    for p, ld in zip(procs, found):
-        if isinstance(ld, LoaderWorkersResult):
-            p = S._with_loader(p, ld, th)
-        out.append(dataclasses.replace(p, loader=ld))
-    return out, found[head]
+    return finish_suite(bundle, procs, roofline, options, th, loader_of=loader_of), meta
 
 
 def _samples(chunk_bundles: list[dict]) -> dict[str, pd.DataFrame]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from nsys_diag.loaders import load_trace
-from tests.analyses.chunked import chunking
+from tests.analyses.engine import chunking
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
 

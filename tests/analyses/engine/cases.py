@@ -20,7 +20,7 @@ from nsys_diag.synth.cases import _tc_levels
 from nsys_diag.synth.presets import preset
 from nsys_diag.synth.scenarios import MS, US, GpuMetricsSpec
 from nsys_diag.synth.writer import write_nsys_sqlite
-from tests.analyses.chunked.chunking import Split, split_frames, split_process
+from tests.analyses.engine.chunking import Split, split_frames, split_process
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.sqlite"))

@@ -10,12 +10,12 @@ import pytest
 
 from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.timeline.busy import Window, device_busy
-from nsys_diag.analyses.chunked.context import chunk_inputs
-from nsys_diag.analyses.chunked.cuts import chunk_spans
-from nsys_diag.analyses.chunked.gaps_merge import (io_threads_of, merge_gaps, merge_thread_sets,
+from nsys_diag.analyses.engine.context import chunk_inputs
+from nsys_diag.analyses.engine.cuts import chunk_spans
+from nsys_diag.analyses.gaps.spans import (io_threads_of, merge_gaps, merge_thread_sets,
                                                    merge_utilization, partial_gaps,
                                                    partial_utilization, thread_sets)
-from nsys_diag.analyses.chunked.sync_edges import sync_edge_rows, with_sync_edges
+from nsys_diag.analyses.engine.sync_edges import sync_edge_rows, with_sync_edges
 from nsys_diag.analyses.gaps.evidence import first_kernel_ns
 from nsys_diag.analyses.gaps.causes import analyze_gaps, analyze_utilization
 from nsys_diag.model import contracts as C
@@ -23,7 +23,7 @@ from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.synth.presets import PRESETS
 from nsys_diag.synth.scenarios import MS, US, KernelSpec, PhaseSpec, Scenario, SyncSpec
 from nsys_diag.synth.writer import write_nsys_sqlite, write_preset
-from tests.analyses.chunked.chunking import split_process
+from tests.analyses.engine.chunking import split_process
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
 TH = Thresholds()

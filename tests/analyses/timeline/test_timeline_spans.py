@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 from nsys_diag import synth
-from nsys_diag.analyses.chunked.phases_merge import merge_phases, partial_phases
-from nsys_diag.analyses.chunked.timeline_merge import merge_timeline, partial_timeline
+from nsys_diag.analyses.steps.phases_spans import merge_phases, partial_phases
+from nsys_diag.analyses.timeline.strips import merge_timeline, partial_timeline
 from nsys_diag.analyses.suite import _kernel_table
 from nsys_diag.analyses.timeline.strips import build_timeline
 from nsys_diag.model.thresholds import Thresholds
-from tests.analyses.chunked.chunking import split_process
-from tests.analyses.chunked.fused_process import split_fused
-from tests.analyses.chunked.merged_equal import assert_same
+from tests.analyses.engine.chunking import split_process
+from tests.analyses.engine.fused_process import split_fused
+from tests.analyses.engine.merged_equal import assert_same
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
 TRACES = sorted(p.stem for p in SAMPLES.glob("*.sqlite"))

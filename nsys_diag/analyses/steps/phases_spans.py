@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.steps.phases import PhasesResult, explain_outliers, launched_work, phase_rows
+from nsys_diag.analyses.engine.context import ChunkInputs
+from nsys_diag.analyses.engine.declaration import Declaration, declare
+from nsys_diag.analyses.steps.phases import (PhasesResult, analyze_phases, explain_outliers,
+                                             launched_work, phase_rows)
 from nsys_diag.analyses.steps.detection import StepsResult
-
-__all__ = ["PhasesPart", "explain_outliers", "merge_phases", "partial_phases"]
 
 
 @dataclass(frozen=True)
@@ -125,3 +125,23 @@ def merge_phases(parts: list[PhasesPart | None], *, base: PhasesResult | Unavail
                       row_work, row_count, float(step_busy.sum() - inst_busy.sum()), other_work,
                       per_row.sum(axis=1), n_dev, has_busy)
     return dataclasses.replace(base, rows=tuple(rows), unattributed_kernels=unattributed)
+
+
+# ------------------------------------------------------------------------------- declarations
+def _partial_phases(span: ChunkInputs, **_) -> tuple:
+    """The span's GPU sums, and (first span only) its phases: the NVTX part every span shares."""
+    return partial_phases(span), (span.phases if span.index == 0 else None)
+
+
+PHASES = declare(Declaration(
+    "phases", section="phases", partial=_partial_phases,
+    finish=lambda states, ctx: merge_phases([s[0] for s in states], base=states[0][1]),
+    rank=2, whole_reads=("busy",), whole=lambda p, busy: analyze_phases(
+        p.frames["nvtx"], p.steps, p.frames["kernels"], busy, phase_map=p.options.phase_map)))
+"""The phase breakdown of the steps (the ``phases`` section)."""
+
+STEPS = declare(Declaration(
+    "steps", section="steps", reads=("phases",),
+    finish=lambda states, ctx: explain_outliers(ctx.glob.steps, ctx.results["phases"]),
+    rank=6, whole_reads=("phases",), whole=lambda p, ph: explain_outliers(p.steps, ph)))
+"""The steps (global, known before the spans), their outliers explained by the phases."""

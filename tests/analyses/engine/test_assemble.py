@@ -1,9 +1,9 @@
-"""``chunked/assemble``: the summary bundle's sample rows over every chunk."""
+"""``engine/assemble``: the summary bundle's sample rows over every chunk."""
 from __future__ import annotations
 
 import pandas as pd
 
-from nsys_diag.analyses.chunked.assemble import _samples
+from nsys_diag.analyses.engine.assemble import _samples
 
 
 def _kernels(devices, names):

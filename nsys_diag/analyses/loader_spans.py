@@ -36,7 +36,7 @@ from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.timeline.intervals import clip, merge_intervals, total_length
 from nsys_diag.analyses.loader_workers import (LAUNCHER_RE, MAX_WORKERS, OSRT_BLOCKING,
                                                WORKER_NAME_RE, LoaderWorkersResult,
-                                               WorkerActivity, _names, _worker_threads,
+                                               WorkerActivity, worker_names, worker_threads,
                                                process_evidence, worker_owner, workers_result)
 from nsys_diag.model.text import clean_text
 from nsys_diag.model.thresholds import Thresholds
@@ -177,7 +177,7 @@ def partial_loader(frames: dict[str, pd.DataFrame], lo_ns: int, hi_ns: int, *, w
             units[(gpid, None)] = _unit_part(frames, gpid, None, lo_ns, hi_ns, window)
         all_pids = set((threads["global_tid"].to_numpy() & ~np.int64(0xFFFFFF)).tolist()) \
             if len(threads) else set()
-        for r in _worker_threads(threads, all_pids).itertuples(index=False):  # named threads
+        for r in worker_threads(threads, all_pids).itertuples(index=False):  # named threads
             gpid, tid = int(r.global_tid) & ~0xFFFFFF, int(r.tid)
             if gpid in host:
                 units[(gpid, tid)] = _unit_part(frames, gpid, tid, lo_ns, hi_ns, window)
@@ -269,7 +269,7 @@ def merge_loader(parts: list[LoaderPart], *, window: Window, processes: pd.DataF
     if not gpu:
         return Unavailable("no GPU process for workers to feed")
     host = set().union(*(p.host_pids for p in parts))
-    pnames = _names(processes, "global_pid")
+    pnames = worker_names(processes, "global_pid")
 
     def of(unit: Unit) -> list[UnitPart]:
         return [p.units[unit] for p in parts if unit in p.units]
@@ -280,7 +280,7 @@ def merge_loader(parts: list[LoaderPart], *, window: Window, processes: pd.DataF
             ups = of((gpid, None))
             units.append((gpid, None, pname, process_evidence(
                 gpid, threads, pname, lambda ups=ups: any(u.nvtx_worker_text for u in ups))))
-    for r in _worker_threads(threads, gpu).itertuples(index=False):  # named threads only
+    for r in worker_threads(threads, gpu).itertuples(index=False):  # named threads only
         units.append((int(r.global_tid) & ~0xFFFFFF, int(r.tid), str(r.name),
                       "worker thread of the training process"))
     owned: list[tuple[int, str] | None] = [None] * len(units)

@@ -47,10 +47,10 @@ class ProcessFacts:
     """Start of the process's first kernel (the ``startup`` gap cause's edge)."""
     thread_sets: list = field(default_factory=list)
     tensor_sampling: list = field(default_factory=list)
-    """``tensor_merge.TensorSamplingPart`` of each chunk."""
+    """``tensor_spans.TensorSamplingPart`` of each chunk."""
     osrt_rows: int = 0
     """OS-runtime calls the chunks held (none: the host-I/O threads do not matter)."""
-    """``gaps_merge.ThreadSets`` of each chunk's API rows (which threads' OS-runtime calls are
+    """``gaps.spans.ThreadSets`` of each chunk's API rows (which threads' OS-runtime calls are
     ``host_io`` evidence)."""
 
     def add_counts(self, kernels: int, counts: dict) -> None:
@@ -113,7 +113,7 @@ class ProcessGlobals:
     first_kernel_ns: int | None = None
     io_threads: tuple[int, ...] = ()
     tensor_sampling: object = None
-    """``tensor_merge.TensorSampling``: the Tensor Active sampling period and devices."""
+    """``tensor_spans.TensorSampling``: the Tensor Active sampling period and devices."""
 
     def same_for_chunks(self, other: "ProcessGlobals", *, host_io: bool = True) -> bool:
         """Equal in everything a chunk's analysis reads (the steps' kernel counts aside: they

@@ -12,17 +12,17 @@ import pytest
 from nsys_diag import synth
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.timeline.busy import Window
-from nsys_diag.analyses.chunked.cuts import chunk_frames, chunk_spans
-from nsys_diag.analyses.chunked.loader_merge import merge_loader, partial_loader
+from nsys_diag.analyses.engine.cuts import chunk_frames, chunk_spans
+from nsys_diag.analyses.loader_spans import merge_loader, partial_loader
 from nsys_diag.analyses.loader_workers import analyze_loader_workers
 from nsys_diag.model import contracts as C
 from nsys_diag.model.thresholds import Thresholds
-from tests.analyses.chunked.chunking import split_process
-from tests.analyses.chunked.merged_equal import assert_same
+from tests.analyses.engine.chunking import split_process
+from tests.analyses.engine.merged_equal import assert_same
 from tests.analyses.test_loader_workers import MS, bundle, frame, gid, nvtx_rows
 from tests.synth.test_issue15_presets import _add_loader_workers, _add_worker_processes
 
-SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
 TRACES = sorted(p.stem for p in SAMPLES.glob("*.sqlite"))
 HOST = ("kernels", "memcpy", "memset", "nvtx", "osrt", "cpu_samples")
 

@@ -3,9 +3,9 @@
 ``run_stream(skeleton, read, targets, options, th)``: ``read(lo, hi)`` returns the bundle of the
 session span ``[lo, hi)`` read through the window push-down; ``targets`` are where chunks should
 end. Each pass reads the chunks in time order, cuts each at a safe time (``cuts.safe_cut``),
-hands every process's rows to the registered partials (``registry.PARTIALS``) and records the
-facts (``globals.ProcessFacts``); ``settle`` then decides whether the assumed global values held
-(else one more pass with the settled ones) and ``assemble`` merges the partials.
+hands every process's rows to the declared analyses' partials (``registry.span_states``) and
+records the facts (``globals.ProcessFacts``); ``settle`` then decides whether the assumed global
+values held (else one more pass with the settled ones) and ``assemble`` merges the partials.
 """
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ import numpy as np
 
 from nsys_diag.analyses.arrays import process_rows, take_rows
 from nsys_diag.analyses.timeline.busy import device_ids, gpu_activity_span
-from nsys_diag.analyses.chunked.context import chunk_inputs
-from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, safe_cut
-from nsys_diag.analyses.chunked.globals import (ProcessFacts, ProcessGlobals, count_intervals,
+from nsys_diag.analyses.engine.context import chunk_inputs
+from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, safe_cut
+from nsys_diag.analyses.engine.globals import (ProcessFacts, ProcessGlobals, count_intervals,
                                                 process_globals)
 from nsys_diag.analyses.steps.repeat import MissingCounts
-from nsys_diag.analyses.chunked.sync_edges import with_sync_edges
+from nsys_diag.analyses.engine.sync_edges import with_sync_edges
 from nsys_diag.analyses.selection import device_rows
 from nsys_diag.analyses.steps.repeat import launch_or_start
 from nsys_diag.model.bundle import TraceBundle
@@ -130,7 +130,7 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
     span), per process. ``assume(gpid, bundle)`` gives the globals of a process not in
     ``assumed``; ``only``: just these processes; ``keep_launches``: record every kernel's
     launch time (8 bytes each) instead of the assumed steps' kernel counts only."""
-    from nsys_diag.analyses.chunked.registry import BUNDLE_PARTIALS, PARTIALS
+    from nsys_diag.analyses.engine.registry import BUNDLE_PARTIALS, span_states
 
     if options.device is not None:  # --device: the chunk's rows of that device only
         bundle = device_rows(bundle, options.device)
@@ -147,8 +147,7 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
         ci = with_sync_edges(chunk_inputs(index, f, lo, hi, window=glob.window,
                                           devices=glob.devices, steps=glob.steps,
                                           phase_map=options.phase_map), _margins(f, lo, hi))
-        partials[g] = {name: fn(ci, th=th, options=options, glob=glob)
-                       for name, fn in PARTIALS.items()}
+        partials[g] = span_states(ci, glob=glob, th=th, options=options)
         facts[g] = ProcessFacts()
         _record_facts(facts[g], ci, glob, keep_launches)
     windows = sorted({v.window for v in {**assumed, **new}.values()},
@@ -227,8 +226,8 @@ def read_span(lo: int, target: int | None) -> tuple[int, int]:
 
 
 def _record_facts(facts: ProcessFacts, ci, glob: ProcessGlobals, keep_launches: bool) -> None:
-    from nsys_diag.analyses.chunked.gaps_merge import thread_sets
-    from nsys_diag.analyses.chunked.tensor_merge import partial_tensor_sampling
+    from nsys_diag.analyses.gaps.spans import thread_sets
+    from nsys_diag.analyses.kernels.tensor_spans import partial_tensor_sampling
     from nsys_diag.analyses.steps.repeat import KernelCounts, kernels_per_step
 
     k = ci.owned("kernels")
@@ -250,10 +249,10 @@ def settle(skeleton: TraceBundle, sp: StreamPass, options: AnalyzeOptions, th: T
     (``capabilities.analysed_process_ids``'s rule: GPU processes; else NVTX ones)."""
     gpu = sorted(g for g, f in sp.facts.items() if f.gpu_rows)
     chosen = gpu or sorted(g for g in sp.facts if len(process_rows(skeleton.nvtx, g)))
-    from nsys_diag.analyses.chunked.gaps_merge import merge_thread_sets
-    from nsys_diag.analyses.chunked.tensor_merge import merge_tensor_sampling
+    from nsys_diag.analyses.gaps.spans import merge_thread_sets
+    from nsys_diag.analyses.kernels.tensor_spans import merge_tensor_sampling
 
-    from nsys_diag.analyses.chunked.registry import capture_end_ns
+    from nsys_diag.analyses.engine.registry import capture_end_ns
 
     capture = (skeleton.meta.capture_start_ns, capture_end_ns(skeleton, sp.chunk_bundles))
     out = {g: process_globals(g, process_rows(skeleton.nvtx, g),
@@ -301,8 +300,8 @@ def first_assumption(skeleton: TraceBundle, census_span, options: AnalyzeOptions
 
     from types import SimpleNamespace
 
-    from nsys_diag.analyses.chunked.gaps_merge import io_threads_of
-    from nsys_diag.analyses.chunked.tensor_merge import (merge_tensor_sampling,
+    from nsys_diag.analyses.gaps.spans import io_threads_of
+    from nsys_diag.analyses.kernels.tensor_spans import (merge_tensor_sampling,
                                                          partial_tensor_sampling)
 
     def assume(gpid: int, bundle: TraceBundle) -> ProcessGlobals:
@@ -342,7 +341,7 @@ def run_stream(skeleton: TraceBundle, runner: PassRunner, options: AnalyzeOption
     over the chunks' owned rows); None
     when the export holds neither GPU work nor NVTX ranges (nothing to stream: the in-memory
     run analyses its whole bundle once)."""
-    from nsys_diag.analyses.chunked.assemble import assemble_suite
+    from nsys_diag.analyses.engine.assemble import assemble_suite
 
     first = first_assumption(skeleton, census_span, options, th)
     sp = runner(first, None, False)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.chunked.comm_merge import merge_communication, partial_communication
-from nsys_diag.analyses.chunked.transfers_merge import merge_transfers, partial_transfers
-from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
+from nsys_diag.analyses.communication import merge_communication, partial_communication
+from nsys_diag.analyses.transfers import merge_transfers, partial_transfers
+from tests.analyses.engine.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
                                           multi_gpu_split,
                                           split_process, whole)

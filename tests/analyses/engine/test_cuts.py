@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from nsys_diag.analyses.timeline import intervals as iv
-from nsys_diag.analyses.chunked.cuts import (FIRST_LO, LAST_HI, chunk_frames, chunk_spans, owned,
+from nsys_diag.analyses.engine.cuts import (FIRST_LO, LAST_HI, chunk_frames, chunk_spans, owned,
                                              safe_cut)
-from tests.analyses.chunked.chunking import split_process
+from tests.analyses.engine.chunking import split_process
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_traces"
 

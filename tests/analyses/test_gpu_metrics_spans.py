@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.chunked.metrics_merge import (median_spacing, merge_gpu_metrics,
+from nsys_diag.analyses.gpu_metrics import (median_spacing, merge_gpu_metrics,
                                                       partial_gpu_metrics, spacing_of)
-from tests.analyses.chunked.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
+from tests.analyses.engine.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
                                           multi_gpu_split,
                                           split_process, whole)

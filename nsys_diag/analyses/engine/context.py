@@ -15,7 +15,7 @@ import pandas as pd
 from nsys_diag.analyses.arrays import take_rows
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window, device_busy
-from nsys_diag.analyses.chunked.cuts import FIRST_LO, LAST_HI, chunk_frames, owned
+from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, chunk_frames, owned
 from nsys_diag.analyses.steps.phases import PhasesResult, analyze_phases
 from nsys_diag.analyses.steps.detection import StepsResult
 

@@ -1,10 +1,10 @@
 """Tensor Cores (``analyze_tensor_cores``) of a process from its chunks: ``partial_tensor_cores``
 per chunk, ``merge_tensor_cores`` at the end — the same ``TensorCoreResult`` as the in-memory
-suite, from the merged kernel table (``kernels_merge``) and the chunks' Tensor Active readings.
+suite, from the merged kernel table (``kernels.table``) and the chunks' Tensor Active readings.
 
 Two global values come first, from a pass over the GPU-metric samples alone
 (``partial_tensor_sampling`` / ``merge_tensor_sampling``): the Tensor Active sampling period
-(``tensor_counters.sample_period_ns``: an exact median, see ``metrics_merge.Spacing``) and the
+(``tensor_counters.sample_period_ns``: an exact median, see ``gpu_metrics.Spacing``) and the
 devices with Tensor Active samples.
 
 Readings (``tensor_counters``), each a sum over the samples a chunk owns (``ts`` in
@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.chunked.context import ChunkInputs
-from nsys_diag.analyses.chunked.kernels_merge import window_kernels
-from nsys_diag.analyses.chunked.metrics_merge import (Spacing, median_spacing, process_samples,
+from nsys_diag.analyses.engine.context import ChunkInputs
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
+from nsys_diag.analyses.kernels.table import window_kernels
+from nsys_diag.analyses.gpu_metrics import (Spacing, median_spacing, process_samples,
                                                       spacing_of)
 from nsys_diag.analyses.kernels.table import kernel_name_stats
-from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult, _row_names, gemm_family, tensor_result
+from nsys_diag.analyses.kernels.tensor_cores import (TensorCoreResult, analyze_tensor_cores, gemm_family,
+                                                     kernel_row_names, tensor_result)
 from nsys_diag.analyses.kernels.tensor_counters import (RESOLVE_PERIODS, Samples, TensorLevels, attribute_to_kernels,
                                                 device_orders, inside_merged, merged_by_device,
                                                 metric_samples)
@@ -177,7 +179,7 @@ def partial_tensor_cores(ci: ChunkInputs, *, sampling: TensorSampling) -> Tensor
         return empty
     sm = _tensor_samples(ci, "sm_active")
     table = kernel_name_stats(seen)
-    row_name = _row_names(seen, table)
+    row_name = kernel_row_names(seen, table)
     family = gemm_family(table["category"].to_numpy(dtype=object),
                          table["tc_basis"].to_numpy(dtype=object))
     k_dev = seen["device_id"].to_numpy(np.int64)
@@ -267,3 +269,28 @@ def merge_tensor_cores(parts: list[TensorPart], *, table: pd.DataFrame, th: Thre
     (``suite._tensor_counters`` of the process's roofline, None without ncu)."""
     lv = merge_tensor_levels(parts, table=table, sampling=sampling)
     return tensor_result(table, lv, th=th, counters=counters)
+
+
+# -------------------------------------------------------------------------------- declaration
+def _finish_tensor_cores(states, ctx: FinishContext) -> TensorCoreResult:
+    from nsys_diag.analyses.process import tensor_counters  # the ending imports this package
+
+    return merge_tensor_cores(list(states), table=ctx.results["kernel_table"].table, th=ctx.th,
+                              sampling=ctx.glob.tensor_sampling,
+                              counters=tensor_counters(ctx.results["roofline"]))
+
+
+def _whole_tensor_cores(p, kt, roofline, busy) -> TensorCoreResult:
+    from nsys_diag.analyses.process import tensor_counters  # the ending imports this package
+
+    return analyze_tensor_cores(kt[0], p.metrics, th=p.th, counters=tensor_counters(roofline),
+                                name_table=kt[1].table,  # perf: the name table is computed once
+                                busy=busy, busy_window=p.window_ns)  # and the kernels merged once
+
+
+TENSOR_CORES = declare(Declaration(
+    "tensor_cores", section="tensor_cores", reads=("kernel_table", "roofline"),
+    partial=lambda span, *, glob, **_: partial_tensor_cores(span, sampling=glob.tensor_sampling),
+    finish=_finish_tensor_cores, rank=12, pooled=True,
+    whole_reads=("kernel_table", "roofline", "busy"), whole=_whole_tensor_cores))
+"""Tensor Core use of the window's kernels (the ``tensor_cores`` section)."""
