@@ -90,7 +90,7 @@ def read_gpus(db: NsysDb, kernel_devices: np.ndarray) -> tuple[pd.DataFrame, lis
         if no_id:  # hardening: a NULL/non-numeric id cannot name a device; the row is dropped
             warnings.append(LoadWarning(
                 "gpu_rows_without_id", f"{no_id} TARGET_INFO_GPU row(s) have no device id and "
-                "were ignored", no_id, "re-export the report with `nsys export --type sqlite`"))
+                "were ignored", no_id, HINT_REEXPORT))
         for r in (r for r in described if r.get("id") is not None):
             clock = _num(r.get("clockRate"))
             if 0 < clock < 10_000_000:  # sanity: a kHz value (no GPU clocks below 10 MHz)
