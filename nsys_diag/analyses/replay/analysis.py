@@ -31,11 +31,12 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
 from nsys_diag.analyses.replay.model import (ProcessTimeline, phase_ranges, process_timeline,
-                                             window_model)
+                                             window_model, with_kernel_streams)
 from nsys_diag.analyses.steps.detection import StepsResult
 
 MAX_STEPS = 5
@@ -63,6 +64,7 @@ class StepReplay:
     unexplained_ns: int
     operations: int
     inferred_edges: int
+    explicit_edges: int = 0
 
     @property
     def error_pct(self) -> float:
@@ -73,7 +75,8 @@ class StepReplay:
         return {"index": self.index, "kind": self.kind, "start_ns": self.start_ns,
                 "measured_ms": self.measured_ns / 1e6, "replayed_ms": self.replayed_ns / 1e6,
                 "error_pct": round(self.error_pct, 3), "unexplained_ms": self.unexplained_ns / 1e6,
-                "operations": self.operations, "inferred_edges": self.inferred_edges}
+                "operations": self.operations, "inferred_edges": self.inferred_edges,
+                "explicit_edges": self.explicit_edges}
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ class ReplayResult:
                 "unexplained_ms": self.unexplained_ms,
                 "unexplained_share": round(self.unexplained_share, 4),
                 "inferred_edges": int(sum(s.inferred_edges for s in self.steps)),
+                "explicit_edges": int(sum(s.explicit_edges for s in self.steps)),
                 "critical_path": [r.to_json() for r in self.critical_path],
                 "notes": list(self.notes)}
 
@@ -201,8 +205,6 @@ def representative_steps(steps: StepsResult) -> list[tuple[int, str]]:
 def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
     if osrt is None or not len(osrt):
         return None
-    from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
-
     io = osrt.loc[name_mask(osrt["name"], HOST_IO_RE)]
     if not len(io):
         return None
@@ -237,7 +239,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
             acc[k] = acc.get(k, 0) + v
         out.append(StepReplay(i, why, s, e - s, end_r - s,
                               sum(v for k, v in path.items() if k[0] == "unexplained"),
-                              m.n_ops, m.inferred_edges))
+                              m.n_ops, m.inferred_edges, m.explicit_edges))
     return out, acc, notes
 
 
@@ -265,7 +267,7 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
             acc[k] = acc.get(k, 0) + v
         out.append(StepReplay(-1, "window", a, end_c - a, end_r - a,
                               sum(v for k, v in path.items() if k[0] == "unexplained"),
-                              m.n_ops, m.inferred_edges))
+                              m.n_ops, m.inferred_edges, m.explicit_edges))
     return out, acc, []
 
 
@@ -275,19 +277,56 @@ def _rows(acc: dict[Key, int], n: int, total_ns: int) -> tuple[CriticalPathRow, 
     return tuple(sorted(rows, key=lambda r: (-r.ms_per_step, r.kind, r.name, r.phase)))
 
 
+def replay_windows(steps: StepsResult | Unavailable | None, api: pd.DataFrame,
+                   ops: tuple[pd.DataFrame, ...], window: tuple[int, int] | None = None
+                   ) -> list[tuple[int, int]]:
+    """The spans the replay reads extra columns for (``loaders/nsys_replay.py``): each
+    representative step (or the window), extended to the end of the GPU work launched in it
+    (``ops``: kernels, copies, memsets with their ``launch_start_ns``)."""
+    if isinstance(steps, StepsResult) and steps.count:
+        spans = [(int(steps.starts_ns[i]), int(steps.ends_ns[i]))
+                 for i, _ in representative_steps(steps)]
+    elif window is not None:
+        spans = [window]
+    else:
+        starts = [f["start_ns"].to_numpy(np.int64) for f in (api, *ops) if len(f)]
+        ends = [f["end_ns"].to_numpy(np.int64) for f in (api, *ops) if len(f)]
+        if not starts:
+            return []
+        spans = [(int(min(s.min() for s in starts)), int(max(e.max() for e in ends)) + 1)]
+    out = []
+    for a, b in spans:
+        end = b
+        for f in ops:
+            if len(f):
+                ls = f["launch_start_ns"].to_numpy(np.int64)
+                inside = (ls >= a) & (ls < b)
+                if inside.any():
+                    end = max(end, int(f["end_ns"].to_numpy(np.int64)[inside].max()))
+        out.append((a, end))
+    return out
+
+
 def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataFrame,
                    sync: pd.DataFrame, api: pd.DataFrame, nvtx: pd.DataFrame, *,
                    steps: StepsResult | Unavailable | None,
                    window: tuple[int, int] | None = None, osrt: pd.DataFrame | None = None,
-                   graphs: pd.DataFrame | None = None) -> ReplayResult | Unavailable:
-    """Replay one process (frames restricted to it; see the module docstring). ``graphs``:
-    CUDA-graph launches (``contracts.GRAPH_LAUNCHES``); ``window``: the analysed window used
-    when there are no steps."""
+                   graphs: pd.DataFrame | None = None, sync_events: pd.DataFrame | None = None,
+                   cuda_events: pd.DataFrame | None = None,
+                   kernel_streams: pd.DataFrame | None = None) -> ReplayResult | Unavailable:
+    """Replay one process (frames restricted to it; see the module docstring). The replay-only
+    frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
+    ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
+    ``cuda_events`` (cross-stream waits joined to their event record; inferred without them),
+    ``kernel_streams`` (streams of kernels loaded without detail). ``window``: the analysed
+    window used when there are no steps."""
     if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
+    kernels = with_kernel_streams(kernels, kernel_streams)
     why = _data_problem(kernels, memcpy, memset, sync, api, None)
     if why is None:
-        pt = process_timeline(kernels, memcpy, memset, sync, api, graphs)
+        pt = process_timeline(kernels, memcpy, memset, sync, api, graphs, sync_events,
+                              cuda_events)
         why = _data_problem(kernels, memcpy, memset, sync, api, pt)
     if why is not None:
         return Unavailable(why, REPLAY_HINT)

@@ -93,6 +93,10 @@ class ProcessTimeline:
     o_call: np.ndarray
     labels: tuple[str, ...]
     n_streams: int
+    w_call: np.ndarray  # cudaStreamWaitEvent calls joined to their event record (explicit)
+    w_stream: np.ndarray  # the waiting stream
+    w_rec_call: np.ndarray  # the cudaEventRecord call
+    w_rec_stream: np.ndarray  # the stream the event was recorded on
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,7 @@ class WindowModel:
     t_call: np.ndarray
     t_op: np.ndarray
     inferred_edges: int
+    explicit_edges: int = 0
 
     @property
     def n_ops(self) -> int:
@@ -190,10 +195,66 @@ def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]
     return ops, labels
 
 
+def with_kernel_streams(kernels: pd.DataFrame, streams: pd.DataFrame | None) -> pd.DataFrame:
+    """``kernels`` with context and stream ids from ``streams`` (``contracts.KERNEL_STREAMS``,
+    read for the replayed windows) where they hold -1; joined on (process, correlation id,
+    start, device). Kernels still without a stream are dropped (outside every window)."""
+    if streams is None or not len(kernels) or (kernels["stream_id"].to_numpy() >= 0).all():
+        return kernels
+    key = ["global_pid", "correlation_id", "start_ns", "device_id"]
+    got = streams.drop_duplicates(key).set_index(key)
+    idx = got.index.get_indexer(pd.MultiIndex.from_frame(kernels[key]))
+    found = idx >= 0
+    out = kernels.loc[found].copy()
+    for col in ("context_id", "stream_id"):
+        out[col] = got[col].to_numpy(np.int64)[idx[found]]
+    return out.reset_index(drop=True)
+
+
+def _event_waits(a: pd.DataFrame, call_of, uniq, sync_events, cuda_events
+                 ) -> tuple[np.ndarray, ...]:
+    """(wait call, waiting stream, record call, record stream) per cudaStreamWaitEvent whose
+    event record is in CUPTI_ACTIVITY_KIND_CUDA_EVENT: the latest record of that event before
+    the wait. Empty arrays without both frames."""
+    empty = tuple(np.zeros(0, np.int64) for _ in range(4))
+    if sync_events is None or cuda_events is None or not len(sync_events) or \
+            not len(cuda_events) or not len(uniq):
+        return empty
+    streams = pd.Index(uniq)
+
+    def stream_code(f: pd.DataFrame, ctx: pd.Series) -> np.ndarray:
+        key = pd.MultiIndex.from_arrays([f["device_id"].to_numpy(np.int64),
+                                         ctx.to_numpy(np.int64), f["stream_id"].to_numpy(np.int64)])
+        return streams.get_indexer(key)
+
+    rec_call = call_of(cuda_events["correlation_id"].to_numpy(np.int64))
+    rec_stream = stream_code(cuda_events, cuda_events["context_id"])
+    waits = sync_events.loc[sync_events["event_id"].to_numpy() >= 0]
+    w_call = call_of(waits["correlation_id"].to_numpy(np.int64))
+    starts = a["start_ns"].to_numpy(np.int64)
+    by_stream = {int(sid): code for code, (dev, ctx, sid) in enumerate(uniq)}
+    out: list[list[int]] = [[], [], [], []]
+    rec_start = np.where(rec_call >= 0, starts[np.maximum(rec_call, 0)], 1 << 62)
+    events = cuda_events["event_id"].to_numpy(np.int64)
+    for c, sid, ev in zip(w_call.tolist(), waits["stream_id"].tolist(),
+                          waits["event_id"].tolist()):
+        if c < 0 or int(sid) not in by_stream:
+            continue
+        ok = (events == ev) & (rec_stream >= 0) & (rec_start < starts[c])
+        if not ok.any():
+            continue
+        j = np.flatnonzero(ok)[np.argmax(rec_start[ok])]
+        for lst, v in zip(out, (c, by_stream[int(sid)], int(rec_call[j]), int(rec_stream[j]))):
+            lst.append(v)
+    return tuple(np.array(x, np.int64) for x in out)
+
+
 def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataFrame,
                      sync: pd.DataFrame, api: pd.DataFrame,
-                     graphs: pd.DataFrame | None = None) -> ProcessTimeline:
-    """The sorted calls and operations of one process (frames already restricted to it)."""
+                     graphs: pd.DataFrame | None = None, sync_events: pd.DataFrame | None = None,
+                     cuda_events: pd.DataFrame | None = None) -> ProcessTimeline:
+    """The sorted calls and operations of one process (frames already restricted to it);
+    ``graphs``, ``sync_events``, ``cuda_events``: the replay-only frames (``contracts``)."""
     ops, labels = _ops_frame(kernels, memcpy, memset, graphs)
     stream_key = ops[["device_id", "context_id", "stream_id"]].to_numpy(np.int64)
     codes, uniq = pd.factorize(pd.MultiIndex.from_arrays(stream_key.T) if len(ops) else
@@ -232,8 +293,11 @@ def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.Dat
         s_stream = pd.Index(uniq).get_indexer(key) if len(uniq) else np.full(len(sync), -1)
         ok = (s_call >= 0) & (s_stream >= 0)
         h_stream[s_call[ok]] = s_stream[ok]
+    waits = _event_waits(a, call_of, uniq, sync_events, cuda_events)
     new_of = np.cumsum(keep) - 1  # kept rows renumbered
     o_call = np.where(o_call >= 0, new_of[np.maximum(o_call, 0)], -1)
+    w_call, w_stream, w_rec_call, w_rec_stream = waits
+    w_call, w_rec_call = new_of[w_call], new_of[w_rec_call]
     a, role, h_stream, t_codes = a.loc[keep], role[keep], h_stream[keep], t_codes[keep]
     name_cat = name_cat[keep]
     names = tuple(str(c) for c in name_cat.cat.categories)
@@ -245,7 +309,8 @@ def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.Dat
         o_start=ops["start_ns"].to_numpy(np.int64), o_end=ops["end_ns"].to_numpy(np.int64),
         o_stream=o_stream, o_kind=ops["kind"].to_numpy(np.int8),
         o_label=ops["label"].to_numpy(np.int64), o_call=o_call, labels=tuple(labels),
-        n_streams=int(len(uniq)))
+        n_streams=int(len(uniq)), w_call=w_call, w_stream=w_stream, w_rec_call=w_rec_call,
+        w_rec_stream=w_rec_stream)
 
 
 def _outer_calls(start: np.ndarray, end: np.ndarray, thread: np.ndarray
@@ -365,6 +430,9 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int) -> WindowModel
     pred_end = np.where(o_pred >= 0, o_end[np.maximum(o_pred, 0)], NO_TIME)
     ready = np.maximum(launch_t, pred_end)
     xs = _cross_stream(o_stream, o_start, o_end, np.where(pinned, o_start, ready))
+    explicit = _explicit_waits(pt, local_of, h_start, o_stream, launch_t_or)
+    inferred = int(((xs >= 0) & ~pinned).sum() - (xs[explicit[0]] >= 0).sum())
+    xs[explicit[0]] = explicit[1]
     xs[pinned] = -1
     ready = np.maximum(ready, np.where(xs >= 0, o_end[np.maximum(xs, 0)], NO_TIME))
     delay = np.where(pinned, 0, np.maximum(o_start - ready, 0))
@@ -375,7 +443,27 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int) -> WindowModel
         h_thread=h_thread, h_pred=_chain_pred(h_thread), h_role=h_role,
         h_name=pt.h_name[h_idx], o_idx=o_idx, o_start=o_start, o_end=o_end, o_pred=o_pred,
         o_launch=o_launch, o_xs=xs, o_delay=delay.astype(np.int64), o_kind=pt.o_kind[o_idx],
-        o_label=pt.o_label[o_idx], t_call=t_call, t_op=t_op, inferred_edges=int((xs >= 0).sum()))
+        o_label=pt.o_label[o_idx], t_call=t_call, t_op=t_op, inferred_edges=max(inferred, 0),
+        explicit_edges=int(explicit[0].size))
+
+
+def _explicit_waits(pt: ProcessTimeline, local_of, h_start, o_stream, launch_t
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(waiting op, awaited op), local: per joined cudaStreamWaitEvent in the window, the first
+    operation launched after it on the waiting stream waits for the last one launched before
+    the event record on the recording stream."""
+    w_local = local_of[pt.w_call] if pt.w_call.size else pt.w_call
+    r_local = local_of[pt.w_rec_call] if pt.w_rec_call.size else pt.w_rec_call
+    ok = (w_local >= 0) & (r_local >= 0)
+    waiting, awaited = [], []
+    for w, ws, r, rs in zip(w_local[ok].tolist(), pt.w_stream[ok].tolist(), r_local[ok].tolist(),
+                            pt.w_rec_stream[ok].tolist()):
+        pos = np.flatnonzero((o_stream == ws) & (launch_t > h_start[w]))
+        src = _last_launched_before(o_stream, launch_t, rs, np.array([h_start[r]]))[0]
+        if pos.size and src >= 0:
+            waiting.append(int(pos[np.argmin(launch_t[pos])]))
+            awaited.append(int(src))
+    return np.array(waiting, np.int64), np.array(awaited, np.int64)
 
 
 # ------------------------------------------------------------------------------------ phases
