@@ -22,7 +22,9 @@ Every segment ends where the previous one began, so the rows add up to the repla
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -37,15 +39,26 @@ HostIo = tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
 """OS-runtime I/O calls of the process: (starts, ends, global_tid, names), captured ns."""
 
 
+def _lists(obj, names: tuple[str, ...]) -> SimpleNamespace:
+    return SimpleNamespace(**{n: getattr(obj, n).tolist() for n in names})
+
+
 class _Walk:
     """State of one backward walk (see the module docstring)."""
 
     def __init__(self, m: WindowModel, r: E.Replayed, pt: ProcessTimeline, step_thread: int,
                  phases, io: HostIo | None):
-        self.m, self.r, self.pt, self.phases, self.io = m, r, pt, phases, io
+        # plain lists: the walk reads single elements (perf: no numpy scalar per step)
+        self.m = _lists(m, ("h_start", "h_end", "h_pred", "h_name", "h_role", "h_thread",
+                            "o_start", "o_launch", "o_pred", "o_xs", "o_kind", "o_label"))
+        self.r = _lists(r, ("h_start", "h_end", "h_by", "h_binding", "o_start", "o_end", "o_by"))
+        self.n_ops, self.pt, self.io = m.n_ops, pt, io
+        self.phases = (list(phases[0]), list(phases[1]), phases[2])
         self.step_thread = step_thread
         self.acc: dict[Key, int] = defaultdict(int)
-        self.step_calls = np.flatnonzero(m.h_thread == step_thread)
+        calls = np.flatnonzero(m.h_thread == step_thread)
+        self.step_calls = calls.tolist()
+        self.step_starts = r.h_start[calls].tolist()
         self.ws = m.start_ns
 
     # ------------------------------------------------------------------ attribution
@@ -108,13 +121,13 @@ class _Walk:
     def on_step_thread(self, t: int):
         """Position of the step's thread at time ``t``: ('call', v, t) or None (before it)."""
         calls = self.step_calls
-        j = int(np.searchsorted(self.r.h_start[calls], t, side="left")) - 1
+        j = bisect_left(self.step_starts, t) - 1
         if j < 0:  # before the thread's first call: captured times (nothing moved yet)
             self.cpu(t, self.ws, t)
             return None
         v = int(calls[j])
         if self.r.h_end[v] < t:
-            nxt = int(calls[j + 1]) if j + 1 < calls.size else None
+            nxt = int(calls[j + 1]) if j + 1 < len(calls) else None
             if nxt is not None:
                 self.gap(nxt, int(self.r.h_end[v]), t)
             else:
@@ -167,7 +180,7 @@ class _Walk:
 
     def run(self, pos) -> dict[Key, int]:
         steps = {"call": self.step_call, "before": self.step_before, "op": self.step_op}
-        budget = 8 * self.m.n_ops + 64
+        budget = 8 * self.n_ops + 64
         while pos is not None and pos[2] > self.ws:
             budget -= 1
             if budget < 0:  # no progress: what is left has no modelled cause
@@ -181,7 +194,7 @@ def walk_step(m: WindowModel, r: E.Replayed, pt: ProcessTimeline, step_thread: i
               end_r: int, phases, io=None) -> dict[Key, int]:
     """Critical path of a replayed step ending at ``end_r`` on ``step_thread`` (ns per key)."""
     w = _Walk(m, r, pt, step_thread, phases, io)
-    if not w.step_calls.size:
+    if not w.step_calls:
         w.add(("host_cpu", "", phase_at(phases, m.start_ns)), m.start_ns, end_r)
         return dict(w.acc)
     return w.run(w.on_step_thread(end_r))

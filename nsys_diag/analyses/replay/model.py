@@ -31,6 +31,7 @@ inter-kernel gaps); one longer than ``EXPLAINED_DELAY_NS`` is *unexplained* and 
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -502,7 +503,7 @@ def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | 
 def phase_at(ranges: tuple[np.ndarray, np.ndarray, list[str]], t: int) -> str:
     """The phase name at captured time ``t`` ('' outside every range)."""
     s, e, names = ranges
-    j = int(np.searchsorted(s, t, side="right")) - 1
+    j = bisect_right(s, t) - 1
     return names[j] if j >= 0 and t < e[j] else ""
 
 
@@ -513,8 +514,8 @@ def phase_split(ranges: tuple[np.ndarray, np.ndarray, list[str]], a: int, b: int
     s, e, names = ranges
     if b <= a:
         return []
-    lo = max(int(np.searchsorted(e, a, side="right")), 0)
-    hi = int(np.searchsorted(s, b, side="left"))
+    lo = bisect_right(e, a)
+    hi = bisect_left(s, b)
     out, t = [], a
     for j in range(lo, hi):
         x0, x1 = max(int(s[j]), a), min(int(e[j]), b)
