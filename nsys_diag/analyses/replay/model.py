@@ -32,6 +32,7 @@ inter-kernel gaps); one longer than ``EXPLAINED_DELAY_NS`` is *unexplained* and 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -500,15 +501,18 @@ def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | 
     return s[top], e[top], names
 
 
-def phase_at(ranges: tuple[np.ndarray, np.ndarray, list[str]], t: int) -> str:
+PhaseRanges = tuple[Sequence[int], Sequence[int], list[str]]
+"""(starts, ends, names) of disjoint phase ranges, sorted (arrays or lists)."""
+
+
+def phase_at(ranges: PhaseRanges, t: int) -> str:
     """The phase name at captured time ``t`` ('' outside every range)."""
     s, e, names = ranges
     j = bisect_right(s, t) - 1
     return names[j] if j >= 0 and t < e[j] else ""
 
 
-def phase_split(ranges: tuple[np.ndarray, np.ndarray, list[str]], a: int, b: int
-                ) -> list[tuple[str, int]]:
+def phase_split(ranges: PhaseRanges, a: int, b: int) -> list[tuple[str, int]]:
     """Captured interval [a, b] cut by the phase ranges: (phase name, ns) pieces in time order
     ('' for the parts outside every range); their lengths add up to ``b - a``."""
     s, e, names = ranges
