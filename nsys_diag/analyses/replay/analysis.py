@@ -222,7 +222,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     notes: list[str] = []
     for i, why in representative_steps(steps):
         s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
-        m = window_model(pt, s, e)
+        m = window_model(pt, s, e, step_thread)
         if m.n_ops > MAX_REPLAY_OPS:
             notes.append(f"step {i} holds {m.n_ops:,} calls and operations (more than "
                          f"{MAX_REPLAY_OPS:,}): not replayed")
@@ -257,7 +257,7 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
-        m = window_model(pt, a, b)
+        m = window_model(pt, a, b, step_thread)
         if not m.n_ops:
             continue
         r = replay_window(m)

@@ -3,12 +3,12 @@ gets a replayed start and end from its predecessors, in dependency order (Kahn's
 
 Rules (times in ns; ``c`` = captured, ``r`` = replayed):
 
-* call ``i``: ``start_r = end_r(thread predecessor) + captured CPU segment`` (the thread's first
-  call in the window: its captured start); without an awaited operation ``end_r = start_r +
-  captured duration``; with awaited operations ``T`` (the latest of their ends)
-  ``end_r = max(start_r, T_r) + own`` where ``own = end_c − clip(T_c, start_c, end_c)`` is the
-  call's own time after the work it waited for (its return latency, or its whole duration when
-  it did not wait);
+* call ``i``: ``start_r = end_r(thread predecessor) + captured CPU segment`` (a thread's first
+  call in the window: after its anchor on the step's thread, or the window start, by the captured
+  segment); without an awaited operation ``end_r = start_r + own``; with awaited operations ``T``
+  (the latest of their ends) ``end_r = max(start_r, T_r) + own`` where ``own = end_c −
+  clip(T_c, start_c, end_c)`` is the call's own time after the work it waited for (its return
+  latency, or its whole duration when it did not wait);
 * operation ``k``: ``start_r = max(launch start_r, stream predecessor end_r, cross-stream
   predecessor end_r) + captured delay``; pinned operations (queued before the window) keep their
   captured start (later only if their stream predecessor ends later); ``end_r = start_r +
@@ -67,10 +67,11 @@ def replay_window(m: WindowModel) -> Replayed:
     # node ids: calls 0..nh-1, operations nh..nh+no-1
     # an operation needs its launching call's *start* only: the edge comes from the call's
     # thread predecessor (a synchronous copy waits for its own operation without a cycle)
-    launch_pred = np.where(m.o_launch >= 0, m.h_pred[np.maximum(m.o_launch, 0)], -1)
-    src = [m.h_pred[m.h_pred >= 0], m.t_op + nh, launch_pred[launch_pred >= 0],
+    before = np.where(m.h_pred >= 0, m.h_pred, m.h_anchor)  # what a call's start follows
+    launch_pred = np.where(m.o_launch >= 0, before[np.maximum(m.o_launch, 0)], -1)
+    src = [before[before >= 0], m.t_op + nh, launch_pred[launch_pred >= 0],
            m.o_pred[m.o_pred >= 0] + nh, m.o_xs[m.o_xs >= 0] + nh]
-    dst = [np.flatnonzero(m.h_pred >= 0), m.t_call, np.flatnonzero(launch_pred >= 0) + nh,
+    dst = [np.flatnonzero(before >= 0), m.t_call, np.flatnonzero(launch_pred >= 0) + nh,
            np.flatnonzero(m.o_pred >= 0) + nh, np.flatnonzero(m.o_xs >= 0) + nh]
     s, d = np.concatenate(src).astype(np.int64), np.concatenate(dst).astype(np.int64)
     n = nh + no
@@ -80,17 +81,17 @@ def replay_window(m: WindowModel) -> Replayed:
     t_lo = np.searchsorted(m.t_call, np.arange(nh), side="left").tolist()
     t_hi = np.searchsorted(m.t_call, np.arange(nh), side="right").tolist()
     t_op = m.t_op.tolist()
-    hs_c, he_c = m.h_start.tolist(), m.h_end.tolist()
-    h_pred = m.h_pred.tolist()
-    os_c, oe_c = m.o_start.tolist(), m.o_end.tolist()
+    h_before, h_gap, h_own = before.tolist(), m.h_gap.tolist(), m.h_own.tolist()
+    os_c, o_dur = m.o_start.tolist(), m.o_dur.tolist()
+    ws = m.start_ns
     o_pred, o_launch, o_xs = m.o_pred.tolist(), m.o_launch.tolist(), m.o_xs.tolist()
     o_delay = m.o_delay.tolist()
     hs, he, hby, hbind = [0] * nh, [0] * nh, [BY_THREAD] * nh, [-1] * nh
     os_, oe, oby = [0] * no, [0] * no, [BY_LAUNCH] * no
 
-    def call_start(v: int) -> int:  # from the thread predecessor (its end is known)
-        p = h_pred[v]
-        return he[p] + (hs_c[v] - he_c[p]) if p >= 0 else hs_c[v]
+    def call_start(v: int) -> int:  # from the thread predecessor or anchor (its end is known)
+        p = h_before[v]
+        return (he[p] if p >= 0 else ws) + h_gap[v]
 
     queue = deque(i for i in range(n) if indeg[i] == 0)
     done = 0
@@ -99,19 +100,16 @@ def replay_window(m: WindowModel) -> Replayed:
         done += 1
         if v < nh:
             start = call_start(v)
-            if h_pred[v] < 0:
+            if h_before[v] < 0:
                 hby[v] = BY_PINNED
             lo, hi = t_lo[v], t_hi[v]
+            end = start + h_own[v]
             if lo < hi:
-                tc = max(oe_c[t_op[j]] for j in range(lo, hi))
-                own = he_c[v] - min(max(tc, hs_c[v]), he_c[v])
                 best = max(range(lo, hi), key=lambda j: oe[t_op[j]])
                 tr = oe[t_op[best]]
                 if tr > start:
                     hby[v], hbind[v] = BY_TARGET, t_op[best]
-                end = max(start, tr) + own
-            else:
-                end = start + (he_c[v] - hs_c[v])
+                    end = tr + h_own[v]
             hs[v], he[v] = start, end
         else:
             k = v - nh
@@ -127,7 +125,7 @@ def replay_window(m: WindowModel) -> Replayed:
                 by = BY_QUEUED if start == os_c[k] else by
             else:
                 start = ready + o_delay[k]
-            os_[k], oe[k], oby[k] = start, start + (oe_c[k] - os_c[k]), by
+            os_[k], oe[k], oby[k] = start, start + o_dur[k], by
         for j in range(offsets[v], offsets[v + 1]):
             t = targets[j]
             indeg[t] -= 1

@@ -95,6 +95,7 @@ class ProcessTimeline:
     o_call: np.ndarray
     labels: tuple[str, ...]
     n_streams: int
+    o_bytes: np.ndarray
     w_call: np.ndarray  # cudaStreamWaitEvent calls joined to their event record (explicit)
     w_stream: np.ndarray  # the waiting stream
     w_rec_call: np.ndarray  # the cudaEventRecord call
@@ -108,7 +109,12 @@ class WindowModel:
     ``h_pred``/``o_pred``: previous call on the thread / operation on the stream (-1).
     ``o_launch``: local launching call (-1: pinned). ``o_xs``: inferred cross-stream predecessor.
     ``o_delay``: the captured start delay kept in the replay. ``t_call``/``t_op``: blocking
-    call → awaited operation pairs (``t_call`` sorted)."""
+    call → awaited operation pairs (``t_call`` sorted). ``h_gap``: the CPU segment before a call
+    (from its thread predecessor's end, else its anchor's, else the window start); ``h_anchor``:
+    for another thread's first call, the step thread's last call that ended before it (-1);
+    ``h_own``: a call's own time after the work it awaited (its duration when it awaited none);
+    ``o_dur``: operation durations; ``o_bytes``: bytes of copies and memsets (0 for kernels).
+    What-ifs change these arrays and replay again."""
 
     start_ns: int
     end_ns: int
@@ -131,6 +137,11 @@ class WindowModel:
     t_call: np.ndarray
     t_op: np.ndarray
     inferred_edges: int
+    h_gap: np.ndarray
+    h_own: np.ndarray
+    h_anchor: np.ndarray
+    o_dur: np.ndarray
+    o_bytes: np.ndarray
     explicit_edges: int = 0
 
     @property
@@ -171,10 +182,11 @@ def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]
     correlation, kind, label (code into the returned labels), pageable (synchronous copy)."""
     cols = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id"]
     kind, label, labels = _labels_of(kernels)
-    parts = [kernels[cols].assign(kind=kind, label=label, pageable=False)]
+    parts = [kernels[cols].assign(kind=kind, label=label, pageable=False, bytes=0)]
     if graphs is not None and len(graphs):
         labels.append("cuda_graph")
-        g = graphs[cols].assign(kind=GPU_COMPUTE, label=len(labels) - 1, pageable=False)
+        g = graphs[cols].assign(kind=GPU_COMPUTE, label=len(labels) - 1, pageable=False,
+                                bytes=0)
         if len(parts[0]):  # node-level kernels of a traced graph launch: the graph row covers them
             inside = parts[0]["correlation_id"].isin(set(g["correlation_id"].tolist()))
             parts[0] = parts[0].loc[~inside.to_numpy()]
@@ -188,11 +200,11 @@ def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]
         # memory returns once the data is staged (the DMA may run later)
         pageable = (memcpy["dst_kind"].astype(str) == "pageable").to_numpy()
         parts.append(memcpy[cols].assign(kind=TRANSFER, label=ck.map(labels.index).to_numpy(),
-                                         pageable=pageable))
+                                         pageable=pageable, bytes=memcpy["bytes"].to_numpy()))
     if len(memset):
         labels.append("memset")
         parts.append(memset[cols].assign(kind=GPU_COMPUTE, label=len(labels) - 1,
-                                         pageable=False))
+                                         pageable=False, bytes=memset["bytes"].to_numpy()))
     ops = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
     return ops, labels
 
@@ -311,7 +323,7 @@ def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.Dat
         o_start=ops["start_ns"].to_numpy(np.int64), o_end=ops["end_ns"].to_numpy(np.int64),
         o_stream=o_stream, o_kind=ops["kind"].to_numpy(np.int8),
         o_label=ops["label"].to_numpy(np.int64), o_call=o_call, labels=tuple(labels),
-        n_streams=int(len(uniq)), w_call=w_call, w_stream=w_stream, w_rec_call=w_rec_call,
+        n_streams=int(len(uniq)), o_bytes=ops["bytes"].to_numpy(np.int64), w_call=w_call, w_stream=w_stream, w_rec_call=w_rec_call,
         w_rec_stream=w_rec_stream)
 
 
@@ -412,9 +424,26 @@ def _cross_stream(o_stream, o_start, o_end, ready) -> np.ndarray:
     return xs
 
 
-def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int) -> WindowModel:
+def _anchors(h_start, h_end, h_thread, h_pred, step_thread: int) -> np.ndarray:
+    """Per call: for the first call of a thread other than the step's, the step thread's last
+    call that ended before it starts (the step thread drives the others: a cross-thread cause the
+    export does not record), else -1."""
+    out = np.full(h_start.size, -1, np.int64)
+    mine = np.flatnonzero(h_thread == step_thread)
+    firsts = np.flatnonzero((h_pred < 0) & (h_thread != step_thread))
+    if not mine.size or not firsts.size:
+        return out
+    by_end = mine[np.argsort(h_end[mine], kind="stable")]
+    j = np.searchsorted(h_end[by_end], h_start[firsts], side="right") - 1
+    out[firsts[j >= 0]] = by_end[j[j >= 0]]
+    return out
+
+
+def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
+                 step_thread: int = -1) -> WindowModel:
     """The replay inputs of ``[start_ns, end_ns)``: calls starting in it, operations launched by
-    them or running in it (the others pinned)."""
+    them or running in it (the others pinned); ``step_thread``: the thread code the other
+    threads' first calls are anchored on."""
     h_idx = np.flatnonzero((pt.h_start >= start_ns) & (pt.h_start < end_ns))
     local_of = np.full(pt.h_start.size + 1, -1, np.int64)
     local_of[h_idx] = np.arange(h_idx.size)
@@ -440,9 +469,18 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int) -> WindowModel
     delay = np.where(pinned, 0, np.maximum(o_start - ready, 0))
     t_call, t_op = _sync_targets(pt, h_idx, h_start, h_end, h_role, o_idx, o_stream,
                                  launch_t_or, o_end, o_launch)
+    h_pred = _chain_pred(h_thread)
+    anchor = _anchors(h_start, h_end, h_thread, h_pred, step_thread)
+    before = np.where(h_pred >= 0, h_end[np.maximum(h_pred, 0)],
+                      np.where(anchor >= 0, h_end[np.maximum(anchor, 0)], start_ns))
+    awaited = np.full(h_start.size, NO_TIME, np.int64)
+    np.maximum.at(awaited, t_call, o_end[t_op])
+    own = h_end - np.clip(awaited, h_start, h_end)
     return WindowModel(
+        h_gap=np.maximum(h_start - before, 0), h_own=own, h_anchor=anchor,
+        o_dur=o_end - o_start, o_bytes=pt.o_bytes[o_idx],
         start_ns=int(start_ns), end_ns=int(end_ns), h_idx=h_idx, h_start=h_start, h_end=h_end,
-        h_thread=h_thread, h_pred=_chain_pred(h_thread), h_role=h_role,
+        h_thread=h_thread, h_pred=h_pred, h_role=h_role,
         h_name=pt.h_name[h_idx], o_idx=o_idx, o_start=o_start, o_end=o_end, o_pred=o_pred,
         o_launch=o_launch, o_xs=xs, o_delay=delay.astype(np.int64), o_kind=pt.o_kind[o_idx],
         o_label=pt.o_label[o_idx], t_call=t_call, t_op=t_op, inferred_edges=max(inferred, 0),
