@@ -33,6 +33,7 @@ import pandas as pd
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
+from nsys_diag.analyses.replay import whatif as W
 from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
 from nsys_diag.analyses.replay.model import (ProcessTimeline, phase_ranges, process_timeline,
@@ -100,6 +101,7 @@ class ReplayResult:
     steps: tuple[StepReplay, ...]
     critical_path: tuple[CriticalPathRow, ...]
     notes: tuple[str, ...] = ()
+    what_if: tuple[W.WhatIf, ...] = ()
 
     available = True
 
@@ -141,6 +143,7 @@ class ReplayResult:
                 "inferred_edges": int(sum(s.inferred_edges for s in self.steps)),
                 "explicit_edges": int(sum(s.explicit_edges for s in self.steps)),
                 "critical_path": [r.to_json() for r in self.critical_path],
+                "what_if": [w.to_json() for w in self.what_if],
                 "notes": list(self.notes)}
 
 
@@ -213,13 +216,14 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io
-                  ) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
+                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row)
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
     notes: list[str] = []
+    priced: list[tuple[str, int, dict[str, int]]] = []
     for i, why in representative_steps(steps):
         s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
         m = window_model(pt, s, e, step_thread)
@@ -228,19 +232,18 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                          f"{MAX_REPLAY_OPS:,}): not replayed")
             continue
         r = replay_window(m)
-        mine = np.flatnonzero((m.h_thread == step_thread) & (m.h_start < e))
-        if mine.size:
-            last = int(mine[-1])
-            end_r = e + int(r.h_end[last] - m.h_end[last])
-        else:
-            end_r = e
+        w = W.StepWindow(m, r, pt, step_thread, e, phases)
+        end_r = W.step_end(w, r)
         path = walk_step(m, r, pt, step_thread, end_r, phases, io)
         for k, v in path.items():
             acc[k] = acc.get(k, 0) + v
         out.append(StepReplay(i, why, s, e - s, end_r - s,
                               sum(v for k, v in path.items() if k[0] == "unexplained"),
                               m.n_ops, m.inferred_edges, m.explicit_edges))
-    return out, acc, notes
+        priced.append((why, end_r - s, W.price(w)))
+    analysed = [p for p in priced if p[0] != "warmup"] or priced
+    what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed])
+    return out, acc, notes, what_if
 
 
 def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io
@@ -332,8 +335,9 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
         return Unavailable(why, REPLAY_HINT)
     io = _host_io(osrt)
     try:
+        what_if: tuple[W.WhatIf, ...] = ()
         if isinstance(steps, StepsResult) and steps.count:
-            done, acc, notes = _replay_steps(pt, steps, nvtx, io)
+            done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io)
             basis = "steps"
         else:
             done, acc, notes = _replay_window(pt, window, nvtx, io)
@@ -344,4 +348,5 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
         return Unavailable("; ".join(notes) or "nothing to replay", REPLAY_HINT)
     total = sum(s.replayed_ns for s in done)
     return ReplayResult(basis, tuple(done),
-                        _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes))
+                        _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
+                        what_if)

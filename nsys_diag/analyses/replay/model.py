@@ -323,8 +323,8 @@ def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.Dat
         o_start=ops["start_ns"].to_numpy(np.int64), o_end=ops["end_ns"].to_numpy(np.int64),
         o_stream=o_stream, o_kind=ops["kind"].to_numpy(np.int8),
         o_label=ops["label"].to_numpy(np.int64), o_call=o_call, labels=tuple(labels),
-        n_streams=int(len(uniq)), o_bytes=ops["bytes"].to_numpy(np.int64), w_call=w_call, w_stream=w_stream, w_rec_call=w_rec_call,
-        w_rec_stream=w_rec_stream)
+        n_streams=int(len(uniq)), o_bytes=ops["bytes"].to_numpy(np.int64), w_call=w_call,
+        w_stream=w_stream, w_rec_call=w_rec_call, w_rec_stream=w_rec_stream)
 
 
 def _outer_calls(start: np.ndarray, end: np.ndarray, thread: np.ndarray
@@ -507,8 +507,12 @@ def _explicit_waits(pt: ProcessTimeline, local_of, h_start, o_stream, launch_t
 
 
 # ------------------------------------------------------------------------------------ phases
+PhaseRanges = tuple["np.ndarray | Sequence[int]", "np.ndarray | Sequence[int]", list[str]]
+"""(starts, ends, names) of disjoint phase ranges, sorted (arrays or lists)."""
+
+
 def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | None
-                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+                 ) -> PhaseRanges:
     """(starts, ends, phase names) of the outermost non-step NVTX ranges of ``global_tid``,
     sorted and disjoint: the phase of a time on the critical path. The name is the canonical
     phase (``phase_names``) when the range maps to one, else the range's family name."""
@@ -537,10 +541,6 @@ def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | 
         canon = canonical_phase(norm)
         names.append(canon if canon != "other" else step_family(norm))
     return s[top], e[top], names
-
-
-PhaseRanges = tuple[Sequence[int], Sequence[int], list[str]]
-"""(starts, ends, names) of disjoint phase ranges, sorted (arrays or lists)."""
 
 
 def phase_at(ranges: PhaseRanges, t: int) -> str:

@@ -1,0 +1,164 @@
+"""What-ifs: one change to the model per replay, the step replayed again, the saving priced as
+the difference (issue 25, item 4; the first three of its list).
+
+* ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
+  read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
+  ``.item()`` does) stops waiting: it is deferred to the step end, which then also waits for the
+  step's GPU work to drain. Reads larger than that, implicit syncs (``cudaFree`` …) and the other
+  synchronous copies still wait.
+* ``instant_input`` — the data phase (CPU time inside NVTX ranges whose canonical phase is
+  ``data``, on the step's thread) and the host's input waits in it take no time.
+* ``overlapped_input`` — the data phase runs concurrently with the previous step's compute:
+  ``step = max(data, step under instant_input)`` (what the advice "overlap the loader" achieves).
+
+Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
+them. Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max],
+saves_share, step_ms_after}``: the mean saving over the replayed analysed steps (warm-up steps
+only when no other was replayed), its range over them, the share of the mean replayed step, and
+the mean step after the change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from nsys_diag.analyses.replay import roles as R
+from nsys_diag.analyses.replay.engine import Replayed, replay_window
+from nsys_diag.analyses.replay.model import (TRANSFER, PhaseRanges, ProcessTimeline,
+                                             WindowModel)
+
+SMALL_READ_BYTES = 1_024
+"""A device-to-host copy of at most 1 KiB is a host read of a scalar (``.item()``, a loss)."""
+INPUT_PHASE = "data"
+
+WHAT_IFS = {
+    "no_host_sync": ("host syncs and small device-to-host reads deferred to the step end",
+                     "sync"),
+    "instant_input": ("the data phase and input waits take no time", "input"),
+    "overlapped_input": ("the data phase overlaps the previous step's compute "
+                         "(step = max(data, rest))", "input"),
+}
+"""id → (the change in words, the finding's cause it prices)."""
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """What a what-if needs of one replayed step: its model, base replay, the step thread, the
+    step's captured end and its phase ranges (captured ns)."""
+
+    model: WindowModel
+    base: Replayed
+    pt: ProcessTimeline
+    step_thread: int
+    end_ns: int
+    phases: PhaseRanges
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    id: str
+    change: str
+    finding: str
+    saves_ms_per_step: float
+    saves_range_ms: tuple[float, float]
+    saves_share: float
+    step_ms_after: float
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "change": self.change, "finding": self.finding,
+                "saves_ms_per_step": self.saves_ms_per_step,
+                "saves_range_ms": list(self.saves_range_ms), "saves_share": self.saves_share,
+                "step_ms_after": self.step_ms_after}
+
+
+def step_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
+    """Replayed end of the step: where its thread reaches the range end (the captured CPU time
+    after its last call, less ``trailing_cut``)."""
+    m = w.model
+    mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
+    if not mine.size:
+        return w.end_ns - trailing_cut
+    last = int(mine[-1])
+    return int(r.h_end[last]) + max(w.end_ns - int(m.h_end[last]) - trailing_cut, 0)
+
+
+# ------------------------------------------------------------------------------- no_host_sync
+def _deferred_calls(w: StepWindow) -> np.ndarray:
+    """Local calls whose waits ``no_host_sync`` removes (see the module docstring)."""
+    m, pt = w.model, w.pt
+    names = np.array([pt.names[i] if i >= 0 else "" for i in m.h_name], dtype=object)
+    explicit = np.isin(m.h_role, (R.STREAM_SYNC, R.EVENT_SYNC)) | (
+        (m.h_role == R.DEVICE_SYNC) & ~np.array([R.is_memory_name(n) for n in names], bool))
+    small_read = np.zeros(m.h_start.size, bool)
+    copies = np.flatnonzero((m.o_launch >= 0) & (m.o_kind == TRANSFER)
+                            & (m.o_bytes <= SMALL_READ_BYTES))
+    copies = copies[m.h_role[m.o_launch[copies]] == R.SYNC_COPY]
+    d2h = np.array([pt.labels[m.o_label[k]] == "D2H" for k in copies.tolist()], bool)
+    small_read[m.o_launch[copies[d2h]]] = True
+    return np.flatnonzero(explicit | small_read)
+
+
+def no_host_sync(w: StepWindow) -> int:
+    """Replayed step duration (ns) without the deferred waits; the step end waits for the step's
+    GPU work instead."""
+    m = w.model
+    keep = ~np.isin(m.t_call, _deferred_calls(w))
+    r = replay_window(replace(m, t_call=m.t_call[keep], t_op=m.t_op[keep]))
+    launched = m.o_launch >= 0
+    drain = int(r.o_end[launched].max()) if launched.any() else m.start_ns
+    return max(step_end(w, r), drain) - m.start_ns
+
+
+# ------------------------------------------------------------------------------------ input
+def _covered(phases: PhaseRanges, name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns inside ranges of phase ``name`` (ranges disjoint, sorted)."""
+    s, e, names = phases
+    pick = np.array([n == name for n in names], bool)
+    if not pick.any():
+        return np.zeros(np.size(a), np.int64)
+    s, e = np.asarray(s, np.int64)[pick], np.asarray(e, np.int64)[pick]
+    cum = np.concatenate([[0], np.cumsum(e - s)])
+
+    def cover(t: np.ndarray) -> np.ndarray:  # data time before t
+        j = np.searchsorted(s, t, side="right")
+        inside = np.where(j > 0, np.minimum(t, e[np.maximum(j - 1, 0)]) - s[np.maximum(j - 1, 0)],
+                          0)
+        return cum[np.maximum(j - 1, 0)] * (j > 0) + np.maximum(inside, 0)
+
+    return cover(np.asarray(b, np.int64)) - cover(np.asarray(a, np.int64))
+
+
+def instant_input(w: StepWindow) -> tuple[int, int]:
+    """(replayed step duration without the data phase's CPU time, that data time) in ns."""
+    m = w.model
+    cut = _covered(w.phases, INPUT_PHASE, m.h_start - m.h_gap, m.h_start)
+    mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
+    tail_from = int(m.h_end[mine[-1]]) if mine.size else m.start_ns
+    tail = int(_covered(w.phases, INPUT_PHASE, np.array([tail_from]),
+                        np.array([w.end_ns]))[0])
+    r = replay_window(replace(m, h_gap=m.h_gap - cut))
+    data = int(_covered(w.phases, INPUT_PHASE, np.array([m.start_ns]), np.array([w.end_ns]))[0])
+    return step_end(w, r, tail) - m.start_ns, data
+
+
+def price(w: StepWindow) -> dict[str, int]:
+    """Replayed step duration (ns) under each what-if of ``WHAT_IFS``."""
+    instant, data = instant_input(w)
+    return {"no_host_sync": no_host_sync(w), "instant_input": instant,
+            "overlapped_input": max(data, instant)}
+
+
+def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, ...]:
+    """One ``WhatIf`` per id from the steps' base and what-if durations (ns)."""
+    if not base_ns:
+        return ()
+    base = np.asarray(base_ns, np.float64)
+    out = []
+    for wid, (change, finding) in WHAT_IFS.items():
+        saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
+        mean = float(saves.mean())
+        out.append(WhatIf(wid, change, finding, mean, (float(saves.min()), float(saves.max())),
+                          mean / (base.mean() / 1e6) if base.mean() else 0.0,
+                          float(base.mean() / 1e6 - mean)))
+    return tuple(out)

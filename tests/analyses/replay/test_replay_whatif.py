@@ -1,0 +1,57 @@
+"""What-ifs with known answers on the generated replay cases (issue 25, "must hold")."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nsys_diag.analyses.replay.whatif import WHAT_IFS
+from nsys_diag.synth import replay_cases as rc
+from tests.analyses.replay.replay_helpers import case_path, replay_trace
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("replay_whatif")
+
+
+def _what_if(result, wid: str) -> dict:
+    (w,) = [w for w in result.to_json()["what_if"] if w["id"] == wid]
+    return w
+
+
+def test_instant_input_removes_the_data_phase(cases):
+    (r,) = replay_trace(case_path(cases, "input_bound_loop"))
+    w = _what_if(r, "instant_input")
+    assert w["saves_ms_per_step"] == pytest.approx(420, rel=0.02)
+    assert w["step_ms_after"] == pytest.approx(380, rel=0.03)
+    over = _what_if(r, "overlapped_input")  # step = max(data 420, rest 380)
+    assert over["step_ms_after"] == pytest.approx(420, rel=0.02)
+    assert over["saves_ms_per_step"] <= w["saves_ms_per_step"]
+
+
+def test_no_host_sync_saves_the_gpu_work_each_item_waited_for(cases):
+    (r,) = replay_trace(case_path(cases, "item_per_layer"))
+    w = _what_if(r, "no_host_sync")
+    assert w["saves_ms_per_step"] == pytest.approx(
+        rc.ITEM_LAYERS * rc.ITEM_LAYER_GPU_NS / 1e6, rel=0.10)
+    assert w["finding"] == "sync"
+
+
+def test_syncs_that_wait_microseconds_save_almost_nothing(cases):
+    (r,) = replay_trace(case_path(cases, "microsecond_syncs"))
+    assert _what_if(r, "no_host_sync")["saves_share"] < 0.05
+
+
+def test_every_what_if_is_priced_consistently(cases):
+    for name in sorted(rc.REPLAY_CASES):
+        for r in replay_trace(case_path(cases, name)):
+            got = r.to_json()["what_if"]
+            assert [w["id"] for w in got] == list(WHAT_IFS)
+            base = sum(s.replayed_ns for s in r.steps if s.kind != "warmup") / 1e6 / max(
+                1, sum(1 for s in r.steps if s.kind != "warmup"))
+            for w in got:
+                lo, hi = w["saves_range_ms"]
+                assert 0 <= lo <= w["saves_ms_per_step"] <= hi
+                assert w["step_ms_after"] == pytest.approx(base - w["saves_ms_per_step"],
+                                                           abs=1e-6)
