@@ -9,7 +9,8 @@ With steps: at most ``MAX_STEPS`` representative ones — the analysed step near
 duration, the one nearest the 90th percentile, the first outlier and the last warm-up step
 (basis ``steps``). Without steps: the whole analysed window, cut into consecutive slices of at
 most ``MAX_REPLAY_OPS`` calls and operations (basis ``window``). A step with more than
-``MAX_REPLAY_OPS`` is not replayed (a note says so).
+``MAX_REPLAY_OPS`` is replayed in such slices too (each slice starts at its captured time; the
+step's replayed time is the sum of its slices'; a note says so).
 
 Fidelity: per replayed step the measured duration (its NVTX range) and the replayed one (where
 the step's thread reaches the range end in the replay); ``error_pct`` is signed (positive: the
@@ -226,34 +227,50 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     priced: list[tuple[str, int, dict[str, int]]] = []
     for i, why in representative_steps(steps):
         s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
-        m = window_model(pt, s, e, step_thread)
-        if m.n_ops > MAX_REPLAY_OPS:
-            notes.append(f"step {i} holds {m.n_ops:,} calls and operations (more than "
-                         f"{MAX_REPLAY_OPS:,}): not replayed")
-            continue
-        r = replay_window(m)
-        w = W.StepWindow(m, r, pt, step_thread, e, phases)
-        end_r = W.step_end(w, r)
-        path = walk_step(m, r, pt, step_thread, end_r, phases, io)
-        for k, v in path.items():
-            acc[k] = acc.get(k, 0) + v
-        out.append(StepReplay(i, why, s, e - s, end_r - s,
-                              sum(v for k, v in path.items() if k[0] == "unexplained"),
-                              m.n_ops, m.inferred_edges, m.explicit_edges))
-        priced.append((why, end_r - s, W.price(w)))
+        cuts = _cuts(pt, s, e)
+        if len(cuts) > 2:
+            notes.append(f"step {i} holds more than {MAX_REPLAY_OPS:,} calls and operations: "
+                         f"replayed in {len(cuts) - 1} slices")
+        replayed, unexplained, n_ops, inferred, explicit = 0, 0, 0, 0, 0
+        raw: dict[str, int] = {}
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            m = window_model(pt, a, b, step_thread)
+            r = replay_window(m)
+            w = W.StepWindow(m, r, pt, step_thread, b, phases)
+            end_r = W.step_end(w, r)
+            path = walk_step(m, r, pt, step_thread, end_r, phases, io)
+            for k, v in path.items():
+                acc[k] = acc.get(k, 0) + v
+            replayed += end_r - a
+            unexplained += sum(v for k, v in path.items() if k[0] == "unexplained")
+            n_ops, inferred, explicit = (n_ops + m.n_ops, inferred + m.inferred_edges,
+                                         explicit + m.explicit_edges)
+            for k, v in W.price(w).items():
+                raw[k] = raw.get(k, 0) + v
+        out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
+                              explicit))
+        priced.append((why, replayed, W.finish(raw)))
     analysed = [p for p in priced if p[0] != "warmup"] or priced
     what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed])
     return out, acc, notes, what_if
 
 
+def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
+    """Slice edges of [start, end): a new slice after every ``MAX_REPLAY_OPS`` call and
+    operation starts (just [start, end] when it holds fewer)."""
+    times = np.sort(np.concatenate([pt.h_start[(pt.h_start >= start) & (pt.h_start < end)],
+                                    pt.o_start[(pt.o_start >= start) & (pt.o_start < end)]]))
+    inner = sorted({int(t) for t in times[MAX_REPLAY_OPS::MAX_REPLAY_OPS] if start < t < end})
+    return [start, *inner, end]
+
+
 def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io
                    ) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
     """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations."""
-    times = np.sort(np.concatenate([pt.h_start, pt.o_start]))
-    lo, hi = (int(times[0]), int(max(pt.h_end.max(initial=0), pt.o_end.max(initial=0))) + 1) \
+    lo, hi = (int(min(pt.h_start.min(initial=1 << 62), pt.o_start.min(initial=1 << 62))),
+              int(max(pt.h_end.max(initial=0), pt.o_end.max(initial=0))) + 1) \
         if window is None else window
-    times = times[(times >= lo) & (times < hi)]
-    cuts = [lo] + [int(t) for t in times[MAX_REPLAY_OPS::MAX_REPLAY_OPS]] + [hi]
+    cuts = _cuts(pt, lo, hi)
     counts = np.bincount(pt.h_thread, minlength=len(pt.threads))
     step_thread = int(np.argmax(counts)) if counts.size else -1
     phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None)

@@ -143,10 +143,16 @@ def instant_input(w: StepWindow) -> tuple[int, int]:
 
 
 def price(w: StepWindow) -> dict[str, int]:
-    """Replayed step duration (ns) under each what-if of ``WHAT_IFS``."""
+    """Replayed duration (ns) of one step (or slice) under the additive what-ifs, and its data
+    time (``data``): summed over a step's slices, then ``finish``-ed."""
     instant, data = instant_input(w)
-    return {"no_host_sync": no_host_sync(w), "instant_input": instant,
-            "overlapped_input": max(data, instant)}
+    return {"no_host_sync": no_host_sync(w), "instant_input": instant, "data": data}
+
+
+def finish(raw: dict[str, int]) -> dict[str, int]:
+    """A step's what-if durations (ns) from its summed ``price`` values."""
+    return {"no_host_sync": raw["no_host_sync"], "instant_input": raw["instant_input"],
+            "overlapped_input": max(raw["data"], raw["instant_input"])}
 
 
 def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, ...]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from nsys_diag.analyses.base import is_available
+from nsys_diag.synth.presets import PRESETS, preset
 from nsys_diag.synth.replay_cases import REPLAY_CASES
 from tests.analyses.replay.replay_helpers import case_path, path_total_ms, replay_trace
 from tests.conftest import SAMPLE_TRACES, SHARED_TRACES
@@ -77,3 +78,22 @@ def test_steps_chosen_are_representative(cases):
     kinds = [s.kind for s in r.steps]
     assert "median" in kinds and "warmup" in kinds
     assert len({s.index for s in r.steps}) == len(r.steps)
+
+
+def test_a_step_too_large_for_one_replay_is_replayed_in_slices(cases, monkeypatch):
+    from nsys_diag.analyses.replay import analysis
+
+    whole = replay_trace(case_path(cases, "item_per_layer"))[0]
+    monkeypatch.setattr(analysis, "MAX_REPLAY_OPS", 40)
+    (sliced,) = replay_trace(case_path(cases, "item_per_layer"))
+    _check(sliced)
+    assert any("slices" in n for n in sliced.notes)
+    assert sliced.fidelity()["replayed_ms"] == pytest.approx(whole.fidelity()["replayed_ms"],
+                                                            rel=0.05)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_replays_within_5_percent(cases, name):
+    for r in replay_trace(case_path(cases, f"preset_{name}", lambda: preset(name))):
+        _check(r)
+        assert r.unexplained_share <= 0.10
