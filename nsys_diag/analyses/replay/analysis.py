@@ -245,8 +245,8 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
             unexplained += sum(v for k, v in path.items() if k[0] == "unexplained")
             n_ops, inferred, explicit = (n_ops + m.n_ops, inferred + m.inferred_edges,
                                          explicit + m.explicit_edges)
-            for k, v in W.price(w).items():
-                raw[k] = raw.get(k, 0) + v
+            for wid, ns in W.price(w).items():
+                raw[wid] = raw.get(wid, 0) + ns
         out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
                               explicit))
         priced.append((why, replayed, W.finish(raw)))
