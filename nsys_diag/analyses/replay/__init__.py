@@ -3,8 +3,9 @@ the edges between them — replayed over representative steps; its fidelity agai
 and each replayed step's critical path.
 
 ``analyze_replay`` (``analysis.py``) is the entry point; the model is built in ``model.py``
-(API roles in ``roles.py``), replayed in ``engine.py`` and walked in ``critical_path.py``. The
-model, its assumptions and limits: docs/analyses.md, "Causal replay".
+(API roles in ``roles.py``, NVTX phases in ``phases.py``), replayed in ``engine.py``, walked in
+``critical_path.py`` and changed one what-if at a time in ``whatif.py``. The model, its
+assumptions and limits: docs/analyses.md, "Causal replay".
 """
 from __future__ import annotations
 

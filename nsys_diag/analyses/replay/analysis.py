@@ -37,8 +37,9 @@ from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay import whatif as W
 from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
-from nsys_diag.analyses.replay.model import (ProcessTimeline, phase_ranges, process_timeline,
-                                             window_model, with_kernel_streams)
+from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, window_model,
+                                             with_kernel_streams)
+from nsys_diag.analyses.replay.phases import phase_ranges
 from nsys_diag.analyses.steps.detection import StepsResult
 
 MAX_STEPS = 5

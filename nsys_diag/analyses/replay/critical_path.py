@@ -31,7 +31,8 @@ import numpy as np
 from nsys_diag.analyses.replay import engine as E
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.model import (EXPLAINED_DELAY_NS, OP_KINDS, ProcessTimeline,
-                                             WindowModel, phase_at, phase_split)
+                                             WindowModel)
+from nsys_diag.analyses.replay.phases import phase_at, phase_split
 
 Key = tuple[str, str, str]
 """(kind, name, phase) of a critical-path row."""

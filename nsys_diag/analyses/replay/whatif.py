@@ -25,8 +25,8 @@ import numpy as np
 
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.engine import Replayed, replay_window
-from nsys_diag.analyses.replay.model import (TRANSFER, PhaseRanges, ProcessTimeline,
-                                             WindowModel)
+from nsys_diag.analyses.replay.model import TRANSFER, ProcessTimeline, WindowModel
+from nsys_diag.analyses.replay.phases import PhaseRanges
 
 SMALL_READ_BYTES = 1_024
 """A device-to-host copy of at most 1 KiB is a host read of a scalar (``.item()``, a loss)."""
