@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; the first three of its list).
+the difference (issue 25, item 4; six of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
@@ -10,6 +10,13 @@ the difference (issue 25, item 4; the first three of its list).
   ``data``, on the step's thread) and the host's input waits in it take no time.
 * ``overlapped_input`` — the data phase runs concurrently with the previous step's compute:
   ``step = max(data, step under instant_input)`` (what the advice "overlap the loader" achieves).
+* ``no_launch_overhead`` — as a CUDA-graph replay: each launch call's own time at most
+  ``GRAPH_LAUNCH_NS`` (2 µs), each explained GPU start delay at most ``GRAPH_GPU_GAP_NS`` (1 µs).
+* ``hidden_communication`` — the step's collectives may start when its backward phase starts
+  (DDP-style bucketed all-reduce), in their own stream order, waiting on no compute stream; the
+  saving is at most their overlap with the rest of the step, never more than their duration.
+* ``no_alloc_in_loop`` — memory-management calls (``cudaMalloc*``, ``cudaFree*``, pools …) take
+  no time and wait for nothing.
 
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
 them. Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max],
@@ -25,12 +32,18 @@ import numpy as np
 
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.engine import Replayed, replay_window
-from nsys_diag.analyses.replay.model import TRANSFER, ProcessTimeline, WindowModel
+from nsys_diag.analyses.replay.model import COMMUNICATION, TRANSFER, ProcessTimeline, WindowModel
 from nsys_diag.analyses.replay.phases import PhaseRanges
 
 SMALL_READ_BYTES = 1_024
 """A device-to-host copy of at most 1 KiB is a host read of a scalar (``.item()``, a loss)."""
 INPUT_PHASE = "data"
+
+GRAPH_LAUNCH_NS = 2_000
+"""``no_launch_overhead``: the host cost of one launch in a CUDA-graph replay (2 µs)."""
+GRAPH_GPU_GAP_NS = 1_000
+"""``no_launch_overhead``: the GPU gap between two kernels of a replayed graph (1 µs)."""
+BACKWARD_PHASE = "backward"
 
 WHAT_IFS = {
     "no_host_sync": ("host syncs and small device-to-host reads deferred to the step end",
@@ -38,6 +51,11 @@ WHAT_IFS = {
     "instant_input": ("the data phase and input waits take no time", "input"),
     "overlapped_input": ("the data phase overlaps the previous step's compute "
                          "(step = max(data, rest))", "input"),
+    "no_launch_overhead": (f"launches as a CUDA-graph replay ({GRAPH_LAUNCH_NS // 1000} µs per "
+                           f"launch, {GRAPH_GPU_GAP_NS // 1000} µs between kernels)", "launch"),
+    "hidden_communication": ("collectives overlap the backward compute of the same step "
+                             "(DDP-style)", "communication"),
+    "no_alloc_in_loop": ("no memory allocation or free inside the step", "memory_management"),
 }
 """id → (the change in words, the finding's cause it prices)."""
 
@@ -142,17 +160,67 @@ def instant_input(w: StepWindow) -> tuple[int, int]:
     return step_end(w, r, tail) - m.start_ns, data
 
 
+# ------------------------------------------------------------------------------ launch, comm
+def no_launch_overhead(w: StepWindow) -> int:
+    """Replayed step duration (ns) with every launch call's own time capped at
+    ``GRAPH_LAUNCH_NS`` and every explained operation start delay at ``GRAPH_GPU_GAP_NS``
+    (unexplained delays stay pinned)."""
+    m = w.model
+    own = np.where(m.h_role == R.LAUNCH, np.minimum(m.h_own, GRAPH_LAUNCH_NS), m.h_own)
+    delay = np.where(m.unexplained, m.o_delay, np.minimum(m.o_delay, GRAPH_GPU_GAP_NS))
+    r = replay_window(replace(m, h_own=own, o_delay=delay))
+    return step_end(w, r) - m.start_ns
+
+
+def hidden_communication(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the step's collectives free to start with the backward
+    phase (stream order among them kept; no wait on the compute streams): DDP's bucketed
+    all-reduce overlapping backward compute. Unchanged without a backward phase."""
+    m = w.model
+    s, e, names = w.phases
+    starts = [int(a) for a, n in zip(s, names) if n == BACKWARD_PHASE
+              and m.start_ns <= int(a) < w.end_ns]
+    comm = np.flatnonzero((m.o_kind == COMMUNICATION) & (m.o_launch >= 0))
+    if not starts or not comm.size:
+        return step_end(w, w.base) - m.start_ns
+    backward = min(starts)
+    o_start, o_launch, xs = m.o_start.copy(), m.o_launch.copy(), m.o_xs.copy()
+    o_start[comm] = np.minimum(o_start[comm], backward)
+    o_launch[comm], xs[comm] = -1, -1
+    r = replay_window(replace(m, o_start=o_start, o_launch=o_launch, o_xs=xs))
+    return step_end(w, r) - m.start_ns
+
+
+def no_alloc_in_loop(w: StepWindow) -> int:
+    """Replayed step duration (ns) with memory-management calls (allocation, free, pools,
+    registration) taking no time and not waiting for the GPU."""
+    m, pt = w.model, w.pt
+    mem = np.array([R.is_memory_name(pt.names[i]) if i >= 0 else False for i in m.h_name], bool)
+    if not mem.any():
+        return step_end(w, w.base) - m.start_ns
+    keep = ~mem[m.t_call] if m.t_call.size else np.zeros(0, bool)
+    r = replay_window(replace(m, h_own=np.where(mem, 0, m.h_own), t_call=m.t_call[keep],
+                              t_op=m.t_op[keep]))
+    return step_end(w, r) - m.start_ns
+
+
+PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
+           "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop}
+"""The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
+
+
 def price(w: StepWindow) -> dict[str, int]:
     """Replayed duration (ns) of one step (or slice) under the additive what-ifs, and its data
     time (``data``): summed over a step's slices, then ``finish``-ed."""
     instant, data = instant_input(w)
-    return {"no_host_sync": no_host_sync(w), "instant_input": instant, "data": data}
+    return {**{wid: f(w) for wid, f in PRICERS.items()}, "instant_input": instant, "data": data}
 
 
 def finish(raw: dict[str, int]) -> dict[str, int]:
-    """A step's what-if durations (ns) from its summed ``price`` values."""
-    return {"no_host_sync": raw["no_host_sync"], "instant_input": raw["instant_input"],
-            "overlapped_input": max(raw["data"], raw["instant_input"])}
+    """A step's what-if durations (ns) from its summed ``price`` values, in ``WHAT_IFS`` order."""
+    out = {k: v for k, v in raw.items() if k != "data"}
+    out["overlapped_input"] = max(raw["data"], raw["instant_input"])
+    return {wid: out[wid] for wid in WHAT_IFS}
 
 
 def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, ...]:

@@ -55,3 +55,27 @@ def test_every_what_if_is_priced_consistently(cases):
                 assert 0 <= lo <= w["saves_ms_per_step"] <= hi
                 assert w["step_ms_after"] == pytest.approx(base - w["saves_ms_per_step"],
                                                            abs=1e-6)
+
+
+def test_hidden_communication_saves_the_backward_overlap_never_more_than_the_collective(cases):
+    for r in replay_trace(case_path(cases, "allreduce_after_backward")):
+        w = _what_if(r, "hidden_communication")
+        assert w["saves_ms_per_step"] == pytest.approx(rc.BACKWARD_NS / 1e6, rel=0.05)
+        assert w["saves_ms_per_step"] <= rc.ALLREDUCE_NS / 1e6
+        assert w["finding"] == "communication"
+
+
+def test_no_launch_overhead_prices_the_launch_bound_sample():
+    from tests.conftest import SAMPLE_TRACES
+
+    (r,) = replay_trace(SAMPLE_TRACES / "launch_bound.sqlite")
+    launch = _what_if(r, "no_launch_overhead")
+    assert launch["saves_share"] > 0.2  # ~1,200 launches of 12–15 µs per step become 2 µs each
+    (healthy,) = replay_trace(SAMPLE_TRACES / "healthy_tc.sqlite")
+    assert _what_if(healthy, "no_launch_overhead")["saves_share"] < 0.02
+
+
+def test_what_ifs_without_their_cause_save_nothing(cases):
+    (r,) = replay_trace(case_path(cases, "input_bound_loop"))
+    assert _what_if(r, "hidden_communication")["saves_ms_per_step"] == 0
+    assert _what_if(r, "no_alloc_in_loop")["saves_ms_per_step"] == 0
