@@ -75,3 +75,18 @@ def test_graph_launches_are_opaque_operations(tmp_path):
     labels = [pt.labels[i] for i in pt.o_label]
     assert labels.count("cuda_graph") == len(extra.graphs)  # one operation per graph launch
     assert len(labels) == len(f["kernels"]) + len(f["memcpy"])  # its kernels are not repeated
+
+
+@pytest.mark.parametrize("name", ["fastvideo_train_2xh100_2026.2.sqlite",
+                                  "saxpy_mpi_a100_2022.2.sqlite",
+                                  "mordred_rtx6000_2021.sqlite"])
+def test_real_traces_replay_alike_with_streams_read_for_the_windows(name):
+    from tests.conftest import SHARED_TRACES
+
+    path = SHARED_TRACES / "nsys" / name
+    if not path.exists():
+        pytest.skip(f"../shared/traces/nsys/{name} not present")
+    fast, extra = _replay(path, kernel_detail=False)
+    full, _ = _replay(path, kernel_detail=True)
+    assert extra.graphs.empty  # none of these captures launched a graph
+    assert fast.to_json() == full.to_json()
