@@ -348,6 +348,18 @@ def _chain_pred(group: np.ndarray) -> np.ndarray:
     return pred
 
 
+def _submission_order(o_stream: np.ndarray, launch_t: np.ndarray) -> np.ndarray:
+    """Launch times made monotone in stream order (a running maximum per stream): a stream runs
+    its work in the order it was submitted, so an operation whose launch is unknown (pinned) or
+    whose row is out of place was submitted no earlier than the one before it. Blocking calls
+    pick the work they wait for by these times, which keeps the edges acyclic."""
+    out = launch_t.copy()
+    for s in np.unique(o_stream).tolist():
+        pos = np.flatnonzero(o_stream == s)
+        out[pos] = np.maximum.accumulate(launch_t[pos])
+    return out
+
+
 def _last_launched_before(o_stream, launch_t, stream: int, when: np.ndarray) -> np.ndarray:
     """Per time in ``when``: the local operation of ``stream`` latest in stream order among those
     launched before it (-1 none)."""
@@ -452,7 +464,8 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
     launch_t = np.where(o_launch >= 0, h_start[np.maximum(o_launch, 0)], NO_TIME)
     # launched before the window (or unknown): launch time = before everything in the window
     pinned = o_launch < 0
-    launch_t_or = np.where(pinned, np.minimum(o_start, start_ns) - 1, launch_t)
+    launch_t_or = _submission_order(o_stream, np.where(pinned, np.minimum(o_start, start_ns) - 1,
+                                                       launch_t))
     pred_end = np.where(o_pred >= 0, o_end[np.maximum(o_pred, 0)], NO_TIME)
     ready = np.maximum(launch_t, pred_end)
     xs = _cross_stream(o_stream, o_start, o_end, np.where(pinned, o_start, ready))
