@@ -237,7 +237,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
-            w = W.StepWindow(m, r, pt, step_thread, b, phases)
+            w = W.StepWindow(m, r, pt, step_thread, b, phases, io)
             end_r = W.step_end(w, r)
             path = walk_step(m, r, pt, step_thread, end_r, phases, io)
             for k, v in path.items():

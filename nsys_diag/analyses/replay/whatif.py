@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; six of its list).
+the difference (issue 25, item 4; seven of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
@@ -17,6 +17,8 @@ the difference (issue 25, item 4; six of its list).
   saving is at most their overlap with the rest of the step, never more than their duration.
 * ``no_alloc_in_loop`` — memory-management calls (``cudaMalloc*``, ``cudaFree*``, pools …) take
   no time and wait for nothing.
+* ``instant_host_io`` — the OS-runtime file, socket and poll calls (``-t osrt``) inside the CPU
+  segments take no time.
 
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
 them. Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max],
@@ -56,6 +58,7 @@ WHAT_IFS = {
     "hidden_communication": ("collectives overlap the backward compute of the same step "
                              "(DDP-style)", "communication"),
     "no_alloc_in_loop": ("no memory allocation or free inside the step", "memory_management"),
+    "instant_host_io": ("host file, socket and poll calls (OS runtime) take no time", "host_io"),
 }
 """id → (the change in words, the finding's cause it prices)."""
 
@@ -71,6 +74,7 @@ class StepWindow:
     step_thread: int
     end_ns: int
     phases: PhaseRanges
+    io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
 
 
 @dataclass(frozen=True)
@@ -204,8 +208,40 @@ def no_alloc_in_loop(w: StepWindow) -> int:
     return step_end(w, r) - m.start_ns
 
 
+def _io_cover(w: StepWindow, thread_tid: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns the thread spent in OS-runtime I/O calls (merged) inside it."""
+    assert w.io is not None
+    starts, ends, tids, _ = w.io
+    sel = np.flatnonzero(tids == thread_tid)
+    if not sel.size:
+        return np.zeros(np.size(a), np.int64)
+    order = sel[np.argsort(starts[sel], kind="stable")]
+    s, e = starts[order], np.maximum.accumulate(ends[order])
+    keep = np.ones(s.size, bool)
+    keep[1:] = s[1:] > e[:-1]  # merge overlapping calls: a run's start, its last end
+    run = np.cumsum(keep) - 1
+    ms, me = s[keep], np.zeros(int(keep.sum()), np.int64)
+    np.maximum.at(me, run, e)
+    return _covered((ms, me, ["io"] * ms.size), "io", a, b)
+
+
+def instant_host_io(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the OS-runtime I/O time in every CPU segment removed."""
+    m = w.model
+    if w.io is None:
+        return step_end(w, w.base) - m.start_ns
+    cut = np.zeros(m.h_start.size, np.int64)
+    for t in np.unique(m.h_thread).tolist():
+        pos = np.flatnonzero(m.h_thread == t)
+        cut[pos] = _io_cover(w, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
+                             m.h_start[pos])
+    r = replay_window(replace(m, h_gap=m.h_gap - cut))
+    return step_end(w, r) - m.start_ns
+
+
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
-           "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop}
+           "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
+           "instant_host_io": instant_host_io}
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
 
 

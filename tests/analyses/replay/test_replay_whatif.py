@@ -79,3 +79,13 @@ def test_what_ifs_without_their_cause_save_nothing(cases):
     (r,) = replay_trace(case_path(cases, "input_bound_loop"))
     assert _what_if(r, "hidden_communication")["saves_ms_per_step"] == 0
     assert _what_if(r, "no_alloc_in_loop")["saves_ms_per_step"] == 0
+
+
+def test_instant_host_io_saves_the_reads_on_the_path(cases):
+    from nsys_diag.synth.presets import preset
+
+    (r,) = replay_trace(case_path(cases, "host_io", lambda: preset("host_io_stalls")))
+    io_on_path = sum(x.ms_per_step for x in r.critical_path if x.kind == "host_io")
+    assert io_on_path == pytest.approx(36, rel=0.05)  # 6 × 6 ms of read() per step
+    assert _what_if(r, "instant_host_io")["saves_ms_per_step"] == pytest.approx(io_on_path,
+                                                                             rel=0.05)
