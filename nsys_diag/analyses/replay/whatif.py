@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; seven of its list).
+the difference (issue 25, item 4; eight of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
@@ -19,6 +19,8 @@ the difference (issue 25, item 4; seven of its list).
   no time and wait for nothing.
 * ``instant_host_io`` — the OS-runtime file, socket and poll calls (``-t osrt``) inside the CPU
   segments take no time.
+* ``no_overhead_phases`` — the CPU time inside ``overhead`` phase ranges (logging, checkpoints)
+  takes no time; the GPU work and syncs issued there stay.
 
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
 them. Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max],
@@ -40,6 +42,7 @@ from nsys_diag.analyses.replay.phases import PhaseRanges
 SMALL_READ_BYTES = 1_024
 """A device-to-host copy of at most 1 KiB is a host read of a scalar (``.item()``, a loss)."""
 INPUT_PHASE = "data"
+OVERHEAD_PHASE = "overhead"
 
 GRAPH_LAUNCH_NS = 2_000
 """``no_launch_overhead``: the host cost of one launch in a CUDA-graph replay (2 µs)."""
@@ -59,6 +62,8 @@ WHAT_IFS = {
                              "(DDP-style)", "communication"),
     "no_alloc_in_loop": ("no memory allocation or free inside the step", "memory_management"),
     "instant_host_io": ("host file, socket and poll calls (OS runtime) take no time", "host_io"),
+    "no_overhead_phases": ("the overhead phases' host time (logging, checkpoints) takes no time",
+                           "overhead"),
 }
 """id → (the change in words, the finding's cause it prices)."""
 
@@ -151,17 +156,28 @@ def _covered(phases: PhaseRanges, name: str, a: np.ndarray, b: np.ndarray) -> np
     return cover(np.asarray(b, np.int64)) - cover(np.asarray(a, np.int64))
 
 
-def instant_input(w: StepWindow) -> tuple[int, int]:
-    """(replayed step duration without the data phase's CPU time, that data time) in ns."""
+def without_phase(w: StepWindow, phase: str) -> tuple[int, int]:
+    """(replayed step duration without the CPU time inside ``phase`` ranges, that phase's
+    time) in ns: every CPU segment loses its part inside the phase."""
     m = w.model
-    cut = _covered(w.phases, INPUT_PHASE, m.h_start - m.h_gap, m.h_start)
+    cut = _covered(w.phases, phase, m.h_start - m.h_gap, m.h_start)
     mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
     tail_from = int(m.h_end[mine[-1]]) if mine.size else m.start_ns
-    tail = int(_covered(w.phases, INPUT_PHASE, np.array([tail_from]),
-                        np.array([w.end_ns]))[0])
+    tail = int(_covered(w.phases, phase, np.array([tail_from]), np.array([w.end_ns]))[0])
     r = replay_window(replace(m, h_gap=m.h_gap - cut))
-    data = int(_covered(w.phases, INPUT_PHASE, np.array([m.start_ns]), np.array([w.end_ns]))[0])
-    return step_end(w, r, tail) - m.start_ns, data
+    total = int(_covered(w.phases, phase, np.array([m.start_ns]), np.array([w.end_ns]))[0])
+    return step_end(w, r, tail) - m.start_ns, total
+
+
+def instant_input(w: StepWindow) -> tuple[int, int]:
+    """(replayed step duration without the data phase's CPU time, that data time) in ns."""
+    return without_phase(w, INPUT_PHASE)
+
+
+def no_overhead_phases(w: StepWindow) -> int:
+    """Replayed step duration (ns) without the CPU time of the overhead phases (logging,
+    checkpoints, evaluation: canonical phase ``overhead``); their GPU work and syncs stay."""
+    return without_phase(w, OVERHEAD_PHASE)[0]
 
 
 # ------------------------------------------------------------------------------ launch, comm
@@ -241,7 +257,7 @@ def instant_host_io(w: StepWindow) -> int:
 
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
            "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
-           "instant_host_io": instant_host_io}
+           "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases}
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
 
 

@@ -89,3 +89,10 @@ def test_instant_host_io_saves_the_reads_on_the_path(cases):
     assert io_on_path == pytest.approx(36, rel=0.05)  # 6 × 6 ms of read() per step
     assert _what_if(r, "instant_host_io")["saves_ms_per_step"] == pytest.approx(io_on_path,
                                                                              rel=0.05)
+
+
+def test_no_overhead_phases_removes_the_logging_phase(cases):
+    (r,) = replay_trace(case_path(cases, "input_bound_loop"))
+    w = _what_if(r, "no_overhead_phases")
+    assert w["saves_ms_per_step"] == pytest.approx(20, rel=0.05)  # the 20 ms logging phase
+    assert w["finding"] == "overhead"
