@@ -41,6 +41,7 @@ from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, 
                                              with_kernel_streams)
 from nsys_diag.analyses.replay.phases import phase_ranges
 from nsys_diag.analyses.steps.detection import StepsResult
+from nsys_diag.analyses.transfers import link_for_gpu
 
 MAX_STEPS = 5
 MAX_REPLAY_OPS = 200_000
@@ -217,7 +218,8 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
             io["global_tid"].to_numpy(np.int64), io["name"].astype(str).tolist())
 
 
-def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io
+def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
+                  link: float | None = None
                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
@@ -237,7 +239,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
-            w = W.StepWindow(m, r, pt, step_thread, b, phases, io)
+            w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link)
             end_r = W.step_end(w, r)
             path = walk_step(m, r, pt, step_thread, end_r, phases, io)
             for k, v in path.items():
@@ -292,6 +294,21 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     return out, acc, []
 
 
+def _host_link(gpus: pd.DataFrame | None, kernels: pd.DataFrame, memcpy: pd.DataFrame
+               ) -> float | None:
+    """The host link (bytes/s, spec table) of the process's first GPU; None when unknown."""
+    if gpus is None or not len(gpus):
+        return None
+    devices = [f["device_id"].to_numpy(np.int64) for f in (kernels, memcpy) if len(f)]
+    if not devices:
+        return None
+    row = gpus.loc[gpus["device_id"].to_numpy(np.int64) == int(np.concatenate(devices).min())]
+    if not len(row):
+        return None
+    spec = link_for_gpu(str(row["name"].iloc[0]), int(row["cc_major"].iloc[0]))
+    return spec.host_gb_per_s * 1e9 if spec.host_gb_per_s else None
+
+
 def _rows(acc: dict[Key, int], n: int, total_ns: int) -> tuple[CriticalPathRow, ...]:
     rows = [CriticalPathRow(k, name, phase, v / 1e6 / max(n, 1), v / total_ns if total_ns else 0.0)
             for (k, name, phase), v in acc.items() if v > 0]
@@ -334,13 +351,15 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                    window: tuple[int, int] | None = None, osrt: pd.DataFrame | None = None,
                    graphs: pd.DataFrame | None = None, sync_events: pd.DataFrame | None = None,
                    cuda_events: pd.DataFrame | None = None,
-                   kernel_streams: pd.DataFrame | None = None) -> ReplayResult | Unavailable:
+                   kernel_streams: pd.DataFrame | None = None,
+                   gpus: pd.DataFrame | None = None) -> ReplayResult | Unavailable:
     """Replay one process (frames restricted to it; see the module docstring). The replay-only
     frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
     ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
     ``cuda_events`` (cross-stream waits joined to their event record; inferred without them),
     ``kernel_streams`` (streams of kernels loaded without detail). ``window``: the analysed
-    window used when there are no steps."""
+    window used when there are no steps; ``gpus``: the GPU table (the host link a what-if falls
+    back on)."""
     if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
     kernels = with_kernel_streams(kernels, kernel_streams)
@@ -355,7 +374,8 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     try:
         what_if: tuple[W.WhatIf, ...] = ()
         if isinstance(steps, StepsResult) and steps.count:
-            done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io)
+            done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
+                                                      _host_link(gpus, kernels, memcpy))
             basis = "steps"
         else:
             done, acc, notes = _replay_window(pt, window, nvtx, io)

@@ -47,6 +47,8 @@ QUEUE_DEPTH = 1_024
 NO_TIME = -(1 << 62)
 """'No such predecessor' in time arrays (never added to anything near overflow)."""
 
+HOST_NONE, HOST_PINNED, HOST_PAGEABLE = 0, 1, 2
+"""Host memory a copy reads or writes (``o_host``)."""
 OP_KINDS = ("gpu_compute", "transfer", "communication")
 """Critical-path kind of a GPU operation, by code."""
 GPU_COMPUTE, TRANSFER, COMMUNICATION = range(3)
@@ -91,6 +93,7 @@ class ProcessTimeline:
     labels: tuple[str, ...]
     n_streams: int
     o_bytes: np.ndarray
+    o_host: np.ndarray  # host memory of a copy: HOST_NONE | HOST_PINNED | HOST_PAGEABLE
     w_call: np.ndarray  # cudaStreamWaitEvent calls joined to their event record (explicit)
     w_stream: np.ndarray  # the waiting stream
     w_rec_call: np.ndarray  # the cudaEventRecord call
@@ -108,7 +111,8 @@ class WindowModel:
     (from its thread predecessor's end, else its anchor's, else the window start); ``h_anchor``:
     for another thread's first call, the step thread's last call that ended before it (-1);
     ``h_own``: a call's own time after the work it awaited (its duration when it awaited none);
-    ``o_dur``: operation durations; ``o_bytes``: bytes of copies and memsets (0 for kernels).
+    ``o_dur``: operation durations; ``o_bytes``: bytes of copies and memsets (0 for kernels);
+    ``o_host``: the host memory of a copy (``HOST_*``).
     What-ifs change these arrays and replay again."""
 
     start_ns: int
@@ -137,6 +141,7 @@ class WindowModel:
     h_anchor: np.ndarray
     o_dur: np.ndarray
     o_bytes: np.ndarray
+    o_host: np.ndarray
     explicit_edges: int = 0
 
     @property
@@ -177,11 +182,12 @@ def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]
     correlation, kind, label (code into the returned labels), pageable (synchronous copy)."""
     cols = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id"]
     kind, label, labels = _labels_of(kernels)
-    parts = [kernels[cols].assign(kind=kind, label=label, pageable=False, bytes=0)]
+    parts = [kernels[cols].assign(kind=kind, label=label, pageable=False, bytes=0,
+                                  host=HOST_NONE)]
     if graphs is not None and len(graphs):
         labels.append("cuda_graph")
         g = graphs[cols].assign(kind=GPU_COMPUTE, label=len(labels) - 1, pageable=False,
-                                bytes=0)
+                                bytes=0, host=HOST_NONE)
         if len(parts[0]):  # node-level kernels of a traced graph launch: the graph row covers them
             inside = parts[0]["correlation_id"].isin(set(g["correlation_id"].tolist()))
             parts[0] = parts[0].loc[~inside.to_numpy()]
@@ -194,12 +200,17 @@ def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]
         # an async copy *to* pageable memory returns when the data is there; one from pageable
         # memory returns once the data is staged (the DMA may run later)
         pageable = (memcpy["dst_kind"].astype(str) == "pageable").to_numpy()
+        src, dst = memcpy["src_kind"].astype(str), memcpy["dst_kind"].astype(str)
+        host = np.where((src == "pageable") | (dst == "pageable"), HOST_PAGEABLE,
+                        np.where((src == "pinned") | (dst == "pinned"), HOST_PINNED, HOST_NONE))
         parts.append(memcpy[cols].assign(kind=TRANSFER, label=ck.map(labels.index).to_numpy(),
-                                         pageable=pageable, bytes=memcpy["bytes"].to_numpy()))
+                                         pageable=pageable, bytes=memcpy["bytes"].to_numpy(),
+                                         host=host))
     if len(memset):
         labels.append("memset")
         parts.append(memset[cols].assign(kind=GPU_COMPUTE, label=len(labels) - 1,
-                                         pageable=False, bytes=memset["bytes"].to_numpy()))
+                                         pageable=False, bytes=memset["bytes"].to_numpy(),
+                                         host=HOST_NONE))
     ops = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
     return ops, labels
 
@@ -318,7 +329,8 @@ def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.Dat
         o_start=ops["start_ns"].to_numpy(np.int64), o_end=ops["end_ns"].to_numpy(np.int64),
         o_stream=o_stream, o_kind=ops["kind"].to_numpy(np.int8),
         o_label=ops["label"].to_numpy(np.int64), o_call=o_call, labels=tuple(labels),
-        n_streams=int(len(uniq)), o_bytes=ops["bytes"].to_numpy(np.int64), w_call=w_call,
+        n_streams=int(len(uniq)), o_bytes=ops["bytes"].to_numpy(np.int64),
+        o_host=ops["host"].to_numpy(np.int8), w_call=w_call,
         w_stream=w_stream, w_rec_call=w_rec_call, w_rec_stream=w_rec_stream)
 
 
@@ -486,7 +498,7 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
     own = h_end - np.clip(awaited, h_start, h_end)
     return WindowModel(
         h_gap=np.maximum(h_start - before, 0), h_own=own, h_anchor=anchor,
-        o_dur=o_end - o_start, o_bytes=pt.o_bytes[o_idx],
+        o_dur=o_end - o_start, o_bytes=pt.o_bytes[o_idx], o_host=pt.o_host[o_idx],
         start_ns=int(start_ns), end_ns=int(end_ns), h_idx=h_idx, h_start=h_start, h_end=h_end,
         h_thread=h_thread, h_pred=h_pred, h_role=h_role,
         h_name=pt.h_name[h_idx], o_idx=o_idx, o_start=o_start, o_end=o_end, o_pred=o_pred,

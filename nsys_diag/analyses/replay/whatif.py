@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; eight of its list).
+the difference (issue 25, item 4; nine of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
@@ -19,12 +19,20 @@ the difference (issue 25, item 4; eight of its list).
   no time and wait for nothing.
 * ``instant_host_io`` — the OS-runtime file, socket and poll calls (``-t osrt``) inside the CPU
   segments take no time.
+* ``async_pinned_copies`` — host copies from or to pageable memory, and synchronous host
+  copies, run at the fastest pinned bandwidth of their direction the trace shows (copies of at
+  least 1 MiB), else at the GPU's host link (``transfers.link_for_gpu``), and their calls stop
+  waiting; stream order keeps the work that depends on them after them.
 * ``no_overhead_phases`` — the CPU time inside ``overhead`` phase ranges (logging, checkpoints)
   takes no time; the GPU work and syncs issued there stay.
 
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
-them. Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max],
-saves_share, step_ms_after}``: the mean saving over the replayed analysed steps (warm-up steps
+them. A step under a what-if ends where its thread reaches the range end, but no earlier than its
+GPU work can drain with the lag behind the host the capture showed (``after_end``): a change that
+lets the host run ahead does not hide GPU work that still has to run.
+
+Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max], saves_share,
+step_ms_after}``: the mean saving over the replayed analysed steps (warm-up steps
 only when no other was replayed), its range over them, the share of the mean replayed step, and
 the mean step after the change.
 """
@@ -36,7 +44,8 @@ import numpy as np
 
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.engine import Replayed, replay_window
-from nsys_diag.analyses.replay.model import COMMUNICATION, TRANSFER, ProcessTimeline, WindowModel
+from nsys_diag.analyses.replay.model import (COMMUNICATION, HOST_PAGEABLE, HOST_PINNED, TRANSFER,
+                                             ProcessTimeline, WindowModel)
 from nsys_diag.analyses.replay.phases import PhaseRanges
 
 SMALL_READ_BYTES = 1_024
@@ -64,6 +73,8 @@ WHAT_IFS = {
     "instant_host_io": ("host file, socket and poll calls (OS runtime) take no time", "host_io"),
     "no_overhead_phases": ("the overhead phases' host time (logging, checkpoints) takes no time",
                            "overhead"),
+    "async_pinned_copies": ("pageable or synchronous host copies become pinned and asynchronous",
+                            "transfer"),
 }
 """id → (the change in words, the finding's cause it prices)."""
 
@@ -80,6 +91,7 @@ class StepWindow:
     end_ns: int
     phases: PhaseRanges
     io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
+    link_bytes_per_s: float | None = None  # the GPU's host link (spec table), if known
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,20 @@ def step_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
     return int(r.h_end[last]) + max(w.end_ns - int(m.h_end[last]) - trailing_cut, 0)
 
 
+def _drain(m: WindowModel, r: Replayed) -> int:
+    """Replayed end of the GPU work launched in the window (its start when there is none)."""
+    launched = m.o_launch >= 0
+    return int(r.o_end[launched].max()) if launched.any() else m.start_ns
+
+
+def after_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
+    """Replayed end of the step under a what-if: the host's end (``step_end``), but no earlier
+    than its GPU work can drain with the lag behind the host the capture showed (steady state:
+    work the host leaves queued at the step end still has to run before the next step's)."""
+    lag = max(0, _drain(w.model, w.base) - step_end(w, w.base))
+    return max(step_end(w, r, trailing_cut), _drain(w.model, r) - lag)
+
+
 # ------------------------------------------------------------------------------- no_host_sync
 def _deferred_calls(w: StepWindow) -> np.ndarray:
     """Local calls whose waits ``no_host_sync`` removes (see the module docstring)."""
@@ -132,9 +158,7 @@ def no_host_sync(w: StepWindow) -> int:
     m = w.model
     keep = ~np.isin(m.t_call, _deferred_calls(w))
     r = replay_window(replace(m, t_call=m.t_call[keep], t_op=m.t_op[keep]))
-    launched = m.o_launch >= 0
-    drain = int(r.o_end[launched].max()) if launched.any() else m.start_ns
-    return max(step_end(w, r), drain) - m.start_ns
+    return max(step_end(w, r), _drain(m, r)) - m.start_ns
 
 
 # ------------------------------------------------------------------------------------ input
@@ -166,7 +190,7 @@ def without_phase(w: StepWindow, phase: str) -> tuple[int, int]:
     tail = int(_covered(w.phases, phase, np.array([tail_from]), np.array([w.end_ns]))[0])
     r = replay_window(replace(m, h_gap=m.h_gap - cut))
     total = int(_covered(w.phases, phase, np.array([m.start_ns]), np.array([w.end_ns]))[0])
-    return step_end(w, r, tail) - m.start_ns, total
+    return after_end(w, r, tail) - m.start_ns, total
 
 
 def instant_input(w: StepWindow) -> tuple[int, int]:
@@ -189,7 +213,7 @@ def no_launch_overhead(w: StepWindow) -> int:
     own = np.where(m.h_role == R.LAUNCH, np.minimum(m.h_own, GRAPH_LAUNCH_NS), m.h_own)
     delay = np.where(m.unexplained, m.o_delay, np.minimum(m.o_delay, GRAPH_GPU_GAP_NS))
     r = replay_window(replace(m, h_own=own, o_delay=delay))
-    return step_end(w, r) - m.start_ns
+    return after_end(w, r) - m.start_ns
 
 
 def hidden_communication(w: StepWindow) -> int:
@@ -208,7 +232,7 @@ def hidden_communication(w: StepWindow) -> int:
     o_start[comm] = np.minimum(o_start[comm], backward)
     o_launch[comm], xs[comm] = -1, -1
     r = replay_window(replace(m, o_start=o_start, o_launch=o_launch, o_xs=xs))
-    return step_end(w, r) - m.start_ns
+    return after_end(w, r) - m.start_ns
 
 
 def no_alloc_in_loop(w: StepWindow) -> int:
@@ -221,7 +245,7 @@ def no_alloc_in_loop(w: StepWindow) -> int:
     keep = ~mem[m.t_call] if m.t_call.size else np.zeros(0, bool)
     r = replay_window(replace(m, h_own=np.where(mem, 0, m.h_own), t_call=m.t_call[keep],
                               t_op=m.t_op[keep]))
-    return step_end(w, r) - m.start_ns
+    return after_end(w, r) - m.start_ns
 
 
 def _io_cover(w: StepWindow, thread_tid: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -252,12 +276,57 @@ def instant_host_io(w: StepWindow) -> int:
         cut[pos] = _io_cover(w, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
                              m.h_start[pos])
     r = replay_window(replace(m, h_gap=m.h_gap - cut))
-    return step_end(w, r) - m.start_ns
+    return after_end(w, r) - m.start_ns
+
+
+PINNED_MIN_BYTES = 1 << 20
+"""Pinned copies of at least 1 MiB measure the pinned bandwidth (smaller ones are latency)."""
+
+
+def pinned_rates(pt: ProcessTimeline) -> dict[str, float]:
+    """Fastest pinned bandwidth (bytes/s) per direction (``H2D``, ``D2H``) the process shows."""
+    out: dict[str, float] = {}
+    dur = pt.o_end - pt.o_start
+    for direction in ("H2D", "D2H"):
+        if direction not in pt.labels:
+            continue
+        sel = (pt.o_host == HOST_PINNED) & (pt.o_bytes >= PINNED_MIN_BYTES) & (dur > 0) & (
+            pt.o_label == pt.labels.index(direction))
+        if sel.any():
+            out[direction] = float((pt.o_bytes[sel] / (dur[sel] / 1e9)).max())
+    return out
+
+
+def async_pinned_copies(w: StepWindow) -> int:
+    """Replayed step duration (ns) with host copies from or to pageable memory, and synchronous
+    host copies, made pinned (at the fastest pinned bandwidth of their direction in the trace,
+    else the GPU's host link) and asynchronous (their calls stop waiting); stream order keeps the
+    work that depends on them after them."""
+    m, pt = w.model, w.pt
+    rates = pinned_rates(pt)
+    dur, changed = m.o_dur.copy(), np.zeros(m.o_dur.size, bool)
+    for direction in ("H2D", "D2H"):
+        rate = rates.get(direction, w.link_bytes_per_s)
+        if not rate or direction not in pt.labels:
+            continue
+        sync = np.zeros(m.o_dur.size, bool)
+        launched = m.o_launch >= 0
+        sync[launched] = m.h_role[m.o_launch[launched]] == R.SYNC_COPY
+        sel = (m.o_label == pt.labels.index(direction)) & ((m.o_host == HOST_PAGEABLE) | sync)
+        dur[sel] = np.minimum(dur[sel], np.ceil(m.o_bytes[sel] / rate * 1e9).astype(np.int64))
+        changed |= sel
+    if not changed.any():
+        return step_end(w, w.base) - m.start_ns
+    calls = np.unique(m.o_launch[changed & (m.o_launch >= 0)])
+    keep = ~np.isin(m.t_call, calls)
+    r = replay_window(replace(m, o_dur=dur, t_call=m.t_call[keep], t_op=m.t_op[keep]))
+    return after_end(w, r) - m.start_ns
 
 
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
            "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
-           "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases}
+           "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases,
+           "async_pinned_copies": async_pinned_copies}
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
 
 

@@ -55,7 +55,8 @@ def replay_trace(path: Path, **kwargs) -> list:
         f = process_frames(bundle, gpid)
         steps = detect_steps(f["nvtx"], f["kernels"])
         out.append(analyze_replay(f["kernels"], f["memcpy"], f["memset"], f["sync"], f["api"],
-                                  f["nvtx"], steps=steps, osrt=f["osrt"], **kwargs))
+                                  f["nvtx"], steps=steps, osrt=f["osrt"], gpus=bundle.gpus,
+                                  **kwargs))
     return out
 
 
