@@ -12,8 +12,9 @@ Roles
 ``event_sync``   waits for the work before an event record: ``cudaEventSynchronize``,
                  ``cuEventSynchronize`` (the recorded point is inferred, see ``model.py``);
 ``sync_copy``    a synchronous copy or memset: waits for its own GPU operation (``cudaMemcpy``,
-                 ``cudaMemset``, ``cuMemcpyDtoH`` … without ``Async``; an ``*Async`` copy to or
-                 from pageable host memory is synchronous as well and gets this role per row);
+                 ``cudaMemset``, ``cuMemcpyDtoH`` … without ``Async``; an ``*Async`` copy *to*
+                 pageable host memory is synchronous as well and gets this role per row, in
+                 ``model.py``);
 ``launch``       enqueues GPU work and returns (kernels, graphs, async copies and memsets);
 ``memory``       host-side memory management (``cudaMalloc*``, pools, host registration …);
 ``other``        any other CUDA call (event record, queries, stream-wait-event, attributes): its
@@ -50,7 +51,7 @@ _MEMORY_RE = re.compile(
     r"|cudaMemPool\w*|cuMemAlloc\w*|cuMemFree\w*|cuMemHostAlloc\w*|cuMemHostRegister\w*"
     r"|cuMemHostUnregister|cuMemCreate|cuMemMap\w*|cuMemUnmap|cuMemRelease|cuMemAddressReserve"
     r"|cuMemAddressFree|cuMemSetAccess|cuMemPool\w*)$")
-# "cuMemcpyAsync" matches _SYNC_COPY_RE's optional group only through the launch rule first.
+# cuMemcpyAsync would match _SYNC_COPY_RE's optional "Async": the launch rule is tried first.
 _RULES = ((_DEVICE_SYNC_RE, DEVICE_SYNC), (_STREAM_SYNC_RE, STREAM_SYNC),
           (_EVENT_SYNC_RE, EVENT_SYNC), (_LAUNCH_RE, LAUNCH), (_SYNC_COPY_RE, SYNC_COPY),
           (_MEMORY_RE, MEMORY))
