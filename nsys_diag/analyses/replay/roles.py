@@ -43,7 +43,7 @@ _STREAM_SYNC_RE = re.compile(r"^cu(?:da)?StreamSynchronize\w*$")
 _EVENT_SYNC_RE = re.compile(r"^cu(?:da)?EventSynchronize\w*$")
 _SYNC_COPY_RE = re.compile(
     r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
-    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D|Async)?(?:_v\d+)?"
+    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
     r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
 _LAUNCH_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
 _MEMORY_RE = re.compile(
@@ -51,7 +51,6 @@ _MEMORY_RE = re.compile(
     r"|cudaMemPool\w*|cuMemAlloc\w*|cuMemFree\w*|cuMemHostAlloc\w*|cuMemHostRegister\w*"
     r"|cuMemHostUnregister|cuMemCreate|cuMemMap\w*|cuMemUnmap|cuMemRelease|cuMemAddressReserve"
     r"|cuMemAddressFree|cuMemSetAccess|cuMemPool\w*)$")
-# cuMemcpyAsync would match _SYNC_COPY_RE's optional "Async": the launch rule is tried first.
 _RULES = ((_DEVICE_SYNC_RE, DEVICE_SYNC), (_STREAM_SYNC_RE, STREAM_SYNC),
           (_EVENT_SYNC_RE, EVENT_SYNC), (_LAUNCH_RE, LAUNCH), (_SYNC_COPY_RE, SYNC_COPY),
           (_MEMORY_RE, MEMORY))
