@@ -7,7 +7,8 @@ the difference (issue 25, item 4; nine of its list).
   step's GPU work to drain. Reads larger than that, implicit syncs (``cudaFree`` …) and the other
   synchronous copies still wait.
 * ``instant_input`` — the data phase (CPU time inside NVTX ranges whose canonical phase is
-  ``data``, on the step's thread) and the host's input waits in it take no time.
+  ``data``, on the step's thread) and the host's input waits in it take no time: its CPU
+  segments and its calls (a synchronous input copy no longer waits; its GPU work still runs).
 * ``overlapped_input`` — the data phase runs concurrently with the previous step's compute:
   ``step = max(data, step under instant_input)`` (what the advice "overlap the loader" achieves).
 * ``no_launch_overhead`` — as a CUDA-graph replay: each launch call's own time at most
@@ -180,22 +181,30 @@ def _covered(phases: PhaseRanges, name: str, a: np.ndarray, b: np.ndarray) -> np
     return cover(np.asarray(b, np.int64)) - cover(np.asarray(a, np.int64))
 
 
-def without_phase(w: StepWindow, phase: str) -> tuple[int, int]:
+def without_phase(w: StepWindow, phase: str, calls_too: bool = False) -> tuple[int, int]:
     """(replayed step duration without the CPU time inside ``phase`` ranges, that phase's
-    time) in ns: every CPU segment loses its part inside the phase."""
+    time) in ns: every CPU segment loses its part inside the phase; ``calls_too``: the calls
+    made in the phase take no time and wait for nothing either (their GPU work still runs)."""
     m = w.model
     cut = _covered(w.phases, phase, m.h_start - m.h_gap, m.h_start)
     mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
     tail_from = int(m.h_end[mine[-1]]) if mine.size else m.start_ns
     tail = int(_covered(w.phases, phase, np.array([tail_from]), np.array([w.end_ns]))[0])
-    r = replay_window(replace(m, h_gap=m.h_gap - cut))
+    changed = replace(m, h_gap=m.h_gap - cut)
+    if calls_too:
+        inside = _covered(w.phases, phase, m.h_start, m.h_start + 1) > 0
+        keep = ~inside[m.t_call] if m.t_call.size else np.zeros(0, bool)
+        changed = replace(changed, h_own=np.where(inside, 0, m.h_own), t_call=m.t_call[keep],
+                          t_op=m.t_op[keep])
+    r = replay_window(changed)
     total = int(_covered(w.phases, phase, np.array([m.start_ns]), np.array([w.end_ns]))[0])
     return after_end(w, r, tail) - m.start_ns, total
 
 
 def instant_input(w: StepWindow) -> tuple[int, int]:
-    """(replayed step duration without the data phase's CPU time, that data time) in ns."""
-    return without_phase(w, INPUT_PHASE)
+    """(replayed step duration without the data phase — its CPU time and its calls' time and
+    waits —, that data time) in ns."""
+    return without_phase(w, INPUT_PHASE, calls_too=True)
 
 
 def no_overhead_phases(w: StepWindow) -> int:
