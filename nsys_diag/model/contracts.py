@@ -363,3 +363,63 @@ CPU_SAMPLES = FrameContract(
 
 ALL_CONTRACTS = (KERNELS, MEMCPY, MEMSET, SYNC, API, NVTX, NVTX_MARKS, THREADS, PROCESSES, GPUS,
                  GPU_METRICS, GPU_MEMORY, NCU_LAUNCHES, NCU_METRICS, OSRT, CPU_SAMPLES)
+
+
+# ------------------------------------------------------------------ replay-only frames (issue 25)
+# Read for the replayed windows only (``loaders/nsys_replay.py``), not part of ``TraceBundle``.
+
+GRAPH_LAUNCHES = FrameContract(
+    "graph_launches",
+    _GPU_OP_COLS + (
+        _c("graph_id", "int64", "CUDA graph id (graphId); -1 if NULL"),
+        _c("graph_exec_id", "int64", "executable graph id (graphExecId); -1 if NULL"),
+    ) + _LAUNCH_COLS,
+    "One row per whole-graph execution (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, captured with "
+    "`--cuda-graph-trace=graph`): the graph's GPU span on its stream, an opaque operation of the "
+    "replay.",
+)
+
+CUDA_EVENTS = FrameContract(
+    "cuda_events",
+    (
+        _c("ts_ns", "int64", "device-side completion time; -1 when not collected (0 in the table)",
+           "ns"),
+        _c("device_id", "int64"),
+        _c("context_id", "int64"),
+        _c("stream_id", "int64", "stream the event was recorded on"),
+        _c("correlation_id", "int64", "correlation id of the cudaEventRecord call"),
+        _c("global_pid", "int64"),
+        _c("event_id", "int64", "CUDA event id (joins SYNC_EVENTS.event_id)"),
+    ),
+    "One row per event record (CUPTI_ACTIVITY_KIND_CUDA_EVENT): where a cross-stream wait's "
+    "event was recorded.",
+)
+
+SYNC_EVENTS = FrameContract(
+    "sync_events",
+    (
+        _c("correlation_id", "int64", "correlation id of the synchronising call"),
+        _c("global_pid", "int64"),
+        _c("stream_id", "int64", "the waiting stream (-1 for device/event syncs)"),
+        _c("event_id", "int64", "CUDA event waited for; -1 when none (0xFFFFFFFF)"),
+    ),
+    "The event column of SYNCHRONIZATION rows in the replayed windows (the SYNC frame leaves it "
+    "out): joins a cudaStreamWaitEvent to its event record.",
+)
+
+KERNEL_STREAMS = FrameContract(
+    "kernel_streams",
+    (
+        _c("start_ns", "int64", "GPU start", "ns"),
+        _c("device_id", "int64"),
+        _c("global_pid", "int64"),
+        _c("correlation_id", "int64"),
+        _c("context_id", "int64"),
+        _c("stream_id", "int64"),
+        _c("graph_node_id", "int64", "-1 when not launched from a graph"),
+    ),
+    "Context, stream and graph node of the kernels in the replayed windows, for exports loaded "
+    "without kernel detail (their KERNELS frame holds -1 there).",
+)
+
+REPLAY_CONTRACTS = (GRAPH_LAUNCHES, CUDA_EVENTS, SYNC_EVENTS, KERNEL_STREAMS)

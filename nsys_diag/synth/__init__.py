@@ -23,6 +23,7 @@ Modules, lowest first (each imports only those above it, numpy and the standard 
 * :mod:`~nsys_diag.synth.kernels` — the kernel catalog;
 * :mod:`~nsys_diag.synth.scenarios` — the scenario model (dataclasses, units, :func:`scaled`);
 * :mod:`~nsys_diag.synth.presets` — the presets with known answers;
+* :mod:`~nsys_diag.synth.replay_cases` — scenarios for the causal replay (not presets);
 * :mod:`~nsys_diag.synth.events`, :mod:`~nsys_diag.synth.process`,
   :mod:`~nsys_diag.synth.timeline` — the timing model (integer ns, vectorised);
 * :mod:`~nsys_diag.synth.writer` — a timeline onto the tables of one schema variant;

@@ -1,0 +1,390 @@
+"""Causal replay of one process: replay representative steps over the causal model, measure the
+replay's fidelity against the capture and attribute each replayed step along its critical path.
+
+``analyze_replay(...) -> ReplayResult | Unavailable`` (frames restricted to one process).
+
+Which windows are replayed
+--------------------------
+With steps: at most ``MAX_STEPS`` representative ones — the analysed step nearest the median
+duration, the one nearest the 90th percentile, the first outlier and the last warm-up step
+(basis ``steps``). Without steps: the whole analysed window, cut into consecutive slices of at
+most ``MAX_REPLAY_OPS`` calls and operations (basis ``window``). A step with more than
+``MAX_REPLAY_OPS`` is replayed in such slices too (each slice starts at its captured time; the
+step's replayed time is the sum of its slices'; a note says so).
+
+Fidelity: per replayed step the measured duration (its NVTX range) and the replayed one (where
+the step's thread reaches the range end in the replay); ``error_pct`` is signed (positive: the
+replay is slower). ``unexplained_ms``/``unexplained_share``: the part of the replayed steps'
+critical path that is a start delay no edge explains (> 20 µs), kept pinned.
+
+Bad or partial data gives ``Unavailable`` with the reason, never a made-up path: no CUDA API
+calls or no correlation ids (GPU work cannot be joined to its launches), kernel stream ids not
+read, stream syncs without a SYNCHRONIZATION table, calls on one thread that overlap (rows out of
+order), GPU work that starts before its launching call (clock skew), edges that form a cycle.
+``NSYS_DIAG_NO_REPLAY=1`` turns the replay off.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
+from nsys_diag.analyses.replay import roles as R
+from nsys_diag.analyses.replay import whatif as W
+from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
+from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
+from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, window_model,
+                                             with_kernel_streams)
+from nsys_diag.analyses.replay.phases import phase_ranges
+from nsys_diag.analyses.steps.detection import StepsResult
+from nsys_diag.analyses.transfers import link_for_gpu
+
+MAX_STEPS = 5
+MAX_REPLAY_OPS = 200_000
+"""Calls + operations replayed in one window (a longer window is cut into slices)."""
+NO_REPLAY_ENV = "NSYS_DIAG_NO_REPLAY"
+BAD_ROW_SHARE = 0.01
+"""More than 1% of calls overlapping on a thread, or of GPU operations starting before their
+launching call, and the data cannot support a causal replay."""
+SKEW_TOLERANCE_NS = 1_000
+REPLAY_HINT = ("export the whole capture with `nsys profile -t cuda,nvtx` (CUDA API and GPU "
+               "activity with correlation ids)")
+
+
+@dataclass(frozen=True)
+class StepReplay:
+    """One replayed window: a step (``index`` into the steps, ``kind`` why it was chosen) or a
+    slice of the analysed window (``index`` -1, kind ``window``). Times in ns."""
+
+    index: int
+    kind: str
+    start_ns: int
+    measured_ns: int
+    replayed_ns: int
+    unexplained_ns: int
+    operations: int
+    inferred_edges: int
+    explicit_edges: int = 0
+
+    @property
+    def error_pct(self) -> float:
+        return 100.0 * (self.replayed_ns - self.measured_ns) / self.measured_ns \
+            if self.measured_ns else 0.0
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "kind": self.kind, "start_ns": self.start_ns,
+                "measured_ms": self.measured_ns / 1e6, "replayed_ms": self.replayed_ns / 1e6,
+                "error_pct": round(self.error_pct, 3), "unexplained_ms": self.unexplained_ns / 1e6,
+                "operations": self.operations, "inferred_edges": self.inferred_edges,
+                "explicit_edges": self.explicit_edges}
+
+
+@dataclass(frozen=True)
+class CriticalPathRow:
+    kind: str
+    name: str
+    phase: str
+    ms_per_step: float
+    share: float
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "phase": self.phase,
+                "ms_per_step": self.ms_per_step, "share": self.share}
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The replay of one process: its windows, fidelity and critical path."""
+
+    basis: str  # steps | window
+    steps: tuple[StepReplay, ...]
+    critical_path: tuple[CriticalPathRow, ...]
+    notes: tuple[str, ...] = ()
+    what_if: tuple[W.WhatIf, ...] = ()
+
+    available = True
+
+    @property
+    def measured_ns(self) -> int:
+        return int(sum(s.measured_ns for s in self.steps))
+
+    @property
+    def replayed_ns(self) -> int:
+        return int(sum(s.replayed_ns for s in self.steps))
+
+    @property
+    def error_pct(self) -> float:
+        m = self.measured_ns
+        return 100.0 * (self.replayed_ns - m) / m if m else 0.0
+
+    @property
+    def unexplained_ms(self) -> float:
+        n = len(self.steps) if self.basis == "steps" else 1
+        return sum(s.unexplained_ns for s in self.steps) / 1e6 / max(n, 1)
+
+    @property
+    def unexplained_share(self) -> float:
+        r = self.replayed_ns
+        return sum(s.unexplained_ns for s in self.steps) / r if r else 0.0
+
+    def fidelity(self) -> dict:
+        n = len(self.steps) if self.basis == "steps" else 1
+        return {"basis": self.basis, "measured_ms": self.measured_ns / 1e6 / max(n, 1),
+                "replayed_ms": self.replayed_ns / 1e6 / max(n, 1),
+                "error_pct": round(self.error_pct, 3),
+                "unexplained_share": round(self.unexplained_share, 4),
+                "steps": [s.to_json() for s in self.steps]}
+
+    def to_json(self) -> dict:
+        return {"available": True, "fidelity": self.fidelity(),
+                "unexplained_ms": self.unexplained_ms,
+                "unexplained_share": round(self.unexplained_share, 4),
+                "inferred_edges": int(sum(s.inferred_edges for s in self.steps)),
+                "explicit_edges": int(sum(s.explicit_edges for s in self.steps)),
+                "critical_path": [r.to_json() for r in self.critical_path],
+                "what_if": [w.to_json() for w in self.what_if],
+                "notes": list(self.notes)}
+
+
+# ---------------------------------------------------------------------------------- checks
+def _data_problem(kernels, memcpy, memset, sync, api, pt: ProcessTimeline | None) -> str | None:
+    """Why the data cannot support a causal replay (None: it can)."""
+    n_ops = len(kernels) + len(memcpy) + len(memset)
+    if not n_ops:
+        return "no GPU work in the process"
+    if not len(api):
+        return "no CUDA API calls in the export: GPU work cannot be joined to its launches"
+    corr = [f["correlation_id"].to_numpy(np.int64) for f in (kernels, memcpy, memset) if len(f)]
+    if not (np.concatenate(corr) >= 0).any() or not (api["correlation_id"].to_numpy() >= 0).any():
+        return "no correlation ids: GPU work cannot be joined to the calls that launched it"
+    if len(kernels) and (kernels["stream_id"].to_numpy(np.int64) < 0).all():
+        return "kernel stream ids were not read (read them for the replayed windows)"
+    if pt is None:
+        return None
+    if (pt.h_role == R.STREAM_SYNC).any() and not len(sync):
+        return ("stream synchronisations without a SYNCHRONIZATION table: the stream each one "
+                "waits for is unknown")
+    if not (pt.o_call >= 0).any():
+        return "no GPU operation matches a CUDA API call (correlation ids do not join)"
+    same = pt.h_thread[1:] == pt.h_thread[:-1]
+    overlap = same & (pt.h_start[1:] < pt.h_end[:-1])
+    if overlap.sum() > BAD_ROW_SHARE * max(len(pt.h_start), 1):
+        return (f"{int(overlap.sum()):,} CUDA calls overlap the previous call of their thread "
+                "(rows out of order or broken times)")
+    joined = np.flatnonzero(pt.o_call >= 0)
+    early = pt.o_start[joined] < pt.h_start[pt.o_call[joined]] - SKEW_TOLERANCE_NS
+    if early.sum() > BAD_ROW_SHARE * max(joined.size, 1):
+        return (f"clock skew: {int(early.sum()):,} GPU operations start before the call that "
+                "launched them")
+    return None
+
+
+# ---------------------------------------------------------------------------------- windows
+def representative_steps(steps: StepsResult) -> list[tuple[int, str]]:
+    """(step index, why) of at most ``MAX_STEPS`` steps: median, p90, first outlier, last
+    warm-up."""
+    analysed = np.flatnonzero(steps.analysed_mask)
+    dur = steps.durations_ns.astype(np.float64)
+    picks: list[tuple[int, str]] = []
+
+    def pick(i: int, why: str) -> None:
+        if all(i != j for j, _ in picks) and len(picks) < MAX_STEPS:
+            picks.append((int(i), why))
+
+    if analysed.size:
+        d = dur[analysed]
+        pick(analysed[int(np.argmin(np.abs(d - np.median(d))))], "median")
+        pick(analysed[int(np.argmin(np.abs(d - np.percentile(d, 90))))], "p90")
+    outliers = steps.indices("outlier")
+    if outliers:
+        pick(outliers[0], "outlier")
+    warm = steps.indices("warmup")
+    if warm:
+        pick(warm[-1], "warmup")
+    return sorted(picks)
+
+
+def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
+    if osrt is None or not len(osrt):
+        return None
+    io = osrt.loc[name_mask(osrt["name"], HOST_IO_RE)]
+    if not len(io):
+        return None
+    return (io["start_ns"].to_numpy(np.int64), io["end_ns"].to_numpy(np.int64),
+            io["global_tid"].to_numpy(np.int64), io["name"].astype(str).tolist())
+
+
+def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
+                  link: float | None = None
+                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
+    thread_code = np.flatnonzero(pt.threads == steps.global_tid)
+    step_thread = int(thread_code[0]) if thread_code.size else -1
+    phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row)
+    out: list[StepReplay] = []
+    acc: dict[Key, int] = {}
+    notes: list[str] = []
+    priced: list[tuple[str, int, dict[str, int]]] = []
+    for i, why in representative_steps(steps):
+        s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
+        cuts = _cuts(pt, s, e)
+        if len(cuts) > 2:
+            notes.append(f"step {i} holds more than {MAX_REPLAY_OPS:,} calls and operations: "
+                         f"replayed in {len(cuts) - 1} slices")
+        replayed, unexplained, n_ops, inferred, explicit = 0, 0, 0, 0, 0
+        raw: dict[str, int] = {}
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            m = window_model(pt, a, b, step_thread)
+            r = replay_window(m)
+            w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link)
+            end_r = W.step_end(w, r)
+            path = walk_step(m, r, pt, step_thread, end_r, phases, io)
+            for k, v in path.items():
+                acc[k] = acc.get(k, 0) + v
+            replayed += end_r - a
+            unexplained += sum(v for k, v in path.items() if k[0] == "unexplained")
+            n_ops, inferred, explicit = (n_ops + m.n_ops, inferred + m.inferred_edges,
+                                         explicit + m.explicit_edges)
+            for wid, ns in W.price(w).items():
+                raw[wid] = raw.get(wid, 0) + ns
+        out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
+                              explicit))
+        priced.append((why, replayed, W.finish(raw)))
+    analysed = [p for p in priced if p[0] != "warmup"] or priced
+    what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed])
+    return out, acc, notes, what_if
+
+
+def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
+    """Slice edges of [start, end): a new slice after every ``MAX_REPLAY_OPS`` call and
+    operation starts (just [start, end] when it holds fewer)."""
+    times = np.sort(np.concatenate([pt.h_start[(pt.h_start >= start) & (pt.h_start < end)],
+                                    pt.o_start[(pt.o_start >= start) & (pt.o_start < end)]]))
+    inner = sorted({int(t) for t in times[MAX_REPLAY_OPS::MAX_REPLAY_OPS] if start < t < end})
+    return [start, *inner, end]
+
+
+def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io
+                   ) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
+    """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations."""
+    lo, hi = (int(min(pt.h_start.min(initial=1 << 62), pt.o_start.min(initial=1 << 62))),
+              int(max(pt.h_end.max(initial=0), pt.o_end.max(initial=0))) + 1) \
+        if window is None else window
+    cuts = _cuts(pt, lo, hi)
+    counts = np.bincount(pt.h_thread, minlength=len(pt.threads))
+    step_thread = int(np.argmax(counts)) if counts.size else -1
+    phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None)
+    out: list[StepReplay] = []
+    acc: dict[Key, int] = {}
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        m = window_model(pt, a, b, step_thread)
+        if not m.n_ops:
+            continue
+        r = replay_window(m)
+        path, end_r = walk_window(m, r, pt, step_thread, phases, io)
+        end_c = int(max(m.h_end.max(initial=a), m.o_end.max(initial=a)))
+        for k, v in path.items():
+            acc[k] = acc.get(k, 0) + v
+        out.append(StepReplay(-1, "window", a, end_c - a, end_r - a,
+                              sum(v for k, v in path.items() if k[0] == "unexplained"),
+                              m.n_ops, m.inferred_edges, m.explicit_edges))
+    return out, acc, []
+
+
+def _host_link(gpus: pd.DataFrame | None, kernels: pd.DataFrame, memcpy: pd.DataFrame
+               ) -> float | None:
+    """The host link (bytes/s, spec table) of the process's first GPU; None when unknown."""
+    if gpus is None or not len(gpus):
+        return None
+    devices = [f["device_id"].to_numpy(np.int64) for f in (kernels, memcpy) if len(f)]
+    if not devices:
+        return None
+    row = gpus.loc[gpus["device_id"].to_numpy(np.int64) == int(np.concatenate(devices).min())]
+    if not len(row):
+        return None
+    spec = link_for_gpu(str(row["name"].iloc[0]), int(row["cc_major"].iloc[0]))
+    return spec.host_gb_per_s * 1e9 if spec.host_gb_per_s else None
+
+
+def _rows(acc: dict[Key, int], n: int, total_ns: int) -> tuple[CriticalPathRow, ...]:
+    rows = [CriticalPathRow(k, name, phase, v / 1e6 / max(n, 1), v / total_ns if total_ns else 0.0)
+            for (k, name, phase), v in acc.items() if v > 0]
+    return tuple(sorted(rows, key=lambda r: (-r.ms_per_step, r.kind, r.name, r.phase)))
+
+
+def replay_windows(steps: StepsResult | Unavailable | None, api: pd.DataFrame,
+                   ops: tuple[pd.DataFrame, ...], window: tuple[int, int] | None = None
+                   ) -> list[tuple[int, int]]:
+    """The spans the replay reads extra columns for (``loaders/nsys_replay.py``): each
+    representative step (or the window), extended to the end of the GPU work launched in it
+    (``ops``: kernels, copies, memsets with their ``launch_start_ns``)."""
+    if isinstance(steps, StepsResult) and steps.count:
+        spans = [(int(steps.starts_ns[i]), int(steps.ends_ns[i]))
+                 for i, _ in representative_steps(steps)]
+    elif window is not None:
+        spans = [window]
+    else:
+        starts = [f["start_ns"].to_numpy(np.int64) for f in (api, *ops) if len(f)]
+        ends = [f["end_ns"].to_numpy(np.int64) for f in (api, *ops) if len(f)]
+        if not starts:
+            return []
+        spans = [(int(min(s.min() for s in starts)), int(max(e.max() for e in ends)) + 1)]
+    out = []
+    for a, b in spans:
+        end = b
+        for f in ops:
+            if len(f):
+                ls = f["launch_start_ns"].to_numpy(np.int64)
+                inside = (ls >= a) & (ls < b)
+                if inside.any():
+                    end = max(end, int(f["end_ns"].to_numpy(np.int64)[inside].max()))
+        out.append((a, end))
+    return out
+
+
+def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataFrame,
+                   sync: pd.DataFrame, api: pd.DataFrame, nvtx: pd.DataFrame, *,
+                   steps: StepsResult | Unavailable | None,
+                   window: tuple[int, int] | None = None, osrt: pd.DataFrame | None = None,
+                   graphs: pd.DataFrame | None = None, sync_events: pd.DataFrame | None = None,
+                   cuda_events: pd.DataFrame | None = None,
+                   kernel_streams: pd.DataFrame | None = None,
+                   gpus: pd.DataFrame | None = None) -> ReplayResult | Unavailable:
+    """Replay one process (frames restricted to it; see the module docstring). The replay-only
+    frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
+    ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
+    ``cuda_events`` (cross-stream waits joined to their event record; inferred without them),
+    ``kernel_streams`` (streams of kernels loaded without detail). ``window``: the analysed
+    window used when there are no steps; ``gpus``: the GPU table (the host link a what-if falls
+    back on)."""
+    if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
+        return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
+    kernels = with_kernel_streams(kernels, kernel_streams)
+    why = _data_problem(kernels, memcpy, memset, sync, api, None)
+    if why is None:
+        pt = process_timeline(kernels, memcpy, memset, sync, api, graphs, sync_events,
+                              cuda_events)
+        why = _data_problem(kernels, memcpy, memset, sync, api, pt)
+    if why is not None:
+        return Unavailable(why, REPLAY_HINT)
+    io = _host_io(osrt)
+    try:
+        what_if: tuple[W.WhatIf, ...] = ()
+        if isinstance(steps, StepsResult) and steps.count:
+            done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
+                                                      _host_link(gpus, kernels, memcpy))
+            basis = "steps"
+        else:
+            done, acc, notes = _replay_window(pt, window, nvtx, io)
+            basis = "window"
+    except CyclicModel as exc:
+        return Unavailable(f"the captured times contradict the model's edges: {exc}", REPLAY_HINT)
+    if not done:
+        return Unavailable("; ".join(notes) or "nothing to replay", REPLAY_HINT)
+    total = sum(s.replayed_ns for s in done)
+    return ReplayResult(basis, tuple(done),
+                        _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
+                        what_if)

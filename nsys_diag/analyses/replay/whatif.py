@@ -1,0 +1,368 @@
+"""What-ifs: one change to the model per replay, the step replayed again, the saving priced as
+the difference (issue 25, item 4; nine of its list).
+
+* ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
+  read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
+  ``.item()`` does) stops waiting: it is deferred to the step end, which then also waits for the
+  step's GPU work to drain. Reads larger than that, implicit syncs (``cudaFree`` …) and the other
+  synchronous copies still wait.
+* ``instant_input`` — the data phase (CPU time inside NVTX ranges whose canonical phase is
+  ``data``, on the step's thread) and the host's input waits in it take no time: its CPU
+  segments and its calls (a synchronous input copy no longer waits; its GPU work still runs).
+* ``overlapped_input`` — the data phase runs concurrently with the previous step's compute:
+  ``step = max(data, step under instant_input)`` (what the advice "overlap the loader" achieves).
+* ``no_launch_overhead`` — as a CUDA-graph replay: each launch call's own time at most
+  ``GRAPH_LAUNCH_NS`` (2 µs), each explained GPU start delay at most ``GRAPH_GPU_GAP_NS`` (1 µs).
+* ``hidden_communication`` — the step's collectives may start when its backward phase starts
+  (DDP-style bucketed all-reduce), in their own stream order, waiting on no compute stream; the
+  saving is at most their overlap with the rest of the step, never more than their duration.
+* ``no_alloc_in_loop`` — memory-management calls (``cudaMalloc*``, ``cudaFree*``, pools …) take
+  no time and wait for nothing.
+* ``instant_host_io`` — the OS-runtime file, socket and poll calls (``-t osrt``) inside the CPU
+  segments take no time.
+* ``async_pinned_copies`` — host copies from or to pageable memory, and synchronous host
+  copies, run at the fastest pinned bandwidth of their direction the trace shows (copies of at
+  least 1 MiB), else at the GPU's host link (``transfers.link_for_gpu``), and their calls stop
+  waiting; stream order keeps the work that depends on them after them.
+* ``no_overhead_phases`` — the CPU time inside ``overhead`` phase ranges (logging, checkpoints)
+  takes no time; the GPU work and syncs issued there stay.
+
+Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
+them. A step under a what-if ends where its thread reaches the range end, but no earlier than its
+GPU work can drain with the lag behind the host the capture showed (``after_end``): a change that
+lets the host run ahead does not hide GPU work that still has to run.
+
+Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max], saves_share,
+step_ms_after}``: the mean saving over the replayed analysed steps (warm-up steps
+only when no other was replayed), its range over them, the share of the mean replayed step, and
+the mean step after the change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from nsys_diag.analyses.replay import roles as R
+from nsys_diag.analyses.replay.engine import Replayed, replay_window
+from nsys_diag.analyses.replay.model import (COMMUNICATION, HOST_PAGEABLE, HOST_PINNED, TRANSFER,
+                                             ProcessTimeline, WindowModel)
+from nsys_diag.analyses.replay.phases import PhaseRanges
+
+SMALL_READ_BYTES = 1_024
+"""A device-to-host copy of at most 1 KiB is a host read of a scalar (``.item()``, a loss)."""
+INPUT_PHASE = "data"
+OVERHEAD_PHASE = "overhead"
+
+GRAPH_LAUNCH_NS = 2_000
+"""``no_launch_overhead``: the host cost of one launch in a CUDA-graph replay (2 µs)."""
+GRAPH_GPU_GAP_NS = 1_000
+"""``no_launch_overhead``: the GPU gap between two kernels of a replayed graph (1 µs)."""
+BACKWARD_PHASE = "backward"
+
+WHAT_IFS = {
+    "no_host_sync": ("host syncs and small device-to-host reads deferred to the step end",
+                     "sync"),
+    "instant_input": ("the data phase and input waits take no time", "input"),
+    "overlapped_input": ("the data phase overlaps the previous step's compute "
+                         "(step = max(data, rest))", "input"),
+    "no_launch_overhead": (f"launches as a CUDA-graph replay ({GRAPH_LAUNCH_NS // 1000} µs per "
+                           f"launch, {GRAPH_GPU_GAP_NS // 1000} µs between kernels)", "launch"),
+    "hidden_communication": ("collectives overlap the backward compute of the same step "
+                             "(DDP-style)", "communication"),
+    "no_alloc_in_loop": ("no memory allocation or free inside the step", "memory_management"),
+    "instant_host_io": ("host file, socket and poll calls (OS runtime) take no time", "host_io"),
+    "no_overhead_phases": ("the overhead phases' host time (logging, checkpoints) takes no time",
+                           "overhead"),
+    "async_pinned_copies": ("pageable or synchronous host copies become pinned and asynchronous",
+                            "transfer"),
+}
+"""id → (the change in words, the finding's cause it prices)."""
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """What a what-if needs of one replayed step: its model, base replay, the step thread, the
+    step's captured end and its phase ranges (captured ns)."""
+
+    model: WindowModel
+    base: Replayed
+    pt: ProcessTimeline
+    step_thread: int
+    end_ns: int
+    phases: PhaseRanges
+    io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
+    link_bytes_per_s: float | None = None  # the GPU's host link (spec table), if known
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    id: str
+    change: str
+    finding: str
+    saves_ms_per_step: float
+    saves_range_ms: tuple[float, float]
+    saves_share: float
+    step_ms_after: float
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "change": self.change, "finding": self.finding,
+                "saves_ms_per_step": self.saves_ms_per_step,
+                "saves_range_ms": list(self.saves_range_ms), "saves_share": self.saves_share,
+                "step_ms_after": self.step_ms_after}
+
+
+def step_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
+    """Replayed end of the step: where its thread reaches the range end (the captured CPU time
+    after its last call, less ``trailing_cut``)."""
+    m = w.model
+    mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
+    if not mine.size:
+        return w.end_ns - trailing_cut
+    last = int(mine[-1])
+    return int(r.h_end[last]) + max(w.end_ns - int(m.h_end[last]) - trailing_cut, 0)
+
+
+def _drain(m: WindowModel, r: Replayed) -> int:
+    """Replayed end of the GPU work launched in the window (its start when there is none)."""
+    launched = m.o_launch >= 0
+    return int(r.o_end[launched].max()) if launched.any() else m.start_ns
+
+
+def after_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
+    """Replayed end of the step under a what-if: the host's end (``step_end``), but no earlier
+    than its GPU work can drain with the lag behind the host the capture showed (steady state:
+    work the host leaves queued at the step end still has to run before the next step's)."""
+    lag = max(0, _drain(w.model, w.base) - step_end(w, w.base))
+    return max(step_end(w, r, trailing_cut), _drain(w.model, r) - lag)
+
+
+# ------------------------------------------------------------------------------- no_host_sync
+def _deferred_calls(w: StepWindow) -> np.ndarray:
+    """Local calls whose waits ``no_host_sync`` removes (see the module docstring)."""
+    m, pt = w.model, w.pt
+    names = np.array([pt.names[i] if i >= 0 else "" for i in m.h_name], dtype=object)
+    explicit = np.isin(m.h_role, (R.STREAM_SYNC, R.EVENT_SYNC)) | (
+        (m.h_role == R.DEVICE_SYNC) & ~np.array([R.is_memory_name(n) for n in names], bool))
+    small_read = np.zeros(m.h_start.size, bool)
+    copies = np.flatnonzero((m.o_launch >= 0) & (m.o_kind == TRANSFER)
+                            & (m.o_bytes <= SMALL_READ_BYTES))
+    copies = copies[m.h_role[m.o_launch[copies]] == R.SYNC_COPY]
+    d2h = np.array([pt.labels[m.o_label[k]] == "D2H" for k in copies.tolist()], bool)
+    small_read[m.o_launch[copies[d2h]]] = True
+    return np.flatnonzero(explicit | small_read)
+
+
+def no_host_sync(w: StepWindow) -> int:
+    """Replayed step duration (ns) without the deferred waits; the step end waits for the step's
+    GPU work instead."""
+    m = w.model
+    keep = ~np.isin(m.t_call, _deferred_calls(w))
+    r = replay_window(replace(m, t_call=m.t_call[keep], t_op=m.t_op[keep]))
+    return max(step_end(w, r), _drain(m, r)) - m.start_ns
+
+
+# ------------------------------------------------------------------------------------ input
+def _covered(phases: PhaseRanges, name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns inside ranges of phase ``name`` (ranges disjoint, sorted)."""
+    s, e, names = phases
+    pick = np.array([n == name for n in names], bool)
+    if not pick.any():
+        return np.zeros(np.size(a), np.int64)
+    s, e = np.asarray(s, np.int64)[pick], np.asarray(e, np.int64)[pick]
+    cum = np.concatenate([[0], np.cumsum(e - s)])
+
+    def cover(t: np.ndarray) -> np.ndarray:  # data time before t
+        j = np.searchsorted(s, t, side="right")
+        inside = np.where(j > 0, np.minimum(t, e[np.maximum(j - 1, 0)]) - s[np.maximum(j - 1, 0)],
+                          0)
+        return cum[np.maximum(j - 1, 0)] * (j > 0) + np.maximum(inside, 0)
+
+    return cover(np.asarray(b, np.int64)) - cover(np.asarray(a, np.int64))
+
+
+def without_phase(w: StepWindow, phase: str, calls_too: bool = False) -> tuple[int, int]:
+    """(replayed step duration without the CPU time inside ``phase`` ranges, that phase's
+    time) in ns: every CPU segment loses its part inside the phase; ``calls_too``: the calls
+    made in the phase take no time and wait for nothing either (their GPU work still runs)."""
+    m = w.model
+    cut = _covered(w.phases, phase, m.h_start - m.h_gap, m.h_start)
+    mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
+    tail_from = int(m.h_end[mine[-1]]) if mine.size else m.start_ns
+    tail = int(_covered(w.phases, phase, np.array([tail_from]), np.array([w.end_ns]))[0])
+    changed = replace(m, h_gap=m.h_gap - cut)
+    if calls_too:
+        inside = _covered(w.phases, phase, m.h_start, m.h_start + 1) > 0
+        keep = ~inside[m.t_call] if m.t_call.size else np.zeros(0, bool)
+        changed = replace(changed, h_own=np.where(inside, 0, m.h_own), t_call=m.t_call[keep],
+                          t_op=m.t_op[keep])
+    r = replay_window(changed)
+    total = int(_covered(w.phases, phase, np.array([m.start_ns]), np.array([w.end_ns]))[0])
+    return after_end(w, r, tail) - m.start_ns, total
+
+
+def instant_input(w: StepWindow) -> tuple[int, int]:
+    """(replayed step duration without the data phase — its CPU time and its calls' time and
+    waits —, that data time) in ns."""
+    return without_phase(w, INPUT_PHASE, calls_too=True)
+
+
+def no_overhead_phases(w: StepWindow) -> int:
+    """Replayed step duration (ns) without the CPU time of the overhead phases (logging,
+    checkpoints, evaluation: canonical phase ``overhead``); their GPU work and syncs stay."""
+    return without_phase(w, OVERHEAD_PHASE)[0]
+
+
+# ------------------------------------------------------------------------------ launch, comm
+def no_launch_overhead(w: StepWindow) -> int:
+    """Replayed step duration (ns) with every launch call's own time capped at
+    ``GRAPH_LAUNCH_NS`` and every explained operation start delay at ``GRAPH_GPU_GAP_NS``
+    (unexplained delays stay pinned)."""
+    m = w.model
+    own = np.where(m.h_role == R.LAUNCH, np.minimum(m.h_own, GRAPH_LAUNCH_NS), m.h_own)
+    delay = np.where(m.unexplained, m.o_delay, np.minimum(m.o_delay, GRAPH_GPU_GAP_NS))
+    r = replay_window(replace(m, h_own=own, o_delay=delay))
+    return after_end(w, r) - m.start_ns
+
+
+def hidden_communication(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the step's collectives free to start with the backward
+    phase (stream order among them kept; no wait on the compute streams): DDP's bucketed
+    all-reduce overlapping backward compute. Unchanged without a backward phase."""
+    m = w.model
+    s, e, names = w.phases
+    starts = [int(a) for a, n in zip(s, names) if n == BACKWARD_PHASE
+              and m.start_ns <= int(a) < w.end_ns]
+    comm = np.flatnonzero((m.o_kind == COMMUNICATION) & (m.o_launch >= 0))
+    if not starts or not comm.size:
+        return step_end(w, w.base) - m.start_ns
+    backward = min(starts)
+    o_start, o_launch, xs = m.o_start.copy(), m.o_launch.copy(), m.o_xs.copy()
+    o_start[comm] = np.minimum(o_start[comm], backward)
+    o_launch[comm], xs[comm] = -1, -1
+    r = replay_window(replace(m, o_start=o_start, o_launch=o_launch, o_xs=xs))
+    return after_end(w, r) - m.start_ns
+
+
+def no_alloc_in_loop(w: StepWindow) -> int:
+    """Replayed step duration (ns) with memory-management calls (allocation, free, pools,
+    registration) taking no time and not waiting for the GPU."""
+    m, pt = w.model, w.pt
+    mem = np.array([R.is_memory_name(pt.names[i]) if i >= 0 else False for i in m.h_name], bool)
+    if not mem.any():
+        return step_end(w, w.base) - m.start_ns
+    keep = ~mem[m.t_call] if m.t_call.size else np.zeros(0, bool)
+    r = replay_window(replace(m, h_own=np.where(mem, 0, m.h_own), t_call=m.t_call[keep],
+                              t_op=m.t_op[keep]))
+    return after_end(w, r) - m.start_ns
+
+
+def _io_cover(w: StepWindow, thread_tid: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns the thread spent in OS-runtime I/O calls (merged) inside it."""
+    assert w.io is not None
+    starts, ends, tids, _ = w.io
+    sel = np.flatnonzero(tids == thread_tid)
+    if not sel.size:
+        return np.zeros(np.size(a), np.int64)
+    order = sel[np.argsort(starts[sel], kind="stable")]
+    s, e = starts[order], np.maximum.accumulate(ends[order])
+    keep = np.ones(s.size, bool)
+    keep[1:] = s[1:] > e[:-1]  # merge overlapping calls: a run's start, its last end
+    run = np.cumsum(keep) - 1
+    ms, me = s[keep], np.zeros(int(keep.sum()), np.int64)
+    np.maximum.at(me, run, e)
+    return _covered((ms, me, ["io"] * ms.size), "io", a, b)
+
+
+def instant_host_io(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the OS-runtime I/O time in every CPU segment removed."""
+    m = w.model
+    if w.io is None:
+        return step_end(w, w.base) - m.start_ns
+    cut = np.zeros(m.h_start.size, np.int64)
+    for t in np.unique(m.h_thread).tolist():
+        pos = np.flatnonzero(m.h_thread == t)
+        cut[pos] = _io_cover(w, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
+                             m.h_start[pos])
+    r = replay_window(replace(m, h_gap=m.h_gap - cut))
+    return after_end(w, r) - m.start_ns
+
+
+PINNED_MIN_BYTES = 1 << 20
+"""Pinned copies of at least 1 MiB measure the pinned bandwidth (smaller ones are latency)."""
+
+
+def pinned_rates(pt: ProcessTimeline) -> dict[str, float]:
+    """Fastest pinned bandwidth (bytes/s) per direction (``H2D``, ``D2H``) the process shows."""
+    out: dict[str, float] = {}
+    dur = pt.o_end - pt.o_start
+    for direction in ("H2D", "D2H"):
+        if direction not in pt.labels:
+            continue
+        sel = (pt.o_host == HOST_PINNED) & (pt.o_bytes >= PINNED_MIN_BYTES) & (dur > 0) & (
+            pt.o_label == pt.labels.index(direction))
+        if sel.any():
+            out[direction] = float((pt.o_bytes[sel] / (dur[sel] / 1e9)).max())
+    return out
+
+
+def async_pinned_copies(w: StepWindow) -> int:
+    """Replayed step duration (ns) with host copies from or to pageable memory, and synchronous
+    host copies, made pinned (at the fastest pinned bandwidth of their direction in the trace,
+    else the GPU's host link) and asynchronous (their calls stop waiting); stream order keeps the
+    work that depends on them after them."""
+    m, pt = w.model, w.pt
+    rates = pinned_rates(pt)
+    dur, changed = m.o_dur.copy(), np.zeros(m.o_dur.size, bool)
+    for direction in ("H2D", "D2H"):
+        rate = rates.get(direction, w.link_bytes_per_s)
+        if not rate or direction not in pt.labels:
+            continue
+        sync = np.zeros(m.o_dur.size, bool)
+        launched = m.o_launch >= 0
+        sync[launched] = m.h_role[m.o_launch[launched]] == R.SYNC_COPY
+        sel = (m.o_label == pt.labels.index(direction)) & ((m.o_host == HOST_PAGEABLE) | sync)
+        dur[sel] = np.minimum(dur[sel], np.ceil(m.o_bytes[sel] / rate * 1e9).astype(np.int64))
+        changed |= sel
+    if not changed.any():
+        return step_end(w, w.base) - m.start_ns
+    calls = np.unique(m.o_launch[changed & (m.o_launch >= 0)])
+    keep = ~np.isin(m.t_call, calls)
+    r = replay_window(replace(m, o_dur=dur, t_call=m.t_call[keep], t_op=m.t_op[keep]))
+    return after_end(w, r) - m.start_ns
+
+
+PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
+           "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
+           "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases,
+           "async_pinned_copies": async_pinned_copies}
+"""The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
+
+
+def price(w: StepWindow) -> dict[str, int]:
+    """Replayed duration (ns) of one step (or slice) under the additive what-ifs, and its data
+    time (``data``): summed over a step's slices, then ``finish``-ed."""
+    instant, data = instant_input(w)
+    return {**{wid: f(w) for wid, f in PRICERS.items()}, "instant_input": instant, "data": data}
+
+
+def finish(raw: dict[str, int]) -> dict[str, int]:
+    """A step's what-if durations (ns) from its summed ``price`` values, in ``WHAT_IFS`` order."""
+    out = {k: v for k, v in raw.items() if k != "data"}
+    out["overlapped_input"] = max(raw["data"], raw["instant_input"])
+    return {wid: out[wid] for wid in WHAT_IFS}
+
+
+def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, ...]:
+    """One ``WhatIf`` per id from the steps' base and what-if durations (ns)."""
+    if not base_ns:
+        return ()
+    base = np.asarray(base_ns, np.float64)
+    out = []
+    for wid, (change, finding) in WHAT_IFS.items():
+        saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
+        mean = float(saves.mean())
+        out.append(WhatIf(wid, change, finding, mean, (float(saves.min()), float(saves.max())),
+                          mean / (base.mean() / 1e6) if base.mean() else 0.0,
+                          float(base.mean() / 1e6 - mean)))
+    return tuple(out)

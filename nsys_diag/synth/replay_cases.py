@@ -1,0 +1,121 @@
+"""Scenarios for the causal replay (issue 25): loops whose causal structure is known by
+construction, so the replay's fidelity, its critical path and (later) its what-ifs can be checked
+against numbers that follow from the design.
+
+Not registered in ``PRESETS`` (the sample traces and the verdict tests stay as they are); write one
+with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns.
+
+* ``item_per_layer`` — a forward pass calling ``.item()`` after every layer: the layer's kernels
+  (2 ms) are queued at once, a 4-byte device-to-host copy follows them, ``cudaStreamSynchronize``
+  waits for the queue to drain, then 3 ms of Python run with the GPU idle;
+* ``allreduce_after_backward`` — two ranks; a 150 ms all-reduce on the NCCL stream starts after
+  a 90 ms backward and the host waits for it (nothing overlaps it);
+* ``microsecond_syncs`` — syncs after the queue has drained: each waits microseconds;
+* ``input_bound_loop`` — the worked example's shape: 420 ms of data loading on the host, then an
+  input copy and 192 ms of kernels hidden behind the host phases.
+"""
+from __future__ import annotations
+
+from nsys_diag.synth.scenarios import (MS, NCCL_STREAM, US, KernelSpec, MemcpySpec, MiB,
+                                       PhaseSpec, Scenario, SyncSpec)
+
+ITEM_LAYERS = 8
+ITEM_LAYER_GPU_NS = 2 * MS
+"""GPU work per layer that each ``.item()`` waits for (4 kernels of 500 µs)."""
+ITEM_PYTHON_NS = 3 * MS
+ALLREDUCE_NS = 150 * MS
+BACKWARD_NS = 90 * MS
+
+
+def item_per_layer() -> Scenario:
+    layers = tuple(PhaseSpec(
+        f"layer_{i}", ITEM_LAYER_GPU_NS + ITEM_PYTHON_NS + 200 * US, canonical="forward",
+        kernels=(KernelSpec("gemm_bf16_sm90", ITEM_LAYER_GPU_NS // 4, 4, at=0.0),),
+        memcpys=(MemcpySpec("D2H", 4, 2 * US, host="pageable", at=0.01),),
+        syncs=(SyncSpec("cudaStreamSynchronize", at=0.02),)) for i in range(ITEM_LAYERS))
+    return Scenario(
+        name="item_per_layer",
+        description="`.item()` after every forward layer: the sync waits for the layer's queued "
+                    "2 ms of kernels and a 4-byte copy, then 3 ms of Python with the GPU idle.",
+        expected_verdict="overhead_bound", steps=6, warmup_extra_ns=10 * MS,
+        warmup_phase="data", gpu="H100",
+        phases=(PhaseSpec("data", 2 * MS, canonical="data",
+                          memcpys=(MemcpySpec("H2D", 4 * MiB, 200 * US, at=1.0),)),
+                *layers,
+                PhaseSpec("backward", 40 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 2 * MS, 16, thread="autograd"),)),
+                PhaseSpec("optimizer", 5 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 4),))))
+
+
+def allreduce_after_backward() -> Scenario:
+    return Scenario(
+        name="allreduce_after_backward",
+        description="Two ranks: a 150 ms gradient all-reduce after a 90 ms backward; the host "
+                    "waits for it, nothing overlaps it.",
+        expected_verdict="communication_bound", steps=5, warmup_extra_ns=20 * MS,
+        warmup_phase="forward", gpu="H100", n_devices=2, world_size=2,
+        env={"WORLD_SIZE": "2"},
+        phases=(PhaseSpec("data", 2 * MS, canonical="data",
+                          memcpys=(MemcpySpec("H2D", 4 * MiB, 200 * US, at=1.0),)),
+                PhaseSpec("forward", 40 * MS, canonical="forward", kernels=(
+                    KernelSpec("nvjet", 1_500 * US, 24, at=0.0),)),
+                PhaseSpec("backward", BACKWARD_NS + 2 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", BACKWARD_NS // 45, 45, thread="autograd",
+                               at=0.0),)),
+                PhaseSpec("allreduce", ALLREDUCE_NS + 3 * MS, canonical="communication",
+                          kernels=(KernelSpec("nccl_allreduce", ALLREDUCE_NS, 1,
+                                              stream=NCCL_STREAM, nvtx="ncclAllReduce",
+                                              nvtx_domain="NCCL", at=0.0),),
+                          syncs=(SyncSpec("cudaStreamSynchronize", stream=NCCL_STREAM,
+                                          at=0.01),)),
+                PhaseSpec("optimizer", 6 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 5, at=0.0),))))
+
+
+def microsecond_syncs() -> Scenario:
+    return Scenario(
+        name="microsecond_syncs",
+        description="Syncs issued after the GPU queue has drained: each returns within "
+                    "microseconds; the step is GPU compute and host work.",
+        expected_verdict="compute_bound", steps=6, warmup_extra_ns=10 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=(PhaseSpec("forward", 30 * MS, canonical="forward", kernels=(
+                    KernelSpec("nvjet", 1 * MS, 25, at=0.0),)),
+                PhaseSpec("backward", 50 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 1 * MS, 45, at=0.0),)),
+                PhaseSpec("metrics", 4 * MS, canonical="overhead",
+                          syncs=(SyncSpec("cudaStreamSynchronize", count=10, at=None),)),
+                PhaseSpec("optimizer", 4 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 500 * US, 4, at=0.0),))))
+
+
+def input_bound_loop() -> Scenario:
+    return Scenario(
+        name="input_bound_loop",
+        description="The worked example's shape: 420 ms of data loading, then an input copy "
+                    "and 192 ms of kernels hidden behind the host's phases (800 ms step).",
+        expected_verdict="input_bound", steps=5, warmup_extra_ns=50 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=(PhaseSpec("data_loading", 420 * MS, canonical="data",
+                          memcpys=(MemcpySpec("H2D", 64 * MiB, 2_800 * US, at=1.0),)),
+                PhaseSpec("forward", 180 * MS, canonical="forward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 3 * MS, 12), KernelSpec("nvjet", 2 * MS, 8),
+                    KernelSpec("flash_fwd", 2 * MS, 8), KernelSpec("layer_norm", 375 * US, 16),
+                    KernelSpec("ew_gelu", 750 * US, 8))),
+                PhaseSpec("backward", 150 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 2 * MS, 24, thread="autograd"),
+                    KernelSpec("nvjet", 1_500 * US, 16, thread="autograd"),
+                    KernelSpec("flash_bwd", 2_500 * US, 8, thread="autograd"),
+                    KernelSpec("ew_add", 500 * US, 16, thread="autograd"))),
+                PhaseSpec("optimizer_step", 30 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 12),)),
+                PhaseSpec("logging", 20 * MS, canonical="overhead",
+                          memcpys=(MemcpySpec("D2H", 4, 2 * US, host="pageable", at=0.5),),
+                          syncs=(SyncSpec("cudaStreamSynchronize", at=0.5),))))
+
+
+REPLAY_CASES = {"item_per_layer": item_per_layer,
+                "allreduce_after_backward": allreduce_after_backward,
+                "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop}
+"""Replay scenario name → factory (see the module docstring)."""
