@@ -299,6 +299,8 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
 
     quality = dq.process_quality(steps=steps, phases=phases, kernels=kernels, window=window,
                                  profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
+    if bundle.meta.format == "ncu-csv":  # a kernel CSV has no timeline: no steps is expected, not a warning
+        quality = [q for q in quality if q.code != "no_steps"]
     vin = verdict_inputs(bundle, steps=steps, phases=phases, util=r["utilization"], gaps=r["gaps"],
                          kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
                          communication=r["communication"], memory=r["memory"],

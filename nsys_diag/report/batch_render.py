@@ -141,14 +141,14 @@ def _index_model(index: dict) -> dict:
         trows = []
         for r in ranks.get("rows") or []:
             shares = r.get("phase_shares") or {}
-            trows.append([cell(r.get("rank"), r.get("rank")), cell(r.get("label")),
+            trows.append([cell(r.get("rank"), r.get("rank")), cell(r.get("label"), cls="label"),
                           cell(fmt_ms(r.get("median_step_ms")), r.get("median_step_ms"))]
                          + [cell(fmt_share(shares.get(p)), shares.get(p)) for p in cols]
                          + [cell(fmt_ms(r.get("comm_ms")), r.get("comm_ms")),
                             cell(fmt_ms(r.get("start_skew_ms")), r.get("start_skew_ms")),
                             cell("straggler" if r.get("straggler") else "", int(bool(r.get("straggler"))))])
         columns = [("rank", True), ("trace", False), ("step (median)", True)] + \
-            [(p, True) for p in cols] + [("NCCL/comm per step", True), ("start skew", True), ("", False)]
+            [(p, True) for p in cols] + [("NCCL/comm per step", True), ("start skew", True), ("status", False)]
         al = ranks.get("alignment") or {}
         ranks_model = {
             "line": (f"{ranks.get('count')} ranks (identity from {ranks.get('source')}); median step "
@@ -163,7 +163,8 @@ def _index_model(index: dict) -> dict:
                                      + (" (step times equalised by collectives; found by phase)"
                                         if s.get("kind") == "phase" else ""))}
                            for s in ranks.get("stragglers") or []],
-            "table": table("tbl-ranks", columns, trows),
+            "table": table("tbl-ranks", columns, trows,
+                           fold=tuple(range(3, 3 + len(cols))) + (3 + len(cols) + 1,)),
             "note": " ".join(x for x in (ranks.get("note"), al.get("note")) if x),
         }
     skipped = index.get("skipped") or []
