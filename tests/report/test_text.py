@@ -95,3 +95,14 @@ def test_clean_terminal_truncates_and_keeps_newlines_on_request():
 
 def test_escape_markdown():
     assert escape_markdown("a|b `c` <d> @all") == "a\\|b \\`c\\` \\<d\\> &#64;all"
+
+
+def test_fit_line_wraps_at_the_width_and_never_cuts():
+    from nsys_diag.report.text import fit_line
+
+    line = "   - " + " ".join(f"word{i}" for i in range(40)) + " " + "x" * 70
+    parts = fit_line(line, 40)
+    assert len(parts) > 3 and all(len(p) <= 40 for p in parts)
+    assert "".join(" ".join(parts).split()) == "".join(line.split())  # every character kept
+    assert all(p.startswith("     ") for p in parts[1:])  # continuation indented past the line's own
+    assert fit_line(line, None) == [line] and fit_line("short", 40) == ["short"]
