@@ -221,3 +221,19 @@ def test_gpu_names_the_gpu_as_the_cli_does():
     a = analyze(sample, gpu="A100")
     codes = {q["code"] for q in json.loads(a.to_json())["data_quality"]}
     assert "gpu_overridden" in codes  # the trace names an H100: overriding it is said
+
+
+def test_the_readme_api_example_runs_on_a_shipped_trace(tmp_path, monkeypatch):
+    """The README's Python API block, as written, from a checkout (issue 28 item 5)."""
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Python API"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "sample_traces").symlink_to(repo / "sample_traces")
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own README
+    assert scope["a"].view["window"]["source"] == "user"
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
