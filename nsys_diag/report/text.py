@@ -23,16 +23,18 @@ def _c(s, n: int | None = None) -> str:
 
 
 def fit_line(line: str, width: int | None) -> list[str]:
-    """``line`` wrapped to ``width`` terminal columns: broken between words (a word longer than
-    the width is split), the continuation lines indented two columns past the line's own indent;
-    nothing is ever cut. ``width`` None (output not a terminal, no ``COLUMNS``): the whole line."""
-    if width is None or len(line) <= width:
+    """``line`` wrapped to ``width`` terminal columns, between words only (a word longer than the
+    width keeps its own line whole: paths and commands stay copyable), the continuation lines
+    indented two columns past the line's own indent; nothing is ever cut. A ``label: value`` line
+    of one value (``report: PATH``) is never broken. ``width`` None (output not a terminal, no
+    ``COLUMNS``): the whole line."""
+    if width is None or len(line) <= width or len(line.split()) <= 2:
         return [line]
     import textwrap
 
     indent = " " * min(len(line) - len(line.lstrip(" ")), max(width // 2, 0))
     return textwrap.wrap(line, width=max(width, len(indent) + 12), subsequent_indent=indent + "  ",
-                         break_on_hyphens=False, replace_whitespace=False) or [line]
+                         break_on_hyphens=False, break_long_words=False, replace_whitespace=False) or [line]
 
 
 def _header(v: dict) -> list[str]:
