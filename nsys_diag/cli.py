@@ -108,6 +108,24 @@ def _prepare_outputs(*dests: str | None) -> None:
             raise UsageError(f"cannot write {dest}: permission denied (hint: choose a writable location)")
 
 
+def _check_input_files(ncu_path: str | None, phase_map: str | None, thresholds_path: str | None) -> None:
+    """Before any analysis: the side files named by options exist, else the error with its hint
+    (``--ncu``: exit 3 as for any unreadable input; ``--phase-map``/``--thresholds``: exit 2)."""
+    from pathlib import Path
+
+    from nsys_diag.model.errors import InputError, UsageError
+
+    if ncu_path and not Path(ncu_path).is_file():
+        raise InputError(ncu_path, "no such file" if not Path(ncu_path).exists() else "not a file",
+                         "--ncu takes an Nsight Compute CSV: ncu --csv --page raw … > kernels.csv")
+    for option, path, what in (("--phase-map", phase_map, "a TOML file mapping phases to NVTX name "
+                                "patterns, see docs/usage.md"),
+                               ("--thresholds", thresholds_path, "a TOML file of threshold overrides, "
+                                "see docs/thresholds.md")):
+        if path and not Path(path).is_file():
+            raise UsageError(f"{option} {path}: no such file (hint: {what})")
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="nsys-diag")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
@@ -203,6 +221,7 @@ def analyze(trace: str, **kw) -> None:
     from nsys_diag.app.analyze import analyze_command
 
     _prepare_outputs(kw.get("json_out"), kw.get("md_out"), kw.get("html_out"))
+    _check_input_files(kw.get("ncu_path"), kw.get("phase_map"), kw.get("thresholds_path"))
     echo = _echo(err=kw.get("json_out") == "-" or kw.get("md_out") == "-")
     for line in analyze_command(trace, **kw):
         echo(line)

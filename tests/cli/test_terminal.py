@@ -111,3 +111,10 @@ def test_help_texts_say_what_the_parsers_accept():
     assert parse_steps("0:2") == (0, 2)
     steps = text[text.index("--steps"):text.index("--thresholds")]
     assert "0-based" in steps and "included" in steps
+
+
+@pytest.mark.parametrize("option, code", [("--ncu", 3), ("--phase-map", 2), ("--thresholds", 2)])
+def test_a_missing_side_file_fails_first_with_its_hint(trace, tmp_path, option, code):
+    r = CliRunner().invoke(main, ["analyze", str(trace), "--no-html", option, str(tmp_path / "nope")])
+    assert r.exit_code == code, r.output
+    assert str(tmp_path / "nope") in r.output and "hint: " in r.output
