@@ -21,6 +21,7 @@ from nsys_diag.analyses.kernels.labels import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.report.contract import normalize
+from nsys_diag.report.duration_chart import kernel_durations
 from nsys_diag.report.tables import slug
 
 WIDTH = 720
@@ -570,5 +571,6 @@ def chart_model(view: dict) -> dict:
         "histogram": gap_histogram(v),
         "timeline": timeline_strips(v),
         "kernels": kernel_bars(v),
+        "kernel_durations": kernel_durations(v),
         "roofline": roofline_chart(v),
     }

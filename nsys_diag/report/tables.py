@@ -301,7 +301,8 @@ def _process_table(v: dict) -> dict:
              cell(fmt_ms(p["steps_mean_ms"]), finite(p["steps_mean_ms"])),
              cell(VERDICT_TITLES.get(p["verdict_code"], p["verdict_code"]), p["verdict_code"])]
             for p in v["processes"]]
-    scope = v.get("scope") if isinstance(v.get("scope"), dict) else {}
+    scope = v.get("scope")
+    scope = scope if isinstance(scope, dict) else {}
     which = "slowest" if scope.get("headline_by") == "step_time" else "busiest (the most GPU time)"
     return table("tbl-processes", [("PID", True), ("Process", False), ("Mean step", True), ("Verdict", False)],
                  rows, caption=f"Per process (rank); the headline comes from the {which}.")
