@@ -40,9 +40,26 @@ class Verdict:
 
 
 def _iframe(doc: str, title: str) -> str:
-    """A self-contained Jupyter snippet: the whole report in an iframe's escaped ``srcdoc``."""
-    return (f'<iframe title="{_html.escape(title)}" style="width:100%;height:720px;border:0" '
+    """The whole report in an iframe's escaped ``srcdoc`` (sandboxed; 85 % of the window high)."""
+    return (f'<iframe title="{_html.escape(title)}" style="width:100%;height:85vh;border:0" '
             f'sandbox="allow-scripts" srcdoc="{_html.escape(doc, quote=True)}"></iframe>')
+
+
+def _notebook_view(title: str, headline: str, facts: Sequence[str], items: Sequence[str],
+                   doc: str, hint: str) -> str:
+    """A Jupyter snippet that sizes to its content: a compact summary (title, headline, a few
+    facts and advice lines, every value escaped), the full report one click away in a closed
+    ``<details>`` (an iframe inside it), and how to write the report to a file."""
+    esc = _html.escape
+    fact_line = " · ".join(esc(f) for f in facts if f)
+    rows = "".join(f"<li>{esc(i)}</li>" for i in items if i)
+    return ('<div class="nsys-diag-summary" style="font:14px/1.5 system-ui,sans-serif;max-width:60em">'
+            f'<div style="font-weight:700;font-size:1.15em">{esc(title)}</div>'
+            f'<div>{esc(headline)}</div>'
+            + (f'<div style="opacity:.75">{fact_line}</div>' if fact_line else "")
+            + (f'<ol style="margin:.3em 0 .3em 1.2em;padding:0">{rows}</ol>' if rows else "")
+            + f'<details><summary style="cursor:pointer">Full report</summary>{_iframe(doc, title)}</details>'
+            f'<div style="opacity:.75;font-size:.9em">{esc(hint)}</div></div>')
 
 
 def _write(path, text: str) -> None:
@@ -128,7 +145,22 @@ class Analysis:
         return doc
 
     def _repr_html_(self) -> str:
-        return _iframe(self.to_html(), f"nsys-diag report of {Path(self.path).name}")
+        """In Jupyter: the verdict, a few numbers and the first advice, the full report folded
+        below (``to_html(path)`` writes it)."""
+        from nsys_diag.report.formatting import fmt_ms, fmt_pct
+
+        v = self.view
+        vd = v.get("verdict") or {}
+        steps, gpu = v.get("steps") or {}, v.get("gpu") or {}
+        facts = [f"confidence {vd.get('confidence') or '?'}",
+                 f"window {fmt_ms((v.get('window') or {}).get('duration_ms'))}",
+                 f"step {fmt_ms(steps.get('mean_ms'))} (mean of {steps.get('analysed_count')})"
+                 if steps.get("available") else "no steps",
+                 f"GPU busy {fmt_pct(gpu.get('utilization'))}" if gpu.get("available") else ""]
+        return _notebook_view(f"nsys-diag · {Path(self.path).name}: {vd.get('code') or '?'}",
+                              str(vd.get("headline") or ""), facts,
+                              [str(r) for r in (vd.get("recommendations") or [])[:3]], self.to_html(),
+                              "a.to_html('report.html') writes the full report to a file.")
 
 
 def _empty(columns: Sequence[str]) -> pd.DataFrame:
@@ -241,7 +273,13 @@ class Comparison:
         return doc
 
     def _repr_html_(self) -> str:
-        return _iframe(self.to_html(), "nsys-diag comparison")
+        """In Jupyter: the summary, step time and comparability, the full page folded below."""
+        from nsys_diag.report.compare_render import comparability_line, step_line
+
+        d = self.doc
+        return _notebook_view(f"nsys-diag compare: {d.get('summary') or ''}", step_line(d),
+                              [comparability_line(d) or ""], [str(n) for n in (d.get("notes") or [])[:2]],
+                              self.to_html(), "c.to_html('compare.html') writes the full page to a file.")
 
 
 def compare(baseline, candidate, *, fail_on_regression: float | None = None,

@@ -30,10 +30,9 @@ class _Group(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except BrokenPipeError:  # `nsys-diag analyze … | head`: the reader left; stop quietly
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            ctx.exit(EXIT_INTERNAL)
+        except BrokenPipeError:  # `nsys-diag analyze … | head`: the reader left; stop quietly, exit 0
+            _quiet_stdout()
+            ctx.exit(0)
         except KeyboardInterrupt:
             click.echo("nsys-diag: interrupted", err=True)
             ctx.exit(130)
@@ -46,6 +45,85 @@ class _Group(click.Group):
                 err=True,
             )
             ctx.exit(EXIT_INTERNAL)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone, so nothing else fails writing to it
+    (the interpreter's last flush included)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def terminal_width(stream) -> int | None:
+    """Columns to wrap terminal output at: ``COLUMNS`` when set to a number, else the width of the
+    terminal ``stream`` writes to; None (whole lines) when it is not a terminal."""
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) > 0:
+        return max(int(cols), 20)
+    try:
+        if stream.isatty():
+            return max(os.get_terminal_size(stream.fileno()).columns, 20)
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
+def _echo(err: bool = False):
+    """A line printer for terminal text: each line wrapped to the terminal (never cut)."""
+    from nsys_diag.report.text import fit_line
+
+    width = terminal_width(sys.stderr if err else sys.stdout)
+
+    def echo(text: str) -> None:
+        for line in str(text).split("\n"):
+            for part in fit_line(line, width):
+                click.echo(part, err=err)
+    return echo
+
+
+def _prepare_outputs(*dests: str | None) -> None:
+    """Before any analysis: create the parent directories of the output files named (``-`` is
+    stdout) and check that each can be written, so a bad ``-o nodir/x.html`` fails at once
+    (exit 2) instead of after the whole analysis."""
+    from pathlib import Path
+
+    from nsys_diag.model.errors import UsageError
+
+    for dest in dests:
+        if not dest or dest == "-":
+            continue
+        path = Path(dest)
+        if path.is_dir():
+            raise UsageError(f"cannot write {dest}: it is a directory (hint: name a file, e.g. "
+                             f"{path / 'report.html'})")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create the directory {path.parent} for {dest}: "
+                             f"{exc.strerror or exc} (hint: choose a writable location)") from None
+        if not os.access(path.parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UsageError(f"cannot write {dest}: permission denied (hint: choose a writable location)")
+
+
+def _check_input_files(ncu_path: str | None, phase_map: str | None, thresholds_path: str | None) -> None:
+    """Before any analysis: the side files named by options exist, else the error with its hint
+    (``--ncu``: exit 3 as for any unreadable input; ``--phase-map``/``--thresholds``: exit 2)."""
+    from pathlib import Path
+
+    from nsys_diag.model.errors import InputError, UsageError
+
+    if ncu_path and not Path(ncu_path).is_file():
+        raise InputError(ncu_path, "no such file" if not Path(ncu_path).exists() else "not a file",
+                         "--ncu takes an Nsight Compute CSV: ncu --csv --page raw … > kernels.csv")
+    for option, path, what in (("--phase-map", phase_map, "a TOML file mapping phases to NVTX name "
+                                "patterns, see docs/usage.md"),
+                               ("--thresholds", thresholds_path, "a TOML file of threshold overrides, "
+                                "see docs/thresholds.md")):
+        if path and not Path(path).is_file():
+            raise UsageError(f"{option} {path}: no such file (hint: {what})")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,8 +151,9 @@ def inspect(trace: str, json_out: str | None, include_host_info: bool) -> None:
     """Describe an export: format, version, tables, GPUs, NVTX, what can be analysed."""
     from nsys_diag.app.inspection import inspect_command
 
+    _prepare_outputs(json_out)
     inspect_command(trace, json_out=json_out, include_host_info=include_host_info,
-                    echo=lambda s: click.echo(s, err=json_out == "-"))
+                    echo=_echo(err=json_out == "-"))
 
 
 # ------------------------------------------------------------------------------------ analyze
@@ -104,8 +183,11 @@ def _analyze_options(f):
         click.option("--step-range", metavar="NAME", help="NVTX range name that marks one step."),
         click.option("--device", type=int, help="Only this CUDA device id."),
         click.option("--window", metavar="START:END",
-                     help="Analysed window on the session timeline (ns, or seconds with 's')."),
-        click.option("--steps", "steps_sel", metavar="FIRST:LAST", help="Step indices to analyse."),
+                     help="Analysed window on the session timeline: START:END, each a number "
+                          "with ns, us, ms or s (a bare number is ns); a side may be left empty."),
+        click.option("--steps", "steps_sel", metavar="FIRST:LAST",
+                     help="Steps to analyse: 0-based indices, both ends included (5:20; an empty "
+                          "side is open)."),
         click.option("--thresholds", "thresholds_path", type=click.Path(dir_okay=False),
                      metavar="FILE", help="TOML overriding thresholds (docs/thresholds.md)."),
         click.option("--include-host-info", is_flag=True,
@@ -138,8 +220,11 @@ def analyze(trace: str, **kw) -> None:
     """Diagnose one trace: verdict, step/phase breakdown, GPU gaps, Tensor Cores, transfers."""
     from nsys_diag.app.analyze import analyze_command
 
+    _prepare_outputs(kw.get("json_out"), kw.get("md_out"), kw.get("html_out"))
+    _check_input_files(kw.get("ncu_path"), kw.get("phase_map"), kw.get("thresholds_path"))
+    echo = _echo(err=kw.get("json_out") == "-" or kw.get("md_out") == "-")
     for line in analyze_command(trace, **kw):
-        click.echo(line, err=kw.get("json_out") == "-" or kw.get("md_out") == "-")
+        echo(line)
 
 
 # -------------------------------------------------------------------------------------- batch
@@ -158,9 +243,10 @@ def batch(dirs, jobs, scheduler, use_dask, outdir, no_cache, json_out, md_out) -
     """Analyse every trace under DIRS; one report each plus an index. Exit 4 if any was skipped."""
     from nsys_diag.app.batch import batch_command
 
+    _prepare_outputs(json_out, md_out)
     code = batch_command(list(dirs), jobs=jobs, scheduler=scheduler, use_dask=use_dask,
                          outdir=outdir, use_cache=not no_cache, json_out=json_out, md_out=md_out,
-                         echo=lambda s: click.echo(s, err=True))
+                         echo=_echo(err=True))
     sys.exit(code)
 
 
@@ -189,11 +275,12 @@ def compare(baseline, candidate, fail_on_regression, html_out, json_out, md_out,
     """
     from nsys_diag.app.compare import compare_command
 
+    _prepare_outputs(html_out, json_out, md_out)
     code = compare_command(baseline, candidate, fail_on_regression=fail_on_regression,
                            html_out=html_out, json_out=json_out, md_out=md_out, seed=seed,
                            use_cache=not no_cache, allow_unevaluable=allow_unevaluable,
-                           echo=lambda s: click.echo(s, err=json_out == "-" or md_out == "-"),
-                           err=lambda s: click.echo(s, err=True))
+                           echo=_echo(err=json_out == "-" or md_out == "-"),
+                           err=_echo(err=True))
     sys.exit(code)
 
 

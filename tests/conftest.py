@@ -52,3 +52,10 @@ def _every_batch_index_validates(monkeypatch):
 
     monkeypatch.setattr(batch_index, "build_index", checked)
     monkeypatch.setattr(batch, "build_index", checked)
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch):
+    """Terminal output wraps at ``COLUMNS`` (issue 28): tests see whole lines unless they set it
+    themselves, whatever the shell or a test runner's workers export."""
+    monkeypatch.delenv("COLUMNS", raising=False)

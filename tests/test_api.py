@@ -130,8 +130,12 @@ def test_markdown_html_and_jupyter(worked, tmp_path):
     doc = worked.to_html(out)
     assert out.read_text() == doc and doc.lstrip().lower().startswith("<!doctype html")
     snippet = worked._repr_html_()
-    assert snippet.startswith("<iframe") and snippet.count("<") == 2  # the report is escaped
-    assert html.unescape(snippet.split('srcdoc="', 1)[1].rsplit('"', 1)[0]) == doc
+    # a compact summary that sizes to its content; the full report folded in a <details>
+    summary = snippet.split("<details>", 1)[0]
+    assert "input_bound" in summary and worked.verdict.headline.split(":")[0] in summary
+    assert "<iframe" not in summary and "height" not in summary
+    assert snippet.count("<iframe") == 1 and "<details>" in snippet
+    assert html.unescape(snippet.split('srcdoc="', 1)[1].split('"></iframe>', 1)[0]) == doc
 
 
 def test_options_take_the_cli_forms_and_python_values(traces):
@@ -199,7 +203,8 @@ def test_compare_is_what_the_cli_writes(traces, tmp_path):
     assert c.gate["requested_pct"] is None and not c.regressed and c.exit_code == 0
     assert "step" in c.to_markdown().lower()
     assert c.to_html(tmp_path / "c.html").lstrip().lower().startswith("<!doctype html")
-    assert c._repr_html_().startswith("<iframe")
+    view = c._repr_html_()
+    assert "nsys-diag compare" in view.split("<details>", 1)[0] and view.count("<iframe") == 1
 
 
 def test_compare_gate_regression(traces):
@@ -216,3 +221,19 @@ def test_gpu_names_the_gpu_as_the_cli_does():
     a = analyze(sample, gpu="A100")
     codes = {q["code"] for q in json.loads(a.to_json())["data_quality"]}
     assert "gpu_overridden" in codes  # the trace names an H100: overriding it is said
+
+
+def test_the_readme_api_example_runs_on_a_shipped_trace(tmp_path, monkeypatch):
+    """The README's Python API block, as written, from a checkout (issue 28 item 5)."""
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Python API"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "sample_traces").symlink_to(repo / "sample_traces")
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own README
+    assert scope["a"].view["window"]["source"] == "user"
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")

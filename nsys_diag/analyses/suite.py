@@ -123,9 +123,12 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
                            capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
     r = run_tasks(_process_tasks(bundle, f, pid, devices, steps0, window, options, th, roofline),
                   parallel=len(kernels) + len(f["api"]) >= PARALLEL_MIN_ROWS)
-    results = {**r, "kernels": r["kernel_table"][1], "quality": dq.process_quality(
+    quality = dq.process_quality(
         steps=r["steps"], phases=r["phases"], kernels=kernels, window=window,
-        profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))}
+        profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
+    if bundle.meta.format == "ncu-csv":  # a kernel CSV has no timeline: no steps is expected
+        quality = [q for q in quality if q.code != "no_steps"]
+    results = {**r, "kernels": r["kernel_table"][1], "quality": quality}
     return finish_process(bundle, gpid, devices, window, results, options, th)
 
 

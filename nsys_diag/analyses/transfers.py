@@ -101,7 +101,8 @@ def link_for_gpu(name: str, cc_major: int = -1) -> LinkSpec:
     gen = _pcie_gen(n, cc_major)
     if gen is None:
         return LinkSpec("PCIe (unknown generation)", None, "unknown", None,
-                        f"GPU model unknown ({name or 'no GPU table'}): no expected bandwidth")
+                        f"GPU model unknown ({name or 'no GPU table'}): no expected bandwidth; name the GPU with "
+                        "`--gpu NAME`")
     host = f"PCIe Gen{gen} x16"
     major = cc_major if cc_major > 0 else {3: 7, 4: 8, 5: 9, 6: 10}[gen]
     if _is_sxm(name) and major in _NVLINK_GBPS:

@@ -28,7 +28,8 @@ def _side(path: str, role: str) -> tuple[list[TraceInput], list[dict]]:
     """The traces (and ignored files) of one side: a trace file, or a directory of runs."""
     p = Path(path)
     if not p.exists():
-        raise InputError(p, "no such file or directory")
+        raise InputError(p, "no such file or directory",
+                         f"check the {role} path: a trace file (.sqlite, .nsys-rep, ncu .csv) or a directory of runs")
     if p.is_file():
         return [TraceInput(p, p.name, classify(p) or "sqlite")], []
     found = discover([p])

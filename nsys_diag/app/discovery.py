@@ -107,7 +107,8 @@ def discover(roots: Sequence[str | Path], *, exclude: Sequence[Path] = ()) -> Di
     paths = [Path(r) for r in roots]
     for p in paths:
         if not p.exists():
-            raise InputError(p, "no such file or directory")
+            raise InputError(p, "no such file or directory",
+                             "check the path: a directory of traces or a trace file (.sqlite, .nsys-rep, ncu .csv)")
     excl = {e.resolve() for e in exclude if e.exists()}
     names = _root_names(paths)
     out = Discovery(roots=names)

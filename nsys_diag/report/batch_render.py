@@ -141,14 +141,14 @@ def _index_model(index: dict) -> dict:
         trows = []
         for r in ranks.get("rows") or []:
             shares = r.get("phase_shares") or {}
-            trows.append([cell(r.get("rank"), r.get("rank")), cell(r.get("label")),
+            trows.append([cell(r.get("rank"), r.get("rank")), cell(r.get("label"), cls="label"),
                           cell(fmt_ms(r.get("median_step_ms")), r.get("median_step_ms"))]
                          + [cell(fmt_share(shares.get(p)), shares.get(p)) for p in cols]
                          + [cell(fmt_ms(r.get("comm_ms")), r.get("comm_ms")),
                             cell(fmt_ms(r.get("start_skew_ms")), r.get("start_skew_ms")),
                             cell("straggler" if r.get("straggler") else "", int(bool(r.get("straggler"))))])
         columns = [("rank", True), ("trace", False), ("step (median)", True)] + \
-            [(p, True) for p in cols] + [("NCCL/comm per step", True), ("start skew", True), ("", False)]
+            [(p, True) for p in cols] + [("NCCL/comm per step", True), ("start skew", True), ("status", False)]
         al = ranks.get("alignment") or {}
         ranks_model = {
             "line": (f"{ranks.get('count')} ranks (identity from {ranks.get('source')}); median step "
@@ -163,7 +163,9 @@ def _index_model(index: dict) -> dict:
                                      + (" (step times equalised by collectives; found by phase)"
                                         if s.get("kind") == "phase" else ""))}
                            for s in ranks.get("stragglers") or []],
-            "table": table("tbl-ranks", columns, trows),
+            "chart": rank_steps_chart(ranks),
+            "table": table("tbl-ranks", columns, trows,
+                           fold=tuple(range(3, 3 + len(cols))) + (3 + len(cols) + 1,)),
             "note": " ".join(x for x in (ranks.get("note"), al.get("note")) if x),
         }
     skipped = index.get("skipped") or []
@@ -178,6 +180,50 @@ def _index_model(index: dict) -> dict:
         "skipped": skipped[:HTML_MAX_ROWS], "ignored": (index.get("ignored") or [])[:HTML_MAX_ROWS],
         "tone": tone, "chip": f"{c.get('skipped', 0)} skipped" if skipped else "all analysed",
     }
+
+
+RANK_CHART_MAX_ROWS = 64
+"""Ranks drawn one row each in the batch index's step-time chart (beyond: the first 64)."""
+
+
+def rank_steps_chart(ranks: dict) -> dict | None:
+    """The batch index's ``rank-steps`` strip plot: one row per rank (up to
+    ``RANK_CHART_MAX_ROWS``), a dot at its median step time and a tick at its mean, the
+    stragglers in the outlier colour, on one axis from 0 ms; None without two ranks with steps.
+    Coordinates in the viewBox's user units (720 wide)."""
+    from nsys_diag.model.jsonsafe import finite
+    from nsys_diag.report.charts import nice_ticks
+
+    rows = [r for r in ranks.get("rows") or [] if finite(r.get("median_step_ms")) is not None]
+    if len(rows) < 2:
+        return None
+    rows = rows[:RANK_CHART_MAX_ROWS]
+    width, label_w, value_w, row_h, top, axis_h = 720, 76, 84, 22, 8, 36
+    x0, x1 = label_w, width - value_w
+    hi = max(max(float(r["median_step_ms"]), float(finite(r.get("mean_step_ms")) or 0.0)) for r in rows)
+    ticks = nice_ticks(0.0, hi * 1.05 or 1.0, 5)
+    top_val = ticks[-1] or 1.0
+
+    def x(ms) -> float:
+        return round(x0 + (x1 - x0) * float(ms) / top_val, 1)
+
+    out = []
+    for i, r in enumerate(rows):
+        y = top + i * row_h + row_h / 2
+        mean = finite(r.get("mean_step_ms"))
+        out.append({"label": f"rank {r.get('rank')}", "y": round(y, 1), "ty": round(y + 4, 1),
+                    "x": x(r["median_step_ms"]), "mean_x": None if mean is None else x(mean),
+                    "value": fmt_ms(r["median_step_ms"]),
+                    "cls": "pt-outlier" if r.get("straggler") else "pt-normal",
+                    "title": (f"rank {r.get('rank')} ({r.get('label')}): median step {fmt_ms(r['median_step_ms'])}, "
+                              f"mean {fmt_ms(mean)}, {r.get('steps')} steps"
+                              + (", straggler" if r.get("straggler") else ""))})
+    axis_y = top + len(rows) * row_h + 4
+    return {"width": width, "height": axis_y + axis_h, "rows": out, "x0": x0, "x1": x1, "value_x": width - 4,
+            "axis_y": axis_y, "ticks": [{"x": x(t), "label": fmt_ms(t)} for t in ticks],
+            "label": (f"Median step time of {len(rows)} ranks: fastest "
+                      f"{fmt_ms(min(r['median_step_ms'] for r in rows))}, slowest "
+                      f"{fmt_ms(max(r['median_step_ms'] for r in rows))}")}
 
 
 def render_index_html(index: dict) -> str:

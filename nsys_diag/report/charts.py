@@ -21,6 +21,7 @@ from nsys_diag.analyses.kernels.labels import distinct_labels
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.report.contract import normalize
+from nsys_diag.report.duration_chart import kernel_durations
 from nsys_diag.report.tables import slug
 
 WIDTH = 720
@@ -428,24 +429,41 @@ def _si_short(x: float) -> str:
 
 
 def _place_labels(points: list[dict], right: float, top: float, bottom: float, char_w: float = 6.3,
-                  line_h: float = 13.0) -> None:
-    """Greedy label placement for scatter points: right of the point, or left when it would run
-    past ``right``; nudged vertically until it does not overlap a label already placed."""
-    placed: list[tuple[float, float, float]] = []
+                  line_h: float = 13.0, dots: list[dict] | None = None) -> None:
+    """Greedy label placement for scatter points: right of the point, else left of it, at the
+    first vertical offset where the label's box (``char_w`` per character, ``line_h`` tall) stays
+    inside the plot and overlaps neither a label already placed nor any dot of ``dots`` (each
+    {x, y, r}); when no position is free, the least crowded one of them."""
+    placed: list[tuple[float, float, float, float]] = []
+    obstacles = [(d["x"] - d["r"], d["x"] + d["r"], d["y"] - d["r"], d["y"] + d["r"]) for d in dots or []]
+
+    def hits(box) -> int:
+        x0, x1, y0, y1 = box
+        return sum(1 for a, b, c, d in placed + obstacles if x0 < b and x1 > a and y0 < d and y1 > c)
+
     for p in points:
         w = len(p["label"]) * char_w
-        x0 = p["lx"]
-        if x0 + w > right:
-            x0 = p["x"] - (p["lx"] - p["x"]) - w
-        for dy in (0.0, line_h, -line_h, 2 * line_h, -2 * line_h, 3 * line_h):
+        gap = p["lx"] - p["x"]
+        sides = [p["lx"], p["x"] - gap - w]
+        if sides[0] + w > right:
+            sides.reverse()
+        best = None
+        for dy in (0.0, line_h, -line_h, 2 * line_h, -2 * line_h, 3 * line_h, -3 * line_h):
             y = p["ly"] + dy
-            if y < top + 10 or y > bottom - 2:
+            if y - line_h + 3 < top or y > bottom - 2:
                 continue
-            if all(x0 + w < a or x0 > b or abs(y - yy) >= line_h for a, b, yy in placed):
+            for x0 in sides:
+                if x0 < 0 or x0 + w > right:
+                    continue
+                n = hits((x0, x0 + w, y - line_h + 3, y + 3))
+                if best is None or n < best[0]:
+                    best = (n, x0, y)
+                if n == 0:
+                    break
+            if best is not None and best[0] == 0:
                 break
-        else:
-            y = p["ly"]
-        placed.append((x0, x0 + w, y))
+        _, x0, y = best if best is not None else (0, p["lx"], p["ly"])
+        placed.append((x0, x0 + w, y - line_h + 3, y + 3))
         p["lx"], p["ly"] = _r(x0), _r(y)
 
 
@@ -464,7 +482,7 @@ def _roofline_points(pts: list, X, Y, y_top: float, y_bottom: float) -> list[dic
                        "label": _truncate(name, 28)})
     for p in points[ROOFLINE_LABELS:]:
         p["label"] = ""
-    _place_labels([p for p in points if p["label"]], WIDTH - 2, y_top, y_bottom)
+    _place_labels([p for p in points if p["label"]], WIDTH - 2, y_top, y_bottom, dots=points)
     return points
 
 
@@ -553,5 +571,6 @@ def chart_model(view: dict) -> dict:
         "histogram": gap_histogram(v),
         "timeline": timeline_strips(v),
         "kernels": kernel_bars(v),
+        "kernel_durations": kernel_durations(v),
         "roofline": roofline_chart(v),
     }

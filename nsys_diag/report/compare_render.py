@@ -89,9 +89,9 @@ def metric_label(name: str) -> str:
     if name == "window.exposed_comm_ms_per_s":
         return "exposed communication per second"
     if name.startswith("window.kernel_ms_per_s."):
-        return f"{name[len('window.kernel_ms_per_s.'):]} kernels per second"
+        return f"{name[len('window.kernel_ms_per_s.'):]} kernel time per second"
     if name.startswith("window.kernel."):
-        return f"kernel {name[len('window.kernel.'):].removesuffix('_ms_per_s')} per second"
+        return f"kernel {name[len('window.kernel.'):].removesuffix('_ms_per_s')} time per second"
     return name
 
 
@@ -104,9 +104,10 @@ def _value_texts(m: dict) -> dict:
             "value_candidate": _fmt_metric_value(m.get("candidate"), m.get("unit", ""))}
 
 
-def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
+def compare_rows(doc: dict, limit: int = 24, *, every: bool = False) -> list[dict]:
     """Metric rows for tables: step time, phases, GPU busy, Tensor Cores, then idle causes and
-    kernels that changed (significant first, then by |Δ%|), capped at ``limit``."""
+    kernels that changed (significant first, then by |Δ%|), capped at ``limit``. ``every``: then
+    the other metrics too (those that did not change), so a table can show all of them."""
     metrics = doc.get("metrics") or []
     head = [m for m in metrics if m["name"] in ("step_time_ms", "gpu_busy", "tensor_core_share")
             or (m["name"].startswith("phase.") and (m.get("baseline") or m.get("candidate")))]
@@ -116,6 +117,9 @@ def compare_rows(doc: dict, limit: int = 24) -> list[dict]:
             and (m.get("significant") or (m.get("delta") or 0) != 0)]
     tail.sort(key=lambda m: (not m.get("significant"), -abs(m.get("delta_pct") or 0.0), m["name"]))
     rows = head + tail
+    if every:
+        listed = {id(m) for m in rows}
+        rows += [m for m in metrics if id(m) not in listed]
     return [dict(m, label=metric_label(m["name"]), **_value_texts(m),
                  delta_text=_fmt_delta(m), ci_text=_fmt_ci(m), change_text=_change_word(m),
                  short_change={"none": "—", "n/a": "n/a"}.get(m.get("change"), _change_word(m)))
@@ -153,6 +157,11 @@ def comparability_line(doc: dict) -> str | None:
     word = "comparable" if comp.get("comparable", True) else "NOT comparable"
     return (f"comparability {comp['score']:.2f} ({word}; cut-off {comp.get('min_score', 0.5):g}): "
             + "; ".join(str(r) for r in comp.get("reasons") or []))
+
+
+def _comparable(doc: dict) -> bool:
+    """Whether the pair is comparable (the JSON's ``comparability.comparable``; true when absent)."""
+    return bool((doc.get("comparability") or {}).get("comparable", True))
 
 
 def window_rate_rows(doc: dict) -> list[dict]:
@@ -203,18 +212,25 @@ def gate_line(doc: dict) -> str | None:
 
 # ------------------------------------------------------------------------------ compare: text
 def _rest_line(rest: list[dict]) -> str:
-    """'the other N rows (…): −1.2 ms per step (+6% of the delta)' — the explain rows not listed."""
+    """'the other 3 row(s) (kernel a, kernel b, other (remaining kernels, …); …): −1.2 ms per step
+    (+6% of the delta)' — the explain rows not listed, each named as the JSON names it."""
     delta = sum(float(e.get("delta") or 0.0) for e in rest)
     shares = [float(x) for e in rest if (x := e.get("share_of_delta")) is not None]
     share = f" ({sum(shares) * 100:+.0f}% of the delta)" if len(shares) == len(rest) else ""
     t = ms_row_texts({"baseline": None, "candidate": None, "delta": delta})
-    return f"the other {len(rest)} row(s) (see the JSON explain[]): {t['delta_text']} per step{share}"
+    names = [text_safe(e.get("label") or e.get("name"), 60) for e in rest]
+    listed = ", ".join(names[:4]) + (f", … (+{len(names) - 4})" if len(names) > 4 else "")
+    return (f"the other {len(rest)} row(s) ({listed}; see the JSON explain[]): "
+            f"{t['delta_text']} per step{share}")
 
 
 def render_compare_text(doc: dict) -> list[str]:
     """A few terminal lines (strings sanitised)."""
     b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
-    lines = [f"nsys-diag compare: {text_safe(doc.get('summary'))}",
+    cl = comparability_line(doc)
+    lines = [f"nsys-diag compare: {text_safe(cl, 300)}", f"  result: {text_safe(doc.get('summary'))}"] \
+        if cl and not _comparable(doc) else [f"nsys-diag compare: {text_safe(doc.get('summary'))}"]
+    lines += [
              f"  baseline:  {text_safe(b.get('path'))} ({b.get('runs')} run(s), {b.get('steps')} steps)",
              f"  candidate: {text_safe(c.get('path'))} ({c.get('runs')} run(s), {c.get('steps')} steps)",
              "  " + step_line(doc)]
@@ -233,8 +249,7 @@ def render_compare_text(doc: dict) -> list[str]:
         lines.append(f"    {text_safe(r['label'], 60)}: {r['value_baseline']} → "
                      f"{r['value_candidate']} ({r['delta_text']}; CI {r['ci_text']}) "
                      f"{r['change_text']}")
-    cl = comparability_line(doc)
-    if cl:
+    if cl and _comparable(doc):
         lines.append("  " + text_safe(cl, 300))
     vc = doc.get("verdict_change") or {}
     if vc.get("changed"):
@@ -253,14 +268,19 @@ def render_compare_text(doc: dict) -> list[str]:
 def render_compare_markdown(doc: dict) -> str:
     """PR-comment-sized Markdown (< 60 lines)."""
     b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
-    out = [f"### nsys-diag compare: {md_escape(doc.get('summary'), 160)}", ""]
+    cl = comparability_line(doc)
+    if cl and not _comparable(doc):  # said first: every number below compares unlike runs
+        out = [f"### nsys-diag compare: NOT comparable ({md_escape(doc.get('summary'), 160)})", "",
+               "**" + md_escape(cl, 400) + "**", ""]
+        cl = None
+    else:
+        out = [f"### nsys-diag compare: {md_escape(doc.get('summary'), 160)}", ""]
     out.append(f"**{step_line(doc)}**")
     g = gate_line(doc)
     if g:
         out.append("")
         loud = doc.get("regression") or not (doc.get("gate") or {"evaluated": True}).get("evaluated")
         out.append(("**" + md_escape(g, 400) + "**") if loud else md_escape(g, 400))
-    cl = comparability_line(doc)
     if cl:
         out += ["", md_escape(cl, 400)]
     out += ["", "| metric | baseline | candidate | Δ | 95% CI | |", "|---|---:|---:|---:|---:|---|"]
@@ -310,22 +330,22 @@ def render_compare_markdown(doc: dict) -> str:
 def _compare_model(doc: dict) -> dict:
 
     mrows = []
-    for r in compare_rows(doc, limit=200):
-        mrows.append([cell(r["label"]), cell(r["value_baseline"], r.get("baseline")),
+    for r in compare_rows(doc, limit=10_000, every=True):
+        mrows.append([cell(r["label"], cls="label"), cell(r["value_baseline"], r.get("baseline")),
                       cell(r["value_candidate"], r.get("candidate")),
                       cell(r["delta_text"], r.get("delta_pct") if r.get("delta_pct") is not None
                            else r.get("delta")),
                       cell(r["ci_text"], r.get("ci_low_pct")),
                       cell(r["short_change"], r.get("change"), title=r.get("note") or None)])
     metrics = table("tbl-metrics", [("metric", False), ("baseline", True), ("candidate", True),
-                                    ("Δ", True), ("95% CI of Δ", True), ("", False)], mrows,
-                    total=len(doc.get("metrics") or []))
+                                    ("Δ", True), ("95% CI of Δ", True), ("change", False)], mrows,
+                    total=len(doc.get("metrics") or []), fold=(1, 2))
     erows = []
     for e in explain_rows(doc):
         share = e.get("share_of_delta")
         meter = None if share is None else max(0.0, min(100.0, abs(share) * 100))
         erows.append([cell("kernels" if e.get("group") == "kernels" else "phases"),
-                      cell(e["label"]), cell(e["baseline_text"], e.get("baseline")),
+                      cell(e["label"], cls="label"), cell(e["baseline_text"], e.get("baseline")),
                       cell(e["candidate_text"], e.get("candidate")),
                       cell(e["delta_text"], e.get("delta")),
                       cell(e["share_text"], share, meter=meter),
@@ -334,14 +354,15 @@ def _compare_model(doc: dict) -> dict:
     explain = table("tbl-explain", [("group", False), ("component", False),
                                     ("baseline ms/step", True), ("candidate ms/step", True),
                                     ("Δ ms/step", True), ("share of Δ (signed)", True),
-                                    ("significant", False)], erows)
-    wrows = [[cell(r["label"]), cell(r["value_baseline"], r.get("baseline")),
+                                    ("significant", False)], erows, fold=(0, 2, 3, 6))
+    wrows = [[cell(r["label"], cls="label"), cell(r["value_baseline"], r.get("baseline")),
               cell(r["value_candidate"], r.get("candidate")),
               cell(r["delta_text"], r.get("delta")), cell(r["ci_text"], r.get("ci_low")),
               cell(r["short_change"], r.get("change"), title=r.get("note") or None)]
              for r in window_rate_rows(doc)]
     wtable = table("tbl-window-rates", [("rate", False), ("baseline", True), ("candidate", True),
-                                        ("Δ", True), ("95% CI of Δ", True), ("", False)], wrows)
+                                        ("Δ", True), ("95% CI of Δ", True), ("change", False)], wrows,
+                   fold=(1, 2))
     gate = doc.get("gate") or {"evaluated": True}
     unevaluable = doc.get("fail_on_regression_pct") is not None and not gate.get("evaluated")
     b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
@@ -351,6 +372,8 @@ def _compare_model(doc: dict) -> dict:
     regression = bool(doc.get("regression"))
     if regression:
         tone, chip = "warn", "regression"
+    elif not _comparable(doc):  # before "slower"/"faster": those compare unlike runs
+        tone, chip = "warn", "not comparable"
     elif unevaluable:
         tone, chip = "warn", "gate not evaluable"
     elif st.get("significant"):

@@ -83,6 +83,18 @@ def fmt_bytes(value) -> str:
     return f"{fmt_significant(x)} B"
 
 
+def fmt_device_memory(value) -> str:
+    """A GPU's memory size in binary units, as vendors size it ("H100 80GB" has 79.6 GiB):
+    ``fmt_device_memory(85_520_809_984)`` → '79.6 GiB' (SI would read '85.5 GB' beside the name)."""
+    x = finite(value)
+    if x is None:
+        return MISSING
+    for power, prefix in ((40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki")):
+        if abs(x) >= 2 ** power:
+            return f"{_sig(x / 2 ** power)} {prefix}B"
+    return f"{_sig(x)} B"
+
+
 def fmt_rate(value, unit: str = "B") -> str:
     """A per-second rate with SI prefixes: ``fmt_rate(2.0e12)`` → '2 TB/s';
     ``fmt_rate(3.1e14, 'FLOP')`` → '310 TFLOP/s'; word units keep a space after the prefix:

@@ -376,9 +376,11 @@ def _capture(v: dict) -> list[dict]:
             who += (f" — the headline of {fmt_count(scope.get('process_count'))} processes"
                     + (f" ({scope['headline_rule']})" if scope.get("headline_rule") else ""))
         analysed = [{"label": "Analysed process", "value": who}]
-    return analysed + [
-        {"label": "Trace", "value": t["path"] or MISSING},
-        {"label": "Format", "value": t["format"] or MISSING},
+    head = analysed + [{"label": "Trace", "value": t["path"] or MISSING},
+                       {"label": "Format", "value": t["format"] or MISSING}]
+    if t["format"] == "ncu-csv":  # a kernel CSV has no nsys version, schema, timeline or window
+        return head + ([{"label": "Processes", "value": procs}] if procs else [])
+    return head + [
         {"label": "nsys version", "value": t["nsys_version"] or "unknown"},
         {"label": "Export schema", "value": t["schema_version"] or "unknown"},
         {"label": "Capture span", "value": fmt_ns(t["capture_span_ns"])},

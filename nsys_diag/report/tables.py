@@ -13,6 +13,7 @@ from nsys_diag.report.formatting import (
     MISSING,
     fmt_bytes,
     fmt_count,
+    fmt_device_memory,
     fmt_ms,
     fmt_ns,
     fmt_number,
@@ -70,11 +71,21 @@ def cell(text, sort=None, title=None, cls=None, swatch=None, meter=None) -> dict
 
 
 def table(tid: str, columns: list[tuple[str, bool]], rows: list[list[dict]], *, total=None,
-          caption=None, filterable=False) -> dict:
-    """A table model for ``macros/tables.html``: ``columns`` are (label, numeric) pairs."""
+          caption=None, filterable=False, fold: tuple[int, ...] = ()) -> dict:
+    """A table model for ``macros/tables.html``: ``columns`` are (label, numeric) pairs.
+
+    ``fold``: indices of the columns that fold away when the table is narrower than its content
+    (a card under ~1000 px): their values move into a line under the row's first text cell
+    (``row_more``, label and value, missing values left out), so the identifying and the decisive
+    columns keep their room and nothing scrolls sideways."""
     shown = len(rows)
     total = shown if total is None else max(int(total), shown)
-    return {"id": tid, "columns": [{"label": lab, "num": num} for lab, num in columns], "rows": rows,
+    anchor = next((i for i, (_, num) in enumerate(columns) if not num), 0)
+    folded = set(fold) - {anchor}
+    cols = [{"label": lab, "num": num, "fold": i in folded} for i, (lab, num) in enumerate(columns)]
+    more = [[{"label": cols[i]["label"], "text": c["text"]} for i, c in enumerate(row)
+             if i in folded and c["text"] != MISSING] for row in rows]
+    return {"id": tid, "columns": cols, "rows": rows, "row_more": more, "folds": bool(folded), "anchor": anchor,
             "shown": shown, "total": total, "caption": caption, "filterable": filterable}
 
 
@@ -104,7 +115,7 @@ def _kernel_table(v: dict) -> dict:
     cols = [("Kernel", False), ("Category", False), ("Tensor Cores", False), ("Launches", True),
             ("Total", True), ("Share", True), ("Mean", True), ("Median", True), ("Max", True)]
     total = v["kernels_total"] if finite(v["kernels_total"]) is not None else len(rows)
-    return table("tbl-kernels", cols, rows, total=total, filterable=True,
+    return table("tbl-kernels", cols, rows, total=total, filterable=True, fold=(1, 2, 6, 7, 8),
                  caption="Kernels by total GPU time (share of all kernel time).")
 
 
@@ -124,7 +135,7 @@ def _phase_table(v: dict) -> dict:
         ])
     cols = [("Phase", False), ("Canonical", False), ("Mean per step", True), ("Share of step", True),
             ("GPU busy in its span", True), ("GPU busy share", True), ("GPU work launched", True)]
-    return table("tbl-phases", cols, rows,
+    return table("tbl-phases", cols, rows, fold=(1, 4, 6),
                  caption="Mean time per step, exclusive (nested ranges counted once). "
                          "“GPU busy in its span”: kernel time inside the phase's wall-clock span; "
                          "“GPU work launched”: kernel time launched from it, which may run later.")
@@ -207,7 +218,7 @@ def _gap_table(v: dict) -> dict:
         ])
     cols = [("Start", True), ("Length", True), ("Gaps", True), ("GPU", True), ("Cause", False),
             ("Phase", False), ("What the CPU was doing", False)]
-    return table("tbl-gaps", cols, rows, total=v["gaps"]["count"] if rows else None,
+    return table("tbl-gaps", cols, rows, total=v["gaps"]["count"] if rows else None, fold=(2, 3, 5),
                  caption="Longest GPU idle intervals, identical ones grouped (start: the first, from the start of "
                          "the analysed window; hover for every start).")
 
@@ -239,7 +250,7 @@ def _transfer_table(v: dict) -> dict:
         ])
     cols = [("Kind", False), ("Copies", True), ("Bytes", True), ("Time", True), ("Achieved", True),
             ("Expected link peak", True), ("Of peak", True)]
-    return table("tbl-transfers", cols, rows)
+    return table("tbl-transfers", cols, rows, fold=(1, 5))
 
 
 def _device_table(v: dict) -> dict:
@@ -251,7 +262,7 @@ def _device_table(v: dict) -> dict:
             for d in v["gpu"]["per_device"]]
     cols = [("GPU", True), ("Name", False), ("Compute busy", True), ("Kernels", True), ("Copies", True),
             ("Idle", True)]
-    return table("tbl-devices", cols, rows)
+    return table("tbl-devices", cols, rows, fold=(4, 5))
 
 
 def _metrics_phase_table(v: dict) -> dict:
@@ -264,7 +275,7 @@ def _metrics_phase_table(v: dict) -> dict:
             for p in v["gpu_metrics"]["per_phase"]]
     cols = [("Phase", False), ("SM active", True), ("Tensor active", True), ("DRAM bandwidth", True),
             ("PCIe RX", True), ("PCIe TX", True)]
-    return table("tbl-metrics-phase", cols, rows, caption="GPU metrics (sampled counters) per phase.")
+    return table("tbl-metrics-phase", cols, rows, fold=(4, 5), caption="GPU metrics (sampled counters) per phase.")
 
 
 def _comm_table(v: dict) -> dict:
@@ -278,7 +289,7 @@ def _comm_table(v: dict) -> dict:
 
 def _memory_table(v: dict) -> dict:
     rows = [[cell(d["device_id"], finite(d["device_id"])), cell(fmt_bytes(d["peak_bytes"]), finite(d["peak_bytes"])),
-             cell(fmt_bytes(d["device_bytes"]), finite(d["device_bytes"])),
+             cell(fmt_device_memory(d["device_bytes"]), finite(d["device_bytes"])),
              cell(fmt_share(d["peak_share"]), finite(d["peak_share"]), cls="has-meter", meter=_meter(d["peak_share"]))]
             for d in v["memory"]["per_device"]]
     return table("tbl-memory", [("GPU", True), ("Peak allocated", True), ("Device memory", True),
@@ -290,8 +301,11 @@ def _process_table(v: dict) -> dict:
              cell(fmt_ms(p["steps_mean_ms"]), finite(p["steps_mean_ms"])),
              cell(VERDICT_TITLES.get(p["verdict_code"], p["verdict_code"]), p["verdict_code"])]
             for p in v["processes"]]
+    scope = v.get("scope")
+    scope = scope if isinstance(scope, dict) else {}
+    which = "slowest" if scope.get("headline_by") == "step_time" else "busiest (the most GPU time)"
     return table("tbl-processes", [("PID", True), ("Process", False), ("Mean step", True), ("Verdict", False)],
-                 rows, caption="Per process (rank); the headline comes from the slowest.")
+                 rows, caption=f"Per process (rank); the headline comes from the {which}.")
 
 
 LOADER_STATES = {"saturated": "saturated: the workers cannot keep up",
@@ -319,7 +333,7 @@ def loader_block(v: dict) -> dict | None:
     return {"line": line, "table": table(
         "tbl-loader", [("PID", True), ("TID", True), ("Worker", False), ("Busy", True),
                        ("Measured from", False), ("Why a worker", False)], rows,
-        total=ld.get("workers"), caption="DataLoader workers of this process and how busy each is.")}
+        total=ld.get("workers"), fold=(1, 4, 5), caption="DataLoader workers of this process and how busy each is.")}
 
 
 def _roofline_table(v: dict) -> dict:
@@ -345,6 +359,7 @@ def _roofline_table(v: dict) -> dict:
             ("Memory SOL %", True), ("Bound", False), ("Precision", False)]
     total = v["roofline"]["kernels_total"]
     return table("tbl-roofline", cols, rows, total=total if finite(total) is not None else None,
+                 fold=(1, 4, 5, 6, 7, 9),
                  caption="Per kernel, from Nsight Compute: arithmetic intensity against DRAM bytes and the "
                          "speed-of-light bound (ncu's rule: ≥ 80% of a unit's peak is its bound; "
                          "everything < 60% is latency-bound).")
@@ -354,11 +369,11 @@ def _gpu_table(v: dict) -> dict:
     rows = [[cell(g["id"], finite(g["id"])), cell(g["name"], str(g["name"] or ""), cls="name"),
              cell(g["compute_capability"], str(g["compute_capability"] or "")),
              cell(fmt_count(g["sm_count"]), finite(g["sm_count"])),
-             cell(fmt_bytes(g["memory_bytes"]), finite(g["memory_bytes"])),
+             cell(fmt_device_memory(g["memory_bytes"]), finite(g["memory_bytes"])),
              cell(fmt_rate(g["memory_bandwidth_bytes_per_s"]), finite(g["memory_bandwidth_bytes_per_s"]))]
             for g in v["trace"]["gpus"]]
     return table("tbl-gpus", [("Id", True), ("GPU", False), ("CC", False), ("SMs", True), ("Memory", True),
-                              ("Memory bandwidth", True)], rows)
+                              ("Memory bandwidth", True)], rows, fold=(2, 3))
 
 
 def _tables_table(v: dict) -> dict:

@@ -1,7 +1,8 @@
 """Compact terminal summary of a view: verdict, phase table, top gaps (plain text, no colour).
 
 Every string that comes from the trace goes through ``clean_terminal`` (ANSI escapes, control and
-bidi characters removed) and is truncated to fit its column.
+bidi characters removed); a column in the middle of a line is truncated to fit it, the last one is
+not (``fit_line`` wraps a line to the terminal, it never cuts).
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from nsys_diag.model.text import terminal_line
 from nsys_diag.report.tables import gap_groups, step_list
 from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
 
-WIDTH = 100
 NAME_COL = 28
 TOP_GAPS_SHOWN = 5
 RECS_SHOWN = 4
@@ -20,6 +20,21 @@ FINDINGS_SHOWN = 4
 
 def _c(s, n: int | None = None) -> str:
     return terminal_line(s, n)
+
+
+def fit_line(line: str, width: int | None) -> list[str]:
+    """``line`` wrapped to ``width`` terminal columns, between words only (a word longer than the
+    width keeps its own line whole: paths and commands stay copyable), the continuation lines
+    indented two columns past the line's own indent; nothing is ever cut. A ``label: value`` line
+    of one value (``report: PATH``) is never broken. ``width`` None (output not a terminal, no
+    ``COLUMNS``): the whole line."""
+    if width is None or len(line) <= width or len(line.split()) <= 2:
+        return [line]
+    import textwrap
+
+    indent = " " * min(len(line) - len(line.lstrip(" ")), max(width // 2, 0))
+    return textwrap.wrap(line, width=max(width, len(indent) + 12), subsequent_indent=indent + "  ",
+                         break_on_hyphens=False, break_long_words=False, replace_whitespace=False) or [line]
 
 
 def _header(v: dict) -> list[str]:
@@ -170,7 +185,7 @@ def _gaps(v: dict) -> list[str]:
             n = f"×{t['count']}" if t["count"] > 1 else "1"
             out.append(f"  {fmt_ms(t.get('duration_ms')):>9}  {n:>4}  {t.get('cause', ''):<17} "
                        f"{t.get('device_id', ''):>3}  {_c(t.get('phase') or MISSING, 20):<20} "
-                       f"{_c(t.get('cpu_activity'), 50)}")
+                       f"{_c(t.get('cpu_activity'))}")
     return out
 
 
@@ -201,7 +216,7 @@ def _quality(v: dict) -> list[str]:
     out = []
     if items:
         out += ["", "Data quality"]
-        out += [f"  ! {_c(q.get('message'), WIDTH)}" for q in items[:5]]
+        out += [f"  ! {_c(q.get('message'))}" for q in items[:5]]
     hints = v.get("capture_hints") or []
     if (v.get("verdict") or {}).get("code") == "insufficient_data" and hints:
         out += ["", "Capture with"] + [f"  {_c(h)}" for h in hints]

@@ -40,7 +40,10 @@
     var expanded = table.getAttribute("data-expanded") === "1";
     var matched = 0;
     each(body.rows, function (tr) {
-      var text = tr.cells.length ? tr.cells[0].textContent.toLowerCase() + " " + (tr.cells[0].getAttribute("title") || "").toLowerCase() : "";
+      var first = tr.cells.length ? tr.cells[0] : null;
+      var extra = first && first.querySelector(".row-more");
+      var own = first ? first.textContent.slice(0, first.textContent.length - (extra ? extra.textContent.length : 0)) : "";
+      var text = first ? own.toLowerCase() + " " + (first.getAttribute("title") || "").toLowerCase() : "";
       var ok = (!query || text.indexOf(query) !== -1) &&
                (!category || (tr.cells[1] && tr.cells[1].textContent.trim() === category));
       tr.hidden = !ok;

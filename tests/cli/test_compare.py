@@ -212,4 +212,5 @@ def test_two_windows_without_steps_compare_window_rates(tmp_path):
     wr = doc["window_rates"]
     assert wr["available"] and wr["bins"]["baseline"] >= 20
     assert any(m["name"] == "window.gpu_busy" for m in wr["metrics"])
+    assert {m["method"] for m in wr["metrics"]} <= {"bins", "none"}  # samples are bins, not steps
     assert "step time was not available" in r.output

@@ -167,6 +167,27 @@ def test_roofline_points_sized_by_share_and_inside_the_plot():
     assert comp["y1"] == comp["y2"]
 
 
+def test_roofline_labels_cover_no_dot_and_no_other_label():
+    """Labels are placed beside their dot, clear of every dot and of each other (issue 28)."""
+    from nsys_diag.report.charts import _place_labels
+
+    # a crowded cluster: five labelled dots in a 60-unit square, two big dots beside them
+    dots = [{"x": 300.0 + 12 * i, "y": 200.0 + 10 * (i % 3), "r": 4.0, "label": f"kernel_{i}"} for i in range(5)]
+    dots += [{"x": 390.0, "y": 200.0, "r": 14.0, "label": ""}, {"x": 240.0, "y": 190.0, "r": 14.0, "label": ""}]
+    for d in dots:
+        d["lx"], d["ly"] = d["x"] + d["r"] + 3, d["y"] + 4
+    labelled = [d for d in dots if d["label"]]
+    _place_labels(labelled, 720, 20, 400, dots=dots)
+    boxes = [(d["lx"], d["lx"] + 6.3 * len(d["label"]), d["ly"] - 10, d["ly"] + 3) for d in labelled]
+
+    def overlap(a, b):
+        return a[0] < b[1] and a[1] > b[0] and a[2] < b[3] and a[3] > b[2]
+
+    for i, a in enumerate(boxes):
+        assert not any(overlap(a, b) for b in boxes[i + 1:])
+        assert not any(overlap(a, (d["x"] - d["r"], d["x"] + d["r"], d["y"] - d["r"], d["y"] + d["r"])) for d in dots)
+
+
 def test_roofline_skips_unusable_roofs_and_points():
     view = compute_bound_view()
     view["roofline"]["roofs"] = [{"name": "FP32", "kind": "compute", "value": 6.7e13},
@@ -182,7 +203,7 @@ def test_roofline_skips_unusable_roofs_and_points():
 def test_unavailable_sections_give_no_chart():
     charts = chart_model(sparse_view())
     assert charts == {"phases": None, "steps": None, "causes": None, "histogram": None, "timeline": [],
-                      "kernels": None, "roofline": None}
+                      "kernels": None, "kernel_durations": None, "roofline": None}
     assert chart_model({}) == charts  # an empty view is "nothing to draw", not an error
 
 

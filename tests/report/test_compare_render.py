@@ -24,4 +24,51 @@ def test_rows_beyond_the_first_five_are_summed_into_one_line():
     assert len(listed) == 5 and ("-" in listed[1] or "−" in listed[1])  # both signs listed
     (rest,) = [ln for ln in lines if "the other" in ln]
     assert "the other 4 row(s)" in rest and ": +8 ms per step" in rest
+    # each summed row named as the JSON names it, the remainder row included
+    assert "kernel k5" in rest and "other (remaining kernels, and time outside kernels)" in rest
     assert re.search(r"\(-40% of the delta\)", rest)
+
+
+def _incomparable_doc(**kw) -> dict:
+    metrics = [{"name": f"kernel.k{i}_ms", "unit": "ms", "baseline": 1.0, "candidate": 1.0, "delta": 0.0,
+                "delta_pct": 0.0, "change": "none", "significant": False} for i in range(30)]
+    metrics.insert(0, {"name": "step_time_ms", "unit": "ms", "baseline": 100.0, "candidate": 130.0,
+                       "delta": 30.0, "delta_pct": 30.0, "change": "worse", "significant": True})
+    return {"summary": "candidate 30% slower", "baseline": {"path": "a", "runs": 1, "steps": 9},
+            "candidate": {"path": "b", "runs": 1, "steps": 9}, "metrics": metrics,
+            "step_time": {"baseline": 100.0, "candidate": 130.0, "delta": 30.0, "delta_pct": 30.0,
+                          "significant": True},
+            "comparability": {"score": 0.06, "comparable": False, "min_score": 0.5,
+                              "reasons": ["kernel mix differs"]}, **kw}
+
+
+def test_an_incomparable_pair_says_so_first():
+    from nsys_diag.report.compare_render import _compare_model, render_compare_markdown
+
+    doc = _incomparable_doc()
+    lines = render_compare_text(doc)
+    assert "NOT comparable" in lines[0] and "kernel mix differs" in lines[0]
+    assert "candidate 30% slower" in lines[1]
+    md = render_compare_markdown(doc).splitlines()
+    assert "NOT comparable" in md[0] and "kernel mix differs" in md[2]
+    model = _compare_model(doc)
+    assert model["chip"] == "not comparable" and model["tone"] == "warn"
+    doc["comparability"]["comparable"] = True
+    assert _compare_model(doc)["chip"] == "slower" and "NOT" not in render_compare_text(doc)[0]
+
+
+def test_the_html_metrics_table_has_every_metric_and_a_header_on_every_column():
+    from nsys_diag.report.compare_render import _compare_model
+
+    doc = _incomparable_doc()
+    table = _compare_model(doc)["metrics"]
+    assert table["shown"] == table["total"] == len(doc["metrics"])  # the page's JS collapses and shows all
+    assert all(c["label"] for c in table["columns"])
+    assert _compare_model(doc)["explain"]["columns"] and all(c["label"] for c in _compare_model(doc)["explain"]["columns"])
+
+
+def test_rates_per_second_are_labelled_as_time_per_second():
+    from nsys_diag.report.compare_render import metric_label
+
+    assert metric_label("window.kernel_ms_per_s.attention") == "attention kernel time per second"
+    assert metric_label("window.kernel.nvjet_ms_per_s") == "kernel nvjet time per second"

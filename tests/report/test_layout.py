@@ -1,13 +1,16 @@
 """Every report kind in a real browser at 1400 px and 800 px: nothing clipped, no chart labels on
-top of each other, no console errors (issue 17 item 6).
+top of each other, no console errors (issues 17 item 6 and 28 item 1).
 
 Headless Debian Chromium driven by Playwright, as in ``test_browser.py`` (skips the same way).
-The checks live in ``layout_audit.js``: at 1400 px no element may be wider inside than its box
-(``scrollWidth > clientWidth``) and the page never scrolls sideways; at 800 px the same, except
-that a wide table may scroll inside its own ``.table-scroll`` wrapper; in every ``svg.chart`` no
-two labels' bounding boxes overlap and none leaves the chart. Reports: ``analyze`` on each sample
-trace and on a real export (``../shared/traces``, skipped when absent), a batch index, a
-compare report (with its step-time distribution chart) and an ncu-only report.
+The checks live in ``layout_audit.js``, the same at both widths: no element (table cells and
+captions included) is wider inside than its box (``scrollWidth > clientWidth``: nothing clipped,
+truncated or scrolling sideways, ``.table-scroll`` wrappers included), the page never scrolls
+sideways, every table lies inside its card, no short word is broken over two lines
+("insufficien/t_data", "RAN/K"); in every ``svg.chart`` no two labels' bounding boxes overlap, none
+leaves the chart and, at 800 px, none renders below 11 px. Reports: ``analyze`` on each sample
+trace and on a real export and an ncu-only CSV (``../shared/traces``, skipped when absent), a
+batch index, a batch index of a 4-rank job (its Ranks section), a compare report (with its
+step-time distribution chart) and the compare of a pair that is not comparable.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from batch_traces import rank_set
 from test_browser import CHROMIUM_ARGS, TIMEOUT_MS, _chromium
 
 pytestmark = pytest.mark.browser
@@ -29,9 +33,15 @@ AUDIT = (Path(__file__).with_name("layout_audit.js")).read_text(encoding="utf-8"
 WIDTHS = (1400, 800)
 
 
+ERRORS: dict[str, str] = {}
+"""The stderr of each command that wrote no report (for the assertion message)."""
+
+
 def _cli(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "nsys_diag", *args], check=False, cwd=REPO, timeout=600,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r = subprocess.run([sys.executable, "-m", "nsys_diag", *args], check=False, cwd=REPO, timeout=600,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode not in (0, 4):
+        ERRORS[" ".join(args)] = r.stderr[-2000:]
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +54,15 @@ def reports(tmp_path_factory) -> dict[str, Path]:
         paths[trace.stem] = out / f"{trace.stem}.html"
     _cli("batch", str(REPO / "sample_traces"), "-o", str(out / "batch"), "-j", "2", "--no-cache")
     paths["batch_index"] = out / "batch" / "index.html"
+    rank_set(out / "ranks_in")
+    _cli("batch", str(out / "ranks_in"), "-o", str(out / "ranks"), "-j", "2", "--no-cache")
+    paths["batch_ranks"] = out / "ranks" / "index.html"
     _cli("compare", str(REPO / "sample_traces" / "worked_example.sqlite"),
          str(REPO / "sample_traces" / "healthy_tc.sqlite"), "-o", str(out / "compare.html"))
     paths["compare"] = out / "compare.html"
+    _cli("compare", str(REPO / "sample_traces" / "worked_example.sqlite"),
+         str(REPO / "sample_traces" / "no_cuda.sqlite"), "-o", str(out / "compare_incomparable.html"))
+    paths["compare_incomparable"] = out / "compare_incomparable.html"
     if NCU.is_file():
         _cli("analyze", str(NCU), "-o", str(out / "real_ncu_only.html"))
         paths["real_ncu_only"] = out / "real_ncu_only.html"
@@ -85,7 +101,8 @@ def _audit(browser, html: Path, width: int) -> tuple[list[dict], list[str]]:
     return problems, errors
 
 
-KINDS = [t.stem for t in SAMPLES] + ["batch_index", "compare", "real_fastvideo", "real_ncu_only"]
+KINDS = [t.stem for t in SAMPLES] + ["batch_index", "batch_ranks", "compare", "compare_incomparable",
+                                     "real_fastvideo", "real_ncu_only"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -94,27 +111,31 @@ def test_nothing_clipped_or_overlapping(browser, reports, kind, width):
     if kind not in reports:
         pytest.skip("../shared/traces not present")
     html = reports[kind]
-    assert html.is_file(), f"{kind}: no report written"
+    assert html.is_file(), f"{kind}: no report written: {ERRORS}"
     problems, errors = _audit(browser, html, width)
     assert problems == [], f"{kind} @ {width}px:\n" + "\n".join(json.dumps(p, ensure_ascii=False) for p in problems)
     assert errors == []
 
 
 def test_the_audit_sees_what_it_should(browser, tmp_path):
-    """The audit itself: a clipped box, a page wider than the window and two labels on top of each
-    other are reported; a wide table inside its scroll wrapper only at 1400 px."""
+    """The audit itself: a clipped box, a table scrolling inside its wrapper, a page wider than the
+    window, two labels on top of each other, a short word broken over two lines and (at 800 px)
+    chart text scaled below 11 px are reported, at both widths alike."""
     html = tmp_path / "bad.html"
     html.write_text(
         "<!DOCTYPE html><html><body style='margin:0'>"
         "<div id='clip' style='width:100px;overflow:hidden;white-space:nowrap'>" + "x" * 200 + "</div>"
         "<div class='table-scroll' style='width:100px;overflow-x:auto'><table><tr><td style='white-space:nowrap'>"
         + "y" * 200 + "</td></tr></table></div>"
+        "<p id='broken' style='width:40px;overflow-wrap:anywhere'>insufficient_data</p>"
         "<svg class='chart' viewBox='0 0 200 50' width='200' height='50'>"
         "<text x='10' y='20'>1ms–10ms</text><text x='30' y='20'>10ms–100ms</text></svg>"
+        "<svg class='chart' viewBox='0 0 2000 50' style='width:400px'><text x='10' y='30' style='font-size:12px'>tiny</text></svg>"
         "<div style='width:3000px'>wide</div></body></html>", encoding="utf-8")
-    wide, _ = _audit(browser, html, 1400)
-    kinds = {(p["kind"], "table-scroll" in p["where"]) for p in wide}
-    assert ("overflow", False) in kinds and ("overflow", True) in kinds
-    assert ("page-scroll", False) in kinds and ("label-overlap", False) in kinds
-    narrow, _ = _audit(browser, html, 800)
-    assert not any("table-scroll" in p["where"] for p in narrow)
+    for width in WIDTHS:
+        found, _ = _audit(browser, html, width)
+        kinds = {(p["kind"], "table-scroll" in p["where"]) for p in found}
+        assert ("overflow", False) in kinds and ("overflow", True) in kinds
+        assert ("page-scroll", False) in kinds and ("label-overlap", False) in kinds
+        assert any(p["kind"] == "word-broken" and "insufficient" in p["detail"] for p in found)
+        assert any(p["kind"] == "label-small" for p in found) == (width < 1000)

@@ -95,3 +95,18 @@ def test_clean_terminal_truncates_and_keeps_newlines_on_request():
 
 def test_escape_markdown():
     assert escape_markdown("a|b `c` <d> @all") == "a\\|b \\`c\\` \\<d\\> &#64;all"
+
+
+def test_fit_line_wraps_at_the_width_and_never_cuts():
+    from nsys_diag.report.text import fit_line
+
+    long_word = "/very/long/path/" + "x" * 60
+    line = "   - " + " ".join(f"word{i}" for i in range(40)) + " " + long_word + " end"
+    parts = fit_line(line, 40)
+    assert len(parts) > 3 and all(len(p) <= 40 for p in parts if long_word not in p)
+    assert " ".join(" ".join(parts).split()) == " ".join(line.split())  # every word kept, in order
+    assert any(p.strip() == long_word for p in parts)  # a word longer than the width stays whole
+    assert all(p.startswith("     ") for p in parts[1:])  # continuation indented past the line's own
+    assert fit_line(line, None) == [line] and fit_line("short", 40) == ["short"]
+    report = "report: " + long_word
+    assert fit_line(report, 40) == [report]  # label: value lines are never broken

@@ -199,7 +199,8 @@ class MetricComparison:
     change: str
     """"worse" | "better" | "changed" (significant, no preferred direction) | "none" | "n/a"."""
     method: str
-    """"steps" | "runs" | "runs+steps" (hierarchical) | "none" (too few samples for an interval)."""
+    """"steps" | "runs" | "runs+steps" (hierarchical) | "none" (too few samples for an interval);
+    the window rates (``compare_window``) write "bins" where the samples are 10 ms bins."""
     n_baseline: int
     n_candidate: int
     runs_baseline: int
@@ -217,7 +218,9 @@ class MetricComparison:
             "delta": num(self.delta), "delta_pct": num(self.delta_pct),
             "ci_low": num(self.ci_low), "ci_high": num(self.ci_high),
             "ci_low_pct": num(self.ci_low_pct), "ci_high_pct": num(self.ci_high_pct),
-            "significant": bool(self.significant), "noise_floor_pct": num(self.noise_floor_pct),
+            # null when not tested: no interval could be computed (method "none")
+            "significant": None if self.method == "none" else bool(self.significant),
+            "noise_floor_pct": num(self.noise_floor_pct),
             "change": self.change, "method": self.method,
             "n_baseline": self.n_baseline, "n_candidate": self.n_candidate,
             "runs_baseline": self.runs_baseline, "runs_candidate": self.runs_candidate,

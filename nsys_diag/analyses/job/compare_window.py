@@ -183,7 +183,10 @@ def window_rate_metrics(baseline: Sequence[dict], candidate: Sequence[dict], *, 
             continue
         m = compare_metric(name, sb, sc, stat="mean", unit=unit, higher_is_worse=worse, seed=seed,
                            abs_floor=0.01 if unit == "share" else 1.0, settings=settings)
-        out["metrics"].append(m.to_json())
+        row = m.to_json()
+        if row["method"] == "steps":  # the samples here are 10 ms bins of the window, not steps
+            row["method"] = "bins"
+        out["metrics"].append(row)
     out["available"] = bool(out["metrics"])
     if not out["metrics"]:
         out["reason"] = "no rate could be computed on both sides"

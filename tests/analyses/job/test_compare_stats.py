@@ -125,6 +125,9 @@ def test_single_sample_per_side_has_no_interval():
     assert m.method == "none" and m.ci_low is None and not m.significant
     assert m.delta == 1.0 and m.delta_pct == 100.0 and "no confidence interval" in m.note
     assert not is_regression(m, 0.0)
+    # in the JSON: not tested is null, not false; a tested metric stays a boolean
+    assert m.to_json()["significant"] is None
+    assert compare_metric("m", _steps(100, 0.02, 30, 1), _steps(100, 0.02, 30, 2)).to_json()["significant"] is False
 
 
 def test_missing_side_and_zero_baseline():
@@ -148,7 +151,7 @@ def test_bootstrap_replicates_chunking_is_equivalent():
 
 def test_to_json_has_no_nan():
     m = compare_metric("m", [np.nan, np.nan], [1.0, 2.0]).to_json()
-    assert m["baseline"] is None and m["significant"] is False
+    assert m["baseline"] is None and m["significant"] is None  # not tested: null (issue 28)
     import json
     json.dumps(m, allow_nan=False)
 
