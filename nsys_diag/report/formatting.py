@@ -91,8 +91,8 @@ def fmt_device_memory(value) -> str:
         return MISSING
     for power, prefix in ((40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki")):
         if abs(x) >= 2 ** power:
-            return f"{_sig(x / 2 ** power)} {prefix}B"
-    return f"{_sig(x)} B"
+            return f"{fmt_significant(x / 2 ** power)} {prefix}B"
+    return f"{fmt_significant(x)} B"
 
 
 def fmt_rate(value, unit: str = "B") -> str:
