@@ -1,7 +1,8 @@
 """Every number a rule uses, in one documented place.
 
-Each field states its default, its unit and where the default comes from (a published precedent
-from ``ANCHORS.md`` §B or a measurement). Thresholds are never tuned to make our own generated
+Each field states its default, its unit and where the default comes from (a published precedent —
+the PyTorch TensorBoard profiler plugin, HTA, Nsight Compute's Speed-of-Light rules — or a
+measurement; the table in docs/thresholds.md). Thresholds are never tuned to make our own generated
 traces pass. Users may override any field with ``--thresholds FILE.toml`` (flat ``name = value``).
 """
 from __future__ import annotations

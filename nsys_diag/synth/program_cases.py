@@ -3,7 +3,7 @@ nsys case, the after-write changes the scenario model does not express, and the 
 ncu raw-page cases.
 
 Kernel names, launch APIs, launch shapes, NVTX domains and thread / process names follow what
-real exports of such programs hold (``../shared/docs/NSYS_SQLITE.md``; the MPI case mirrors the
+real exports of such programs hold (``docs/NSYS_SQLITE.md``; the MPI case mirrors the
 shared ``saxpy_mpi_a100_2022.2`` export). Durations are integer ns.
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ the generator attaches to every GPU op (real migration rows have correlationId 0
 are raw-page CSVs from :mod:`nsys_diag.synth.ncu`.
 
 Kernel names, launch APIs, launch shapes, NVTX domains and thread / process names follow what
-real exports of such programs hold (``../shared/docs/NSYS_SQLITE.md``; the MPI case mirrors the
+real exports of such programs hold (``docs/NSYS_SQLITE.md``; the MPI case mirrors the
 shared ``saxpy_mpi_a100_2022.2`` export). :func:`facts` computes the counts and totals from the
 built timeline (never typed in) and adds what ran (the framework as issue 26 defines it) and what
 the tool should conclude (``expected``). Times in facts are ms (float), shares 0..1.

@@ -46,3 +46,14 @@ def test_every_layer_module_is_mentioned():
             if f"{layer}/{rel}" not in named and rel not in named:
                 unmentioned.append(f"{layer}/{rel}")
     assert not unmentioned, unmentioned
+
+
+def test_every_document_the_code_cites_ships_in_the_repository():
+    """Docstrings cite documents (``NSYS_SQLITE.md §2.1``, ``docs/JSON.md``) that are in the
+    checkout — docs/ or the top level — never ones outside it."""
+    cited: set[str] = set()
+    for path in PKG.rglob("*.py"):
+        cited |= set(re.findall(r"\b([A-Z][A-Za-z_]*\.md)\b", path.read_text(encoding="utf-8")))
+        assert "../shared" not in path.read_text(encoding="utf-8"), path
+    missing = sorted(n for n in cited if not (ROOT / "docs" / n).is_file() and not (ROOT / n).is_file())
+    assert not missing, missing
