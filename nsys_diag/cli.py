@@ -114,10 +114,11 @@ def _check_input_files(ncu_path: str | None, phase_map: str | None, thresholds_p
     from pathlib import Path
 
     from nsys_diag.model.errors import InputError, UsageError
+    from nsys_diag.model.vocabulary import HINT_NCU_CSV
 
     if ncu_path and not Path(ncu_path).is_file():
-        raise InputError(ncu_path, "no such file" if not Path(ncu_path).exists() else "not a file",
-                         "--ncu takes an Nsight Compute CSV: ncu --csv --page raw … > kernels.csv")
+        raise InputError(ncu_path, "no such file" if not Path(ncu_path).exists()
+                         else "not a regular file", f"--ncu takes an Nsight Compute CSV: {HINT_NCU_CSV}")
     for option, path, what in (("--phase-map", phase_map, "a TOML file mapping phases to NVTX name "
                                 "patterns, see docs/usage.md"),
                                ("--thresholds", thresholds_path, "a TOML file of threshold overrides, "
