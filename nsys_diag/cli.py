@@ -124,7 +124,8 @@ def _check_input_files(ncu_path: str | None, phase_map: str | None, thresholds_p
                                ("--thresholds", thresholds_path, "a TOML file of threshold overrides, "
                                 "see docs/thresholds.md")):
         if path and not Path(path).is_file():
-            raise UsageError(f"{option} {path}: no such file (hint: {what})")
+            why = "not a regular file" if Path(path).exists() else "no such file"
+            raise UsageError(f"{option} {path}: {why} (hint: {what})")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

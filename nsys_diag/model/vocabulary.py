@@ -134,6 +134,10 @@ NSYS_FLAG_MEMORY_USAGE = "--cuda-memory-usage=true"
 HINT_CAPTURE_CUDA = f"capture CUDA activity with `{NSYS_TRACE_CUDA}`"
 """No GPU activity (kernels, copies) to analyse."""
 
+HINT_REPLAY = (f"export the whole capture with `{NSYS_TRACE_CUDA_NVTX}` (CUDA API and GPU "
+               "activity with correlation ids)")
+"""The causal replay lacks what links the host's calls to the GPU work they launched."""
+
 HINT_CAPTURE_CUDA_NVTX = f"capture CUDA activity with `{NSYS_TRACE_CUDA_NVTX}`"
 """No kernels to classify (Tensor Cores), NVTX wanted beside them."""
 

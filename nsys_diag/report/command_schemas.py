@@ -78,7 +78,7 @@ def metric_row() -> Obj:
     """One ``MetricComparison.to_json()`` row (analyses/job/compare_stats.py)."""
     return Obj({"name": "str", "unit": "str", "stat": "str", "baseline": _NUM, "candidate": _NUM,
                 "delta": _NUM, "delta_pct": _NUM, "ci_low": _NUM, "ci_high": _NUM,
-                "ci_low_pct": _NUM, "ci_high_pct": _NUM, "significant": "bool",
+                "ci_low_pct": _NUM, "ci_high_pct": _NUM, "significant": "bool?",
                 "noise_floor_pct": _NUM, "change": "str", "method": "str",
                 "n_baseline": _COUNT, "n_candidate": _COUNT, "runs_baseline": _COUNT,
                 "runs_candidate": _COUNT, "note": "str",

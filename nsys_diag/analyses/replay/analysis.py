@@ -42,6 +42,7 @@ from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, 
 from nsys_diag.analyses.replay.phases import phase_ranges
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.transfers import link_for_gpu
+from nsys_diag.model.vocabulary import HINT_REPLAY
 
 MAX_STEPS = 5
 MAX_REPLAY_OPS = 200_000
@@ -51,8 +52,7 @@ BAD_ROW_SHARE = 0.01
 """More than 1% of calls overlapping on a thread, or of GPU operations starting before their
 launching call, and the data cannot support a causal replay."""
 SKEW_TOLERANCE_NS = 1_000
-REPLAY_HINT = ("export the whole capture with `nsys profile -t cuda,nvtx` (CUDA API and GPU "
-               "activity with correlation ids)")
+REPLAY_HINT = HINT_REPLAY
 
 
 @dataclass(frozen=True)
