@@ -106,3 +106,39 @@ def test_the_streamed_census_ignores_a_blob_end(tmp_path):
     con.close()
     lo, hi = census_span(str(p))
     assert isinstance(hi, int) and clean is not None and lo == clean[0] and hi <= clean[1]
+
+
+def _set_sql(path: Path, *sql: str) -> None:
+    con = sqlite3.connect(path)
+    for s in sql:
+        con.execute(s)
+    con.commit()
+    con.close()
+
+
+def _views(path: Path) -> tuple[dict, dict]:
+    """The analysis JSON of ``path`` in memory and streamed (small chunks)."""
+    from nsys_diag.app.analyze import analyze_path
+    from nsys_diag.app.options import build_options
+
+    return tuple(json.loads(dumps(analyze_path(str(path), build_options(**kw), generated_at="t")))
+                 for kw in ({}, {"chunk_rows": 100}))
+
+
+def test_impossible_copy_sizes_are_dropped_and_sums_never_wrap(tmp_path):
+    """Sizes of 2^62 bytes wrapped an int64 sum into ``bytes: -10`` in memory (7.4e19 streamed):
+    such rows (and negative sizes) are invalid rows now, in memory and streamed alike."""
+    p = bt.write(tmp_path / "bytes.sqlite", bt.tiny(1, steps=8))
+    kept = bt.write(tmp_path / "kept.sqlite", bt.tiny(1, steps=8))
+    _set_sql(kept, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid % 3 != 1")
+    _set_sql(p, "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = 4611686018427387904 "
+                "WHERE rowid % 3 = 0",
+             "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = -5 WHERE rowid % 3 = 2")
+    want = _views(kept)[0]["transfers"]["by_kind"]["H2D"]
+    whole, streamed = _views(p)
+    for view in (whole, streamed):
+        h2d = view["transfers"]["by_kind"]["H2D"]
+        assert h2d == want and 0 < h2d["bytes"] < 1 << 40
+        warning = next(q for q in view["data_quality"] if q["code"] == "invalid_rows")
+        assert "impossible byte count" in warning["message"]
+    assert whole["transfers"] == streamed["transfers"]
