@@ -142,3 +142,15 @@ def test_impossible_copy_sizes_are_dropped_and_sums_never_wrap(tmp_path):
         warning = next(q for q in view["data_quality"] if q["code"] == "invalid_rows")
         assert "impossible byte count" in warning["message"]
     assert whole["transfers"] == streamed["transfers"]
+
+
+def test_an_impossible_memory_peak_is_a_warning_not_a_claim(tmp_path):
+    from nsys_diag.synth.scenarios import GpuMemorySpec
+
+    p = bt.write(tmp_path / "mem.sqlite", bt.tiny(1, steps=6, gpu_memory=GpuMemorySpec()))
+    _set_sql(p, "UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET bytes = bytes * 100000000")
+    for view in _views(p):
+        codes = [q["code"] for q in view["data_quality"]]
+        assert "implausible_memory_peak" in codes
+        assert view["memory"]["max_peak_share"] is None
+        assert "nearly full" not in json.dumps(view)
