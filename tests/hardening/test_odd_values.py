@@ -154,3 +154,33 @@ def test_an_impossible_memory_peak_is_a_warning_not_a_claim(tmp_path):
         assert "implausible_memory_peak" in codes
         assert view["memory"]["max_peak_share"] is None
         assert "nearly full" not in json.dumps(view)
+
+
+def _without_rowid(path: Path, table: str, key: str) -> None:
+    """``table`` rebuilt as a ``WITHOUT ROWID`` table keyed by ``key`` (same columns and rows)."""
+    con = sqlite3.connect(path)
+    sql = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    con.execute(f"ALTER TABLE {table} RENAME TO old_t")
+    con.execute(sql.rstrip().rstrip(")") + f", PRIMARY KEY ({key})) WITHOUT ROWID")
+    con.execute(f"INSERT INTO {table} SELECT * FROM old_t")
+    con.execute("DROP TABLE old_t")
+    con.commit()
+    con.close()
+
+
+def test_a_without_rowid_kernel_table_is_read_in_memory_with_a_note(tmp_path):
+    """Streaming reads rowid ranges; a ``WITHOUT ROWID`` kernel table (no rowid) failed streamed
+    while it worked in memory. Streamed now falls back to the in-memory read and says so."""
+    p = bt.write(tmp_path / "norowid.sqlite", bt.tiny(1, steps=6))
+    want, _ = _views(p)
+    _without_rowid(p, "CUPTI_ACTIVITY_KIND_KERNEL", "start, correlationId")
+    whole, streamed = _views(p)
+    assert "chunks" not in streamed["trace"]
+    note = [q for q in streamed["data_quality"] if q["code"] == "not_streamed"]
+    assert len(note) == 1 and "CUPTI_ACTIVITY_KIND_KERNEL" in note[0]["message"]
+    assert note[0]["severity"] == "info"
+    assert "not_streamed" not in [q["code"] for q in whole["data_quality"]]
+    assert streamed["verdict"] == whole["verdict"] == want["verdict"]
+    assert streamed["kernels"] == whole["kernels"]
+    res = _cli("analyze", str(p), "--no-html", "--chunk-rows", "100")
+    assert res.exit_code == EXIT_OK, res.output
