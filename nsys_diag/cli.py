@@ -116,14 +116,16 @@ def _check_input_files(ncu_path: str | None, phase_map: str | None, thresholds_p
     from nsys_diag.model.errors import InputError, UsageError
 
     if ncu_path and not Path(ncu_path).is_file():
-        raise InputError(ncu_path, "no such file" if not Path(ncu_path).exists() else "not a file",
+        raise InputError(ncu_path, "no such file" if not Path(ncu_path).exists()
+                         else "not a regular file",
                          "--ncu takes an Nsight Compute CSV: ncu --csv --page raw … > kernels.csv")
     for option, path, what in (("--phase-map", phase_map, "a TOML file mapping phases to NVTX name "
                                 "patterns, see docs/usage.md"),
                                ("--thresholds", thresholds_path, "a TOML file of threshold overrides, "
                                 "see docs/thresholds.md")):
-        if path and not Path(path).is_file():
-            raise UsageError(f"{option} {path}: no such file (hint: {what})")
+        if path and not Path(path).is_file():  # a FIFO or a device: never opened
+            why = "no such file" if not Path(path).exists() else "not a regular file"
+            raise UsageError(f"{option} {path}: {why} (hint: {what})")
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
