@@ -274,13 +274,12 @@ def test_ulimit_f_leaves_the_previous_report_whole(tmp_path, trace):
 
 
 def test_unwritable_outputs_are_usage_errors_everywhere(tmp_path, trace):
-    missing = tmp_path / "no" / "such" / "dir"
-    blocker = tmp_path / "file"
+    blocker = tmp_path / "file"  # a file where a directory must be: never writable, even as root
     blocker.write_text("a file, not a directory")
     d = tmp_path / "runs"
     d.mkdir()
     (d / "run.sqlite").write_bytes(trace.read_bytes())
-    cases = [["inspect", str(trace), "--json", str(missing / "i.json")],
+    cases = [["inspect", str(trace), "--json", str(blocker / "i.json")],
              ["batch", str(d), "-o", str(blocker / "out")],
              ["batch", str(d), "-o", str(tmp_path / "b"), "--json", str(blocker / "x.json")],
              ["compare", str(trace), str(trace), "--md", str(blocker / "c.md")],
