@@ -21,6 +21,7 @@ import pandas as pd
 
 from nsys_diag.app import analyze as _analyze
 from nsys_diag.app import options as _opts
+from nsys_diag.app.outputs import atomic_write
 from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import InputError, UsageError
 
@@ -63,8 +64,10 @@ def _notebook_view(title: str, headline: str, facts: Sequence[str], items: Seque
 
 
 def _write(path, text: str) -> None:
+    """``text`` into ``path`` all or nothing (``app/outputs.atomic_write``: a temporary file
+    renamed into place, a symlink there replaced, never followed); ``UsageError`` when it cannot."""
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        atomic_write(Path(path), text.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 

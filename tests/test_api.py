@@ -237,3 +237,21 @@ def test_the_readme_api_example_runs_on_a_shipped_trace(tmp_path, monkeypatch):
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own README
     assert scope["a"].view["window"]["source"] == "user"
     assert (tmp_path / "report.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+
+
+def test_reports_are_written_atomically_and_never_through_a_planted_symlink(worked, tmp_path):
+    """``to_html(path)`` renames a finished file into place: a symlink planted at the target is
+    replaced (its target untouched), and a place that cannot be written is a ``UsageError``
+    leaving no temporary file behind."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "r.html"
+    out.symlink_to(victim)
+    doc = worked.to_html(out)
+    assert victim.read_text() == "keep me"
+    assert not out.is_symlink() and out.read_text() == doc
+    not_a_dir = tmp_path / "plain-file"
+    not_a_dir.write_text("x")
+    with pytest.raises(UsageError, match="cannot write"):
+        worked.to_html(not_a_dir / "r.html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain-file", "r.html", "victim.txt"]

@@ -5,6 +5,16 @@ import numpy as np
 import pandas as pd
 
 
+def exact_sum(a: np.ndarray) -> int:
+    """The exact sum of int64 values as a Python int: it cannot wrap around (an int64 ``sum``
+    of large sizes does). The high and low 32 bits are summed apart (each fits in int64 for
+    up to 2^31 values) and recombined."""
+    v = np.asarray(a, dtype=np.int64)
+    if not v.size:
+        return 0
+    return (int((v >> 32).sum()) << 32) + int((v & 0xFFFFFFFF).sum())
+
+
 def all_equal(a: np.ndarray) -> bool:
     """Every value of a non-empty array is the same (one pass, one boolean temporary)."""
     return bool(a.size) and bool(a[0] == a[-1]) and bool((a == a[0]).all())

@@ -11,6 +11,11 @@ allocator's *reserved* memory, not live tensors.
 
 Advice (TB plugin precedent, thresholds in ``Thresholds``): peak share < ``memory_headroom_frac`` →
 "headroom"; > ``memory_near_full_frac`` → "near full".
+
+A peak above :data:`IMPLAUSIBLE_PEAK_SHARE` × the device's memory cannot have been allocated (even
+oversubscribed managed memory stays far below it): the event sizes or the device size are bad
+data. Such a device gets no share in ``max_peak_share`` and no advice; the data-quality item
+``implausible_memory_peak`` (``diagnosis/data_quality.py``) says so.
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_MEMORY_USAGE
 
 CAPTURE_HINT = HINT_MEMORY_USAGE
+IMPLAUSIBLE_PEAK_SHARE = 4.0
+"""A peak above this share of the device's memory (400 %) is bad data, not a measurement."""
 HEADROOM_ADVICE = ("headroom: peak GPU memory is {pct} of the device — raise the batch size (or "
                    "use gradient accumulation to keep the optimisation batch) to use the GPU better")
 NEAR_FULL_ADVICE = ("near full: peak GPU memory is {pct} of the device — gradient/activation "
@@ -48,6 +55,12 @@ class DeviceMemory:
     @property
     def peak_share(self) -> float | None:
         return ratio(self.peak_bytes, self.device_bytes) if self.device_bytes > 0 else None
+
+    @property
+    def plausible(self) -> bool:
+        """False when the peak is beyond ``IMPLAUSIBLE_PEAK_SHARE`` of the device (bad data)."""
+        share = self.peak_share
+        return share is None or share <= IMPLAUSIBLE_PEAK_SHARE
 
     def to_json(self) -> dict:
         return {
@@ -75,8 +88,14 @@ class MemoryResult:
 
     @property
     def max_peak_share(self) -> float | None:
-        shares = [d.peak_share for d in self.per_device if d.peak_share is not None]
+        """The highest plausible peak share (implausible devices are bad data, left out)."""
+        shares = [d.peak_share for d in self.per_device if d.peak_share is not None and d.plausible]
         return max(shares) if shares else None
+
+    @property
+    def implausible(self) -> tuple[DeviceMemory, ...]:
+        """Devices whose peak exceeds ``IMPLAUSIBLE_PEAK_SHARE`` of their memory."""
+        return tuple(d for d in self.per_device if not d.plausible)
 
     def to_json(self) -> dict:
         return {

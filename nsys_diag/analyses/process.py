@@ -355,7 +355,7 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     """The ``ProcessAnalysis`` of process ``gpid`` from its analyses' ``results``
     (``PROCESS_RESULTS``): throughput, verdict inputs and verdict, MFU and scaling. The same
     ending for the in-memory run (``suite.analyze_process``) and the streamed one."""
-    r = results
+    r = {**results, "quality": list(results["quality"]) + dq.memory_quality(results["memory"])}
     pid, pname = process_identity(bundle, gpid)
     steps, phases, kres = r["steps"], r["phases"], r["kernels"]
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)

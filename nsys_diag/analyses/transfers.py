@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nsys_diag.analyses.arrays import exact_sum
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.engine.declaration import Declaration, declare
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
@@ -288,8 +289,8 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
             kind=kind,
             rows=int(len(rows)),
             count=int(np.maximum(rows["copy_count"].to_numpy(dtype=np.int64), 1).sum()),
-            bytes=int(rows["bytes"].to_numpy(dtype=np.int64).sum()),
-            time_ns=int(dur.sum()),
+            bytes=exact_sum(rows["bytes"].to_numpy(dtype=np.int64)),
+            time_ns=exact_sum(dur),
             busy_ns=_union_ns_per_device(rows),
             expected_gb_per_s=expected,
             link=link,
@@ -327,13 +328,13 @@ def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame) -> dict[str, int]:
               if len(ms) else np.zeros(0, np.int64))
     return dict(
         pageable_count=int(counts[pageable].sum()),
-        pageable_bytes=int(mc["bytes"].to_numpy(dtype=np.int64)[pageable].sum()) if len(mc) else 0,
+        pageable_bytes=exact_sum(mc["bytes"].to_numpy(dtype=np.int64)[pageable]) if len(mc) else 0,
         pageable_async_count=int(counts[pageable & is_async].sum()),
         sync_copies=int(counts[sync].sum()),
         sync_memsets=int(_api_matches(ms["launch_api"], _SYNC_MEMSET_RE).sum()) if len(ms) else 0,
         memset_count=int(len(ms)),
-        memset_bytes=int(ms["bytes"].to_numpy(dtype=np.int64).sum()) if len(ms) else 0,
-        memset_time_ns=int(ms_dur.sum()),
+        memset_bytes=exact_sum(ms["bytes"].to_numpy(dtype=np.int64)) if len(ms) else 0,
+        memset_time_ns=exact_sum(ms_dur),
     )
 
 
@@ -401,8 +402,8 @@ def partial_transfers(ci: ChunkInputs) -> TransfersPart:
         by_kind[str(kind)] = KindSums(
             rows=int(len(rows)),
             count=int(np.maximum(rows["copy_count"].to_numpy(np.int64), 1).sum()),
-            bytes=int(rows["bytes"].to_numpy(np.int64).sum()),
-            time_ns=int(dur.sum()),
+            bytes=exact_sum(rows["bytes"].to_numpy(np.int64)),
+            time_ns=exact_sum(dur),
             busy_ns=_clipped_union(seen.loc[seen_kind == kind], ci.lo_ns, ci.hi_ns),
             devices=tuple(sorted({int(d) for d in np.unique(rows["device_id"].to_numpy())})))
     return TransfersPart(by_kind, copy_flag_counts(mc, ms), int(len(mc)), int(len(ms)))

@@ -20,10 +20,12 @@ from nsys_diag.app.options import build_options, load_thresholds
 from nsys_diag.app.outputs import STDOUT, emit, to_stdout, write_file, write_html_report
 from nsys_diag.loaders.load_request import LoadRequest
 from nsys_diag.loaders.sniff import Format
+from nsys_diag.model.bundle import LoadWarning
 from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import InputError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.vocabulary import HINT_REEXPORT
 
 SUITE_MODULE = "nsys_diag.analyses.suite"
 VIEW_MODULE = "nsys_diag.report.view"
@@ -122,12 +124,27 @@ def analyze_path_with_suite(path: str, options: AnalyzeOptions | None = None,
     options = options or AnalyzeOptions()
     th = th or Thresholds()
     plan = plan_memory(str(path), options)
+    unstreamable: list[str] = []
     if plan.kind == STREAM and plan.chunk_rows is not None:
-        done = _analyze_streamed(str(path), options, th, generated_at or now_utc(), plan)
+        from nsys_diag.app.stream import rowid_less_tables
+
+        unstreamable = rowid_less_tables(str(path))
+        done = None if unstreamable else _analyze_streamed(
+            str(path), options, th, generated_at or now_utc(), plan)
         if done is not None:
             return done
     bundle, imports = load_and_import(path, options, plan)
+    if unstreamable:
+        bundle.warnings.append(_not_streamed_warning(unstreamable))
     return analyze_bundle_with_suite(bundle, options, th, generated_at or now_utc(), imports)
+
+
+def _not_streamed_warning(tables: list[str]) -> LoadWarning:
+    """The note of a stream that fell back to the in-memory read (``WITHOUT ROWID`` tables)."""
+    return LoadWarning(
+        "not_streamed", f"read in memory instead of streamed: {', '.join(tables)} "
+        f"{'is a WITHOUT ROWID table' if len(tables) == 1 else 'are WITHOUT ROWID tables'} "
+        "(no rowid ranges to read chunk by chunk)", len(tables), HINT_REEXPORT)
 
 
 def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, generated_at: str,

@@ -8,8 +8,8 @@ request — reads the plan. The rules:
 
 * **stream** (``chunk_rows``): an nsys export without ``--window`` when ``--chunk-rows N`` asks
   for it, when ``--dask``/``--scheduler`` spreads its chunks, or (``--memory-mode stream``, the
-  default) when the estimate plus ``BASE_MEMORY_BYTES`` exceeds ``--memory-budget``; the rows per
-  chunk come from the budget's room (``app/stream.py``).
+  default) when the estimate plus ``BASE_MEMORY_BYTES`` exceeds ``--memory-budget`` less the
+  ``--ncu`` CSV's estimate; the rows per chunk come from that room (``app/stream.py``).
 * **middle** (``fraction``): ``--memory-mode middle`` and the estimate does not fit the room the
   budget leaves after ``BASE_MEMORY_BYTES`` and an ``--ncu`` CSV: read the middle share of the
   kernel and API rows that fits (``room / estimate``; ``loaders/read_window.py``).
@@ -66,7 +66,7 @@ def plan_memory(path: str, options: AnalyzeOptions) -> MemoryPlan:
     if fmt is not Format.NSYS_SQLITE or options.window_ns is not None:
         return plan
     plan = replace(plan, fraction=_middle_fraction(est, ncu, options)).in_memory()
-    rows = _stream_rows(path, options, est)
+    rows = _stream_rows(path, options, est, ncu)
     return replace(plan, kind=STREAM, chunk_rows=rows) if rows is not None else plan
 
 
@@ -93,12 +93,16 @@ def _middle_fraction(est: Estimate | None, ncu: Estimate | None,
     return room / est[0]
 
 
-def _stream_rows(path: str, options: AnalyzeOptions, est: Estimate | None) -> int | None:
+def _stream_rows(path: str, options: AnalyzeOptions, est: Estimate | None,
+                 ncu: Estimate | None = None) -> int | None:
     """Rows per chunk when the export is streamed (``--chunk-rows``, ``--dask``, or over the
-    budget with ``--memory-mode stream``), else None."""
+    budget with ``--memory-mode stream``), else None. An ``--ncu`` CSV (``ncu``: its estimate)
+    is held whole beside the chunks: the budget left for the export is what it leaves."""
     from nsys_diag.app.stream import budget_chunk_rows, stream_chunk_rows
 
     budget = options.memory_budget_bytes
+    if budget and ncu is not None:
+        budget = max(1, budget - ncu[0])
     by_budget = None
     if not options.chunk_rows and options.memory_mode == STREAM and budget and est is not None \
             and est[0] + BASE_MEMORY_BYTES > budget:

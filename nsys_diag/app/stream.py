@@ -110,6 +110,18 @@ def chunk_share(path: str, chunk_rows: int) -> float:
     return min(1.0, chunk_rows / rows) if rows > 0 else 1.0
 
 
+def rowid_less_tables(path: str) -> list[str]:
+    """The event tables the stream reads by rowid ranges that are ``WITHOUT ROWID`` tables
+    (crafted or rewritten exports): such an export is read in memory instead (``analyze``)."""
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.nsys_nvtx import NVTX_TABLE
+    from nsys_diag.loaders.read_window import GPU_OP_TABLES, SAMPLE_TABLES
+
+    with NsysDb(path) as db:
+        return [t for t in dict.fromkeys((*GPU_OP_TABLES, *SAMPLE_TABLES, NVTX_TABLE))
+                if db.without_rowid(t)]
+
+
 def _event_rows(path: str) -> int:
     """Kernel + CUDA API rows of an nsys export (``max(rowid)``: no scan)."""
     from nsys_diag.loaders.read_window import SAMPLE_TABLES

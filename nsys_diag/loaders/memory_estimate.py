@@ -26,6 +26,11 @@ CSV_BYTES_PER_CELL = {"details": 100, "raw": 400}
 """Peak bytes per ncu CSV cell (measured 90 B for the long ``details`` page and 345 B for the wide
 ``raw`` page, which is melted into one row per cell)."""
 
+CSV_BYTES_FACTOR = {"details": 8, "raw": 16}
+"""Peak bytes per byte of an ncu CSV whose cells are long (kernel names of thousands of characters:
+measured 7.3× a 221 MiB ``details`` file, 15× a 10 MiB ``raw`` one, where the per-cell figure
+said 0.6× and 5×). The estimate is the larger of the per-cell and the per-byte figure."""
+
 
 def format_bytes(n: int) -> str:
     """Bytes for a message: ``512 KiB``, ``300 MiB``, ``2.50 GiB``."""
@@ -68,5 +73,8 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
     except (OSError, InputError):
         return None
     layout = "details" if b"Metric Name" in head else "raw"
-    return (cells * CSV_BYTES_PER_CELL[layout],
-            f"{cells:,} CSV cells × {CSV_BYTES_PER_CELL[layout]} B ({layout} page)")
+    by_cells, by_bytes = cells * CSV_BYTES_PER_CELL[layout], size * CSV_BYTES_FACTOR[layout]
+    if by_bytes > by_cells:
+        return (by_bytes, f"{CSV_BYTES_FACTOR[layout]} × the {format_bytes(size)} CSV file "
+                          f"(long cells, {layout} page)")
+    return (by_cells, f"{cells:,} CSV cells × {CSV_BYTES_PER_CELL[layout]} B ({layout} page)")

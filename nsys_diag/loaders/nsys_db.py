@@ -292,6 +292,18 @@ class NsysDb:
         """Row count of every table (``count(*)`` walks the b-tree without decoding rows)."""
         return {name: self.count(name) for name in sorted(self.tables)}
 
+    def without_rowid(self, name: str) -> bool:
+        """Whether table ``name`` is a ``WITHOUT ROWID`` table (it has no ``rowid`` to range
+        over: ``rowid_bounds`` and zone maps cannot serve it); False when it is absent."""
+        actual = self.table(name)
+        if actual is None:
+            return False
+        found = self.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                          (actual,))
+        sql = found[0][0] if found else None
+        return isinstance(sql, str) and " ".join(sql.upper().split()).rstrip("; ").endswith(
+            "WITHOUT ROWID")
+
     def rowid_bounds(self, name: str) -> tuple[int, int] | None:
         """(smallest, largest) rowid of table ``name``; None when it is absent or empty. Two
         queries: SQLite answers a lone ``min``/``max`` of the rowid from the b-tree's ends, but

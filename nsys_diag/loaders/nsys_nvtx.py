@@ -17,7 +17,8 @@ import pandas as pd
 from nsys_diag.loaders.nsys_db import Col, Columns, NsysDb, Text, and_where
 from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import NULL_TIME
-from nsys_diag.loaders.nsys_strings import StringTable, categorical, decode_global_tid
+from nsys_diag.loaders.nsys_strings import (StringTable, cap_names, categorical,
+                                            decode_global_tid)
 from nsys_diag.model import contracts as C
 from nsys_diag.model.errors import SchemaError
 
@@ -194,7 +195,12 @@ def finish_ranges(res: NvtxResult, capture_end_ns: int, source: str) -> pd.DataF
 
 
 def _resolve_text(text: Text, text_id: np.ndarray, strings: StringTable) -> Text:
-    """Coalesce StringIds[textId] and inline text into one code space (distinct values only)."""
+    """Coalesce StringIds[textId] and inline text into one code space (distinct values only);
+    inline text longer than ``MAX_NAME_CHARS`` is cut as StringIds values are (``cap_name``)."""
+    inline, cut = cap_names(list(text.labels))
+    if cut:
+        strings.count_cut(cut)
+        text = Text(text.codes, inline)
     has_id = text_id >= 0
     if not has_id.any():
         return text

@@ -45,11 +45,12 @@ from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_
                                          read_export_metadata, read_processes, read_threads,
                                          session_start_utc, table_counts, version_hint)
 from nsys_diag.loaders.nsys_nvtx import READ_BATCH_ROWS, finish_ranges, read_nvtx
-from nsys_diag.loaders.nsys_strings import StringTable, distinct_ints
+from nsys_diag.loaders.nsys_strings import MAX_NAME_CHARS, StringTable, distinct_ints
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
-from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, NSYS_EXPORT_COMMAND,
+from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, HINT_REEXPORT,
+                                        NSYS_EXPORT_COMMAND,
                                         NSYS_TRACE_FLAGS)
 
 CAPTURE_FLAGS = NSYS_TRACE_FLAGS
@@ -379,6 +380,11 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         warnings.append(LoadWarning(
             "unresolved_strings", f"{strings.unresolved} string id(s) are missing from StringIds "
             "(shown as <string #ID>)", strings.unresolved))
+    if strings.truncated:
+        warnings.append(LoadWarning(
+            "long_names", f"{strings.truncated} name(s) longer than {MAX_NAME_CHARS:,} characters "
+            "were cut to that length (a damaged or crafted export)", strings.truncated,
+            HINT_REEXPORT))
 
     # ---- metadata
     env, command_line, event_types = capture_info(db)

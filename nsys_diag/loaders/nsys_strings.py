@@ -2,6 +2,11 @@
 
 Strings are resolved **once per distinct id**: callers factorize the id column, look up only the
 distinct ids, and build a ``pandas.Categorical`` from codes — never a per-row lookup.
+
+A name longer than :data:`MAX_NAME_CHARS` is cut to that length with a trailing ``…`` (``cap_name``)
+as it is read: no real kernel, API or NVTX name comes near it, and a crafted export of a few
+million-character names would otherwise cost gigabytes and minutes in every later step. The
+loader reports how many distinct names were cut (``long_names`` warning).
 """
 from __future__ import annotations
 
@@ -16,6 +21,23 @@ from nsys_diag.loaders.nsys_db import Col, NsysDb
 
 _SQL_CHUNK = 900  # stays under SQLite's oldest host-parameter limit (999)
 _FULL_READ_AT = 20_000  # this many distinct ids or more: read the whole StringIds table instead
+
+MAX_NAME_CHARS = 4096
+"""Characters kept of one name (StringIds value, inline NVTX text)."""
+
+ELLIPSIS = "\u2026"
+
+
+def cap_name(text: str) -> str:
+    """``text``, or its first ``MAX_NAME_CHARS`` characters and ``…`` when it is longer."""
+    return text if len(text) <= MAX_NAME_CHARS else text[:MAX_NAME_CHARS] + ELLIPSIS
+
+
+def cap_names(labels: list[str]) -> tuple[list[str], int]:
+    """(``labels`` each through ``cap_name``, how many were cut)."""
+    cut = sum(1 for t in labels if len(t) > MAX_NAME_CHARS)
+    return ([cap_name(t) for t in labels] if cut else labels), cut
+
 
 RUNTIME_SUFFIX = re.compile(r"_v[0-9]{4,5}$")
 """CUDA *runtime* API version suffix (``cudaLaunchKernel_v7000``, ``…ExC_v11060``); driver names
@@ -119,6 +141,12 @@ class StringTable:
         self._cache: dict[int, str | None] = {}
         self._full = False
         self.unresolved = 0  # distinct ids that are not in StringIds (sparse rewritten files)
+        self.truncated = 0  # distinct names cut to MAX_NAME_CHARS (``cap_name``)
+
+    def count_cut(self, n: int) -> None:
+        """``n`` more names were cut to ``MAX_NAME_CHARS`` (inline text read elsewhere)."""
+        with self._lock:
+            self.truncated += n
 
     def lookup(self, ids: Sequence[int]) -> list[str | None]:
         """Strings for distinct ``ids`` (None where the id is absent)."""
@@ -130,18 +158,21 @@ class StringTable:
         if want and self.present and not self._full:
             if len(want) >= _FULL_READ_AT:
                 data = self.db.read("StringIds", [Col("id", "int"), Col("value", "text")])
-                values = data.text("value").to_object()
-                self._cache.update(zip(data.ints("id").tolist(), values.tolist()))
+                values, cut = cap_names(data.text("value").to_object().tolist())
+                self.truncated += cut
+                self._cache.update(zip(data.ints("id").tolist(), values))
                 self._full = True
             else:
                 for i in range(0, len(want), _SQL_CHUNK):
                     chunk = want[i:i + _SQL_CHUNK]
                     marks = ",".join("?" * len(chunk))
-                    rows = self.db.rows(
-                        f'SELECT id, CAST(value AS TEXT) FROM "{self.db.table("StringIds")}" '
-                        f'WHERE id IN ({marks})',
+                    rows = self.db.rows(  # one character more than kept: tells a long name
+                        f'SELECT id, substr(CAST(value AS TEXT), 1, {MAX_NAME_CHARS + 1}) '
+                        f'FROM "{self.db.table("StringIds")}" WHERE id IN ({marks})',
                         chunk)
-                    self._cache.update((int(r[0]), r[1] if r[1] is not None else "") for r in rows)
+                    values, cut = cap_names([r[1] if r[1] is not None else "" for r in rows])
+                    self.truncated += cut
+                    self._cache.update(zip((int(r[0]) for r in rows), values))
         out = []
         for i in ids:
             key = int(i)

@@ -14,7 +14,9 @@ A row is dropped when
   ``m = max(D, 60 s)`` (generous: only far-away times go). When most event times do not fit in
   ``[-m, 1.01·D + 1 ms]`` (a corrupt ``ANALYSIS_DETAILS``), ``D`` is not trusted
   (``capture_span_mismatch`` warning) and, as when ``D`` is unknown, the bound is
-  ±:data:`OUTLIER_SPAN_NS` around the median event time.
+  ±:data:`OUTLIER_SPAN_NS` around the median event time;
+* a memcpy or memset moves a negative number of bytes or more than :data:`MAX_COPY_BYTES`
+  (no device holds that much: such sizes would make byte sums and rates meaningless).
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ HARD_LIMIT_NS = 1 << 60
 
 MAX_OP_DURATION_NS = 24 * 3600 * 10**9
 """A GPU operation or an API call longer than a day is corrupt data."""
+
+MAX_COPY_BYTES = 1 << 42
+"""A copy or memset of more than 4 TiB (beyond any GPU's memory) is corrupt data."""
 
 MIN_CAPTURE_MARGIN_NS = 60 * 10**9
 OUTLIER_SPAN_NS = 7 * 24 * 3600 * 10**9
@@ -55,7 +60,19 @@ def _times(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _basic_bad(df: pd.DataFrame, capped: bool) -> np.ndarray:
-    return _basic_bad_times(*_times(df), capped)
+    bad = _basic_bad_times(*_times(df), capped)
+    if "bytes" in df.columns:
+        b = df["bytes"].to_numpy(np.int64)
+        bad |= (b < 0) | (b > MAX_COPY_BYTES)
+    return bad
+
+
+def _bytes_valid(df: pd.DataFrame) -> bool:
+    """No size in a ``bytes`` column (memcpy/memset) is negative or beyond ``MAX_COPY_BYTES``."""
+    if "bytes" not in df.columns:
+        return True
+    b = df["bytes"].to_numpy(np.int64)
+    return int(b.min()) >= 0 and int(b.max()) <= MAX_COPY_BYTES
 
 
 def _basic_bad_times(s: np.ndarray, e: np.ndarray, capped: bool) -> np.ndarray:
@@ -108,6 +125,8 @@ def _all_valid(name: str, df: pd.DataFrame, window: tuple[int, int] | None) -> b
         return False  # NULL_TIME is below -HARD_LIMIT_NS, so NULL starts land here too
     if FRAMES[name][1] and e_max - s_min > MAX_OP_DURATION_NS:
         return False
+    if not _bytes_valid(df):
+        return False
     return s is e or bool((e >= s).all())
 
 
@@ -126,6 +145,7 @@ def drop_invalid_rows(frames: dict[str, pd.DataFrame], window: tuple[int, int] |
     out: dict[str, pd.DataFrame] = {}
     dropped: list[str] = []
     total = 0
+    sizes = False
     for name, df in frames.items():
         if df is None or not len(df):
             out[name] = df
@@ -135,6 +155,7 @@ def drop_invalid_rows(frames: dict[str, pd.DataFrame], window: tuple[int, int] |
             out[name] = df
             continue
         bad = invalid_mask(name, df, window)
+        sizes = sizes or not _bytes_valid(df)
         n = int(bad.sum())
         if n:
             df = df.loc[~bad].reset_index(drop=True)
@@ -143,9 +164,11 @@ def drop_invalid_rows(frames: dict[str, pd.DataFrame], window: tuple[int, int] |
         out[name] = df
     if not total:
         return out, None
+    why = ("no start time, ending before they start, far outside the capture, or an impossible "
+           "byte count" if sizes else "no start time, ending before they start, "
+           "or far outside the capture")
     return out, LoadWarning(
-        "invalid_rows", f"{', '.join(dropped)} dropped: no start time, ending before they start, "
-        "or far outside the capture (a damaged or edited export)", total,
+        "invalid_rows", f"{', '.join(dropped)} dropped: {why} (a damaged or edited export)", total,
         f"{HINT_REEXPORT}; if this persists, the capture itself is damaged")
 
 

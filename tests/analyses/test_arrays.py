@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nsys_diag.analyses.arrays import all_equal, contiguous_run, unique_ints
+from nsys_diag.analyses.arrays import all_equal, contiguous_run, exact_sum, unique_ints
 
 
 def test_all_equal():
@@ -56,3 +56,9 @@ def test_take_rows_is_loc_and_reset_index(mask):
     df = pd.DataFrame({"a": np.arange(len(mask)), "b": list("xyzw")[:len(mask)]})
     m = np.array(mask, bool)
     pd.testing.assert_frame_equal(take_rows(df, m), df.loc[m].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("values", [[], [5], [1 << 62] * 4, [(1 << 63) - 1] * 3 + [-7],
+                                    list(range(-1000, 3000, 7)), [-(1 << 63), 1, (1 << 40) + 3]])
+def test_exact_sum_never_wraps(values):
+    assert exact_sum(np.array(values, dtype=np.int64)) == sum(values)

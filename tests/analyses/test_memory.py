@@ -79,3 +79,23 @@ def test_real_fastvideo_has_no_memory_events(shared):
 
     b = load_trace(shared("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
     assert isinstance(analyze_memory(b.gpu_memory, b.gpus, th=TH), Unavailable)
+
+
+def test_an_impossible_peak_share_is_bad_data_not_advice():
+    """A peak of 10^8 × the device's memory said "GPU memory nearly full (10846978750% peak)":
+    beyond ``IMPLAUSIBLE_PEAK_SHARE`` a device gets no share, no advice and a quality item."""
+    from nsys_diag.analyses.diagnosis.data_quality import memory_quality
+    from nsys_diag.analyses.memory import IMPLAUSIBLE_PEAK_SHARE
+
+    g = gpus(["A", "B"], memory=GiB)
+    r = analyze_memory(gpu_memory([(10, 0, 10**8 * GiB, "alloc"), (15, 1, GiB // 2, "alloc")]),
+                       g, th=TH)
+    assert [d.device_id for d in r.implausible] == [0]
+    assert r.max_peak_share == pytest.approx(0.5) and r.advice_code == "ok"
+    (item,) = memory_quality(r)
+    assert item.code == "implausible_memory_peak" and item.severity == "warning"
+    assert "GPU 0" in item.message and "GPU 1" not in item.message
+    edge = analyze_memory(gpu_memory([(10, 0, int(IMPLAUSIBLE_PEAK_SHARE * GiB), "alloc")]),
+                          g, th=TH)
+    assert edge.implausible == () and edge.advice_code == "near_full"
+    assert memory_quality(edge) == []

@@ -81,3 +81,43 @@ def test_load_request_and_the_keyword_form_read_the_same():
         load_trace(SAMPLE, kernel_details=False)  # misspelt: an error, never ignored
     with pytest.raises(TypeError):
         load_trace(SAMPLE, LoadRequest(), nvtx=False)
+
+
+def test_the_memory_budget_counts_the_ncu_csv(monkeypatch, tmp_path):
+    """The export alone fits the budget; with a big ``--ncu`` CSV held beside it, it streams,
+    in smaller chunks the bigger the CSV."""
+    csv = tmp_path / "k.csv"
+    csv.write_text("x")
+    sizes = {SAMPLE: 200 * 2**20}
+
+    def estimate(path):
+        return sizes.get(path, sizes["csv"]), "pretend"
+    monkeypatch.setattr(memory_estimate, "estimate_memory", estimate)
+    budget = 600 * 2**20
+    sizes["csv"] = 1
+    assert plan_memory(SAMPLE, AnalyzeOptions(memory_budget_bytes=budget,
+                                              ncu_path=str(csv))).kind == WHOLE
+    rows = []
+    for ncu in (400 * 2**20, 450 * 2**20):
+        sizes["csv"] = ncu
+        plan = plan_memory(SAMPLE, AnalyzeOptions(memory_budget_bytes=budget, ncu_path=str(csv)))
+        assert plan.kind == STREAM and plan.ncu_estimate == (ncu, "pretend")
+        rows.append(plan.chunk_rows)
+    assert rows[0] >= rows[1]
+
+
+def test_an_ncu_csv_of_long_cells_is_estimated_by_its_bytes(tmp_path):
+    """Few cells but long ones (kernel names of thousands of characters): the per-byte figure."""
+    from nsys_diag.synth import ncu as synth_ncu
+
+    plain = synth_ncu.write_ncu_csv(tmp_path / "plain.csv")
+    long = tmp_path / "long.csv"
+    lines = plain.read_text().splitlines(keepends=True)
+    long.write_text("".join(lines[:1] + [ln.replace('"', '"' + "n" * 5000, 1) if i % 2 else ln
+                                          for i, ln in enumerate(lines[1:])]))
+    for p in (plain, long):
+        n, how = memory_estimate.estimate_memory(str(p))
+        factor = memory_estimate.CSV_BYTES_FACTOR["details"]
+        assert n >= p.stat().st_size * factor
+    assert "CSV cells" in memory_estimate.estimate_memory(str(plain))[1]
+    assert "CSV file (long cells" in memory_estimate.estimate_memory(str(long))[1]

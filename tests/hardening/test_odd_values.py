@@ -106,3 +106,81 @@ def test_the_streamed_census_ignores_a_blob_end(tmp_path):
     con.close()
     lo, hi = census_span(str(p))
     assert isinstance(hi, int) and clean is not None and lo == clean[0] and hi <= clean[1]
+
+
+def _set_sql(path: Path, *sql: str) -> None:
+    con = sqlite3.connect(path)
+    for s in sql:
+        con.execute(s)
+    con.commit()
+    con.close()
+
+
+def _views(path: Path) -> tuple[dict, dict]:
+    """The analysis JSON of ``path`` in memory and streamed (small chunks)."""
+    from nsys_diag.app.analyze import analyze_path
+    from nsys_diag.app.options import build_options
+
+    return tuple(json.loads(dumps(analyze_path(str(path), build_options(**kw), generated_at="t")))
+                 for kw in ({}, {"chunk_rows": 100}))
+
+
+def test_impossible_copy_sizes_are_dropped_and_sums_never_wrap(tmp_path):
+    """Sizes of 2^62 bytes wrapped an int64 sum into ``bytes: -10`` in memory (7.4e19 streamed):
+    such rows (and negative sizes) are invalid rows now, in memory and streamed alike."""
+    p = bt.write(tmp_path / "bytes.sqlite", bt.tiny(1, steps=8))
+    kept = bt.write(tmp_path / "kept.sqlite", bt.tiny(1, steps=8))
+    _set_sql(kept, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid % 3 != 1")
+    _set_sql(p, "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = 4611686018427387904 "
+                "WHERE rowid % 3 = 0",
+             "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET bytes = -5 WHERE rowid % 3 = 2")
+    want = _views(kept)[0]["transfers"]["by_kind"]["H2D"]
+    whole, streamed = _views(p)
+    for view in (whole, streamed):
+        h2d = view["transfers"]["by_kind"]["H2D"]
+        assert h2d == want and 0 < h2d["bytes"] < 1 << 40
+        warning = next(q for q in view["data_quality"] if q["code"] == "invalid_rows")
+        assert "impossible byte count" in warning["message"]
+    assert whole["transfers"] == streamed["transfers"]
+
+
+def test_an_impossible_memory_peak_is_a_warning_not_a_claim(tmp_path):
+    from nsys_diag.synth.scenarios import GpuMemorySpec
+
+    p = bt.write(tmp_path / "mem.sqlite", bt.tiny(1, steps=6, gpu_memory=GpuMemorySpec()))
+    _set_sql(p, "UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET bytes = bytes * 100000000")
+    for view in _views(p):
+        codes = [q["code"] for q in view["data_quality"]]
+        assert "implausible_memory_peak" in codes
+        assert view["memory"]["max_peak_share"] is None
+        assert "nearly full" not in json.dumps(view)
+
+
+def _without_rowid(path: Path, table: str, key: str) -> None:
+    """``table`` rebuilt as a ``WITHOUT ROWID`` table keyed by ``key`` (same columns and rows)."""
+    con = sqlite3.connect(path)
+    sql = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    con.execute(f"ALTER TABLE {table} RENAME TO old_t")
+    con.execute(sql.rstrip().rstrip(")") + f", PRIMARY KEY ({key})) WITHOUT ROWID")
+    con.execute(f"INSERT INTO {table} SELECT * FROM old_t")
+    con.execute("DROP TABLE old_t")
+    con.commit()
+    con.close()
+
+
+def test_a_without_rowid_kernel_table_is_read_in_memory_with_a_note(tmp_path):
+    """Streaming reads rowid ranges; a ``WITHOUT ROWID`` kernel table (no rowid) failed streamed
+    while it worked in memory. Streamed now falls back to the in-memory read and says so."""
+    p = bt.write(tmp_path / "norowid.sqlite", bt.tiny(1, steps=6))
+    want, _ = _views(p)
+    _without_rowid(p, "CUPTI_ACTIVITY_KIND_KERNEL", "start, correlationId")
+    whole, streamed = _views(p)
+    assert "chunks" not in streamed["trace"]
+    note = [q for q in streamed["data_quality"] if q["code"] == "not_streamed"]
+    assert len(note) == 1 and "CUPTI_ACTIVITY_KIND_KERNEL" in note[0]["message"]
+    assert note[0]["severity"] == "info"
+    assert "not_streamed" not in [q["code"] for q in whole["data_quality"]]
+    assert streamed["verdict"] == whole["verdict"] == want["verdict"]
+    assert streamed["kernels"] == whole["kernels"]
+    res = _cli("analyze", str(p), "--no-html", "--chunk-rows", "100")
+    assert res.exit_code == EXIT_OK, res.output

@@ -186,3 +186,35 @@ def test_memory_estimate_covers_measured_peaks():
     # measured: 841 MiB peak RSS for the 277 MB / 2M-kernel export, 312 MiB for 69 MB
     for size, peak in ((277_045_248, 841 * 2**20), (69_484_544, 312 * 2**20)):
         assert me.BASE_MEMORY_BYTES + size * me.LOAD_MEMORY_FACTOR >= peak
+
+
+# ------------------------------------------------------------------------------ long names
+def test_million_character_names_are_cut_at_load(base, tmp_path):
+    """Names of 10^6 characters (a 28 MB export took 2.18 GB and a minute) are cut to
+    ``MAX_NAME_CHARS`` as they are read, with a ``long_names`` warning saying how many."""
+    import json
+
+    from nsys_diag.loaders.nsys_strings import MAX_NAME_CHARS
+
+    p, con = _copy(base, tmp_path)
+    ids = [r[0] for r in con.execute("SELECT DISTINCT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL")]
+    con.executemany("UPDATE StringIds SET value = ? || id WHERE id = ?",
+                    [("k" * 1_000_000, i) for i in ids[:3]])
+    con.execute("UPDATE NVTX_EVENTS SET text = ? || rowid WHERE rowid = "
+                "(SELECT min(rowid) FROM NVTX_EVENTS WHERE text IS NOT NULL)",
+                ("n" * 1_000_000,))
+    con.commit()
+    con.close()
+    out = _run(p)
+    assert "long_names" in out.codes, out.codes
+    for chunk_rows in (None, "100"):
+        js = tmp_path / f"a{chunk_rows}.json"
+        args = ["analyze", str(p), "--no-html", "--json", str(js)]
+        res = CliRunner().invoke(main, args + (["--chunk-rows", chunk_rows] if chunk_rows else []))
+        assert res.exit_code == 0, res.output
+        view = json.loads(js.read_text())
+        warning = next(q for q in view["data_quality"] if q["code"] == "long_names")
+        assert warning["count"] >= 3 and f"{MAX_NAME_CHARS:,} characters" in warning["message"]
+        assert js.stat().st_size < 3 * 1_000_000  # no full name in the report
+    res = CliRunner().invoke(main, ["inspect", str(p)])
+    assert res.exit_code == 0 and "k" * (MAX_NAME_CHARS + 2) not in res.output

@@ -58,3 +58,17 @@ def test_filtered_keeps_the_rows_of_every_column(db):
     assert kept.text("s").labels == d.text("s").labels
     assert kept.flags("a_null").tolist() == [False, False]
     assert d.ints("a").tolist() == [1, -7, 3, 4]  # the original is untouched
+
+
+def test_without_rowid_tells_tables_that_have_no_rowid(tmp_path):
+    p = tmp_path / "t.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE plain (a INTEGER, b TEXT)")
+    con.execute("CREATE TABLE keyed (a INTEGER PRIMARY KEY, b TEXT) without   rowid ;")
+    con.execute("CREATE TABLE named_rowid (without_rowid INTEGER)")
+    con.commit()
+    con.close()
+    with NsysDb(p) as db:
+        assert db.without_rowid("keyed")
+        assert not db.without_rowid("plain") and not db.without_rowid("named_rowid")
+        assert not db.without_rowid("absent")

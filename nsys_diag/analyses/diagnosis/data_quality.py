@@ -14,7 +14,7 @@ import numpy as np
 
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
-                                        NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA)
+                                        NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA, HINT_REEXPORT)
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from typing import TYPE_CHECKING
 from nsys_diag.analyses.timeline.busy import Window
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the span type only: the engine's context imports the analys
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
-                             "ncu_na_values", "gpu_named"})
+                             "ncu_na_values", "gpu_named", "not_streamed"})
 """Loader warnings that do not affect conclusions (shown as info)."""
 
 CAPTURE_BASE = NSYS_CAPTURE_COMMAND
@@ -118,6 +118,18 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
         items.append(QualityItem("profiler_overhead", "nsys recorded profiler-overhead intervals; "
                                  "timings around them are inflated", profiler_overhead_rows, "info"))
     return items
+
+
+def memory_quality(memory) -> list[QualityItem]:
+    """A warning for devices whose GPU-memory peak is impossible (``analyses/memory.py``)."""
+    bad = getattr(memory, "implausible", ()) if is_available(memory) else ()
+    if not bad:
+        return []
+    where = ", ".join(f"GPU {d.device_id} ({100 * (d.peak_share or 0):.3g}%)" for d in bad)
+    return [QualityItem(
+        "implausible_memory_peak", f"peak GPU memory beyond any possible share of the device: "
+        f"{where}; the memory events' sizes or the device's memory size are bad data, so no "
+        "memory advice is given", len(bad), "warning", HINT_REEXPORT)]
 
 
 def capture_hints(bundle) -> list[str]:
