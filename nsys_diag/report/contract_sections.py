@@ -238,9 +238,7 @@ NVTX_RANGES = Section(Obj({
     "ranges": List(Obj({"name": "str", "domain": "str", "count": "int", "cpu_ms": "num", "gpu_ms": "num",
                         "gpu_self_ms": "num", "share": "share?"})),
     "groups": "int", "kernel_ms": "num", "unattributed_kernels": "int"}),
-    "No NVTX ranges in the analysed window.",
-    "annotate the training loop with NVTX ranges (torch.autograd.profiler.emit_nvtx, "
-    "torch.cuda.nvtx.range) and capture with nsys profile -t cuda,nvtx",
+    "No NVTX ranges in the analysed window.", HINT_ADD_NVTX,
     per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
     "kernels launched while a range was open on the launching thread (docs/analyses.md)")
 

@@ -119,6 +119,30 @@ def kernel_table(v: dict) -> dict:
                  caption="Kernels by total GPU time (share of all kernel time).")
 
 
+def nvtx_range_table(v: dict) -> dict | None:
+    """GPU time per NVTX range (``nvtx_ranges``): None when the section is unavailable."""
+    sec = v.get("nvtx_ranges") or {}
+    if not sec.get("available") or not sec.get("ranges"):
+        return None
+    rows = []
+    for r in sec["ranges"]:
+        name = r["name"] or MISSING
+        rows.append([
+            cell(name, str(name).lower(), cls="name"),
+            cell(r["domain"] or "default", str(r["domain"] or "").lower()),
+            cell(fmt_count(r["count"]), finite(r["count"])),
+            cell(fmt_ms(r["cpu_ms"]), finite(r["cpu_ms"])),
+            cell(fmt_ms(r["gpu_ms"]), finite(r["gpu_ms"])),
+            cell(fmt_ms(r["gpu_self_ms"]), finite(r["gpu_self_ms"])),
+            cell(fmt_share(r["share"]), finite(r["share"]), cls="has-meter", meter=meter(r["share"])),
+        ])
+    cols = [("NVTX range", False), ("Domain", False), ("Ranges", True), ("CPU time", True),
+            ("GPU time", True), ("GPU self", True), ("Share", True)]
+    return table("tbl-nvtx-ranges", cols, rows, total=finite(sec.get("groups")) or len(rows),
+                 fold=(1, 2, 3), caption="GPU time of the kernels launched inside each NVTX range "
+                 "(nested ranges included; self: their own kernels only), share of all kernel time.")
+
+
 def phase_table(v: dict) -> dict:
     rows = []
     for p in v["phases"]:

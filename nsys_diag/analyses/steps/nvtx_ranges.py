@@ -37,6 +37,7 @@ from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.steps.repeat import normalized_names
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.model.contracts import MISSING
+from nsys_diag.model.vocabulary import HINT_ADD_NVTX
 
 MAX_RANGE_ROWS = 30
 """Groups listed at most (longest GPU time first)."""
@@ -273,9 +274,7 @@ def _rows(part: NvtxRangesPart) -> NvtxRangesResult:
                             unattributed_kernels=part.unattributed)
 
 
-NO_RANGES = Unavailable("no NVTX ranges in the analysed window",
-                        "annotate the training loop with NVTX ranges (torch.autograd.profiler.emit_nvtx, "
-                        "torch.cuda.nvtx.range) and capture with nsys profile -t cuda,nvtx")
+NO_RANGES = Unavailable("no NVTX ranges in the analysed window", HINT_ADD_NVTX)
 
 
 def analyze_nvtx_ranges(nvtx: pd.DataFrame, kernels: pd.DataFrame, steps, window) -> NvtxRangesResult | Unavailable:
