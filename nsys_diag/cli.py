@@ -167,6 +167,10 @@ def _analyze_options(f):
                      help="HTML report path (default: <trace>.nsys-diag.html beside the trace; none "
                           "when --json - or --md - send machine output to stdout)."),
         click.option("--no-html", is_flag=True, help="Do not write the HTML report."),
+        click.option("--trace-out", "trace_out", metavar="OUT.json",
+                     help="Write the analysed window as a Chrome-trace / Perfetto JSON file (GPU "
+                          "streams, idle gaps with their causes, steps, NVTX phases); not for "
+                          "streamed exports."),
         click.option("--ncu", "ncu_path", metavar="CSV", help="Nsight Compute CSV to join (roofline)."),
         click.option("--gpu", metavar="NAME",
                      help="The GPU the input ran on, as nvidia-smi prints it or A100/H100/H200/B200: "
@@ -222,7 +226,7 @@ def analyze(trace: str, **kw) -> None:
     """Diagnose one trace: verdict, step/phase breakdown, GPU gaps, Tensor Cores, transfers."""
     from nsys_diag.app.analyze import analyze_command
 
-    _prepare_outputs(kw.get("json_out"), kw.get("md_out"), kw.get("html_out"))
+    _prepare_outputs(kw.get("json_out"), kw.get("md_out"), kw.get("html_out"), kw.get("trace_out"))
     _check_input_files(kw.get("ncu_path"), kw.get("phase_map"), kw.get("thresholds_path"))
     echo = _echo(err=kw.get("json_out") == "-" or kw.get("md_out") == "-")
     for line in analyze_command(trace, **kw):

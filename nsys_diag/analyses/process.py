@@ -78,6 +78,7 @@ class ProcessAnalysis:
     mfu: dict | None = None
     scaling: tuple[list[dict], str | None] = ([], "not analysed")
     loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
+    nvtx_ranges: Any = None  # NvtxRangesResult | Unavailable (steps/nvtx_ranges.py); None: not analysed
 
     def summary(self) -> dict:
         """One row of the per-process table."""
@@ -374,7 +375,7 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
         tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
         throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=r["quality"],
-        roofline=r["roofline"], mfu=mfu, scaling=scaling)
+        roofline=r["roofline"], mfu=mfu, scaling=scaling, nvtx_ranges=r.get("nvtx_ranges"))
 
 
 LoaderOf = Callable[[Window, "int | None"], "LoaderWorkersResult | Unavailable | None"]

@@ -22,7 +22,7 @@ from nsys_diag.loaders.load_request import LoadRequest
 from nsys_diag.loaders.sniff import Format
 from nsys_diag.model.bundle import LoadWarning
 from nsys_diag.model.clock import now_utc
-from nsys_diag.model.errors import InputError
+from nsys_diag.model.errors import InputError, UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_REEXPORT
@@ -165,6 +165,31 @@ def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, genera
     return suite, view
 
 
+def analyze_path_with_bundle(path: str, options: AnalyzeOptions, th: Thresholds, generated_at: str):
+    """``(bundle, suite, view)`` of ``path`` analysed in memory (``--trace-out`` needs the events).
+    An export over the memory budget that would be streamed is refused (``UsageError``, before
+    anything is read): its events never sit in memory at once; ``--memory-mode middle`` (its
+    middle window that fits), ``--window`` or a larger ``--memory-budget`` analyse it in memory."""
+    plan = plan_memory(str(path), options)
+    if plan.kind == STREAM and plan.chunk_rows is not None:
+        raise UsageError(f"--trace-out: {path} is over the memory budget and would be streamed, so its "
+                         "events are never in memory at once (hint: add --memory-mode middle to write "
+                         "the middle window that fits, narrow it with --window, or raise --memory-budget)")
+    bundle, imports = load_and_import(path, options, plan)
+    suite, view = analyze_bundle_with_suite(bundle, options, th, generated_at, imports)
+    return bundle, suite, view
+
+
+def write_trace_out(dest: str, bundle, suite, trace: str) -> str:
+    """The Chrome-trace / Perfetto JSON of the analysed window (``report/chrome_trace.py``) into
+    ``dest`` (atomically); returns ``dest``."""
+    from nsys_diag.app.outputs import dumps
+    from nsys_diag.report.chrome_trace import chrome_trace
+
+    return write_file(dest, dumps(chrome_trace(bundle, suite, source=Path(trace).name), indent=None),
+                      "the trace events")
+
+
 def writes_html(json_out: str | None, md_out: str | None, html_out: str | None,
                 no_html: bool) -> bool:
     """Whether ``analyze`` writes the HTML report: not with ``--no-html``; always with ``-o``;
@@ -176,12 +201,14 @@ def writes_html(json_out: str | None, md_out: str | None, html_out: str | None,
 
 
 def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no_html=False,
-                    thresholds_path=None, **kw) -> list[str]:
+                    thresholds_path=None, trace_out=None, **kw) -> list[str]:
     """``nsys-diag analyze``: write the requested outputs, return the terminal summary lines.
 
     ``json_out``/``md_out``: a path or ``-`` (stdout); the HTML report goes to ``html_out``, else
     beside the trace, unless ``no_html`` or machine output on stdout without ``html_out``
-    (``writes_html``). ``kw``: the raw analysis options (``build_options``).
+    (``writes_html``). ``trace_out``: a Chrome-trace / Perfetto JSON file of the analysed window
+    (in-memory runs only: ``analyze_path_with_bundle``). ``kw``: the raw analysis options
+    (``build_options``).
     """
     from nsys_diag.report.json_out import to_json
     from nsys_diag.report.text import render_text
@@ -191,8 +218,16 @@ def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no
                          "pass one .sqlite export (use `nsys-diag batch DIR` for directories)")
     th = load_thresholds(thresholds_path)
     options = build_options(**kw)
-    view = analyze_path(trace, options, th, now_utc())
+    if trace_out == STDOUT:
+        raise UsageError("--trace-out takes a file (hint: --trace-out run.trace.json, then open it in "
+                         "ui.perfetto.dev)")
+    if trace_out:
+        bundle, suite, view = analyze_path_with_bundle(trace, options, th, now_utc())
+    else:
+        view = analyze_path(trace, options, th, now_utc())
     lines = render_text(view).rstrip("\n").split("\n")
+    if trace_out:
+        lines.append(f"trace events: {write_trace_out(trace_out, bundle, suite, trace)}")
     if json_out == STDOUT:
         to_stdout(to_json(view))
     elif json_out:

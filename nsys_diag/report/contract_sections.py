@@ -234,6 +234,14 @@ MEMORY = Section(Obj({
     "GPU memory usage was not captured.", HINT_MEMORY_USAGE,
     null=True, per_process=True)
 
+NVTX_RANGES = Section(Obj({
+    "ranges": List(Obj({"name": "str", "domain": "str", "count": "int", "cpu_ms": "num", "gpu_ms": "num",
+                        "gpu_self_ms": "num", "share": "share?"})),
+    "groups": "int", "kernel_ms": "num", "unattributed_kernels": "int"}),
+    "No NVTX ranges in the analysed window.", HINT_ADD_NVTX,
+    per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
+    "kernels launched while a range was open on the launching thread (docs/analyses.md)")
+
 _BY_PRECISION = Map("num?")
 _ROOFLINE_KERNEL = Obj({
     "name": "str", "short_name": "str", "launches": "int", "time_share": "share?",
@@ -366,6 +374,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "loader": LOADER,
     "communication": COMMUNICATION,
     "memory": MEMORY,
+    "nvtx_ranges": NVTX_RANGES,
     "roofline": ROOFLINE,
     "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
     "verdict": VERDICT,

@@ -45,21 +45,22 @@ from nsys_diag.report.tables import (
     loader_block,
     CAUSE_LABELS,
     CAUSES,
-    _comm_table,
-    _device_table,
-    _fmt_frac_or_rate,
-    _gap_table,
-    _gpu_table,
-    _kernel_table,
-    _memory_table,
-    _meter,
-    _metrics_phase_table,
-    _phase_table,
-    _process_table,
-    _roofline_table,
-    _step_outlier_table,
-    _tables_table,
-    _transfer_table,
+    comm_table,
+    device_table,
+    fmt_frac_or_rate,
+    gap_table,
+    gpu_table,
+    kernel_table,
+    memory_table,
+    meter,
+    metrics_phase_table,
+    nvtx_range_table,
+    phase_table,
+    process_table,
+    roofline_table,
+    step_outlier_table,
+    tables_table,
+    transfer_table,
     step_list,
     cell,
     segments,
@@ -187,14 +188,14 @@ def _metric_cards(v: dict) -> list[dict]:
     cards: list[dict[str, Any]] = []
     if gpu["available"]:
         cards.append({"key": "gpu-busy", "label": "GPU compute busy", "value": fmt_pct(gpu["utilization"]),
-                      "meter": _meter(gpu["utilization"]),
+                      "meter": meter(gpu["utilization"]),
                       "detail": [f"kernels running {fmt_ms(gpu['compute_busy_ms'])} of {fmt_ms(gpu['window_ms'])}",
                                  f"idle {fmt_ms(gpu['idle_ms'])}; copies only {fmt_ms(gpu['copy_only_ms'])}"]})
     if tc["available"]:
         basis = (f"from {str(tc['source']).replace('_', ' ')}" if tc["source"]
                  else f"evidence: {clean_text(str(tc['evidence'] or MISSING), 90)}")
         cards.append({"key": "tensor-cores", "label": "Tensor Core share of kernel time",
-                      "value": fmt_pct(tc["share_of_kernel_time"]), "meter": _meter(tc["share_of_kernel_time"]),
+                      "value": fmt_pct(tc["share_of_kernel_time"]), "meter": meter(tc["share_of_kernel_time"]),
                       "detail": [f"{fmt_share(tc['tc_share_of_gemm'])} of GEMM/conv time on Tensor Cores",
                                  f"{basis} ({tc['confidence'] or 'unknown'} confidence)"]
                       + ([clean_text(str(tc["basis"]), 240)] if tc.get("basis") else [])})
@@ -205,8 +206,8 @@ def _metric_cards(v: dict) -> list[dict]:
             if finite(o.get(key)) is None:
                 continue
             f = float(o[key])
-            cards.append({"key": slug(key), "label": label, "value": _fmt_frac_or_rate(f),
-                          "meter": _meter(f) if f is not None and f <= 1 else None,
+            cards.append({"key": slug(key), "label": label, "value": fmt_frac_or_rate(f),
+                          "meter": meter(f) if f is not None and f <= 1 else None,
                           "detail": ["sampled GPU metrics, " + ("share of peak" if f <= 1 else "bytes per second")]})
     if tp["available"]:
         lo, mo = finite(tp["loader_samples_per_s"]), finite(tp["model_samples_per_s"])
@@ -215,20 +216,20 @@ def _metric_cards(v: dict) -> list[dict]:
                       "value": (tp["bottleneck"] or MISSING) + (" limits" if tp["bottleneck"] else ""),
                       "meter": None,
                       "bars": [{"key": "loader", "label": "loader", "value": fmt_rate(lo, "samples"),
-                                "width": _meter(lo / top) if lo is not None and top else None},
+                                "width": meter(lo / top) if lo is not None and top else None},
                                {"key": "model", "label": "model", "value": fmt_rate(mo, "samples"),
-                                "width": _meter(mo / top) if mo is not None and top else None}],
+                                "width": meter(mo / top) if mo is not None and top else None}],
                       "detail": [f"batch size {fmt_count(tp['batch_size'])} ({tp['source'] or 'given'})"]})
     comm = v["communication"]
     if comm["available"]:
         cards.append({"key": "communication", "label": "Exposed communication", "value": fmt_pct(comm["exposed_share"]),
-                      "meter": _meter(comm["exposed_share"]),
+                      "meter": meter(comm["exposed_share"]),
                       "detail": ["share of step time where NCCL runs with no compute beside it"]})
     mem = v["memory"]
     if mem["available"]:
         peaks = [float(d["peak_share"]) for d in mem["per_device"] if finite(d["peak_share"]) is not None]
         peak = max(peaks) if peaks else None
-        cards.append({"key": "memory", "label": "Peak GPU memory", "value": fmt_pct(peak), "meter": _meter(peak),
+        cards.append({"key": "memory", "label": "Peak GPU memory", "value": fmt_pct(peak), "meter": meter(peak),
                       "detail": [mem["advice"] or "of device memory, highest GPU"]})
     for c in cards:
         c.setdefault("bars", [])
@@ -292,21 +293,22 @@ def build_page(view: dict) -> dict:
         "data_quality": v["data_quality"],
         "steps": v["steps"],
         "steps_summary": _steps_summary(v),
-        "phase_table": _phase_table(v),
-        "outlier_table": _step_outlier_table(v),
+        "phase_table": phase_table(v),
+        "outlier_table": step_outlier_table(v),
         "cards": _metric_cards(v),
-        "device_table": _device_table(v) if len(v["gpu"]["per_device"]) > 1 else None,
-        "metrics_phase_table": _metrics_phase_table(v) if v["gpu_metrics"]["available"]
+        "device_table": device_table(v) if len(v["gpu"]["per_device"]) > 1 else None,
+        "metrics_phase_table": metrics_phase_table(v) if v["gpu_metrics"]["available"]
         and v["gpu_metrics"]["per_phase"] else None,
         "metrics_hint": None if v["gpu_metrics"]["available"] else v["gpu_metrics"]["hint"],
-        "comm_table": _comm_table(v) if v["communication"]["available"] else None,
+        "comm_table": comm_table(v) if v["communication"]["available"] else None,
         "loader": loader_block(v),
-        "memory_table": _memory_table(v) if v["memory"]["available"] else None,
-        "process_table": _process_table(v) if len(v["processes"]) > 1 else None,
+        "memory_table": memory_table(v) if v["memory"]["available"] else None,
+        "process_table": process_table(v) if len(v["processes"]) > 1 else None,
         "gaps": {"count": fmt_count(v["gaps"]["count"]), "total": fmt_ms(v["gaps"]["total_ms"]),
                  "min_gap": fmt_ns(v["gaps"]["min_gap_ns"])},
-        "gap_table": _gap_table(v),
-        "kernel_table": _kernel_table(v),
+        "gap_table": gap_table(v),
+        "kernel_table": kernel_table(v),
+        "nvtx_range_table": nvtx_range_table(v),
         "kernel_summary": _kernel_summary(v),
         "kernel_categories": sorted({str(k["category"] or "other") for k in v["kernels"]}),
         "tensor_cores": v["tensor_cores"],
@@ -316,19 +318,19 @@ def build_page(view: dict) -> dict:
                    for k in v["tensor_cores"]["non_tc_gemm_kernels"]],
         "non_tc_share": fmt_share(v["tensor_cores"]["non_tc_gemm_share"]),
         "roofline": v["roofline"],
-        "roofline_table": _roofline_table(v) if v["roofline"]["available"] else None,
+        "roofline_table": roofline_table(v) if v["roofline"]["available"] else None,
         "roofline_pairings": fallback_pairings(v["roofline"]) if v["roofline"]["available"] else [],
         "roofline_gpu": gpu_label(v["roofline"]) if v["roofline"]["available"] else "",
         "roofline_peaks": peaks_source_text(v["roofline"]) if v["roofline"]["available"] else "",
-        "transfer_table": _transfer_table(v) if v["transfers"]["available"] else None,
+        "transfer_table": transfer_table(v) if v["transfers"]["available"] else None,
         "transfers": {"pageable_count": fmt_count(v["transfers"]["pageable_count"]),
                       "pageable_bytes": fmt_bytes(v["transfers"]["pageable_bytes"]),
                       "sync_copies": fmt_count(v["transfers"]["sync_copies"]),
                       "has_pageable": bool(finite(v["transfers"]["pageable_count"])),
                       "has_sync": bool(finite(v["transfers"]["sync_copies"]))},
         "capture": _capture(v),
-        "gpu_table": _gpu_table(v),
-        "tables_table": _tables_table(v),
+        "gpu_table": gpu_table(v),
+        "tables_table": tables_table(v),
         "thresholds": _threshold_rows(v),
         "capture_hints": [h for h in v["capture_hints"] if h],
     }

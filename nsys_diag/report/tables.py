@@ -42,7 +42,7 @@ def _frac(x):
     return None if f is None else max(0.0, min(1.0, f))
 
 
-def _fmt_frac_or_rate(x) -> str:
+def fmt_frac_or_rate(x) -> str:
     """GPU-metric values: fractions of peak (≤ 1) as percent, larger numbers as bytes/s."""
     f = finite(x)
     if f is None:
@@ -93,7 +93,7 @@ def _yes_no(flag) -> str:
     return MISSING if flag is None else ("yes" if flag else "no")
 
 
-def _kernel_table(v: dict) -> dict:
+def kernel_table(v: dict) -> dict:
     rows = []
     labels = distinct_labels([k["name"] for k in v["kernels"]], [k["short_name"] for k in v["kernels"]])
     for k, label in zip(v["kernels"], labels):
@@ -119,7 +119,31 @@ def _kernel_table(v: dict) -> dict:
                  caption="Kernels by total GPU time (share of all kernel time).")
 
 
-def _phase_table(v: dict) -> dict:
+def nvtx_range_table(v: dict) -> dict | None:
+    """GPU time per NVTX range (``nvtx_ranges``): None when the section is unavailable."""
+    sec = v.get("nvtx_ranges") or {}
+    if not sec.get("available") or not sec.get("ranges"):
+        return None
+    rows = []
+    for r in sec["ranges"]:
+        name = r["name"] or MISSING
+        rows.append([
+            cell(name, str(name).lower(), cls="name"),
+            cell(r["domain"] or "default", str(r["domain"] or "").lower()),
+            cell(fmt_count(r["count"]), finite(r["count"])),
+            cell(fmt_ms(r["cpu_ms"]), finite(r["cpu_ms"])),
+            cell(fmt_ms(r["gpu_ms"]), finite(r["gpu_ms"])),
+            cell(fmt_ms(r["gpu_self_ms"]), finite(r["gpu_self_ms"])),
+            cell(fmt_share(r["share"]), finite(r["share"]), cls="has-meter", meter=meter(r["share"])),
+        ])
+    cols = [("NVTX range", False), ("Domain", False), ("Ranges", True), ("CPU time", True),
+            ("GPU time", True), ("GPU self", True), ("Share", True)]
+    return table("tbl-nvtx-ranges", cols, rows, total=finite(sec.get("groups")) or len(rows),
+                 fold=(1, 2, 3), caption="GPU time of the kernels launched inside each NVTX range "
+                 "(nested ranges included; self: their own kernels only), share of all kernel time.")
+
+
+def phase_table(v: dict) -> dict:
     rows = []
     for p in v["phases"]:
         canonical = p["canonical"] or "other"
@@ -127,10 +151,10 @@ def _phase_table(v: dict) -> dict:
             cell(p["name"], str(p["name"] or "").lower(), cls="name", swatch="ph-" + slug(canonical)),
             cell(canonical, canonical),
             cell(fmt_ms(p["mean_ms"]), finite(p["mean_ms"])),
-            cell(fmt_share(p["share"]), finite(p["share"]), cls="has-meter", meter=_meter(p["share"])),
+            cell(fmt_share(p["share"]), finite(p["share"]), cls="has-meter", meter=meter(p["share"])),
             cell(fmt_ms(p["gpu_busy_ms"]), finite(p["gpu_busy_ms"])),
             cell(fmt_share(p["gpu_busy_share"]), finite(p["gpu_busy_share"]), cls="has-meter",
-                 meter=_meter(p["gpu_busy_share"])),
+                 meter=meter(p["gpu_busy_share"])),
             cell(fmt_ms(p["gpu_work_ms"]), finite(p["gpu_work_ms"])),
         ])
     cols = [("Phase", False), ("Canonical", False), ("Mean per step", True), ("Share of step", True),
@@ -141,7 +165,7 @@ def _phase_table(v: dict) -> dict:
                          "“GPU work launched”: kernel time launched from it, which may run later.")
 
 
-def _meter(fraction) -> str | None:
+def meter(fraction) -> str | None:
     """Width in percent (string with one decimal) for an inline meter, or None."""
     f = _frac(fraction)
     return None if f is None else f"{f * 100:.1f}"
@@ -194,7 +218,7 @@ def gap_group_line(g: dict, cause_label: str | None = None) -> str:
     return f"{head}{where} ({(cause_label or CAUSE_LABELS.get(cause, cause)).lower()}{gpu}){cpu_text}"
 
 
-def _gap_table(v: dict) -> dict:
+def gap_table(v: dict) -> dict:
     w0 = finite(v["window"]["start_ns"])
 
     def rel_ms(ns):
@@ -223,7 +247,7 @@ def _gap_table(v: dict) -> dict:
                          "the analysed window; hover for every start).")
 
 
-def _step_outlier_table(v: dict) -> dict:
+def step_outlier_table(v: dict) -> dict:
     rows = [[cell(o["index"], finite(o["index"])), cell(fmt_ms(o["duration_ms"]), finite(o["duration_ms"])),
              cell(fmt_ratio(o["ratio_to_median"]), finite(o["ratio_to_median"])), cell(o["reason"], None, cls="name")]
             for o in v["steps"]["outliers"]]
@@ -231,7 +255,7 @@ def _step_outlier_table(v: dict) -> dict:
                  caption="Outlier steps, listed rather than silently averaged away.")
 
 
-def _transfer_table(v: dict) -> dict:
+def transfer_table(v: dict) -> dict:
     rows = []
     for kind, t in v["transfers"]["by_kind"].items():
         if not isinstance(t, dict) or not finite(t.get("count")):
@@ -253,9 +277,9 @@ def _transfer_table(v: dict) -> dict:
     return table("tbl-transfers", cols, rows, fold=(1, 5))
 
 
-def _device_table(v: dict) -> dict:
+def device_table(v: dict) -> dict:
     rows = [[cell(d["device_id"], finite(d["device_id"])), cell(d["name"], str(d["name"] or ""), cls="name"),
-             cell(fmt_pct(d["utilization"]), finite(d["utilization"]), cls="has-meter", meter=_meter(d["utilization"])),
+             cell(fmt_pct(d["utilization"]), finite(d["utilization"]), cls="has-meter", meter=meter(d["utilization"])),
              cell(fmt_ms(d["compute_busy_ms"]), finite(d["compute_busy_ms"])),
              cell(fmt_ms(d["copy_busy_ms"]), finite(d["copy_busy_ms"])),
              cell(fmt_ms(d["idle_ms"]), finite(d["idle_ms"]))]
@@ -265,20 +289,20 @@ def _device_table(v: dict) -> dict:
     return table("tbl-devices", cols, rows, fold=(4, 5))
 
 
-def _metrics_phase_table(v: dict) -> dict:
+def metrics_phase_table(v: dict) -> dict:
     rows = [[cell(p["phase"], str(p["phase"] or "").lower(), cls="name"),
-             cell(_fmt_frac_or_rate(p["sm_active"]), finite(p["sm_active"])),
-             cell(_fmt_frac_or_rate(p["tensor_active"]), finite(p["tensor_active"])),
-             cell(_fmt_frac_or_rate(p["dram_bandwidth"]), finite(p["dram_bandwidth"])),
-             cell(_fmt_frac_or_rate(p["pcie_rx"]), finite(p["pcie_rx"])),
-             cell(_fmt_frac_or_rate(p["pcie_tx"]), finite(p["pcie_tx"]))]
+             cell(fmt_frac_or_rate(p["sm_active"]), finite(p["sm_active"])),
+             cell(fmt_frac_or_rate(p["tensor_active"]), finite(p["tensor_active"])),
+             cell(fmt_frac_or_rate(p["dram_bandwidth"]), finite(p["dram_bandwidth"])),
+             cell(fmt_frac_or_rate(p["pcie_rx"]), finite(p["pcie_rx"])),
+             cell(fmt_frac_or_rate(p["pcie_tx"]), finite(p["pcie_tx"]))]
             for p in v["gpu_metrics"]["per_phase"]]
     cols = [("Phase", False), ("SM active", True), ("Tensor active", True), ("DRAM bandwidth", True),
             ("PCIe RX", True), ("PCIe TX", True)]
     return table("tbl-metrics-phase", cols, rows, fold=(4, 5), caption="GPU metrics (sampled counters) per phase.")
 
 
-def _comm_table(v: dict) -> dict:
+def comm_table(v: dict) -> dict:
     rows = [[cell(d["device_id"], finite(d["device_id"])), cell(fmt_ms(d["comm_ms"]), finite(d["comm_ms"])),
              cell(fmt_ms(d["hidden_ms"]), finite(d["hidden_ms"])),
              cell(fmt_ms(d["exposed_ms"]), finite(d["exposed_ms"]))]
@@ -287,16 +311,16 @@ def _comm_table(v: dict) -> dict:
                               ("Exposed", True)], rows)
 
 
-def _memory_table(v: dict) -> dict:
+def memory_table(v: dict) -> dict:
     rows = [[cell(d["device_id"], finite(d["device_id"])), cell(fmt_bytes(d["peak_bytes"]), finite(d["peak_bytes"])),
              cell(fmt_device_memory(d["device_bytes"]), finite(d["device_bytes"])),
-             cell(fmt_share(d["peak_share"]), finite(d["peak_share"]), cls="has-meter", meter=_meter(d["peak_share"]))]
+             cell(fmt_share(d["peak_share"]), finite(d["peak_share"]), cls="has-meter", meter=meter(d["peak_share"]))]
             for d in v["memory"]["per_device"]]
     return table("tbl-memory", [("GPU", True), ("Peak allocated", True), ("Device memory", True),
                                 ("Peak share", True)], rows)
 
 
-def _process_table(v: dict) -> dict:
+def process_table(v: dict) -> dict:
     rows = [[cell(p["pid"], finite(p["pid"])), cell(p["name"], str(p["name"] or ""), cls="name"),
              cell(fmt_ms(p["steps_mean_ms"]), finite(p["steps_mean_ms"])),
              cell(VERDICT_TITLES.get(p["verdict_code"], p["verdict_code"]), p["verdict_code"])]
@@ -326,7 +350,7 @@ def loader_block(v: dict) -> dict | None:
              cell(w.get("tid"), finite(w.get("tid"))),
              cell(w.get("name"), str(w.get("name") or ""), cls="name"),
              cell(fmt_share(w.get("busy_share")), finite(w.get("busy_share")), cls="has-meter",
-                  meter=_meter(w.get("busy_share"))),
+                  meter=meter(w.get("busy_share"))),
              cell(w.get("basis"), str(w.get("basis") or "")),
              cell(w.get("evidence"), str(w.get("evidence") or ""))]
             for w in ld["per_worker"] if isinstance(w, dict)]
@@ -336,7 +360,7 @@ def loader_block(v: dict) -> dict | None:
         total=ld.get("workers"), fold=(1, 4, 5), caption="DataLoader workers of this process and how busy each is.")}
 
 
-def _roofline_table(v: dict) -> dict:
+def roofline_table(v: dict) -> dict:
     rows = []
     for k in v["roofline"]["kernels"]:
         name = k["name"] or k["short_name"] or MISSING
@@ -365,7 +389,7 @@ def _roofline_table(v: dict) -> dict:
                          "everything < 60% is latency-bound).")
 
 
-def _gpu_table(v: dict) -> dict:
+def gpu_table(v: dict) -> dict:
     rows = [[cell(g["id"], finite(g["id"])), cell(g["name"], str(g["name"] or ""), cls="name"),
              cell(g["compute_capability"], str(g["compute_capability"] or "")),
              cell(fmt_count(g["sm_count"]), finite(g["sm_count"])),
@@ -376,7 +400,7 @@ def _gpu_table(v: dict) -> dict:
                               ("Memory bandwidth", True)], rows, fold=(2, 3))
 
 
-def _tables_table(v: dict) -> dict:
+def tables_table(v: dict) -> dict:
     items = sorted(v["trace"]["tables"].items(), key=lambda kv: (str(kv[0]).lower(), str(kv[0])))
     rows = [[cell(name, str(name).lower(), cls="name"), cell(fmt_count(n), finite(n))] for name, n in items]
     return table("tbl-tables", [("Table", False), ("Rows", True)], rows)

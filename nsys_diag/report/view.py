@@ -151,6 +151,7 @@ def process_sections(p, loader=None) -> dict:
         "loader": _section(loader, missing_reason="not analysed"),
         "communication": _section(p.communication),
         "memory": _section(p.memory),
+        "nvtx_ranges": _section(p.nvtx_ranges, missing_reason="not analysed"),
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
                      else unavailable("no Nsight Compute data",
                                       "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
