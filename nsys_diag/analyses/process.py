@@ -20,7 +20,9 @@ from nsys_diag.analyses.communication import CommunicationResult
 from nsys_diag.analyses.diagnosis.data_quality import QualityItem
 from nsys_diag.analyses.gaps.causes import GapsResult, UtilizationResult
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult
+from nsys_diag.analyses.kernels.gpu_fill import GpuFillResult, process_gpu_fill
 from nsys_diag.analyses.kernels.table import KernelsResult
+from nsys_diag.analyses.diagnosis.program import ProgramResult, analyze_program
 from nsys_diag.analyses.loader_workers import LoaderWorkersResult
 from nsys_diag.analyses.job.mfu import analyze_mfu
 from nsys_diag.analyses.job.scaling import analyze_scaling
@@ -78,6 +80,7 @@ class ProcessAnalysis:
     mfu: dict | None = None
     scaling: tuple[list[dict], str | None] = ([], "not analysed")
     loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
+    gpu_fill: GpuFillResult | Unavailable | None = None  # launch shapes vs the GPU's SMs
 
     def summary(self) -> dict:
         """One row of the per-process table."""
@@ -108,6 +111,7 @@ class AnalysisSuite:
     options: AnalyzeOptions
     capabilities: Capabilities | None = None  # what the export can answer (shared with inspect)
     loader: LoaderWorkersResult | Unavailable | None = None  # DataLoader workers (whole file)
+    program: ProgramResult | None = None  # what ran (framework, libraries, techniques)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -359,6 +363,8 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     pid, pname = process_identity(bundle, gpid)
     steps, phases, kres = r["steps"], r["phases"], r["kernels"]
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
+    gpu_fill = process_gpu_fill(bundle.launch_shapes, bundle.gpus, bundle.sm_limits, gpid,
+                                devices)
     vin = verdict_inputs(bundle, steps=steps, phases=phases, util=r["utilization"], gaps=r["gaps"],
                          kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
                          communication=r["communication"], memory=r["memory"],
@@ -374,7 +380,7 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
         tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
         throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=r["quality"],
-        roofline=r["roofline"], mfu=mfu, scaling=scaling)
+        roofline=r["roofline"], mfu=mfu, scaling=scaling, gpu_fill=gpu_fill)
 
 
 LoaderOf = Callable[[Window, "int | None"], "LoaderWorkersResult | Unavailable | None"]
@@ -415,7 +421,7 @@ def finish_suite(bundle: TraceBundle, procs: list[ProcessAnalysis], roofline: An
         capture_hints=dq.capture_hints(bundle), thresholds=th, options=options,
         capabilities=probe(bundle, options, th,
                            analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
-        loader=loader)
+        loader=loader, program=analyze_program(bundle))
 
 
 # -------------------------------------------------------------------------------- declaration

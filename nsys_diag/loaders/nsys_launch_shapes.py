@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.model import contracts as C
 from nsys_diag.loaders.nsys_specs import KERNEL_TABLE
 from nsys_diag.loaders.nsys_strings import StringTable
 
@@ -22,9 +23,11 @@ SAMPLE_ROWS = 20_000
 """About this many kernel rows describe the launch shapes (all rows of a smaller table)."""
 
 SHAPE_SOURCE_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-                        "registersPerThread", "staticSharedMemory", "dynamicSharedMemory")
+                        "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                        "graphNodeId")
 SHAPE_FRAME_COLUMNS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
-                       "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes")
+                       "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes",
+                       "graph_node_id")
 
 _EMPTY = {"name": pd.Series([], dtype="object"), "start_ns": np.zeros(0, np.int64),
           "duration_ns": np.zeros(0, np.int64), "device_id": np.zeros(0, np.int64),
@@ -33,8 +36,8 @@ _EMPTY = {"name": pd.Series([], dtype="object"), "start_ns": np.zeros(0, np.int6
 
 
 def empty_shapes() -> pd.DataFrame:
-    """A launch-shape frame with no rows."""
-    return pd.DataFrame(_EMPTY)
+    """A launch-shape frame with no rows (``C.LAUNCH_SHAPES``)."""
+    return C.LAUNCH_SHAPES.validate(pd.DataFrame(_EMPTY))
 
 
 def _int_expr(col: str, cols: list[str]) -> str:
@@ -92,7 +95,7 @@ def read_launch_shapes(db: NsysDb, strings: StringTable, sample_rows: int = SAMP
              "weight": np.full(len(a), weight, np.float64)}
     for i, c in enumerate(SHAPE_FRAME_COLUMNS):
         frame[c] = a[:, 4 + i]
-    return pd.DataFrame(frame)
+    return C.LAUNCH_SHAPES.validate(pd.DataFrame(frame), source=str(db.path))
 
 
 _LIMIT_LAYOUTS = (
@@ -120,9 +123,10 @@ def read_sm_limits(db: NsysDb) -> pd.DataFrame:
             out[int(dev)] = (threads, b, r, s)
         if out:
             break
-    return pd.DataFrame({
+    return C.SM_LIMITS.validate(pd.DataFrame({
         "device_id": np.fromiter(out, np.int64, len(out)),
         "max_threads_per_sm": np.array([v[0] for v in out.values()], np.int64),
         "max_blocks_per_sm": np.array([v[1] for v in out.values()], np.int64),
         "registers_per_sm": np.array([v[2] for v in out.values()], np.int64),
-        "smem_per_sm_bytes": np.array([v[3] for v in out.values()], np.int64)})
+        "smem_per_sm_bytes": np.array([v[3] for v in out.values()], np.int64)}),
+        source=str(db.path))

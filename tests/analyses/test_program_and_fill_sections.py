@@ -1,0 +1,75 @@
+"""The ``program`` (top level) and ``gpu_fill`` (per process) sections, wired into ``analyze``:
+generated programs of every kind (synth.programs) and the real exports, in memory and streamed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nsys_diag.app.analyze import analyze_path
+from nsys_diag.app.options import build_options
+from nsys_diag.synth import programs
+from tests.app.test_stream import _without_chunks, assert_same
+from tests.conftest import shared_trace
+
+NSYS_CASES = tuple(programs.SCENARIOS)
+
+
+def _view(path, **kw) -> dict:
+    return json.loads(json.dumps(analyze_path(str(path), build_options(**kw), generated_at="t"),
+                                 default=str))
+
+
+@pytest.fixture(scope="module")
+def case_paths(tmp_path_factory):
+    root = tmp_path_factory.mktemp("programs")
+    return {name: programs.write_case(name, root / f"{name}.sqlite") for name in NSYS_CASES}
+
+
+@pytest.mark.parametrize("name", NSYS_CASES)
+def test_program_names_the_framework_the_case_was_built_as(case_paths, name):
+    facts = programs.facts(name)
+    program = _view(case_paths[name], memory_budget="none")["program"]
+    if facts["kernels"]["count"]:  # with kernels the kernel names decide
+        assert program["framework"] in facts.get("framework_any_of", [facts["framework"]])
+    for lib in facts["libraries"]:
+        assert lib in program["libraries"]
+
+
+@pytest.mark.parametrize("name", ["cuda_tiny_blocks", "sparse_solver_t4"])
+def test_gpu_fill_measures_the_cases_under_filled_kernel_time(case_paths, name):
+    facts = programs.facts(name)
+    fill = _view(case_paths[name], memory_budget="none")["gpu_fill"]
+    assert fill["available"] is True
+    assert fill["sm_count"] == facts["sm_count"]
+    assert fill["underfilled_share"] == pytest.approx(facts["kernels"]["underfilled_share"],
+                                                      abs=0.02)
+    top = fill["kernels"][0]
+    expected = max(facts["kernels"]["by_name"].items(), key=lambda kv: kv[1]["share"])
+    assert top["name"] == expected[0]
+    assert top["blocks"] == expected[1]["blocks"]
+    assert top["threads_per_block"] == expected[1]["threads_per_block"]
+
+
+def test_gpu_fill_is_unavailable_with_a_reason_without_kernel_rows(case_paths):
+    fill = _view(case_paths["launches_no_kernel_rows"], memory_budget="none")["gpu_fill"]
+    assert fill["available"] is False and fill["reason"]
+
+
+@pytest.mark.parametrize("name", ["cuda_tiny_blocks", "sparse_solver_t4", "openmp_offload"])
+def test_streamed_program_and_gpu_fill_equal_the_in_memory_run(case_paths, name):
+    whole = _view(case_paths[name], memory_budget="none")
+    streamed = _view(case_paths[name], chunk_rows=400)
+    assert streamed["trace"]["chunks"]["count"] >= 1
+    assert_same(whole, _without_chunks(streamed))
+
+
+def test_real_exports_get_their_program_and_fill():
+    saxpy = _view(shared_trace("nsys/saxpy_mpi_a100_2022.2.sqlite"))
+    assert saxpy["program"]["framework"] == "cuda"
+    assert "mpi" in saxpy["program"]["libraries"]
+    assert saxpy["gpu_fill"]["available"] is True
+    assert saxpy["gpu_fill"]["kernels"][0]["blocks"] < saxpy["gpu_fill"]["sm_count"]
+    fastvideo = _view(shared_trace("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
+    assert fastvideo["program"]["framework"] == "pytorch"
+    assert "flash_attention" in fastvideo["program"]["techniques"]
