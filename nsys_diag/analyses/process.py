@@ -257,7 +257,7 @@ def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
 
 def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
                    communication, memory, roofline, window, quality, has_kernels,
-                   transfers=None) -> VerdictInputs:
+                   transfers=None, gpu_fill=None) -> VerdictInputs:
     """The numbers ``diagnose`` reads, gathered from the process's results (see VerdictInputs)."""
     steps_ok = is_available(steps)
     phases_ok = is_available(phases)
@@ -322,7 +322,20 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         tc_engaged=getattr(tensor_cores, "engaged", None) if tc_ok else None,
         tensor_active_during_gemm=(getattr(tensor_cores, "tensor_active_during_gemm", None)
                                    if tc_ok else None),
+        **_fill_facts(gpu_fill),
     )
+
+
+def _fill_facts(gpu_fill) -> dict:
+    """The ``gpu_fill`` numbers the latency rule reads (none when it is unavailable)."""
+    if not isinstance(gpu_fill, GpuFillResult):
+        return {}
+    top = next((k for k in gpu_fill.kernels if k.underfilled), None)  # ≤ 20 rows
+    return {"underfilled_share": gpu_fill.underfilled_share,
+            "tiny_block_share": gpu_fill.tiny_block_share,
+            "small_grid_share": gpu_fill.small_grid_share,
+            "fill_top": ((top.name[:80], top.blocks, top.threads_per_block, gpu_fill.sm_count)
+                         if top is not None else ())}
 
 
 # ------------------------------------------------------------------------------------- suite
@@ -361,16 +374,16 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     ending for the in-memory run (``suite.analyze_process``) and the streamed one."""
     r = results
     pid, pname = process_identity(bundle, gpid)
-    steps, phases, kres = r["steps"], r["phases"], r["kernels"]
-    throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
     gpu_fill = process_gpu_fill(bundle.launch_shapes, bundle.gpus, bundle.sm_limits, gpid,
                                 devices)
+    steps, phases, kres = r["steps"], r["phases"], r["kernels"]
+    throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
     vin = verdict_inputs(bundle, steps=steps, phases=phases, util=r["utilization"], gaps=r["gaps"],
                          kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
                          communication=r["communication"], memory=r["memory"],
                          roofline=r["roofline"], window=window, quality=r["quality"],
                          has_kernels=bool(getattr(kres, "kernel_count", 0)),
-                         transfers=r["transfers"])
+                         transfers=r["transfers"], gpu_fill=gpu_fill)
     verdict = diagnose(vin, th)
     mfu = _mfu(bundle, devices, steps, r["tensor_cores"], options)
     scaling = _scaling(_gpu_name(bundle, devices), steps, phases, r["communication"], options)

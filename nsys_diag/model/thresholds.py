@@ -59,6 +59,13 @@ class Thresholds:
     """Compute utilization < 50% means the GPU mostly waits (TB plugin GPU utilization rule)."""
     high_utilization: float = 0.8
     """≥ 80% compute busy counts as compute-saturated (ncu SOL 'bound' level, applied to time)."""
+    latency_underfilled_share: float = 0.5
+    """≥ 50% of kernel time in under-filled launches (``analyses/kernels/gpu_fill.py``: grid
+    smaller than the SM count, blocks < 64 threads, or < 25% of the resident threads) on a GPU
+    busy ≥ ``latency_busy_share`` of the window → ``latency_bound`` (issue 26: a majority)."""
+    latency_busy_share: float = 0.5
+    """The GPU must be time-busy ≥ 50% of the window (the ``low_utilization`` level) for its
+    launch shapes, not its idle gaps, to be what bounds the run."""
     tensor_core_share_ok: float = 0.5
     """< 50% of GEMM/conv time on Tensor Cores means mixed precision is not reaching them."""
     non_tc_gemm_share_flag: float = 0.2

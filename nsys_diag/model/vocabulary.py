@@ -83,8 +83,12 @@ GAP_CAUSE_BY_NAME = {c.name: c for c in GAP_CAUSE_TABLE}
 
 # ---------------------------------------------------------------------------- verdict codes
 VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
-                 "overhead_bound", "launch_bound", "communication_bound", "insufficient_data")
-"""The verdicts ``analyze`` can give (``verdict.code`` in the JSON)."""
+                 "overhead_bound", "launch_bound", "communication_bound", "insufficient_data",
+                 "latency_bound", "no_dominant_cause")
+"""The verdicts ``analyze`` can give (``verdict.code`` in the JSON). ``latency_bound`` (issue
+26): the GPU is busy in time, but its launches fill little of its SMs. ``no_dominant_cause``:
+no rule fired — neither an idle cause, nor a GPU-side one, nor the compute-bound rule (the GPU
+busy ≥ ``high_utilization``); there is no default verdict."""
 
 VERDICT_TITLES = {
     "compute_bound": "Compute bound",
@@ -95,6 +99,8 @@ VERDICT_TITLES = {
     "launch_bound": "Launch bound",
     "communication_bound": "Communication bound",
     "insufficient_data": "Insufficient data",
+    "latency_bound": "Latency bound",
+    "no_dominant_cause": "No dominant cause",
 }
 
 # ---------------------------------------------------------------------------- capture hints

@@ -73,3 +73,21 @@ def test_real_exports_get_their_program_and_fill():
     fastvideo = _view(shared_trace("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
     assert fastvideo["program"]["framework"] == "pytorch"
     assert "flash_attention" in fastvideo["program"]["techniques"]
+
+
+@pytest.mark.parametrize("name", ["cuda_tiny_blocks", "sparse_solver_t4"])
+def test_under_filled_busy_gpus_are_latency_bound_with_the_launch_shape_named(case_paths, name):
+    facts = programs.facts(name)
+    assert facts["expected"]["verdict"] == "latency_bound"
+    view = _view(case_paths[name], memory_budget="none")
+    verdict = view["verdict"]
+    assert verdict["code"] == "latency_bound"
+    top = view["gpu_fill"]["kernels"][0]
+    assert f"{top['blocks']:,} blocks of {top['threads_per_block']} threads" in verdict["headline"]
+    rows = {e["metric"]: e for e in verdict["evidence"]}
+    assert rows["gpu_fill.underfilled_share"]["fired"] is True
+    assert rows["gpu_fill.underfilled_share"]["value"] == pytest.approx(
+        view["gpu_fill"]["underfilled_share"])
+    assert not verdict["scale_advice"].startswith("Yes")
+    finding = next(f for f in view["findings"] if f["code"] == "latency_bound")
+    assert finding["fired"]

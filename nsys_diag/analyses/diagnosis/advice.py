@@ -23,6 +23,7 @@ from nsys_diag.analyses.diagnosis.findings import (
     Finding,
     pct,
     compute_finding,
+    latency_finding,
     exposed_communication_finding,
     loader_state,
     memory_bound_finding,
@@ -239,6 +240,22 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("Kernels to check first (GEMM/conv without Tensor Cores): {kernels}.",
              ("tensor_cores.non_tc_gemm_kernels",), _has_non_tc_kernels),
     ),
+    "latency": (
+        Rule("Give each launch more parallel work: at least as many blocks as the GPU has SMs "
+             "(several per SM) and 128–256 threads per block, so every SM holds enough warps to "
+             "hide memory latency.", ("gpu_fill.underfilled_share",)),
+        Rule("Batch or merge the small launches (process several rows, systems or levels per "
+             "launch), or run independent ones concurrently on separate streams.",
+             ("gpu_fill.underfilled_share",)),
+        Rule("Check the achieved occupancy of the top under-filled kernels with Nsight Compute "
+             "(--ncu; its launch statistics and occupancy sections).",
+             ("gpu_fill.underfilled_share",)),
+    ),
+    "no_dominant_cause": (
+        Rule("No single cause dominates: profile the top kernels with Nsight Compute (--ncu) and "
+             "capture GPU metrics (see the capture hints) to see what bounds them.",
+             ("gpu.utilization",)),
+    ),
     "compute": (
         Rule("The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
              "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
@@ -278,7 +295,8 @@ def build_findings(x, th: Thresholds) -> list[Finding]:
     cost first, then the rest by cost."""
     out: list[Finding] = [r(x, th) for r in IDLE_RULES]
     for extra in (exposed_communication_finding(x, th), memory_bound_finding(x, th),
-                  no_tensor_cores_finding(x, th), too_little_work_finding(x, th)):
+                  no_tensor_cores_finding(x, th), latency_finding(x, th),
+                  too_little_work_finding(x, th)):
         if extra is not None:
             out.append(extra)
     out.append(compute_finding(x, th))

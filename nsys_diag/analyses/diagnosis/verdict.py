@@ -21,8 +21,10 @@ Rules, in the order they are applied
    rule row "gpu.utilization < low_utilization" added) and decides with low confidence.
 5. Otherwise the GPU side decides: ``memory_bound`` (low confidence) when, without counters,
    ≥ ``elementwise_share_memory_bound`` of kernel time is elementwise/reduction/memory kernels,
-   else ``compute_bound``. A healthy run (utilization ≥ ``healthy_utilization``) cannot have an
-   idle finding at warning: at most 10% idle remains, the lowest idle threshold.
+   else ``compute_bound`` when its own rule holds (utilization ≥ ``high_utilization``), else
+   ``no_dominant_cause`` (low confidence; no default verdict). ``latency_bound`` is a fired
+   finding of rule 3 (``findings.latency_finding``). A healthy run (utilization ≥
+   ``healthy_utilization``) cannot have an idle finding at warning: at most 10% idle remains, the lowest idle threshold.
 
 Confidence: high when the verdict's cost is ≥ 2 × the next largest cost (GPU side: counters and
 ≥ ``high_utilization``), medium otherwise, low for the fallbacks of rules 4–5 and for unattributed
@@ -106,6 +108,10 @@ class VerdictInputs:
     tc_engaged: bool | None = None  # tensor_cores.engaged
     tensor_active_during_gemm: float | None = None  # tensor_cores.tensor_active_during_gemm
     loader: dict | None = None  # DataLoader workers (loader_workers.verdict_fact); None: none seen
+    underfilled_share: float | None = None  # gpu_fill: kernel time in under-filled launches
+    tiny_block_share: float | None = None  # gpu_fill: kernel time in blocks < 64 threads
+    small_grid_share: float | None = None  # gpu_fill: kernel time in grids < the SM count
+    fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
 
 
 @dataclass(frozen=True)
@@ -237,7 +243,8 @@ def _by_cause(fs: list[Finding], cause: str) -> Finding | None:
 
 
 def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
-    """Nothing fired: memory-bound by kernel names (low confidence) or compute-bound."""
+    """Nothing fired: memory-bound by kernel names (low confidence), compute-bound when its own
+    rule holds, else no dominant cause (no default verdict)."""
     ew = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
     if ew >= th.elementwise_share_memory_bound:
         f = make(x, "memory_bound", None,
@@ -247,9 +254,21 @@ def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Find
         return f, "low"
     comp = _by_cause(fs, "compute")
     assert comp is not None
+    if not comp.fired:
+        return _no_dominant_cause(comp, x), "low"
     counters = _has_counters(x)
     high = x.utilization >= th.high_utilization
     return comp, "high" if high and counters else "medium"
+
+
+def _no_dominant_cause(comp: Finding, x: VerdictInputs) -> Finding:
+    """No rule fired, the compute-bound one included: say so, with the rule rows that did not."""
+    return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
+                   fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
+                   evidence=comp.evidence,
+                   headline=f"No dominant cause: no rule fired (GPU utilization "
+                            f"{_pct(x.utilization)}, below the compute-bound level, and no idle "
+                            "cause or GPU-side limit reached its threshold)")
 
 
 def _has_counters(x: VerdictInputs) -> bool:
@@ -346,7 +365,8 @@ def _sorted(fs: list[Finding]) -> list[Finding]:
 
 def _project(f: Finding, x: VerdictInputs) -> float | None:
     step = x.step_ms
-    if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound"):
+    if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound",
+                                                "latency_bound", "no_dominant_cause"):
         return None
     if f.cause == "input":
         data = x.phase_ms.get("data")
@@ -367,7 +387,7 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
                 f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the analysed window).")
     if f.cause == "startup":
         return f"Not enough data for a diagnosis: {f.headline[0].lower()}{f.headline[1:]}."
-    if f.cause == "compute":
+    if f.cause in ("compute", "no_dominant_cause"):
         return f.headline + "."
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
@@ -401,6 +421,13 @@ def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) 
         return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
                 "throughput (data parallel) but each stays memory-bound. Fusion and lower "
                 "precision are cheaper first steps.")
+    if code == "latency_bound":
+        return ("A bigger GPU will not help: its launches already leave most SMs idle (more SMs "
+                "idle more); give each launch more blocks and threads first. More GPUs help only "
+                "by splitting independent work.")
+    if code == "no_dominant_cause":
+        return ("Unknown: no single cause dominates this run; measure the kernels (Nsight Compute, "
+                "GPU metrics) before deciding on more or bigger GPUs.")
     if code == "compute_bound_no_tensor_cores":
         return ("Do not buy GPUs yet: the math runs on CUDA cores; enabling Tensor Cores "
                 "(mixed precision/TF32) is typically a several-fold speed-up on the same hardware.")
