@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+
+import numpy as np
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
 from nsys_diag.analyses.diagnosis import data_quality as dq
@@ -246,7 +248,14 @@ def _roofline_facts(roofline) -> tuple[float | None, float | None, str | None]:
 def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
     """What the capture lacks for a diagnosis, in words (``insufficient_data`` headlines)."""
     missing = []
-    if not bundle.has_cuda:
+    blind = dq.no_gpu_work_hint(bundle)
+    launches = bundle.meta.extra.get("launch_calls_without_kernels")
+    if blind and launches:
+        missing.append(f"kernel activity was not recorded although {int(launches):,} kernel "
+                       "launch calls were traced")
+    elif blind:
+        missing.append("CUDA was initialised but nothing was launched on the GPU")
+    elif not bundle.has_cuda:
         missing.append("the export holds no CUDA kernels or copies")
     elif not has_kernels:
         missing.append("no CUDA kernel ran in the analysed window")
@@ -255,7 +264,7 @@ def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
     return tuple(missing)
 
 
-def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
+def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
                    communication, memory, roofline, window, quality, has_kernels,
                    transfers=None, gpu_fill=None) -> VerdictInputs:
     """The numbers ``diagnose`` reads, gathered from the process's results (see VerdictInputs)."""
@@ -323,7 +332,36 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         tensor_active_during_gemm=(getattr(tensor_cores, "tensor_active_during_gemm", None)
                                    if tc_ok else None),
         **_fill_facts(gpu_fill),
+        **_capture_work(bundle, gpid, util, window),
+        **_program_facts(bundle),
     )
+
+
+def _program_facts(bundle) -> dict:
+    """What ran, for the advice's wording (``program.analyze_program``; file level)."""
+    program = analyze_program(bundle)
+    return {"framework": program.framework, "techniques": program.techniques}
+
+
+def _capture_work(bundle, gpid: int | None, util, window: Window) -> dict:
+    """The abstain rule's facts on the whole capture (issue 26): the process's kernel time from
+    the file's launch-shape sample (each row × the launches it stands for) and the GPU's busy
+    share (kernel time over the capture, or the analysed window's busy share — kernels and
+    copies — when larger: a long capture whose steps keep the GPU busy is not blind). {}
+    without a sample (an ncu CSV, an export without launch configuration): the window's kernel
+    count and time decide."""
+    shapes = getattr(bundle, "launch_shapes", None)
+    if shapes is None or not len(shapes) or gpid is None:
+        return {}
+    if gpid != -1:
+        shapes = shapes.loc[shapes["global_pid"].to_numpy() == gpid]
+    kernel_ns = float((shapes["duration_ns"].to_numpy(np.float64)
+                       * shapes["weight"].to_numpy(np.float64)).sum())
+    capture_ns = bundle.meta.capture_end_ns - bundle.meta.capture_start_ns
+    window_busy = (util.utilization + util.copy_only_share) if util.per_device else 0.0
+    capture_busy = kernel_ns / capture_ns if capture_ns > 0 else 0.0
+    return {"capture_kernel_ms": kernel_ns / 1e6,
+            "capture_busy_share": min(max(capture_busy, window_busy), 1.0)}
 
 
 def _fill_facts(gpu_fill) -> dict:
@@ -378,7 +416,8 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
                                 devices)
     steps, phases, kres = r["steps"], r["phases"], r["kernels"]
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
-    vin = verdict_inputs(bundle, steps=steps, phases=phases, util=r["utilization"], gaps=r["gaps"],
+    vin = verdict_inputs(bundle, gpid=gpid, steps=steps, phases=phases, util=r["utilization"],
+                         gaps=r["gaps"],
                          kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
                          communication=r["communication"], memory=r["memory"],
                          roofline=r["roofline"], window=window, quality=r["quality"],

@@ -74,7 +74,7 @@ def read_launch_shapes(db: NsysDb, strings: StringTable, sample_rows: int = SAMP
                        ) -> pd.DataFrame:
     """The launch configuration of a sample of kernel launches (empty when the table or its
     grid/block columns are absent): name, start_ns, duration_ns, device_id, global_pid,
-    ``SHAPE_FRAME_COLUMNS`` and ``weight`` (launches each sampled row stands for)."""
+    ``SHAPE_FRAME_COLUMNS`` and ``weight`` (launches each sampled row stands for), in time order."""
     cols = db.columns(KERNEL_TABLE) if db.has(KERNEL_TABLE) else []
     if not {"start", "end", "gridX", "blockX"} <= set(cols):
         return empty_shapes()
@@ -95,7 +95,9 @@ def read_launch_shapes(db: NsysDb, strings: StringTable, sample_rows: int = SAMP
              "weight": np.full(len(a), weight, np.float64)}
     for i, c in enumerate(SHAPE_FRAME_COLUMNS):
         frame[c] = a[:, 4 + i]
-    return C.LAUNCH_SHAPES.validate(pd.DataFrame(frame), source=str(db.path))
+    out = pd.DataFrame(frame).sort_values(  # time order: the same frame whatever the row order
+        ["start_ns", "device_id", "duration_ns", "global_pid", "name"], kind="stable")
+    return C.LAUNCH_SHAPES.validate(out, source=str(db.path))
 
 
 _LIMIT_LAYOUTS = (
@@ -130,3 +132,27 @@ def read_sm_limits(db: NsysDb) -> pd.DataFrame:
         "registers_per_sm": np.array([v[2] for v in out.values()], np.int64),
         "smem_per_sm_bytes": np.array([v[3] for v in out.values()], np.int64)}),
         source=str(db.path))
+
+
+API_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER")
+_LAUNCH_NAME_SQL = ("SELECT id FROM StringIds WHERE value LIKE 'cudaLaunch%' OR value LIKE "
+                    "'cuLaunch%' OR value LIKE 'cudaGraphLaunch%' OR value LIKE 'cuGraphLaunch%'")
+
+
+def launch_calls_without_kernels(db: NsysDb) -> int | None:
+    """Kernel launch calls (``cudaLaunch*``, ``cuLaunch*``, graph launches) in the CUDA API
+    tables of an export whose kernel table is absent or empty — launches whose kernel activity
+    was not recorded; None when the export holds kernel rows (then nothing is scanned: this
+    costs one API-table scan only when there are no kernels)."""
+    if db.has(KERNEL_TABLE) and db.count(KERNEL_TABLE) > 0:
+        return None
+    if not db.has("StringIds"):
+        return 0
+    total = 0
+    for table in API_TABLES:
+        actual = db.table(table)
+        if actual is None or "nameId" not in db.columns(table):
+            continue
+        total += int(db.rows(f'SELECT count(*) FROM "{actual}" WHERE nameId IN '
+                             f'({_LAUNCH_NAME_SQL})')[0][0] or 0)
+    return total

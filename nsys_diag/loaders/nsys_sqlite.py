@@ -39,7 +39,8 @@ from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_host import read_cpu_samples, read_osrt
-from nsys_diag.loaders.nsys_launch_shapes import read_launch_shapes, read_sm_limits
+from nsys_diag.loaders.nsys_launch_shapes import (launch_calls_without_kernels,
+                                                  read_launch_shapes, read_sm_limits)
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
                                          host_info,
@@ -405,6 +406,9 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
             meta.host["Hostname"] = host_name
 
     shapes, limits = file_samples(db, strings, chunk)
+    launches = None if chunk else launch_calls_without_kernels(db)
+    if launches is not None:
+        meta.extra["launch_calls_without_kernels"] = launches
     return TraceBundle(
         launch_shapes=shapes, sm_limits=limits,
         meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=gpu["sync"],

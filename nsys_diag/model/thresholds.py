@@ -108,6 +108,13 @@ class Thresholds:
     steady-state training or inference step runs tens to thousands of kernels; under 20 the window
     is a micro-benchmark, a start-up slice or a tiny test, whose idle time says nothing about a
     workload (a single slow launch would decide the verdict)."""
+    min_busy_share_to_diagnose: float = 0.01
+    """Abstain when the GPU is busy (kernels and copies) < 1% of the whole capture and of the
+    analysed window (a long capture whose steps keep the GPU busy is not blind): the rest is
+    host time that the GPU's own timeline cannot explain (issue 26: judged on the capture, not on
+    a kernel count — 162 ms of GEMMs is diagnosable). With the capture's kernel time known (the
+    launch-shape sample) this rule and ``min_kernel_time_ns_to_diagnose`` decide, and the kernel
+    count ``min_kernels_to_diagnose`` is not used."""
     min_kernel_time_ns_to_diagnose: int = 10_000_000
     """...or with less than 10 ms of kernel time: below that, one-off costs (context creation,
     module loading, a first cudaMalloc — each ms to hundreds of ms) dwarf the GPU work, so any

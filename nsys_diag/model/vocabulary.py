@@ -140,6 +140,21 @@ NSYS_FLAG_MEMORY_USAGE = "--cuda-memory-usage=true"
 HINT_CAPTURE_CUDA = f"capture CUDA activity with `{NSYS_TRACE_CUDA}`"
 """No GPU activity (kernels, copies) to analyse."""
 
+HINT_KERNEL_ACTIVITY_MISSING = ("kernel activity was not recorded (CUPTI buffer/collection "
+                                "failure?): the export holds {launches:,} kernel launch calls "
+                                "but no kernel rows; re-capture with "
+                                f"`{NSYS_TRACE_FLAGS}` (a shorter capture range, or a larger "
+                                "CUPTI buffer, e.g. `--cuda-flush-interval`), and check the "
+                                "nsys diagnostics for dropped records")
+"""CUDA launches traced, kernel activity missing (format with ``launches``): CUDA *was* traced,
+so "trace CUDA with -t cuda" would be wrong."""
+
+HINT_CUDA_NO_LAUNCH = ("CUDA was initialised but nothing was launched on the GPU (no kernel, "
+                       "copy or memset; a CPU build, or a capture range that misses the GPU "
+                       "work): check that the program runs on the GPU, then capture the part "
+                       "that does")
+"""CUDA API calls traced, no GPU work: CUDA was traced, nothing ran."""
+
 HINT_CAPTURE_CUDA_NVTX = f"capture CUDA activity with `{NSYS_TRACE_CUDA_NVTX}`"
 """No kernels to classify (Tensor Cores), NVTX wanted beside them."""
 
@@ -157,6 +172,11 @@ HINT_ADD_NVTX = ("add NVTX ranges around steps and phases (e.g. nsys_diag.annota
                  "torch.cuda.nvtx.range_push/range_pop or nvtx.annotate) and capture with "
                  f"`{NSYS_TRACE_CUDA_NVTX}`")
 """No NVTX ranges, so neither steps nor phases can be named."""
+
+HINT_ADD_NVTX_NEUTRAL = ("add NVTX ranges around the main loop's iterations and phases "
+                         "(nvtxRangePushA/nvtxRangePop, or your language's NVTX binding) and "
+                         f"capture with `{NSYS_TRACE_CUDA_NVTX}`")
+"""``HINT_ADD_NVTX`` for a program that is not PyTorch (issue 26: advice worded for the program)."""
 
 HINT_MARK_STEPS = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
                    "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "

@@ -91,3 +91,74 @@ def test_under_filled_busy_gpus_are_latency_bound_with_the_launch_shape_named(ca
     assert not verdict["scale_advice"].startswith("Yes")
     finding = next(f for f in view["findings"] if f["code"] == "latency_bound")
     assert finding["fired"]
+
+
+def test_launches_without_kernel_rows_say_the_kernel_activity_was_not_recorded(case_paths):
+    view = _view(case_paths["launches_no_kernel_rows"], memory_budget="none")
+    launches = programs.facts("launches_no_kernel_rows")["api_calls"]["cudaLaunchKernel"]
+    assert view["verdict"]["code"] == "insufficient_data"
+    hint = view["capture_hints"][0]
+    assert hint.startswith("kernel activity was not recorded") and f"{launches:,}" in hint
+    assert not any("trace CUDA with" in h for h in view["capture_hints"])
+    assert f"{launches:,} kernel launch calls" in view["verdict"]["headline"]
+
+
+def test_cuda_initialised_without_launches_says_so(case_paths):
+    view = _view(case_paths["cuda_init_no_launch"], memory_budget="none")
+    assert view["verdict"]["code"] == "insufficient_data"
+    assert view["capture_hints"][0].startswith("CUDA was initialised but nothing was launched")
+    assert not any("trace CUDA with" in h for h in view["capture_hints"])
+    assert "nothing was launched" in view["verdict"]["headline"]
+
+
+def test_abstention_is_judged_on_the_whole_capture_not_a_kernel_count(case_paths):
+    facts = programs.facts("mpi_saxpy")
+    assert facts["kernels"]["count"] < 20 and facts["kernels"]["total_ms"] >= 10
+    view = _view(case_paths["mpi_saxpy"], memory_budget="none")
+    assert view["verdict"]["code"] != "insufficient_data"
+    assert view["verdict"]["code"] in facts["expected"]["verdict_any_of"]
+    real = _view(shared_trace("nsys/saxpy_mpi_a100_2022.2.sqlite"))
+    assert real["verdict"]["code"] != "insufficient_data"
+    tiny = _view(shared_trace("nsys/mordred_rtx6000_2021.sqlite"))  # 6 ms of kernels: blind
+    assert tiny["verdict"]["code"] == "insufficient_data"
+    abstain = next(f for f in tiny["findings"] if f["cause"] == "too_little_work")
+    rows = {e["metric"]: e for e in abstain["evidence"]}
+    assert rows["kernels.capture_time_ms"]["fired"] is True
+
+
+def test_an_abstention_beside_a_data_quality_warning_is_not_high_confidence():
+    view = _view(shared_trace("nsys/nvfuser_matmul_h200_2024.6.sqlite"))
+    assert view["verdict"]["code"] == "insufficient_data"
+    if any(q["severity"] == "warning" for q in view["data_quality"]):
+        assert view["verdict"]["confidence"] != "high"
+
+
+def _advice_texts(view: dict) -> list[str]:
+    texts = list(view["verdict"]["recommendations"])
+    texts += [a["text"] for a in view["verdict"]["advice"]]
+    texts += [a["text"] for f in view["findings"] for a in f.get("advice", [])]
+    return texts
+
+
+@pytest.mark.parametrize("name", NSYS_CASES)
+def test_no_pytorch_only_words_in_the_advice_of_a_program_that_is_not_pytorch(case_paths, name):
+    facts = programs.facts(name)
+    assert facts["framework"] != "pytorch"
+    view = _view(case_paths[name], memory_budget="none")
+    forbidden = set(programs.PYTORCH_ONLY_WORDS) | set(facts["expected"]["forbidden_advice_words"])
+    for text in _advice_texts(view):
+        assert not [w for w in forbidden if w in text], text
+
+
+def test_cuda_programs_get_cuda_wording():
+    view = _view(shared_trace("nsys/saxpy_mpi_a100_2022.2.sqlite"))
+    assert view["program"]["framework"] == "cuda"
+    sync = [t for t in _advice_texts(view) if "synchronisations" in t]
+    assert sync and all("CUDA events" in t or "streams" in t for t in sync if "queue" in t)
+    assert not any(w in t for t in _advice_texts(view) for w in programs.PYTORCH_ONLY_WORDS)
+
+
+def test_no_advice_suggests_a_technique_already_in_use():
+    view = _view(shared_trace("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
+    assert view["program"]["flash_attention_share"] >= 0.10
+    assert not any("FlashAttention" in t for t in _advice_texts(view))

@@ -420,9 +420,29 @@ def compute_finding(x, th: Thresholds) -> Finding:
     return replace(f, severity="info")
 
 
+def _too_little_in_capture(x, th: Thresholds, capture_ms: float) -> Finding:
+    """Abstain rule on the whole capture: less than ``min_kernel_time_ns_to_diagnose`` of kernel
+    time, or the GPU busy < ``min_busy_share_to_diagnose`` of it (either fires it)."""
+    busy = getattr(x, "capture_busy_share", None)
+    ev = [rule("kernels.capture_time_ms", capture_ms, th.min_kernel_time_ns_to_diagnose / 1e6,
+               "<", "timeline")]
+    if busy is not None:
+        ev.append(rule("gpu.busy_share", busy, th.min_busy_share_to_diagnose, "<", "timeline"))
+    fired = any(e.fired for e in ev)
+    return Finding(code="insufficient_data", cause="too_little_work",
+                   severity="warning" if fired else "info", fired=fired, share_of_window=None,
+                   per_step_ms=None, threshold=th.min_kernel_time_ns_to_diagnose / 1e6,
+                   evidence=tuple(ev),
+                   headline=f"Not enough GPU work to diagnose: {capture_ms:.1f} ms of kernel "
+                            f"time in the capture, the GPU busy {pct(busy)}")
+
+
 def too_little_work_finding(x, th: Thresholds) -> Finding | None:
     """Abstain rule: fewer than ``min_kernels_to_diagnose`` kernels or less than
     ``min_kernel_time_ns_to_diagnose`` of kernel time in the window (either fires it)."""
+    capture_ms = getattr(x, "capture_kernel_ms", None)
+    if capture_ms is not None:
+        return _too_little_in_capture(x, th, float(capture_ms))
     if x.kernel_count is None and x.kernel_time_ms is None:
         return None
     ev = []

@@ -10,9 +10,12 @@ Rules, in the order they are applied
 0. ``insufficient_data`` — no CUDA kernel in the analysed window (or an empty window). An Nsight
    Compute CSV alone (kernel counters, no timeline) gives ``memory_bound``/``compute_bound`` when
    ≥ 50% of the profiled kernel time is in that roofline class, else ``insufficient_data``.
-1. Abstain: fewer than ``min_kernels_to_diagnose`` kernels or less than
-   ``min_kernel_time_ns_to_diagnose`` of kernel time → ``insufficient_data`` "too little GPU work
-   to diagnose", with capture-range advice; the findings are still reported.
+1. Abstain only when blind: less than ``min_kernel_time_ns_to_diagnose`` of kernel time in the
+   whole capture, or the GPU busy < ``min_busy_share_to_diagnose`` of the capture and of the
+   window (without a launch-shape sample: fewer than ``min_kernels_to_diagnose`` kernels or
+   under 10 ms in the window) → ``insufficient_data`` "too little GPU work to diagnose", with
+   capture-range advice; the findings are still reported. Abstaining is high confidence unless
+   a data-quality warning lowers it.
 2. Start-up idle ≥ ``startup_dominated_share`` of the window → ``insufficient_data`` ("the
    capture is mostly start-up"), capture-range advice.
 3. The fired finding with the largest cost (idle causes, exposed communication, memory-bound and
@@ -112,6 +115,10 @@ class VerdictInputs:
     tiny_block_share: float | None = None  # gpu_fill: kernel time in blocks < 64 threads
     small_grid_share: float | None = None  # gpu_fill: kernel time in grids < the SM count
     fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
+    capture_kernel_ms: float | None = None  # kernel time of the whole capture (None: unknown)
+    framework: str | None = None  # program.framework (None: not detected); words the advice
+    techniques: tuple = ()  # program.techniques already in use (never advised again)
+    capture_busy_share: float | None = None  # GPU busy: max(kernels / capture, window busy)
 
 
 @dataclass(frozen=True)
@@ -199,7 +206,7 @@ def _insufficient(x: VerdictInputs) -> Verdict:
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
-        confidence="high",
+        confidence="medium" if x.data_warnings else "high",
         scale_advice="Unknown: the trace has no GPU activity to judge; re-capture it with the "
                      "flags below before deciding on more or bigger GPUs.",
         evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),),
@@ -305,8 +312,8 @@ def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Findin
 
 
 def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) -> str:
-    if chosen.code == "insufficient_data":
-        return conf
+    if chosen.code == "insufficient_data":  # abstaining: only the data-quality warnings lower it
+        return _lower(conf) if x.data_warnings else conf
     if x.data_warnings and conf != "low":
         conf = _lower(conf)
     few = x.steps_source is None or (x.analysed_steps is not None
@@ -381,6 +388,10 @@ def _project(f: Finding, x: VerdictInputs) -> float | None:
 
 
 def _headline(f: Finding, x: VerdictInputs) -> str:
+    if f.cause == "too_little_work" and x.capture_kernel_ms is not None:
+        return (f"Not enough data for a diagnosis: too little GPU work to diagnose "
+                f"({x.capture_kernel_ms:.1f} ms of kernel time in the capture, the GPU busy "
+                f"{_pct(x.capture_busy_share)}).")
     if f.cause == "too_little_work":
         return (f"Not enough data for a diagnosis: too little GPU work to diagnose "
                 f"({x.kernel_count if x.kernel_count is not None else '?'} kernels, "
