@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+
+import numpy as np
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
 from nsys_diag.analyses.diagnosis import data_quality as dq
@@ -20,7 +22,9 @@ from nsys_diag.analyses.communication import CommunicationResult
 from nsys_diag.analyses.diagnosis.data_quality import QualityItem
 from nsys_diag.analyses.gaps.causes import GapsResult, UtilizationResult
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult
+from nsys_diag.analyses.kernels.gpu_fill import GpuFillResult, process_gpu_fill
 from nsys_diag.analyses.kernels.table import KernelsResult
+from nsys_diag.analyses.diagnosis.program import ProgramResult, analyze_program
 from nsys_diag.analyses.loader_workers import LoaderWorkersResult
 from nsys_diag.analyses.job.mfu import analyze_mfu
 from nsys_diag.analyses.job.scaling import analyze_scaling
@@ -79,6 +83,7 @@ class ProcessAnalysis:
     scaling: tuple[list[dict], str | None] = ([], "not analysed")
     loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
     nvtx_ranges: Any = None  # NvtxRangesResult | Unavailable (steps/nvtx_ranges.py); None: not analysed
+    gpu_fill: GpuFillResult | Unavailable | None = None  # launch shapes vs the GPU's SMs
 
     def summary(self) -> dict:
         """One row of the per-process table."""
@@ -109,6 +114,7 @@ class AnalysisSuite:
     options: AnalyzeOptions
     capabilities: Capabilities | None = None  # what the export can answer (shared with inspect)
     loader: LoaderWorkersResult | Unavailable | None = None  # DataLoader workers (whole file)
+    program: ProgramResult | None = None  # what ran (framework, libraries, techniques)
 
     @property
     def headline(self) -> ProcessAnalysis:
@@ -243,7 +249,14 @@ def _roofline_facts(roofline) -> tuple[float | None, float | None, str | None]:
 def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
     """What the capture lacks for a diagnosis, in words (``insufficient_data`` headlines)."""
     missing = []
-    if not bundle.has_cuda:
+    blind = dq.no_gpu_work_hint(bundle)
+    launches = bundle.meta.extra.get("launch_calls_without_kernels")
+    if blind and launches:
+        missing.append(f"kernel activity was not recorded although {int(launches):,} kernel "
+                       "launch calls were traced")
+    elif blind:
+        missing.append("CUDA was initialised but nothing was launched on the GPU")
+    elif not bundle.has_cuda:
         missing.append("the export holds no CUDA kernels or copies")
     elif not has_kernels:
         missing.append("no CUDA kernel ran in the analysed window")
@@ -252,9 +265,9 @@ def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
     return tuple(missing)
 
 
-def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
+def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
                    communication, memory, roofline, window, quality, has_kernels,
-                   transfers=None) -> VerdictInputs:
+                   transfers=None, gpu_fill=None) -> VerdictInputs:
     """The numbers ``diagnose`` reads, gathered from the process's results (see VerdictInputs)."""
     steps_ok = is_available(steps)
     phases_ok = is_available(phases)
@@ -319,7 +332,49 @@ def verdict_inputs(bundle, *, steps, phases, util, gaps, kernels, tensor_cores, 
         tc_engaged=getattr(tensor_cores, "engaged", None) if tc_ok else None,
         tensor_active_during_gemm=(getattr(tensor_cores, "tensor_active_during_gemm", None)
                                    if tc_ok else None),
+        **_fill_facts(gpu_fill),
+        **_capture_work(bundle, gpid, util, window),
+        **_program_facts(bundle),
     )
+
+
+def _program_facts(bundle) -> dict:
+    """What ran, for the advice's wording (``program.analyze_program``; file level)."""
+    program = analyze_program(bundle)
+    return {"framework": program.framework, "techniques": program.techniques}
+
+
+def _capture_work(bundle, gpid: int | None, util, window: Window) -> dict:
+    """The abstain rule's facts on the whole capture (issue 26): the process's kernel time from
+    the file's launch-shape sample (each row × the launches it stands for) and the GPU's busy
+    share (kernel time over the capture, or the analysed window's busy share — kernels and
+    copies — when larger: a long capture whose steps keep the GPU busy is not blind). {}
+    without a sample (an ncu CSV, an export without launch configuration): the window's kernel
+    count and time decide."""
+    shapes = getattr(bundle, "launch_shapes", None)
+    if shapes is None or not len(shapes) or gpid is None:
+        return {}
+    if gpid != -1:
+        shapes = shapes.loc[shapes["global_pid"].to_numpy() == gpid]
+    kernel_ns = float((shapes["duration_ns"].to_numpy(np.float64)
+                       * shapes["weight"].to_numpy(np.float64)).sum())
+    capture_ns = bundle.meta.capture_end_ns - bundle.meta.capture_start_ns
+    window_busy = (util.utilization + util.copy_only_share) if util.per_device else 0.0
+    capture_busy = kernel_ns / capture_ns if capture_ns > 0 else 0.0
+    return {"capture_kernel_ms": kernel_ns / 1e6,
+            "capture_busy_share": min(max(capture_busy, window_busy), 1.0)}
+
+
+def _fill_facts(gpu_fill) -> dict:
+    """The ``gpu_fill`` numbers the latency rule reads (none when it is unavailable)."""
+    if not isinstance(gpu_fill, GpuFillResult):
+        return {}
+    top = next((k for k in gpu_fill.kernels if k.underfilled), None)  # ≤ 20 rows
+    return {"underfilled_share": gpu_fill.underfilled_share,
+            "tiny_block_share": gpu_fill.tiny_block_share,
+            "small_grid_share": gpu_fill.small_grid_share,
+            "fill_top": ((top.name[:80], top.blocks, top.threads_per_block, gpu_fill.sm_count)
+                         if top is not None else ())}
 
 
 # ------------------------------------------------------------------------------------- suite
@@ -358,14 +413,17 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     ending for the in-memory run (``suite.analyze_process``) and the streamed one."""
     r = {**results, "quality": list(results["quality"]) + dq.memory_quality(results["memory"])}
     pid, pname = process_identity(bundle, gpid)
+    gpu_fill = process_gpu_fill(bundle.launch_shapes, bundle.gpus, bundle.sm_limits, gpid,
+                                devices)
     steps, phases, kres = r["steps"], r["phases"], r["kernels"]
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
-    vin = verdict_inputs(bundle, steps=steps, phases=phases, util=r["utilization"], gaps=r["gaps"],
+    vin = verdict_inputs(bundle, gpid=gpid, steps=steps, phases=phases, util=r["utilization"],
+                         gaps=r["gaps"],
                          kernels=kres, tensor_cores=r["tensor_cores"], gpu_metrics=r["gpu_metrics"],
                          communication=r["communication"], memory=r["memory"],
                          roofline=r["roofline"], window=window, quality=r["quality"],
                          has_kernels=bool(getattr(kres, "kernel_count", 0)),
-                         transfers=r["transfers"])
+                         transfers=r["transfers"], gpu_fill=gpu_fill)
     verdict = diagnose(vin, th)
     mfu = _mfu(bundle, devices, steps, r["tensor_cores"], options)
     scaling = _scaling(_gpu_name(bundle, devices), steps, phases, r["communication"], options)
@@ -375,7 +433,8 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
         tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
         throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=r["quality"],
-        roofline=r["roofline"], mfu=mfu, scaling=scaling, nvtx_ranges=r.get("nvtx_ranges"))
+        roofline=r["roofline"], mfu=mfu, scaling=scaling, nvtx_ranges=r.get("nvtx_ranges"),
+        gpu_fill=gpu_fill)
 
 
 LoaderOf = Callable[[Window, "int | None"], "LoaderWorkersResult | Unavailable | None"]
@@ -416,7 +475,7 @@ def finish_suite(bundle: TraceBundle, procs: list[ProcessAnalysis], roofline: An
         capture_hints=dq.capture_hints(bundle), thresholds=th, options=options,
         capabilities=probe(bundle, options, th,
                            analysed={p.global_pid: (p.steps, p.phases) for p in procs}),
-        loader=loader)
+        loader=loader, program=analyze_program(bundle))
 
 
 # -------------------------------------------------------------------------------- declaration

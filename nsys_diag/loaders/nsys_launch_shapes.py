@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.loaders.nsys_db import NsysDb
+from nsys_diag.model import contracts as C
 from nsys_diag.loaders.nsys_specs import KERNEL_TABLE
 from nsys_diag.loaders.nsys_strings import StringTable
 
@@ -22,9 +23,11 @@ SAMPLE_ROWS = 20_000
 """About this many kernel rows describe the launch shapes (all rows of a smaller table)."""
 
 SHAPE_SOURCE_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-                        "registersPerThread", "staticSharedMemory", "dynamicSharedMemory")
+                        "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                        "graphNodeId")
 SHAPE_FRAME_COLUMNS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
-                       "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes")
+                       "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes",
+                       "graph_node_id")
 
 _EMPTY = {"name": pd.Series([], dtype="object"), "start_ns": np.zeros(0, np.int64),
           "duration_ns": np.zeros(0, np.int64), "device_id": np.zeros(0, np.int64),
@@ -33,8 +36,8 @@ _EMPTY = {"name": pd.Series([], dtype="object"), "start_ns": np.zeros(0, np.int6
 
 
 def empty_shapes() -> pd.DataFrame:
-    """A launch-shape frame with no rows."""
-    return pd.DataFrame(_EMPTY)
+    """A launch-shape frame with no rows (``C.LAUNCH_SHAPES``)."""
+    return C.LAUNCH_SHAPES.validate(pd.DataFrame(_EMPTY))
 
 
 def _int_expr(col: str, cols: list[str]) -> str:
@@ -71,7 +74,7 @@ def read_launch_shapes(db: NsysDb, strings: StringTable, sample_rows: int = SAMP
                        ) -> pd.DataFrame:
     """The launch configuration of a sample of kernel launches (empty when the table or its
     grid/block columns are absent): name, start_ns, duration_ns, device_id, global_pid,
-    ``SHAPE_FRAME_COLUMNS`` and ``weight`` (launches each sampled row stands for)."""
+    ``SHAPE_FRAME_COLUMNS`` and ``weight`` (launches each sampled row stands for), in time order."""
     cols = db.columns(KERNEL_TABLE) if db.has(KERNEL_TABLE) else []
     if not {"start", "end", "gridX", "blockX"} <= set(cols):
         return empty_shapes()
@@ -92,7 +95,9 @@ def read_launch_shapes(db: NsysDb, strings: StringTable, sample_rows: int = SAMP
              "weight": np.full(len(a), weight, np.float64)}
     for i, c in enumerate(SHAPE_FRAME_COLUMNS):
         frame[c] = a[:, 4 + i]
-    return pd.DataFrame(frame)
+    out = pd.DataFrame(frame).sort_values(  # time order: the same frame whatever the row order
+        ["start_ns", "device_id", "duration_ns", "global_pid", "name"], kind="stable")
+    return C.LAUNCH_SHAPES.validate(out, source=str(db.path))
 
 
 _LIMIT_LAYOUTS = (
@@ -120,9 +125,34 @@ def read_sm_limits(db: NsysDb) -> pd.DataFrame:
             out[int(dev)] = (threads, b, r, s)
         if out:
             break
-    return pd.DataFrame({
+    return C.SM_LIMITS.validate(pd.DataFrame({
         "device_id": np.fromiter(out, np.int64, len(out)),
         "max_threads_per_sm": np.array([v[0] for v in out.values()], np.int64),
         "max_blocks_per_sm": np.array([v[1] for v in out.values()], np.int64),
         "registers_per_sm": np.array([v[2] for v in out.values()], np.int64),
-        "smem_per_sm_bytes": np.array([v[3] for v in out.values()], np.int64)})
+        "smem_per_sm_bytes": np.array([v[3] for v in out.values()], np.int64)}),
+        source=str(db.path))
+
+
+API_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER")
+_LAUNCH_NAME_SQL = ("SELECT id FROM StringIds WHERE value LIKE 'cudaLaunch%' OR value LIKE "
+                    "'cuLaunch%' OR value LIKE 'cudaGraphLaunch%' OR value LIKE 'cuGraphLaunch%'")
+
+
+def launch_calls_without_kernels(db: NsysDb) -> int | None:
+    """Kernel launch calls (``cudaLaunch*``, ``cuLaunch*``, graph launches) in the CUDA API
+    tables of an export whose kernel table is absent or empty — launches whose kernel activity
+    was not recorded; None when the export holds kernel rows (then nothing is scanned: this
+    costs one API-table scan only when there are no kernels)."""
+    if db.has(KERNEL_TABLE) and db.count(KERNEL_TABLE) > 0:
+        return None
+    if not db.has("StringIds"):
+        return 0
+    total = 0
+    for table in API_TABLES:
+        actual = db.table(table)
+        if actual is None or "nameId" not in db.columns(table):
+            continue
+        total += int(db.rows(f'SELECT count(*) FROM "{actual}" WHERE nameId IN '
+                             f'({_LAUNCH_NAME_SQL})')[0][0] or 0)
+    return total

@@ -39,6 +39,8 @@ from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_host import read_cpu_samples, read_osrt
+from nsys_diag.loaders.nsys_launch_shapes import (launch_calls_without_kernels,
+                                                  read_launch_shapes, read_sm_limits)
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
                                          host_info,
@@ -339,6 +341,15 @@ def _meta_extra(db: NsysDb, export_md: dict, gpu_layout, event_types, window_rec
     return extra
 
 
+def file_samples(db: NsysDb, strings: StringTable, chunk: bool
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(launch-shape sample, per-SM limits) of the whole file — read by a whole load and by the
+    streamed skeleton alike (so both runs see the same sample), never by a chunk (empty frames)."""
+    if chunk:
+        return C.LAUNCH_SHAPES.empty(), C.SM_LIMITS.empty()
+    return read_launch_shapes(db, strings), read_sm_limits(db)
+
+
 SKELETON_SKIPS = ("api", "kernels", "kernels_joined", "memcpy", "memset", "sync", "memcpy_joined",
                   "memset_joined", "sync_joined", "osrt", "cpu_samples")
 """Reads a skeleton load leaves out (``load_nsys_sqlite(skeleton=True)``)."""
@@ -400,7 +411,12 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
         if host_name and "Hostname" not in meta.host:
             meta.host["Hostname"] = host_name
 
+    shapes, limits = file_samples(db, strings, chunk)
+    launches = None if chunk else launch_calls_without_kernels(db)
+    if launches is not None:
+        meta.extra["launch_calls_without_kernels"] = launches
     return TraceBundle(
+        launch_shapes=shapes, sm_limits=limits,
         meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=gpu["sync"],
         api=gpu["api"], nvtx=nvtx_f, nvtx_marks=marks_f, threads=threads, processes=processes,
         gpus=gpus, gpu_metrics=gpu_metrics, gpu_memory=gpu_memory, osrt=read["osrt"],

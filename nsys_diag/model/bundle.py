@@ -76,6 +76,11 @@ class TraceBundle:
     """The GPUs the ncu CSV itself describes (GPUS contract: its device name and
     ``device__attribute_*`` values); ``gpus`` is the nsys trace's when one was loaded. Not in
     ``FRAMES`` (a view of the ncu data, not a table of the capture)."""
+    launch_shapes: pd.DataFrame = field(default_factory=C.LAUNCH_SHAPES.empty)
+    """A file-level sample of the kernels' launch configuration (``C.LAUNCH_SHAPES``), read by
+    the whole load and the streamed skeleton alike; not in ``FRAMES`` (never split by chunk)."""
+    sm_limits: pd.DataFrame = field(default_factory=C.SM_LIMITS.empty)
+    """Per GPU, what one SM can hold (``C.SM_LIMITS``, from the export); not in ``FRAMES``."""
 
     FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx", "nvtx_marks", "threads",
               "processes", "gpus", "gpu_metrics", "gpu_memory", "ncu_launches", "ncu_metrics",

@@ -365,6 +365,45 @@ ALL_CONTRACTS = (KERNELS, MEMCPY, MEMSET, SYNC, API, NVTX, NVTX_MARKS, THREADS, 
                  GPU_METRICS, GPU_MEMORY, NCU_LAUNCHES, NCU_METRICS, OSRT, CPU_SAMPLES)
 
 
+# ------------------------------------------------------------- file-level samples (issue 26)
+# Read once per file (the in-memory load and the streamed skeleton alike), never per chunk.
+
+LAUNCH_SHAPES = FrameContract(
+    "launch_shapes",
+    (
+        _c("name", "string", "kernel name (demangled where the export has it)"),
+        _c("start_ns", "int64", "GPU start", "ns"),
+        _c("duration_ns", "int64", "GPU duration", "ns"),
+        _c("device_id", "int64"),
+        _c("global_pid", "int64"),
+        _c("weight", "float64", "launches this sampled row stands for"),
+        _c("grid_x", "int64", "-1 if unknown"), _c("grid_y", "int64"), _c("grid_z", "int64"),
+        _c("block_x", "int64", "-1 if unknown"), _c("block_y", "int64"), _c("block_z", "int64"),
+        _c("registers_per_thread", "int64", "-1 if unknown"),
+        _c("smem_static_bytes", "int64", "static shared memory per block; -1 if unknown", "bytes"),
+        _c("smem_dynamic_bytes", "int64", "dynamic shared memory per block; -1 if unknown",
+           "bytes"),
+        _c("graph_node_id", "int64", "graph node the kernel was launched from; -1 if none"),
+    ),
+    "A strided sample (≈ 20,000 rows) of the kernel table's launch configuration "
+    "(loaders/nsys_launch_shapes.py): the GPU fill and the program's kernel-time mix.",
+)
+
+SM_LIMITS = FrameContract(
+    "sm_limits",
+    (
+        _c("device_id", "int64"),
+        _c("max_threads_per_sm", "int64", "-1 if unknown"),
+        _c("max_blocks_per_sm", "int64", "-1 if unknown"),
+        _c("registers_per_sm", "int64", "-1 if unknown"),
+        _c("smem_per_sm_bytes", "int64", "-1 if unknown", "bytes"),
+    ),
+    "What one SM of each GPU can hold at once, as the export says (TARGET_INFO_GPU).",
+)
+
+SAMPLE_CONTRACTS = (LAUNCH_SHAPES, SM_LIMITS)
+"""File-level frames of ``TraceBundle`` outside ``FRAMES`` (not split by process or chunk)."""
+
 # ------------------------------------------------------------------ replay-only frames (issue 25)
 # Read for the replayed windows only (``loaders/nsys_replay.py``), not part of ``TraceBundle``.
 

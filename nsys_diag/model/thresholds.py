@@ -60,6 +60,13 @@ class Thresholds:
     """Compute utilization < 50% means the GPU mostly waits (TB plugin GPU utilization rule)."""
     high_utilization: float = 0.8
     """≥ 80% compute busy counts as compute-saturated (ncu SOL 'bound' level, applied to time)."""
+    latency_underfilled_share: float = 0.5
+    """≥ 50% of kernel time in under-filled launches (``analyses/kernels/gpu_fill.py``: grid
+    smaller than the SM count, blocks < 64 threads, or < 25% of the resident threads) on a GPU
+    busy ≥ ``latency_busy_share`` of the window → ``latency_bound`` (issue 26: a majority)."""
+    latency_busy_share: float = 0.5
+    """The GPU must be time-busy ≥ 50% of the window (the ``low_utilization`` level) for its
+    launch shapes, not its idle gaps, to be what bounds the run."""
     tensor_core_share_ok: float = 0.5
     """< 50% of GEMM/conv time on Tensor Cores means mixed precision is not reaching them."""
     non_tc_gemm_share_flag: float = 0.2
@@ -102,6 +109,13 @@ class Thresholds:
     steady-state training or inference step runs tens to thousands of kernels; under 20 the window
     is a micro-benchmark, a start-up slice or a tiny test, whose idle time says nothing about a
     workload (a single slow launch would decide the verdict)."""
+    min_busy_share_to_diagnose: float = 0.01
+    """Abstain when the GPU is busy (kernels and copies) < 1% of the whole capture and of the
+    analysed window (a long capture whose steps keep the GPU busy is not blind): the rest is
+    host time that the GPU's own timeline cannot explain (issue 26: judged on the capture, not on
+    a kernel count — 162 ms of GEMMs is diagnosable). With the capture's kernel time known (the
+    launch-shape sample) this rule and ``min_kernel_time_ns_to_diagnose`` decide, and the kernel
+    count ``min_kernels_to_diagnose`` is not used."""
     min_kernel_time_ns_to_diagnose: int = 10_000_000
     """...or with less than 10 ms of kernel time: below that, one-off costs (context creation,
     module loading, a first cudaMalloc — each ms to hundreds of ms) dwarf the GPU work, so any

@@ -83,8 +83,12 @@ GAP_CAUSE_BY_NAME = {c.name: c for c in GAP_CAUSE_TABLE}
 
 # ---------------------------------------------------------------------------- verdict codes
 VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
-                 "overhead_bound", "launch_bound", "communication_bound", "insufficient_data")
-"""The verdicts ``analyze`` can give (``verdict.code`` in the JSON)."""
+                 "overhead_bound", "launch_bound", "communication_bound", "insufficient_data",
+                 "latency_bound", "no_dominant_cause")
+"""The verdicts ``analyze`` can give (``verdict.code`` in the JSON). ``latency_bound`` (issue
+26): the GPU is busy in time, but its launches fill little of its SMs. ``no_dominant_cause``:
+no rule fired — neither an idle cause, nor a GPU-side one, nor the compute-bound rule (the GPU
+busy ≥ ``high_utilization``); there is no default verdict."""
 
 VERDICT_TITLES = {
     "compute_bound": "Compute bound",
@@ -95,6 +99,8 @@ VERDICT_TITLES = {
     "launch_bound": "Launch bound",
     "communication_bound": "Communication bound",
     "insufficient_data": "Insufficient data",
+    "latency_bound": "Latency bound",
+    "no_dominant_cause": "No dominant cause",
 }
 
 # ---------------------------------------------------------------------------- capture hints
@@ -138,6 +144,21 @@ HINT_REPLAY = (f"export the whole capture with `{NSYS_TRACE_CUDA_NVTX}` (CUDA AP
                "activity with correlation ids)")
 """The causal replay lacks what links the host's calls to the GPU work they launched."""
 
+HINT_KERNEL_ACTIVITY_MISSING = ("kernel activity was not recorded (CUPTI buffer/collection "
+                                "failure?): the export holds {launches:,} kernel launch calls "
+                                "but no kernel rows; re-capture with "
+                                f"`{NSYS_TRACE_FLAGS}` (a shorter capture range, or a larger "
+                                "CUPTI buffer, e.g. `--cuda-flush-interval`), and check the "
+                                "nsys diagnostics for dropped records")
+"""CUDA launches traced, kernel activity missing (format with ``launches``): CUDA *was* traced,
+so "trace CUDA with -t cuda" would be wrong."""
+
+HINT_CUDA_NO_LAUNCH = ("CUDA was initialised but nothing was launched on the GPU (no kernel, "
+                       "copy or memset; a CPU build, or a capture range that misses the GPU "
+                       "work): check that the program runs on the GPU, then capture the part "
+                       "that does")
+"""CUDA API calls traced, no GPU work: CUDA was traced, nothing ran."""
+
 HINT_CAPTURE_CUDA_NVTX = f"capture CUDA activity with `{NSYS_TRACE_CUDA_NVTX}`"
 """No kernels to classify (Tensor Cores), NVTX wanted beside them."""
 
@@ -155,6 +176,11 @@ HINT_ADD_NVTX = ("add NVTX ranges around steps and phases (e.g. nsys_diag.annota
                  "torch.cuda.nvtx.range_push/range_pop or nvtx.annotate) and capture with "
                  f"`{NSYS_TRACE_CUDA_NVTX}`")
 """No NVTX ranges, so neither steps nor phases can be named."""
+
+HINT_ADD_NVTX_NEUTRAL = ("add NVTX ranges around the main loop's iterations and phases "
+                         "(nvtxRangePushA/nvtxRangePop, or your language's NVTX binding) and "
+                         f"capture with `{NSYS_TRACE_CUDA_NVTX}`")
+"""``HINT_ADD_NVTX`` for a program that is not PyTorch (issue 26: advice worded for the program)."""
 
 HINT_MARK_STEPS = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
                    "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "

@@ -8,7 +8,9 @@ follow docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0.
 """
 from __future__ import annotations
 
+from nsys_diag.analyses.diagnosis.program import FRAMEWORKS
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
+from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
@@ -242,6 +244,31 @@ NVTX_RANGES = Section(Obj({
     per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
     "kernels launched while a range was open on the launching thread (docs/analyses.md)")
 
+_FILL_KERNEL = Obj({"name": "str", "launches": "int", "blocks": "int", "threads_per_block": "int",
+                    "regs_per_thread": "int", "smem_bytes": "int", "blocks_per_sm": "int",
+                    "fill": "share", "time_share": "share"},
+                   carried={"limited_by": Enum("grid", "blocks_per_sm", "threads", "registers",
+                                               "shared_memory"),
+                            "underfilled": "bool"})
+GPU_FILL = Section(Obj({
+    "kernels": List(_FILL_KERNEL), "underfilled_share": "share", "basis": "str"},
+    carried={"tiny_block_share": "share", "small_grid_share": "share", "sm_count": "int",
+             "limits": Obj({"max_threads_per_sm": "int", "max_blocks_per_sm": "int",
+                            "registers_per_sm": "int", "smem_per_sm_bytes": "int",
+                            "source": "str"}),
+             "sampled_launches": "int", "launches": "int"}),
+    "No kernel launch configuration in this export.", HINT_NO_SHAPE, null=True,
+    per_process=True, doc="how much of the GPU's resident threads the launches can occupy "
+                          "(analyses/kernels/gpu_fill.py); shares of kernel time")
+
+PROGRAM = Obj({
+    "framework": Enum(*FRAMEWORKS), "libraries": List("str"),
+    "evidence": List(Obj({"signal": "str", "detail": "str", "share": "share?"}))},
+    carried={"framework_share": "share?", "techniques": List("str"),
+             "flash_attention_share": "share", "basis": "str"},
+    null=True, doc="what ran: framework, libraries and techniques in use, by name heuristics "
+                   "(analyses/diagnosis/program.py)")
+
 _BY_PRECISION = Map("num?")
 _ROOFLINE_KERNEL = Obj({
     "name": "str", "short_name": "str", "launches": "int", "time_share": "share?",
@@ -375,6 +402,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "communication": COMMUNICATION,
     "memory": MEMORY,
     "nvtx_ranges": NVTX_RANGES,
+    "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
     "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
     "verdict": VERDICT,
@@ -382,6 +410,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "data_quality": DATA_QUALITY,
     "thresholds": Map("num"),
     "capture_hints": List("str"),
+    "program": PROGRAM,
     "capabilities": CAPABILITIES,
 }
 """Every top-level key of the analysis JSON, in order: key → its spec."""

@@ -152,6 +152,7 @@ def process_sections(p, loader=None) -> dict:
         "communication": _section(p.communication),
         "memory": _section(p.memory),
         "nvtx_ranges": _section(p.nvtx_ranges, missing_reason="not analysed"),
+        "gpu_fill": _section(p.gpu_fill, missing_reason="not analysed"),
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
                      else unavailable("no Nsight Compute data",
                                       "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
@@ -207,6 +208,8 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "data_quality": _quality(suite, head),
         "thresholds": suite.thresholds.to_dict(),
         "capture_hints": list(suite.capture_hints),
+        "program": (suite.program.to_json() if getattr(suite, "program", None) is not None
+                    else None),
         "capabilities": (suite.capabilities.to_json()
                          if getattr(suite, "capabilities", None) is not None else {}),
     }

@@ -23,6 +23,7 @@ from nsys_diag.analyses.diagnosis.findings import (
     Finding,
     pct,
     compute_finding,
+    latency_finding,
     exposed_communication_finding,
     loader_state,
     memory_bound_finding,
@@ -37,9 +38,56 @@ LOGGING_RE = re.compile(r"log|eval|valid|metric|print|report|wandb|tensorboard",
 
 @dataclass(frozen=True)
 class Rule:
+    """One piece of advice: ``text`` is the PyTorch wording; ``variants`` maps an advice flavour
+    (``FLAVOURS``) to its own wording (``neutral``: every flavour without its own)."""
+
     text: str
     because: tuple[str, ...]
     when: Callable[[Any, Thresholds], bool] = lambda x, th: True
+    variants: tuple[tuple[str, str], ...] = ()
+
+
+FLAVOURS = ("pytorch", "cuda", "openmp_offload", "openacc", "neutral")
+"""How advice is worded, by ``program.framework``: PyTorch's own, CUDA-C/C++ (streams, events,
+pinned buffers, CUDA graphs), OpenMP offload (``nowait``/``depend``, target data regions),
+OpenACC (``async``/``wait``, data regions); every other framework reads the neutral wording."""
+PYTORCH_ONLY_WORDS = (".item()", "DataLoader", "torch.", "autocast", "AMP", "pin_memory",
+                      "num_workers", "FSDP", "DDP ", "apex", "collate_fn")
+"""Words that mean nothing outside PyTorch: a rule without a wording for the program's flavour
+whose text holds one of them is not offered to a non-PyTorch program."""
+
+
+def advice_flavour(framework: str | None) -> str:
+    """The flavour of ``program.framework`` (None, not detected: ``pytorch``, as before)."""
+    if framework is None or framework == "pytorch":
+        return "pytorch"
+    if framework in ("cuda", "openmp_offload", "openacc"):
+        return framework
+    return "neutral"
+
+
+def worded(rule: Rule, flavour: str) -> str | None:
+    """The rule's text for ``flavour`` (None: the rule does not fit the program)."""
+    if flavour == "pytorch":
+        return rule.text
+    variants = dict(rule.variants)
+    text = variants.get(flavour, variants.get("neutral"))
+    if text is not None:
+        return text
+    return None if any(w in rule.text for w in PYTORCH_ONLY_WORDS) else rule.text
+
+
+def _in_use(x, technique: str) -> bool:
+    return technique in (getattr(x, "techniques", ()) or ())
+
+
+def _no_graphs(x, th: Thresholds) -> bool:
+    return not _in_use(x, "cuda_graphs")
+
+
+def _no_workers_seen(x, th: Thresholds) -> bool:
+    """Worker advice ("num_workers>0") only when no DataLoader worker was seen."""
+    return getattr(x, "loader", None) is None
 
 
 def _phase_matches(x, rx: re.Pattern) -> bool:
@@ -102,7 +150,10 @@ def _not_loader_idle(x, th: Thresholds) -> bool:
 CAPTURE_RANGE = (
     Rule("Capture a steady-state window: call torch.cuda.profiler.start()/stop() (cudaProfilerStart/"
          "Stop) around a few training steps and run nsys profile --capture-range=cudaProfilerApi.",
-         ("kernels.count",)),
+         ("kernels.count",),
+         variants=(("neutral", "Capture a steady-state window: call cudaProfilerStart()/"
+                               "cudaProfilerStop() around a few iterations of the main loop and "
+                               "run nsys profile --capture-range=cudaProfilerApi."),)),
     Rule("Or mark the steps with an NVTX range and capture only it: nsys profile "
          "--capture-range=nvtx --nvtx-capture=RANGE (e.g. train_step).", ("kernels.count",)),
     Rule("Or skip the start-up with nsys profile --delay=SECONDS --duration=SECONDS.",
@@ -111,7 +162,19 @@ CAPTURE_RANGE = (
 
 PINNED = Rule("Use pinned host memory and asynchronous copies: DataLoader(pin_memory=True) and "
               ".to(device, non_blocking=True) (cudaMallocHost + cudaMemcpyAsync outside PyTorch).",
-              ("transfers.pageable_bytes_per_step",), pageable_earned)
+              ("transfers.pageable_bytes_per_step",), pageable_earned,
+              variants=(
+                  ("cuda", "Copy from pinned host buffers (cudaMallocHost, or cudaHostRegister on "
+                           "existing ones) with cudaMemcpyAsync on a non-default stream, so "
+                           "copies run at full bandwidth and overlap kernels."),
+                  ("openmp_offload", "Keep arrays on the device across kernels with target data "
+                                     "regions (map once, target update only what changes) and "
+                                     "pin the host buffers the remaining copies use."),
+                  ("openacc", "Keep arrays on the device across kernels with data regions "
+                              "(copyin once, update only what changes) and pinned host memory "
+                              "for the remaining copies (e.g. -gpu=pinned)."),
+                  ("neutral", "Copy from pinned (page-locked) host memory with asynchronous "
+                              "copies, so copies run at full bandwidth and overlap kernels.")))
 
 ADVICE: dict[str, tuple[Rule, ...]] = {
     "input": (
@@ -126,7 +189,9 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              _loader_idle),
         Rule("Overlap data loading with compute: DataLoader(num_workers>0, prefetch_factor>=2, "
              "persistent_workers=True) so the next batch is ready when the step ends.",
-             ("gaps.input_share",), _not_loader_idle),
+             ("gaps.input_share",), lambda x, th: _not_loader_idle(x, th) and _no_workers_seen(x, th),
+             variants=(("neutral", "Overlap reading and preparing the next input with the GPU's "
+                                   "work (a background thread or process, double buffering)."),)),
         PINNED,
         Rule("Cache or pre-process the dataset (decoded tensors, WebDataset/shards, DALI) so each "
              "step does less CPU decoding and I/O.", ("gaps.input_share", "phases.data_share"),
@@ -135,7 +200,14 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
     "transfer": (
         PINNED,
         Rule("Keep data resident on the GPU: copy constant inputs once, and avoid host↔device "
-             "round trips (.cpu()/.numpy()/.to()) inside the loop.", ("gaps.transfer_share",)),
+             "round trips (.cpu()/.numpy()/.to()) inside the loop.", ("gaps.transfer_share",),
+             variants=(("openmp_offload", "Keep data resident on the GPU: one target data region "
+                                          "around the loop, target update only what the host "
+                                          "needs."),
+                       ("openacc", "Keep data resident on the GPU: one data region around the "
+                                   "loop, update host/device only what changes."),
+                       ("neutral", "Keep data resident on the GPU: copy constant inputs once, "
+                                   "and avoid host↔device round trips inside the loop."))),
         Rule("Overlap the remaining copies with compute: cudaMemcpyAsync on a non-default stream "
              "from pinned memory (or a prefetching loader).", ("gaps.transfer_share",)),
     ),
@@ -150,10 +222,27 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
     "sync": (
         Rule("Remove the host synchronisations{detail_via} from the loop: avoid .item()/.cpu()/"
              "print of GPU tensors per layer or step — accumulate on the GPU and read once every N "
-             "steps.", ("gaps.sync_share",)),
+             "steps.", ("gaps.sync_share",),
+             variants=(
+                 ("cuda", "Remove the host synchronisations{detail_via} from the loop: queue "
+                          "work on streams and wait on CUDA events only where the host needs a "
+                          "result."),
+                 ("openmp_offload", "Remove the host synchronisations{detail_via} from the loop: "
+                                    "launch the target regions with nowait and order them with "
+                                    "depend clauses; wait (taskwait) only where the host needs "
+                                    "a result."),
+                 ("openacc", "Remove the host synchronisations{detail_via} from the loop: launch "
+                             "the compute regions async(n) and wait only where the host needs a "
+                             "result."),
+                 ("neutral", "Remove the host synchronisations{detail_via} from the loop: let "
+                             "the GPU work queue up and wait only where the host needs a "
+                             "result."))),
         Rule("Remove stray torch.cuda.synchronize()/cudaDeviceSynchronize/cudaStreamSynchronize "
              "calls; where an order is needed use CUDA events or stream waits instead.",
-             ("gaps.sync_share",)),
+             ("gaps.sync_share",),
+             variants=(("cuda", "Remove stray cudaDeviceSynchronize/cudaStreamSynchronize calls; "
+                                "where an order is needed use CUDA events or "
+                                "cudaStreamWaitEvent instead."),)),
         Rule("Log and evaluate less often: each logged GPU value forces a host synchronisation.",
              ("gaps.sync_share", "phases.overhead_names"), _logging_earned),
     ),
@@ -164,12 +253,17 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              "background thread) and save less often.",
              ("phases.overhead_names", "steps.outliers"), _checkpoint_earned),
         Rule("Log and evaluate less often; avoid .item()/.cpu()/print of GPU tensors every step — "
-             "each one forces a host synchronisation.", ("phases.overhead_names",), _logging_earned),
+             "each one forces a host synchronisation.", ("phases.overhead_names",), _logging_earned,
+             variants=(("neutral", "Log and evaluate less often: each value read back from the "
+                                   "GPU forces a host synchronisation."),)),
     ),
     "memory_management": (
         Rule("Allocate once and reuse{detail_via}: keep buffers across steps, use the caching "
              "allocator or stream-ordered pools (cudaMallocAsync with a release threshold), and do "
-             "not call torch.cuda.empty_cache() in the loop.", ("gaps.memory_management_share",)),
+             "not call torch.cuda.empty_cache() in the loop.", ("gaps.memory_management_share",),
+             variants=(("neutral", "Allocate once and reuse{detail_via}: keep device buffers "
+                                   "across iterations, or use stream-ordered pools "
+                                   "(cudaMallocAsync with a release threshold)."),)),
     ),
     "host_io": (
         Rule("Move the blocking host I/O{detail_via} off the thread that launches kernels: a "
@@ -180,7 +274,10 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("Name the host work between kernels: wrap the loop's parts in NVTX ranges "
              "(nsys_diag.annotate or torch.cuda.nvtx.range) and re-capture with "
              f"{NSYS_TRACE_FLAGS} --sample=process-tree.", ("gaps.other_share", "phases"),
-             _no_phases),
+             _no_phases,
+             variants=(("neutral", "Name the host work between kernels: wrap the loop's parts "
+                                   "in NVTX ranges (nvtxRangePushA/nvtxRangePop) and re-capture "
+                                   f"with {NSYS_TRACE_FLAGS} --sample=process-tree."),)),
         Rule("See what the host does between kernels: re-capture with CPU sampling and OS "
              f"runtime tracing ({NSYS_TRACE_FLAGS} --sample=process-tree "
              "--cpuctxsw=process-tree).", ("gaps.other_share",), _phases_no_frames),
@@ -192,11 +289,17 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
     "launch": (
         Rule("Capture the step in CUDA graphs (torch.compile(mode='reduce-overhead') or "
              "torch.cuda.graphs) to remove per-kernel launch cost.",
-             ("gaps.launch_share", "kernels.small_kernel_frac")),
+             ("gaps.launch_share", "kernels.small_kernel_frac"), _no_graphs,
+             variants=(("cuda", "Capture the loop body in a CUDA graph (stream capture, then "
+                                "cudaGraphLaunch) to remove per-kernel launch cost."),
+                       ("neutral", "Launch fewer, larger kernels (merge loops into one kernel, "
+                                   "or capture repeated launch sequences in a CUDA graph)."))),
         Rule("Fuse small kernels: torch.compile, fused/foreach optimizers (Adam(fused=True)), fused "
              "layers (e.g. apex/TE fused LayerNorm).", ("kernels.small_kernel_frac",)),
         Rule("Give each kernel more work: a larger batch (if memory allows) or fewer, larger "
-             "tensors.", ("kernels.small_kernel_frac",)),
+             "tensors.", ("kernels.small_kernel_frac",),
+             variants=(("neutral", "Give each kernel more work: fewer, larger launches (merge "
+                                   "loops, process more elements per launch)."),)),
     ),
     "communication": (
         Rule("The host blocks in communication{detail_via}: overlap it with compute (non-blocking "
@@ -219,7 +322,9 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
     "memory_bound": (
         Rule("Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round "
              "trips.", ("gpu_metrics.dram_bandwidth_util", "roofline.memory_bound_share",
-                        "kernels.elementwise_share")),
+                        "kernels.elementwise_share"),
+             variants=(("neutral", "Fuse chains of memory-bound kernels (one pass over the data "
+                                   "instead of several) to cut DRAM round trips."),)),
         Rule("Quantize weights (int8/fp8/int4) — inference without a backward pass is dominated by "
              "weight and KV-cache traffic.", ("phases",), _inference),
         Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
@@ -239,10 +344,29 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("Kernels to check first (GEMM/conv without Tensor Cores): {kernels}.",
              ("tensor_cores.non_tc_gemm_kernels",), _has_non_tc_kernels),
     ),
+    "latency": (
+        Rule("Give each launch more parallel work: at least as many blocks as the GPU has SMs "
+             "(several per SM) and 128–256 threads per block, so every SM holds enough warps to "
+             "hide memory latency.", ("gpu_fill.underfilled_share",)),
+        Rule("Batch or merge the small launches (process several rows, systems or levels per "
+             "launch), or run independent ones concurrently on separate streams.",
+             ("gpu_fill.underfilled_share",)),
+        Rule("Check the achieved occupancy of the top under-filled kernels with Nsight Compute "
+             "(--ncu; its launch statistics and occupancy sections).",
+             ("gpu_fill.underfilled_share",)),
+    ),
+    "no_dominant_cause": (
+        Rule("No single cause dominates: profile the top kernels with Nsight Compute (--ncu) and "
+             "capture GPU metrics (see the capture hints) to see what bounds them.",
+             ("gpu.utilization",)),
+    ),
     "compute": (
         Rule("The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
              "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
-             ("gpu.utilization",)),
+             ("gpu.utilization",),
+             variants=(("neutral", "The GPU is the bottleneck: profile the top kernels with "
+                                   "Nsight Compute (--ncu) and use tuned library kernels "
+                                   "(cuBLAS, cuDNN, CUTLASS) where they fit."),)),
         Rule("Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
              "overlapped.", ("gpu.utilization",)),
     ),
@@ -257,10 +381,15 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
             "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
             "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3]),
             "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share"))}
+    flavour = advice_flavour(getattr(x, "framework", None))
     out = []
     for r in ADVICE.get(f.cause, ()):
-        if r.when(x, th):
-            out.append(Advice(r.text.format(**fill), r.because))
+        text = worded(r, flavour) if r.when(x, th) else None
+        if text is None:
+            continue
+        if _in_use(x, "flash_attention"):  # no advice for a technique already in use
+            text = text.replace("FlashAttention, ", "")
+        out.append(Advice(text.format(**fill), r.because))
     return tuple(out)
 
 
@@ -278,7 +407,8 @@ def build_findings(x, th: Thresholds) -> list[Finding]:
     cost first, then the rest by cost."""
     out: list[Finding] = [r(x, th) for r in IDLE_RULES]
     for extra in (exposed_communication_finding(x, th), memory_bound_finding(x, th),
-                  no_tensor_cores_finding(x, th), too_little_work_finding(x, th)):
+                  no_tensor_cores_finding(x, th), latency_finding(x, th),
+                  too_little_work_finding(x, th)):
         if extra is not None:
             out.append(extra)
     out.append(compute_finding(x, th))

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
+from nsys_diag.model.vocabulary import (HINT_CUDA_NO_LAUNCH, HINT_KERNEL_ACTIVITY_MISSING, HINT_ADD_NVTX,
+                                        HINT_ADD_NVTX_NEUTRAL, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
                                         NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA, HINT_REEXPORT)
+from nsys_diag.analyses.diagnosis.program import analyze_program
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from typing import TYPE_CHECKING
 from nsys_diag.analyses.timeline.busy import Window
@@ -132,6 +134,23 @@ def memory_quality(memory) -> list[QualityItem]:
         "memory advice is given", len(bad), "warning", HINT_REEXPORT)]
 
 
+CUDA_API_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER")
+
+
+def no_gpu_work_hint(bundle) -> str:
+    """Why an export with CUDA traced holds no GPU work, when it tells: kernel launch calls
+    without kernel activity (``meta.extra["launch_calls_without_kernels"]``, read by the
+    loader), or CUDA API calls without any launch, copy or memset; "" otherwise."""
+    if bundle.has_cuda or bundle.meta.format != "nsys-sqlite":
+        return ""
+    launches = bundle.meta.extra.get("launch_calls_without_kernels")
+    if launches:
+        return HINT_KERNEL_ACTIVITY_MISSING.format(launches=int(launches))
+    if launches == 0 and any(bundle.meta.tables.get(t, 0) for t in CUDA_API_TABLES):
+        return HINT_CUDA_NO_LAUNCH
+    return ""
+
+
 def capture_hints(bundle) -> list[str]:
     """nsys flags that would capture what this export lacks (empty when nothing is missing); for
     a kernel-only input (an ncu CSV) one line: a timeline of the same run, joined with ``--ncu``."""
@@ -140,11 +159,15 @@ def capture_hints(bundle) -> list[str]:
                 "report.sqlite --ncu kernels.csv`: steps, phases, idle gaps and the roofline "
                 "weighted by timeline time)"]
     hints: list[str] = []
-    if not bundle.has_cuda:
+    blind = no_gpu_work_hint(bundle)
+    if blind:
+        hints.append(blind)
+    elif not bundle.has_cuda:
         hints.append(f"{CAPTURE_BASE}  (the export has no CUDA kernels/copies: trace CUDA with "
                      f"`{NSYS_TRACE_CUDA}` and make sure the capture range covers GPU work)")
     if not bundle.has_nvtx:
-        hints.append(HINT_ADD_NVTX)
+        pytorch = analyze_program(bundle).framework == "pytorch"
+        hints.append(HINT_ADD_NVTX if pytorch else HINT_ADD_NVTX_NEUTRAL)
     if bundle.has_cuda and not len(bundle.gpu_metrics):
         hints.append(f"{NSYS_FLAG_GPU_METRICS}  (SM/Tensor Core activity and DRAM bandwidth: "
                      "counters beat kernel-name heuristics)")

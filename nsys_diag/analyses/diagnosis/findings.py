@@ -41,12 +41,13 @@ CAUSE_CODE = {
     **{c.name: c.finding_code for c in GAP_CAUSE_TABLE},
     "exposed_communication": "communication_bound", "too_little_work": "insufficient_data",
     "memory_bound": "memory_bound", "no_tensor_cores": "compute_bound_no_tensor_cores",
-    "compute": "compute_bound",
+    "compute": "compute_bound", "latency": "latency_bound",
+    "no_dominant_cause": "no_dominant_cause",
 }
 """The verdict code each cause argues for (design: findings → one of the eight codes): a gap
 cause's from ``model.vocabulary.GAP_CAUSE_TABLE``, then the causes that are not idle gaps."""
 
-GPU_SIDE_CAUSES = ("memory_bound", "no_tensor_cores", "compute")
+GPU_SIDE_CAUSES = ("memory_bound", "no_tensor_cores", "latency", "compute")
 MEMORY_BOUND_ROOFLINE_SHARE = 0.5
 """ncu roofline: ≥ 50% of kernel time in memory-bound kernels → memory bound (majority)."""
 
@@ -375,6 +376,32 @@ def no_tensor_cores_finding(x, th: Thresholds) -> Finding | None:
                 f"CUDA cores{how}")
 
 
+def latency_finding(x, th: Thresholds) -> Finding | None:
+    """Launches that fill little of the GPU (``gpu_fill``) on a GPU busy in time: ≥
+    ``latency_underfilled_share`` of kernel time under-filled and utilization ≥
+    ``latency_busy_share``. Cost: the window share of under-filled kernel time."""
+    under = getattr(x, "underfilled_share", None)
+    if under is None:
+        return None
+    u = float(x.utilization)
+    ev = [rule("gpu_fill.underfilled_share", under, th.latency_underfilled_share, ">=",
+               "launch shapes"),
+          rule("gpu.utilization", u, th.latency_busy_share, ">=", "timeline")]
+    tiny, small = getattr(x, "tiny_block_share", None), getattr(x, "small_grid_share", None)
+    if tiny:
+        ev.append(context("gpu_fill.tiny_block_share", tiny, "launch shapes"))
+    if small:
+        ev.append(context("gpu_fill.small_grid_share", small, "launch shapes"))
+    top = getattr(x, "fill_top", None) or ()
+    shape = ""
+    if top:
+        name, blocks, threads, sms = top
+        shape = (f"; e.g. {name}: {blocks:,} blocks of {threads} threads on {sms} SMs")
+    return make(x, "latency", u * float(under), ev, th.latency_underfilled_share, under,
+                f"Latency-bound: the GPU is busy in time, but its launches fill little of its "
+                f"SMs — {pct(under)} of kernel time in under-filled launches{shape}")
+
+
 def compute_finding(x, th: Thresholds) -> Finding:
     """The GPU is busy computing: never a problem by itself (severity info); it decides the
     verdict only when nothing else fired."""
@@ -393,9 +420,29 @@ def compute_finding(x, th: Thresholds) -> Finding:
     return replace(f, severity="info")
 
 
+def _too_little_in_capture(x, th: Thresholds, capture_ms: float) -> Finding:
+    """Abstain rule on the whole capture: less than ``min_kernel_time_ns_to_diagnose`` of kernel
+    time, or the GPU busy < ``min_busy_share_to_diagnose`` of it (either fires it)."""
+    busy = getattr(x, "capture_busy_share", None)
+    ev = [rule("kernels.capture_time_ms", capture_ms, th.min_kernel_time_ns_to_diagnose / 1e6,
+               "<", "timeline")]
+    if busy is not None:
+        ev.append(rule("gpu.busy_share", busy, th.min_busy_share_to_diagnose, "<", "timeline"))
+    fired = any(e.fired for e in ev)
+    return Finding(code="insufficient_data", cause="too_little_work",
+                   severity="warning" if fired else "info", fired=fired, share_of_window=None,
+                   per_step_ms=None, threshold=th.min_kernel_time_ns_to_diagnose / 1e6,
+                   evidence=tuple(ev),
+                   headline=f"Not enough GPU work to diagnose: {capture_ms:.1f} ms of kernel "
+                            f"time in the capture, the GPU busy {pct(busy)}")
+
+
 def too_little_work_finding(x, th: Thresholds) -> Finding | None:
     """Abstain rule: fewer than ``min_kernels_to_diagnose`` kernels or less than
     ``min_kernel_time_ns_to_diagnose`` of kernel time in the window (either fires it)."""
+    capture_ms = getattr(x, "capture_kernel_ms", None)
+    if capture_ms is not None:
+        return _too_little_in_capture(x, th, float(capture_ms))
     if x.kernel_count is None and x.kernel_time_ms is None:
         return None
     ev = []

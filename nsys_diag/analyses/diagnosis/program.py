@@ -112,6 +112,7 @@ class ProgramSignals:
     nvtx_texts: frozenset[str] = frozenset()
     thread_names: frozenset[str] = frozenset()
     tables: frozenset[str] = frozenset()
+    graph_launches: bool = False  # kernels launched from CUDA graphs (graph node ids, graph trace)
 
 
 def _kernel_framework(name: str) -> str | None:
@@ -205,7 +206,8 @@ def _techniques(s: ProgramSignals, libs: Mapping[str, int], total: int) -> list[
     out = []
     if total and libs.get("flash_attention", 0) / total >= FLASH_IN_USE_SHARE:
         out.append("flash_attention")
-    if any(n.startswith(("cudaGraphLaunch", "cuGraphLaunch")) for n in s.api_names):
+    if s.graph_launches or any(n.startswith(("cudaGraphLaunch", "cuGraphLaunch"))
+                               for n in s.api_names):
         out.append("cuda_graphs")
     if libs.get("triton", 0):
         out.append("triton_kernels")
@@ -265,3 +267,41 @@ def bundle_signals(bundle, kernels=None) -> ProgramSignals:
                            nvtx_texts=_levels(bundle.nvtx, "text"),
                            thread_names=_levels(bundle.threads, "name"),
                            tables=[t for t, n in bundle.meta.tables.items() if n])
+
+
+GRAPH_TRACE_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+
+
+def sampled_kernel_ns_by_name(shapes) -> dict[str, int]:
+    """Kernel time (ns) per kernel name estimated from the launch-shape sample
+    (``contracts.LAUNCH_SHAPES``: each row's duration × the launches it stands for)."""
+    if shapes is None or not len(shapes):
+        return {}
+    time = shapes["duration_ns"].to_numpy(np.float64) * shapes["weight"].to_numpy(np.float64)
+    grouped = pd.Series(time).groupby(shapes["name"].astype(str).to_numpy()).sum()
+    return {str(k): int(round(v)) for k, v in grouped.items() if v > 0}
+
+
+def capture_signals(bundle) -> ProgramSignals:
+    """``ProgramSignals`` of a whole capture from what the in-memory load and the streamed
+    skeleton both hold: the launch-shape sample (kernel time per name, graph launches), NVTX
+    domains and texts, thread names and table counts. An ncu CSV (no sample) uses its kernels."""
+    shapes = getattr(bundle, "launch_shapes", None)
+    if shapes is not None and len(shapes):
+        kernel_ns = sampled_kernel_ns_by_name(shapes)
+        graphs = bool((shapes["graph_node_id"].to_numpy(np.int64) > 0).any())
+    else:
+        kernel_ns = kernel_ns_by_name(bundle.kernels) if bundle.meta.format == "ncu-csv" else {}
+        graphs = False
+    graphs = graphs or bool(bundle.meta.tables.get(GRAPH_TRACE_TABLE, 0))
+    signals = program_signals(kernel_ns, nvtx_domains=_levels(bundle.nvtx, "domain"),
+                              nvtx_texts=_levels(bundle.nvtx, "text"),
+                              thread_names=_levels(bundle.threads, "name"),
+                              tables=[t for t, n in bundle.meta.tables.items() if n])
+    return ProgramSignals(signals.kernel_ns_by_name, signals.api_names, signals.nvtx_domains,
+                          signals.nvtx_texts, signals.thread_names, signals.tables, graphs)
+
+
+def analyze_program(bundle) -> ProgramResult:
+    """``program`` of a capture (``capture_signals`` → ``detect_program``)."""
+    return detect_program(capture_signals(bundle))

@@ -10,9 +10,12 @@ Rules, in the order they are applied
 0. ``insufficient_data`` — no CUDA kernel in the analysed window (or an empty window). An Nsight
    Compute CSV alone (kernel counters, no timeline) gives ``memory_bound``/``compute_bound`` when
    ≥ 50% of the profiled kernel time is in that roofline class, else ``insufficient_data``.
-1. Abstain: fewer than ``min_kernels_to_diagnose`` kernels or less than
-   ``min_kernel_time_ns_to_diagnose`` of kernel time → ``insufficient_data`` "too little GPU work
-   to diagnose", with capture-range advice; the findings are still reported.
+1. Abstain only when blind: less than ``min_kernel_time_ns_to_diagnose`` of kernel time in the
+   whole capture, or the GPU busy < ``min_busy_share_to_diagnose`` of the capture and of the
+   window (without a launch-shape sample: fewer than ``min_kernels_to_diagnose`` kernels or
+   under 10 ms in the window) → ``insufficient_data`` "too little GPU work to diagnose", with
+   capture-range advice; the findings are still reported. Abstaining is high confidence unless
+   a data-quality warning lowers it.
 2. Start-up idle ≥ ``startup_dominated_share`` of the window → ``insufficient_data`` ("the
    capture is mostly start-up"), capture-range advice.
 3. The fired finding with the largest cost (idle causes, exposed communication, memory-bound and
@@ -21,8 +24,10 @@ Rules, in the order they are applied
    rule row "gpu.utilization < low_utilization" added) and decides with low confidence.
 5. Otherwise the GPU side decides: ``memory_bound`` (low confidence) when, without counters,
    ≥ ``elementwise_share_memory_bound`` of kernel time is elementwise/reduction/memory kernels,
-   else ``compute_bound``. A healthy run (utilization ≥ ``healthy_utilization``) cannot have an
-   idle finding at warning: at most 10% idle remains, the lowest idle threshold.
+   else ``compute_bound`` when its own rule holds (utilization ≥ ``high_utilization``), else
+   ``no_dominant_cause`` (low confidence; no default verdict). ``latency_bound`` is a fired
+   finding of rule 3 (``findings.latency_finding``). A healthy run (utilization ≥
+   ``healthy_utilization``) cannot have an idle finding at warning: at most 10% idle remains, the lowest idle threshold.
 
 Confidence: high when the verdict's cost is ≥ 2 × the next largest cost (GPU side: counters and
 ≥ ``high_utilization``), medium otherwise, low for the fallbacks of rules 4–5 and for unattributed
@@ -106,6 +111,14 @@ class VerdictInputs:
     tc_engaged: bool | None = None  # tensor_cores.engaged
     tensor_active_during_gemm: float | None = None  # tensor_cores.tensor_active_during_gemm
     loader: dict | None = None  # DataLoader workers (loader_workers.verdict_fact); None: none seen
+    underfilled_share: float | None = None  # gpu_fill: kernel time in under-filled launches
+    tiny_block_share: float | None = None  # gpu_fill: kernel time in blocks < 64 threads
+    small_grid_share: float | None = None  # gpu_fill: kernel time in grids < the SM count
+    fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
+    capture_kernel_ms: float | None = None  # kernel time of the whole capture (None: unknown)
+    framework: str | None = None  # program.framework (None: not detected); words the advice
+    techniques: tuple = ()  # program.techniques already in use (never advised again)
+    capture_busy_share: float | None = None  # GPU busy: max(kernels / capture, window busy)
 
 
 @dataclass(frozen=True)
@@ -193,7 +206,7 @@ def _insufficient(x: VerdictInputs) -> Verdict:
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
-        confidence="high",
+        confidence="medium" if x.data_warnings else "high",
         scale_advice="Unknown: the trace has no GPU activity to judge; re-capture it with the "
                      "flags below before deciding on more or bigger GPUs.",
         evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),),
@@ -237,7 +250,8 @@ def _by_cause(fs: list[Finding], cause: str) -> Finding | None:
 
 
 def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
-    """Nothing fired: memory-bound by kernel names (low confidence) or compute-bound."""
+    """Nothing fired: memory-bound by kernel names (low confidence), compute-bound when its own
+    rule holds, else no dominant cause (no default verdict)."""
     ew = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
     if ew >= th.elementwise_share_memory_bound:
         f = make(x, "memory_bound", None,
@@ -247,9 +261,21 @@ def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Find
         return f, "low"
     comp = _by_cause(fs, "compute")
     assert comp is not None
+    if not comp.fired:
+        return _no_dominant_cause(comp, x), "low"
     counters = _has_counters(x)
     high = x.utilization >= th.high_utilization
     return comp, "high" if high and counters else "medium"
+
+
+def _no_dominant_cause(comp: Finding, x: VerdictInputs) -> Finding:
+    """No rule fired, the compute-bound one included: say so, with the rule rows that did not."""
+    return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
+                   fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
+                   evidence=comp.evidence,
+                   headline=f"No dominant cause: no rule fired (GPU utilization "
+                            f"{_pct(x.utilization)}, below the compute-bound level, and no idle "
+                            "cause or GPU-side limit reached its threshold)")
 
 
 def _has_counters(x: VerdictInputs) -> bool:
@@ -286,8 +312,8 @@ def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Findin
 
 
 def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) -> str:
-    if chosen.code == "insufficient_data":
-        return conf
+    if chosen.code == "insufficient_data":  # abstaining: only the data-quality warnings lower it
+        return _lower(conf) if x.data_warnings else conf
     if x.data_warnings and conf != "low":
         conf = _lower(conf)
     few = x.steps_source is None or (x.analysed_steps is not None
@@ -346,7 +372,8 @@ def _sorted(fs: list[Finding]) -> list[Finding]:
 
 def _project(f: Finding, x: VerdictInputs) -> float | None:
     step = x.step_ms
-    if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound"):
+    if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound",
+                                                "latency_bound", "no_dominant_cause"):
         return None
     if f.cause == "input":
         data = x.phase_ms.get("data")
@@ -361,13 +388,17 @@ def _project(f: Finding, x: VerdictInputs) -> float | None:
 
 
 def _headline(f: Finding, x: VerdictInputs) -> str:
+    if f.cause == "too_little_work" and x.capture_kernel_ms is not None:
+        return (f"Not enough data for a diagnosis: too little GPU work to diagnose "
+                f"({x.capture_kernel_ms:.1f} ms of kernel time in the capture, the GPU busy "
+                f"{_pct(x.capture_busy_share)}).")
     if f.cause == "too_little_work":
         return (f"Not enough data for a diagnosis: too little GPU work to diagnose "
                 f"({x.kernel_count if x.kernel_count is not None else '?'} kernels, "
                 f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the analysed window).")
     if f.cause == "startup":
         return f"Not enough data for a diagnosis: {f.headline[0].lower()}{f.headline[1:]}."
-    if f.cause == "compute":
+    if f.cause in ("compute", "no_dominant_cause"):
         return f.headline + "."
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
@@ -401,6 +432,13 @@ def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) 
         return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
                 "throughput (data parallel) but each stays memory-bound. Fusion and lower "
                 "precision are cheaper first steps.")
+    if code == "latency_bound":
+        return ("A bigger GPU will not help: its launches already leave most SMs idle (more SMs "
+                "idle more); give each launch more blocks and threads first. More GPUs help only "
+                "by splitting independent work.")
+    if code == "no_dominant_cause":
+        return ("Unknown: no single cause dominates this run; measure the kernels (Nsight Compute, "
+                "GPU metrics) before deciding on more or bigger GPUs.")
     if code == "compute_bound_no_tensor_cores":
         return ("Do not buy GPUs yet: the math runs on CUDA cores; enabling Tensor Cores "
                 "(mixed precision/TF32) is typically a several-fold speed-up on the same hardware.")

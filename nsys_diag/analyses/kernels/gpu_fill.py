@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.kernels.sm_limits import REGISTER_UNIT, WARP_SIZE, SmLimits
+from nsys_diag.analyses.kernels.sm_limits import (REGISTER_UNIT, WARP_SIZE, SmLimits,
+                                                  from_export, limits_for)
 
 UNDERFILLED_FILL = 0.25
 """A launch occupying less than a quarter of the GPU's resident threads is under-filled."""
@@ -207,3 +208,43 @@ def _kernel_rows(names: np.ndarray, a: dict[str, np.ndarray], per_sm: np.ndarray
             time_share=t / total if total > 0 else 0.0,
             underfilled=bool(r["under_time"] * 2 > t) if t > 0 else bool(under[i])))
     return tuple(out)
+
+
+def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int
+                  ) -> tuple[int, SmLimits | None]:
+    """(SM count, per-SM limits) of ``device``: the export's ``TARGET_INFO_GPU`` values where
+    present, completed from the compute capability's row of the spec table (0, None: unknown)."""
+    g = gpus.loc[gpus["device_id"].to_numpy() == device] if len(gpus) else gpus
+    sm_count = int(g["sm_count"].iloc[0]) if len(g) else -1
+    cc = (int(g["cc_major"].iloc[0]), int(g["cc_minor"].iloc[0])) if len(g) else (-1, -1)
+    fallback = limits_for(*cc) if cc[0] >= 0 else None
+    lim = sm_limits.loc[sm_limits["device_id"].to_numpy() == device] if len(sm_limits) else sm_limits
+    if len(lim):
+        r = lim.iloc[0]
+        limits = from_export(int(r["max_threads_per_sm"]), int(r["max_blocks_per_sm"]),
+                             int(r["registers_per_sm"]), int(r["smem_per_sm_bytes"]), fallback)
+    else:
+        limits = fallback
+    return max(sm_count, 0), limits
+
+
+def process_gpu_fill(shapes: pd.DataFrame, gpus: pd.DataFrame, sm_limits: pd.DataFrame,
+                     gpid: int, devices: tuple[int, ...]) -> GpuFillResult | Unavailable:
+    """``gpu_fill`` of one process (``gpid`` -1: every launch) from the file's launch-shape
+    sample (``contracts.LAUNCH_SHAPES``), on its first GPU's SM count and limits. The sample
+    covers the whole capture (not only the analysed window); the basis says so."""
+    if shapes is None or not len(shapes):
+        return Unavailable("no kernel launch configuration in this export", HINT_NO_SHAPE)
+    keep = np.ones(len(shapes), bool)
+    if gpid != -1:
+        keep &= shapes["global_pid"].to_numpy(np.int64) == gpid
+    if devices:
+        keep &= np.isin(shapes["device_id"].to_numpy(np.int64), devices)
+    mine = shapes.loc[keep]
+    if not len(mine):
+        return Unavailable("no sampled kernel launch of this process", "")
+    device = int(devices[0]) if devices else int(mine["device_id"].iloc[0])
+    sm_count, limits = device_limits(gpus, sm_limits, device)
+    note = "sample of the whole capture" + (f"; GPU {device} of {len(devices)}"
+                                            if len(devices) > 1 else "")
+    return analyze_gpu_fill(mine, sm_count=sm_count, limits=limits, basis_note=note)

@@ -66,9 +66,27 @@ def test_overhead_bound_from_overhead_phases_and_syncs():
     assert v.projected_step_ms_if_fixed == pytest.approx(800 * 0.75)  # the finding's own share
 
 
-def test_overhead_just_below_threshold_is_compute_side():
+def test_nothing_fired_below_the_compute_rule_is_no_dominant_cause():
+    # issue 26: no default verdict — compute_bound only when its own rule (≥ 80% busy) fires
     v = diagnose(_x(utilization=0.75, gap_share={"overhead": 0.09}), TH)
+    assert v.code == "no_dominant_cause" and v.confidence == "low"
+    assert "Yes" not in v.scale_advice
+    v = diagnose(_x(utilization=0.85, gap_share={"overhead": 0.09}), TH)
     assert v.code == "compute_bound"
+
+
+def test_latency_bound_when_most_kernel_time_is_under_filled_on_a_busy_gpu():
+    fill = {"underfilled_share": 0.69, "tiny_block_share": 0.69, "small_grid_share": 0.0,
+            "fill_top": ("sptrsv_level_kernel", 40, 32, 40)}
+    v = diagnose(_x(utilization=0.71, **fill), TH)
+    assert v.code == "latency_bound"
+    assert "69%" in v.headline and "40 blocks of 32 threads on 40 SMs" in v.headline
+    assert any(e.metric == "gpu_fill.tiny_block_share" for e in v.evidence)
+    assert "bigger GPU will not help" in v.scale_advice
+    idle = diagnose(_x(utilization=0.3, **fill), TH)  # the GPU mostly idles: not latency-bound
+    assert idle.code != "latency_bound"
+    filled = diagnose(_x(utilization=0.71, **{**fill, "underfilled_share": 0.4}), TH)
+    assert filled.code != "latency_bound"
 
 
 def test_launch_bound_needs_small_kernels():
