@@ -78,6 +78,7 @@ class ProcessAnalysis:
     mfu: dict | None = None
     scaling: tuple[list[dict], str | None] = ([], "not analysed")
     loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
+    replay: Any = None  # the causal replay (``app/replay.py`` sets it after the analysis)
 
     def summary(self) -> dict:
         """One row of the per-process table."""

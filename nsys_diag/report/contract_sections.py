@@ -287,6 +287,26 @@ ROOFLINE = Section(Obj({
     f"{NCU_CAPTURE_COMMAND}, then: nsys-diag analyze TRACE --ncu kernels.csv", null=True,
     per_process=True)
 
+_REPLAY_STEP = Obj({"index": "int", "kind": "str", "start_ns": "int", "measured_ms": "num",
+                    "replayed_ms": "num", "error_pct": "num", "unexplained_ms": "num",
+                    "operations": "int", "inferred_edges": "int", "explicit_edges": "int"})
+REPLAY = Section(Obj({
+    "fidelity": Obj({"basis": Enum("steps", "window"), "measured_ms": "num", "replayed_ms": "num",
+                     "error_pct": "num", "unexplained_share": "num", "steps": List(_REPLAY_STEP)},
+                    doc="the replay against the capture: error_pct signed (positive: the replay "
+                        "is slower); per step or per slice of the window"),
+    "unexplained_ms": "num", "unexplained_share": "num",
+    "critical_path": List(Obj({"kind": "str", "name": "str", "phase": "str",
+                               "ms_per_step": "num", "share": "num"}),
+                          doc="what each replayed step waits on, every ns once"),
+    "what_if": List(Obj({"id": "str", "change": "str", "finding": "str",
+                         "saves_ms_per_step": "num", "saves_range_ms": List("num"),
+                         "saves_share": "num", "step_ms_after": "num"}),
+                    doc="one change per replay, priced over the analysed steps")},
+    carried={"inferred_edges": "int", "explicit_edges": "int", "notes": List("str")}),
+    "The causal replay was not run.", "", per_process=True,
+    doc="Causal replay of the process (analyses/replay, docs/analyses.md \"Causal replay\")")
+
 VERDICT = Obj({
     "code": Ref("verdict_code", default="insufficient_data"), "headline": "str+",
     "confidence": Enum("high", "medium", "low"), "scale_advice": "str+", "evidence": evidence(),
@@ -367,6 +387,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "communication": COMMUNICATION,
     "memory": MEMORY,
     "roofline": ROOFLINE,
+    "replay": REPLAY,
     "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
     "verdict": VERDICT,
     "findings": FINDINGS,

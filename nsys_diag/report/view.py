@@ -154,6 +154,7 @@ def process_sections(p, loader=None) -> dict:
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
                      else unavailable("no Nsight Compute data",
                                       "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
+        "replay": _section(getattr(p, "replay", None), missing_reason="not analysed"),
         "verdict": p.verdict.to_json(),
         "findings": _findings(p.verdict),
         "data_quality": [q.to_json() for q in p.data_quality],
