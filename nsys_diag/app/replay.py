@@ -194,8 +194,8 @@ def _kernels_in(bundle, windows: list[tuple[int, int]]) -> int | None:
 
 
 def _span_rows(got: dict[str, pd.DataFrame | None]) -> int:
-    return sum(len(got[n]) for n in ("kernels", "memcpy", "memset", "api")
-               if got[n] is not None)
+    frames = [got[n] for n in ("kernels", "memcpy", "memset", "api")]
+    return int(sum(len(f) for f in frames if f is not None))
 
 
 def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,

@@ -173,7 +173,7 @@ def read_kernel_streams(db: NsysDb, windows, expected_rows: int | None = None) -
     where = f"({_where(merged)})"
     narrow = _kernel_rowids(db, merged) if expected_rows is not None else None
     d = db.read(KERNEL_TABLE, spec, where=f"{narrow} AND {where}") if narrow else None
-    if d is None or len(d["start"]) != expected_rows:
+    if d is None or len(d.ints("start")) != expected_rows:
         d = db.read(KERNEL_TABLE, spec, where=where)
     return C.KERNEL_STREAMS.validate(pd.DataFrame({
         "start_ns": d["start"], "device_id": d["deviceId"], "global_pid": d["globalPid"],
