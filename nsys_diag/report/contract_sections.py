@@ -319,7 +319,12 @@ FINDINGS = List(Obj({
     "severity": Enum("info", "warning", "critical", default="info"),
     "fired": Leaf({"type": "boolean"}, default=False), "share_of_window": "num?",
     "per_step_ms": "num?", "threshold": "num?", "evidence": evidence(), "advice": List(ADVICE_ROW),
-    "headline": "str?"}), per_process=True)
+    "headline": "str?"},
+    carried={"saves_ms_per_step": Leaf({"type": ["number", "null"]},
+                                       doc="fired findings: what fixing it saves per step, from "
+                                           "the replay's what-if (null: saves_reason)"),
+             "saves_reason": "str?"},
+    optional=("saves_ms_per_step", "saves_reason")), per_process=True)
 
 DATA_QUALITY = List(Obj({"code": "str", "message": "str", "count": "int",
                          "severity": Enum("info", "warning", default="info"), "hint": "str?"},

@@ -98,3 +98,18 @@ def test_canonical_rows_do_not_depend_on_their_source_order():
     a = _frame(start_ns=[3, 1, 2], end_ns=[4, 2, 3])
     b = _frame(start_ns=[2, 3], end_ns=[3, 4])
     assert canonical([a]).equals(canonical([b, a.iloc[::-1]]))
+
+
+def test_fired_findings_carry_the_saving_of_their_what_if():
+    view = analyze_path(str(SAMPLES / "worked_example.sqlite"))
+    fired = [f for f in view["findings"] if f["fired"]]
+    inp = next(f for f in fired if f["cause"] == "input")
+    assert inp["saves_ms_per_step"] == _what_if(view, "overlapped_input")["saves_ms_per_step"]
+    assert all("saves_ms_per_step" not in f for f in view["findings"] if not f["fired"])
+
+
+def test_a_finding_without_a_what_if_says_why(monkeypatch):
+    monkeypatch.setenv("NSYS_DIAG_NO_REPLAY", "1")
+    view = analyze_path(str(SAMPLES / "worked_example.sqlite"))
+    inp = next(f for f in view["findings"] if f["fired"])
+    assert inp["saves_ms_per_step"] is None and "not available" in inp["saves_reason"]
