@@ -84,6 +84,7 @@ class ProcessAnalysis:
     loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
     nvtx_ranges: Any = None  # NvtxRangesResult | Unavailable (steps/nvtx_ranges.py); None: not analysed
     gpu_fill: GpuFillResult | Unavailable | None = None  # launch shapes vs the GPU's SMs
+    replay: Any = None  # the causal replay (``app/replay.py`` sets it after the analysis)
 
     def summary(self) -> dict:
         """One row of the per-process table."""

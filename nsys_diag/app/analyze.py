@@ -44,6 +44,10 @@ def analyze_bundle_with_suite(bundle, options: AnalyzeOptions, th: Thresholds, g
     Python API's frames come from the suite; ``analyze_bundle`` keeps the view only)."""
     get = imports.module if imports is not None else importlib.import_module
     suite = get(SUITE_MODULE).run_suite(bundle, options, th)
+    from nsys_diag.app.replay import attach_replays, export_rows
+
+    attach_replays(str(bundle.meta.path), suite, bundle, fmt=bundle.meta.format,
+                   export_rows=export_rows(bundle.meta.tables))
     view = get(VIEW_MODULE).build_view(bundle.meta, suite, generated_at=generated_at,
                                        options=options)
     return suite, view
@@ -160,6 +164,9 @@ def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, genera
     if done is None:
         return None
     suite, meta = done
+    from nsys_diag.app.replay import attach_replays, export_rows
+
+    attach_replays(path, suite, fmt=meta.format, export_rows=export_rows(meta.tables))
     view = importlib.import_module(VIEW_MODULE).build_view(meta, suite, generated_at=generated_at,
                                                             options=options)
     return suite, view

@@ -27,6 +27,9 @@ from nsys_diag.model import contracts as C
 GRAPH_TRACE_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 CUDA_EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 MAX_WINDOWS = 64
+ROWID_MARGIN = 65_536
+"""Rows read beyond the rowids a bisection on ``start`` gives for a window (rows a little out
+of start order)."""
 
 
 @dataclass(frozen=True)
@@ -123,16 +126,55 @@ def read_sync_events(db: NsysDb, windows) -> pd.DataFrame:
         source=str(db.path))
 
 
-def read_kernel_streams(db: NsysDb, windows) -> pd.DataFrame:
-    """Context, stream and graph node of the kernels overlapping ``windows``."""
+def _start_at(db: NsysDb, table: str, rowid: int) -> int | None:
+    got = db.rows(f'SELECT "start" FROM "{table}" WHERE rowid >= ? ORDER BY rowid LIMIT 1',
+                  (rowid,))
+    return int(got[0][0]) if got and isinstance(got[0][0], int) else None
+
+
+def _first_rowid_from(db: NsysDb, table: str, lo: int, hi: int, t: int) -> int:
+    """Bisection over rowids for the first row starting at ``t`` or later, as if the table were
+    in start order (nsys writes it nearly so; the caller checks the rows it gets)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = _start_at(db, table, mid)
+        if start is None or start >= t:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _kernel_rowids(db: NsysDb, windows: list[tuple[int, int]]) -> str | None:
+    """``rowid BETWEEN …`` around the kernels of ``windows`` (``ROWID_MARGIN`` rows each side);
+    None when the table has no rowids to narrow."""
+    bounds = db.rowid_bounds(KERNEL_TABLE)
+    if bounds is None or not windows:
+        return None
+    actual = db.table(KERNEL_TABLE) or KERNEL_TABLE
+    lo = _first_rowid_from(db, actual, bounds[0], bounds[1], windows[0][0])
+    hi = _first_rowid_from(db, actual, bounds[0], bounds[1], windows[-1][1])
+    return f"rowid BETWEEN {max(lo - ROWID_MARGIN, bounds[0])} AND {hi + ROWID_MARGIN}"
+
+
+def read_kernel_streams(db: NsysDb, windows, expected_rows: int | None = None) -> pd.DataFrame:
+    """Context, stream and graph node of the kernels overlapping ``windows``. ``expected_rows``
+    (perf: how many kernels overlap them, from the kernels already loaded): the read is first
+    narrowed to the rowids around the windows (``_kernel_rowids``) and kept when it returns
+    that many rows, else the table is scanned."""
     if not db.has(KERNEL_TABLE):
         return C.KERNEL_STREAMS.empty()
     cols = db.columns(KERNEL_TABLE)
-    d = db.read(KERNEL_TABLE, [Col("start", "int", fill=NULL_TIME, strict=True),
-                               opt_col(cols, "deviceId"), opt_col(cols, "globalPid"),
-                               opt_col(cols, "correlationId"), opt_col(cols, "contextId"),
-                               opt_col(cols, "streamId"), opt_col(cols, "graphNodeId")],
-                where=_where(merged_windows(windows)))
+    merged = merged_windows(windows)
+    spec = [Col("start", "int", fill=NULL_TIME, strict=True),
+            opt_col(cols, "deviceId"), opt_col(cols, "globalPid"),
+            opt_col(cols, "correlationId"), opt_col(cols, "contextId"),
+            opt_col(cols, "streamId"), opt_col(cols, "graphNodeId")]
+    where = f"({_where(merged)})"
+    narrow = _kernel_rowids(db, merged) if expected_rows is not None else None
+    d = db.read(KERNEL_TABLE, spec, where=f"{narrow} AND {where}") if narrow else None
+    if d is None or len(d.ints("start")) != expected_rows:
+        d = db.read(KERNEL_TABLE, spec, where=where)
     return C.KERNEL_STREAMS.validate(pd.DataFrame({
         "start_ns": d["start"], "device_id": d["deviceId"], "global_pid": d["globalPid"],
         "correlation_id": d["correlationId"], "context_id": d["contextId"],
@@ -140,14 +182,17 @@ def read_kernel_streams(db: NsysDb, windows) -> pd.DataFrame:
 
 
 def read_replay_columns(path: str | Path, windows, *, api: pd.DataFrame | None = None,
-                        kernel_streams: bool = True) -> ReplayColumns:
+                        kernel_streams: bool = True,
+                        expected_kernels: int | None = None) -> ReplayColumns:
     """Everything the replay reads beyond the bundle, for ``windows`` (see the module
-    docstring); ``kernel_streams=False`` when the bundle's kernels carry their streams."""
+    docstring); ``kernel_streams=False`` when the bundle's kernels carry their streams;
+    ``expected_kernels``: how many kernels overlap the (merged) windows, when known
+    (``read_kernel_streams``)."""
     with NsysDb(path) as db:
         return ReplayColumns(
             graphs=read_graph_launches(db, windows, api), cuda_events=read_cuda_events(db),
             sync_events=read_sync_events(db, windows),
-            kernel_streams=read_kernel_streams(db, windows) if kernel_streams
+            kernel_streams=read_kernel_streams(db, windows, expected_kernels) if kernel_streams
             else C.KERNEL_STREAMS.empty())
 
 

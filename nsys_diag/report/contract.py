@@ -171,6 +171,7 @@ SECTIONS = (
     ("metrics", "Core metrics"),
     ("gaps", "GPU idle"),
     ("timeline", "Timeline"),
+    ("replay", "Waits on"),
     ("kernels", "Kernels"),
     ("roofline", "Roofline"),
     ("transfers", "Transfers"),

@@ -322,6 +322,26 @@ ROOFLINE = Section(Obj({
     f"{NCU_CAPTURE_COMMAND}, then: nsys-diag analyze TRACE --ncu kernels.csv", null=True,
     per_process=True)
 
+_REPLAY_STEP = Obj({"index": "int", "kind": "str", "start_ns": "int", "measured_ms": "num",
+                    "replayed_ms": "num", "error_pct": "num", "unexplained_ms": "num",
+                    "operations": "int", "inferred_edges": "int", "explicit_edges": "int"})
+REPLAY = Section(Obj({
+    "fidelity": Obj({"basis": Enum("steps", "window"), "measured_ms": "num", "replayed_ms": "num",
+                     "error_pct": "num", "unexplained_share": "num", "steps": List(_REPLAY_STEP)},
+                    doc="the replay against the capture: error_pct signed (positive: the replay "
+                        "is slower); per step or per slice of the window"),
+    "unexplained_ms": "num", "unexplained_share": "num",
+    "critical_path": List(Obj({"kind": "str", "name": "str", "phase": "str",
+                               "ms_per_step": "num", "share": "num"}),
+                          doc="what each replayed step waits on, every ns once"),
+    "what_if": List(Obj({"id": "str", "change": "str", "finding": "str",
+                         "saves_ms_per_step": "num", "saves_range_ms": List("num"),
+                         "saves_share": "num", "step_ms_after": "num"}),
+                    doc="one change per replay, priced over the analysed steps")},
+    carried={"inferred_edges": "int", "explicit_edges": "int", "notes": List("str")}),
+    "The causal replay was not run.", "", per_process=True,
+    doc="Causal replay of the process (analyses/replay, docs/analyses.md \"Causal replay\")")
+
 VERDICT = Obj({
     "code": Ref("verdict_code", default="insufficient_data"), "headline": "str+",
     "confidence": Enum("high", "medium", "low"), "scale_advice": "str+", "evidence": evidence(),
@@ -334,7 +354,12 @@ FINDINGS = List(Obj({
     "severity": Enum("info", "warning", "critical", default="info"),
     "fired": Leaf({"type": "boolean"}, default=False), "share_of_window": "num?",
     "per_step_ms": "num?", "threshold": "num?", "evidence": evidence(), "advice": List(ADVICE_ROW),
-    "headline": "str?"}), per_process=True)
+    "headline": "str?"},
+    carried={"saves_ms_per_step": Leaf({"type": ["number", "null"]},
+                                       doc="fired findings: what fixing it saves per step, from "
+                                           "the replay's what-if (null: saves_reason)"),
+             "saves_reason": "str?"},
+    optional=("saves_ms_per_step", "saves_reason")), per_process=True)
 
 DATA_QUALITY = List(Obj({"code": "str", "message": "str", "count": "int",
                          "severity": Enum("info", "warning", default="info"), "hint": "str?"},
@@ -404,6 +429,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "nvtx_ranges": NVTX_RANGES,
     "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
+    "replay": REPLAY,
     "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
     "verdict": VERDICT,
     "findings": FINDINGS,

@@ -13,6 +13,7 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
+from nsys_diag.report.replay_render import fidelity_text, waits_on_text, what_if_rows
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share,
                                          scaling_line)
 from nsys_diag.model.jsonsafe import finite
@@ -185,6 +186,20 @@ def _roofline_table(v: dict) -> list[str]:
     return out
 
 
+def _replay(view: dict) -> list[str]:
+    """The causal replay: what a step waits on, then "fix X: A → B ms" per what-if."""
+    waits = waits_on_text(view)
+    if not waits:
+        return []
+    out = [f"**What the step waits on** (causal replay, {md_text(fidelity_text(view), 80)}): "
+           f"{md_text(waits, 200)}"]
+    for w in what_if_rows(view)[:3]:
+        rng = f", range {w['range']}" if w["range"] else ""
+        out.append(f"- if {md_text(w['change'], 120)}: {w['before']} → {w['after']} "
+                   f"(saves {w['saves']}{rng})")
+    return out
+
+
 def render_markdown(view: dict) -> str:
     """The Markdown summary of ``view`` (< 60 lines, no links, trace strings escaped)."""
     v = normalize(clean_view(view))
@@ -246,6 +261,9 @@ def render_markdown(view: dict) -> str:
         if len(warnings) > MAX_WARNINGS:
             lines.append(f"- … and {len(warnings) - MAX_WARNINGS} more (see the HTML report)")
         blocks.append((2, lines))
+    replay = _replay(view)
+    if replay:
+        blocks.append((4, replay))
     t = v["trace"]
     footer = (f"<sub>nsys-diag {md_text(v['tool']['version'], 20)} · {md_text(t['path'], 80)} · "
               f"nsys {md_text(t['nsys_version'] or 'unknown', 20)} · {md_text(v['generated_at'], 40)}</sub>")

@@ -17,6 +17,7 @@ from typing import Any
 
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES
+from nsys_diag.report.replay_render import replay_page
 from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
 from nsys_diag.report.clean import (
     DEFAULT_LIMITS,
@@ -110,6 +111,7 @@ def _section_status(v: dict) -> dict:
         status["kernels"] = na("No CUDA kernels in the analysed window.", HINT_CAPTURE_CUDA)
     status["roofline"] = of(v["roofline"])
     status["transfers"] = of(v["transfers"])
+    status["replay"] = of(v["replay"])
     return status
 
 
@@ -117,7 +119,7 @@ NCU_FORMATS = ("ncu-csv",)
 """``trace.format`` values of a kernel-only input (an Nsight Compute CSV analysed alone)."""
 NCU_LEAD = ("verdict", "roofline", "kernels")
 """An ncu-only page leads with these, in this order."""
-TIMELINE_SECTIONS = ("phases", "steps", "metrics", "gaps", "timeline", "transfers")
+TIMELINE_SECTIONS = ("phases", "steps", "metrics", "gaps", "timeline", "transfers", "replay")
 """Sections that need an nsys timeline: folded into one line on an ncu-only page."""
 
 
@@ -329,6 +331,7 @@ def build_page(view: dict) -> dict:
                       "has_pageable": bool(finite(v["transfers"]["pageable_count"])),
                       "has_sync": bool(finite(v["transfers"]["sync_copies"]))},
         "capture": _capture(v),
+        "replay": replay_page(v),
         "gpu_table": gpu_table(v),
         "tables_table": tables_table(v),
         "thresholds": _threshold_rows(v),

@@ -6,6 +6,7 @@ not (``fit_line`` wraps a line to the terminal, it never cuts).
 """
 from __future__ import annotations
 
+from nsys_diag.report.replay_render import waits_on_text, what_if_rows
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
 from nsys_diag.report.tables import gap_groups, step_list
@@ -189,6 +190,17 @@ def _gaps(v: dict) -> list[str]:
     return out
 
 
+def _replay(v: dict) -> list[str]:
+    """One line: what the step waits on and the largest what-if saving (causal replay)."""
+    waits = waits_on_text(v, top=3)
+    if not waits:
+        return []
+    best = what_if_rows(v)[:1]
+    fix = (f"; if {_c(best[0]['change'], 60)}: {best[0]['before']} → {best[0]['after']}"
+           if best else "")
+    return ["", f"Replay   waits on {waits}{fix}"]
+
+
 def _processes(v: dict) -> list[str]:
     rows = v.get("processes") or []
     if not rows:
@@ -240,7 +252,7 @@ def render_text(view: dict) -> str:
     """
     kernel_level_only = (view.get("trace") or {}).get("format") == "ncu-csv"
     timeline = [] if kernel_level_only else (_steps(view) + _phases(view) + _gpu(view)
-                                             + _gaps(view) + _processes(view))
+                                             + _gaps(view) + _replay(view) + _processes(view))
     lines = (_header(view) + _verdict(view) + _findings(view) + timeline + _roofline(view)
              + _quality(view))
     return "\n".join(lines) + "\n"

@@ -122,6 +122,35 @@ def _findings(verdict) -> list[dict]:
     return fn() if callable(fn) else []
 
 
+PREFERRED_WHAT_IF = {"input": "overlapped_input"}
+"""The what-if that prices a cause with more than one (the one its advice achieves)."""
+PRICED_AS = {"exposed_communication": "communication"}
+"""Finding causes priced by the what-if of another cause name."""
+
+
+def with_savings(findings: list[dict], replay) -> list[dict]:
+    """Each fired finding with ``saves_ms_per_step`` from the replay's what-if for its cause
+    (``None`` and ``saves_reason`` when there is none)."""
+    if not any(f.get("fired") for f in findings):
+        return findings
+    priced: dict[str, dict] = {}
+    if getattr(replay, "available", False):
+        for w in replay.to_json().get("what_if", []):
+            if w["finding"] not in priced or PREFERRED_WHAT_IF.get(w["finding"]) == w["id"]:
+                priced[w["finding"]] = w
+    for f in findings:
+        if not f.get("fired"):
+            continue
+        cause = str(f.get("cause"))
+        w = priced.get(PRICED_AS.get(cause, cause))
+        f["saves_ms_per_step"] = w["saves_ms_per_step"] if w else None
+        if w is None:
+            f["saves_reason"] = ("no what-if of the replay prices this cause"
+                                 if getattr(replay, "available", False) else
+                                 f"the replay is not available: {getattr(replay, 'reason', '')}")
+    return findings
+
+
 def process_sections(p, loader=None) -> dict:
     """The per-process sections (``contract.PROCESS_KEYS``) of one ``ProcessAnalysis``; ``loader``: the
     DataLoader workers to show (the process's own when None)."""
@@ -156,8 +185,9 @@ def process_sections(p, loader=None) -> dict:
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
                      else unavailable("no Nsight Compute data",
                                       "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
+        "replay": _section(getattr(p, "replay", None), missing_reason="not analysed"),
         "verdict": p.verdict.to_json(),
-        "findings": _findings(p.verdict),
+        "findings": with_savings(_findings(p.verdict), getattr(p, "replay", None)),
         "data_quality": [q.to_json() for q in p.data_quality],
     }
 

@@ -90,3 +90,20 @@ def test_real_traces_replay_alike_with_streams_read_for_the_windows(name):
     full, _ = _replay(path, kernel_detail=True)
     assert extra.graphs.empty  # none of these captures launched a graph
     assert fast.to_json() == full.to_json()
+
+
+def test_kernel_streams_narrowed_by_rowid_equal_the_scan_and_a_wrong_count_falls_back(item):
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.nsys_replay import read_kernel_streams
+
+    bundle = load_trace(item, kernel_detail=False)
+    k = bundle.kernels
+    mid = int(k["start_ns"].median())
+    windows = [(mid, mid + 2_000_000)]
+    inside = int(((k["end_ns"] > windows[0][0]) & (k["start_ns"] < windows[0][1])).sum())
+    with NsysDb(item) as db:
+        scan = read_kernel_streams(db, windows)
+        narrowed = read_kernel_streams(db, windows, expected_rows=inside)
+        wrong = read_kernel_streams(db, windows, expected_rows=inside + 1)
+    assert len(scan) == inside > 0
+    assert narrowed.equals(scan) and wrong.equals(scan)

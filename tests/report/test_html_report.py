@@ -116,7 +116,8 @@ def test_unavailable_sections_say_why_and_how(rendered):
     roof = section(html, "sec-roofline")
     assert "No Nsight Compute data was given." in roof and "--ncu" in roof
     nav = html[html.index('<nav class="toc"'): html.index("</nav>")]
-    assert nav.count('class="na"') == 8  # greyed in the nav: everything but verdict, capture, data quality
+    assert "The causal replay was not run." in section(html, "sec-replay")
+    assert nav.count('class="na"') == 9  # greyed in the nav: everything but verdict, capture, data quality
 
 
 def test_available_sections_have_their_content(rendered):

@@ -184,15 +184,16 @@ def _data_problem(kernels, memcpy, memset, sync, api, pt: ProcessTimeline | None
 
 
 # ---------------------------------------------------------------------------------- windows
-def representative_steps(steps: StepsResult) -> list[tuple[int, str]]:
-    """(step index, why) of at most ``MAX_STEPS`` steps: median, p90, first outlier, last
-    warm-up."""
+def representative_steps(steps: StepsResult, max_steps: int = MAX_STEPS
+                         ) -> list[tuple[int, str]]:
+    """(step index, why) of at most ``max_steps`` (≤ ``MAX_STEPS``) steps, by step index, taken
+    in this priority: median, p90, first outlier, last warm-up."""
     analysed = np.flatnonzero(steps.analysed_mask)
     dur = steps.durations_ns.astype(np.float64)
     picks: list[tuple[int, str]] = []
 
     def pick(i: int, why: str) -> None:
-        if all(i != j for j, _ in picks) and len(picks) < MAX_STEPS:
+        if all(i != j for j, _ in picks) and len(picks) < min(max_steps, MAX_STEPS):
             picks.append((int(i), why))
 
     if analysed.size:
@@ -219,7 +220,7 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
-                  link: float | None = None
+                  link: float | None = None, max_steps: int = MAX_STEPS
                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
@@ -228,7 +229,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     acc: dict[Key, int] = {}
     notes: list[str] = []
     priced: list[tuple[str, int, dict[str, int]]] = []
-    for i, why in representative_steps(steps):
+    for i, why in representative_steps(steps, max_steps):
         s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
         cuts = _cuts(pt, s, e)
         if len(cuts) > 2:
@@ -352,14 +353,16 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                    graphs: pd.DataFrame | None = None, sync_events: pd.DataFrame | None = None,
                    cuda_events: pd.DataFrame | None = None,
                    kernel_streams: pd.DataFrame | None = None,
-                   gpus: pd.DataFrame | None = None) -> ReplayResult | Unavailable:
+                   gpus: pd.DataFrame | None = None,
+                   max_steps: int = MAX_STEPS) -> ReplayResult | Unavailable:
     """Replay one process (frames restricted to it; see the module docstring). The replay-only
     frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
     ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
     ``cuda_events`` (cross-stream waits joined to their event record; inferred without them),
     ``kernel_streams`` (streams of kernels loaded without detail). ``window``: the analysed
     window used when there are no steps; ``gpus``: the GPU table (the host link a what-if falls
-    back on)."""
+    back on); ``max_steps``: how many representative steps to replay at most (the caller's cost
+    budget; ``representative_steps``)."""
     if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
     kernels = with_kernel_streams(kernels, kernel_streams)
@@ -375,7 +378,8 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
         what_if: tuple[W.WhatIf, ...] = ()
         if isinstance(steps, StepsResult) and steps.count:
             done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
-                                                      _host_link(gpus, kernels, memcpy))
+                                                      _host_link(gpus, kernels, memcpy),
+                                                      max_steps)
             basis = "steps"
         else:
             done, acc, notes = _replay_window(pt, window, nvtx, io)

@@ -1,0 +1,104 @@
+"""What the reports show of the causal replay (the ``replay`` section, docs/analyses.md "Causal
+replay"): what a step waits on (its critical path by kind, a stacked bar) and what each fix would
+save (the what-if table: "fix X: A → B ms, range"). Shared by the HTML, Markdown and terminal
+renderers; pure, on the view dict.
+"""
+from __future__ import annotations
+
+from nsys_diag.model.jsonsafe import finite
+from nsys_diag.report.formatting import fmt_ms, fmt_pct
+
+KIND_LABELS = {
+    "gpu_compute": "GPU compute", "transfer": "copies", "communication": "communication",
+    "host_cpu": "host CPU", "blocking_wait": "blocking waits", "launch": "launches",
+    "memory_management": "memory management", "host_io": "host I/O",
+    "unexplained": "unexplained delay",
+}
+"""Critical-path kinds in words (unknown kinds show as they are; host CPU time by its phase)."""
+MAX_WHAT_IFS = 5
+"""What-if rows shown (largest saving first)."""
+MIN_SAVING_SHARE = 0.005
+"""What-ifs saving less than 0.5% of the step, and critical-path parts under 0.5% of it, are not
+shown."""
+
+
+def replay_of(view: dict) -> dict | None:
+    """The ``replay`` section when it is available, else None."""
+    r = view.get("replay")
+    return r if isinstance(r, dict) and r.get("available") else None
+
+
+def waits_on(view: dict) -> list[dict]:
+    """The critical path per step by kind: ``[{kind, label, ms, share}]``, largest first."""
+    r = replay_of(view)
+    if r is None:
+        return []
+    by: dict[tuple[str, str], float] = {}
+    for row in r.get("critical_path") or []:
+        key = (row["kind"], row.get("phase") or "" if row["kind"] == "host_cpu" else "")
+        by[key] = by.get(key, 0.0) + (finite(row.get("ms_per_step")) or 0.0)
+    total = sum(by.values())
+    rows = [{"kind": k, "label": KIND_LABELS.get(k, k) + (f" ({phase})" if phase else ""),
+             "ms": ms, "share": ms / total if total else 0.0}
+            for (k, phase), ms in by.items() if total and ms / total >= MIN_SAVING_SHARE]
+    return sorted(rows, key=lambda x: (-x["ms"], x["label"]))
+
+
+def what_if_rows(view: dict) -> list[dict]:
+    """The what-ifs worth showing, largest saving first: ``{id, change, before_ms, after_ms,
+    saves_ms, range, share}`` (display strings for the times)."""
+    r = replay_of(view)
+    if r is None:
+        return []
+    rows = []
+    for w in r.get("what_if") or []:
+        saves, after = finite(w.get("saves_ms_per_step")), finite(w.get("step_ms_after"))
+        share = finite(w.get("saves_share")) or 0.0
+        if saves is None or after is None or share < MIN_SAVING_SHARE:
+            continue
+        lo, hi = (list(w.get("saves_range_ms") or []) + [None, None])[:2]
+        rows.append({"id": w["id"], "change": w.get("change") or w["id"],
+                     "before": fmt_ms(after + saves), "after": fmt_ms(after),
+                     "saves": fmt_ms(saves), "share": fmt_pct(share),
+                     "range": f"{fmt_ms(lo)}–{fmt_ms(hi)}" if lo is not None and hi is not None
+                     else "", "_saves": saves})
+    rows.sort(key=lambda x: (-x["_saves"], x["id"]))
+    return rows[:MAX_WHAT_IFS]
+
+
+def fidelity_text(view: dict) -> str:
+    """"replayed 812 ms vs 800 ms measured (+1.5%)" or ""."""
+    r = replay_of(view)
+    if r is None:
+        return ""
+    f = r.get("fidelity") or {}
+    err = finite(f.get("error_pct"))
+    return (f"replayed {fmt_ms(f.get('replayed_ms'))} vs {fmt_ms(f.get('measured_ms'))} measured"
+            + (f" ({err:+.1f}%)" if err is not None else ""))
+
+
+def waits_on_text(view: dict, top: int = 4) -> str:
+    """"host CPU 62% · GPU compute 30% · …" or ""."""
+    rows = waits_on(view)[:top]
+    return " · ".join(f"{x['label']} {fmt_pct(x['share'])}" for x in rows)
+
+
+__all__ = ["KIND_LABELS", "replay_of", "replay_page", "waits_on", "what_if_rows", "fidelity_text",
+           "waits_on_text"]
+
+
+def replay_page(view: dict) -> dict:
+    """What ``templates/partials/_replay.html`` draws: the stacked bar of what the step waits on
+    (``segments``: label, width %, ms, share; colour by kind) and the what-if table."""
+    from nsys_diag.report.tables import cell, table
+
+    segments = [{"label": x["label"], "kind": x["kind"], "ms": fmt_ms(x["ms"]),
+                 "share": fmt_pct(x["share"]), "width": round(100 * x["share"], 2)}
+                for x in waits_on(view)]
+    rows = [[cell(w["change"], w["id"], cls="label"), cell(w["before"], None),
+             cell(w["after"], None), cell(w["saves"], w["_saves"]), cell(w["range"] or None),
+             cell(w["share"], w["_saves"])] for w in what_if_rows(view)]
+    cols = [("Fix", False), ("Step now", True), ("Step after", True), ("Saves", True),
+            ("Range", True), ("Of the step", True)]
+    return {"segments": segments, "fidelity": fidelity_text(view),
+            "what_if_table": table("tbl-what-if", cols, rows, fold=(4,)) if rows else None}

@@ -1,0 +1,49 @@
+"""The replay views: what a step waits on, and the what-if table, in HTML, Markdown and text."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nsys_diag.app.analyze import analyze_path
+from nsys_diag.report.html_report import render_html
+from nsys_diag.report.markdown import render_markdown
+from nsys_diag.report.replay_render import waits_on, what_if_rows
+from nsys_diag.report.text import render_text
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
+
+
+@pytest.fixture(scope="module")
+def view():
+    return analyze_path(str(SAMPLES / "worked_example.sqlite"),
+                        generated_at="2026-01-01T00:00:00Z")
+
+
+def test_waits_on_adds_up_to_the_replayed_step(view):
+    rows = waits_on(view)
+    assert rows and sum(r["share"] for r in rows) == pytest.approx(1.0, abs=0.02)
+    assert any("(data)" in r["label"] for r in rows)  # host CPU time named by its phase
+
+
+def test_the_largest_what_if_comes_first_with_before_and_after(view):
+    rows = what_if_rows(view)
+    assert rows[0]["id"] == "instant_input"
+    assert rows[0]["before"] == "800 ms" and rows[0]["after"] == "380 ms"
+
+
+def test_every_report_shows_the_replay(view):
+    html = render_html(view)
+    sec = html[html.index('id="sec-replay"'):]
+    sec = sec[:sec.index("</section>")]
+    assert "replay-bar" in sec and 'id="tbl-what-if"' in sec and "800 ms" in sec
+    md = render_markdown(view)
+    assert "**What the step waits on**" in md and "800 ms → 380 ms" in md
+    assert any(line.startswith("Replay ") for line in render_text(view).splitlines())
+
+
+def test_an_unavailable_replay_shows_no_replay_lines(view, monkeypatch):
+    off = dict(view, replay={"available": False, "reason": "off", "hint": ""})
+    assert "What the step waits on" not in render_markdown(off)
+    assert not any(line.startswith("Replay ") for line in render_text(off).splitlines())
+    assert "Not available" in render_html(off).split('id="sec-replay"')[1].split("</section>")[0]
