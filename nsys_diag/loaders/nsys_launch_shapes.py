@@ -66,8 +66,9 @@ def strided_rows(db: NsysDb, table: str, select_sql: str, sample_rows: int) -> t
         rows = db.rows(f'WITH RECURSIVE m(r) AS (SELECT {first} UNION ALL SELECT r + {stride} '
                        f'FROM m WHERE r + {stride} <= {high}) SELECT {select_sql} FROM m '
                        f'CROSS JOIN "{actual}" AS t ON t.rowid = m.r')
-    total = db.count(table)
-    return rows, (total / len(rows)) if rows else 1.0
+    # perf: nsys writes rowids densely, so the rowid span stands for the row count (a count(*)
+    # walks the whole table: 0.1 s on 2M kernels)
+    return rows, ((high - low + 1) / len(rows)) if rows else 1.0
 
 
 def read_launch_shapes(db: NsysDb, strings: StringTable, sample_rows: int = SAMPLE_ROWS

@@ -226,6 +226,17 @@ def _union_ns(group: np.ndarray, device: np.ndarray, s: np.ndarray, e: np.ndarra
     return out
 
 
+def _distinct_pairs(group: np.ndarray, row: np.ndarray, n_rows: int) -> np.ndarray:
+    """The distinct (group, kernel row) pairs, as a 2 × N int64 array in no particular order
+    (perf: one int64 key hashed by ``pd.unique``; ``np.unique(axis=1)`` sorts a structured view
+    and cost seconds per million kernels)."""
+    if not row.size:
+        return np.zeros((2, 0), np.int64)
+    width = max(int(n_rows), 1)
+    key = pd.unique(group.astype(np.int64) * width + row.astype(np.int64))
+    return np.stack([key // width, key % width])
+
+
 def window_sums(nvtx: pd.DataFrame, kernels: pd.DataFrame, steps, window: tuple[int, int],
                 kernel_window: tuple[int, int], count_ranges: bool = True) -> NvtxRangesPart:
     """The integer sums of the ranges overlapping ``window`` (``count_ranges``: their count and
@@ -249,9 +260,9 @@ def window_sums(nvtx: pd.DataFrame, kernels: pd.DataFrame, steps, window: tuple[
     first = np.maximum(kernels["start_ns"].to_numpy(np.int64)[inside], window[0]) >= lo
     unattributed = int(np.count_nonzero(first & (k["launch_start_ns"].to_numpy(np.int64) == MISSING)))
     # a kernel counts once per group even when several of its enclosing ranges share the group
-    pair = np.unique(np.stack([code[rngs], rows]), axis=1) if rows.size else np.zeros((2, 0), np.int64)
+    pair = _distinct_pairs(code[rngs], rows, len(k))
     gpu = _union_ns(pair[0], dev[pair[1]], ks[pair[1]], ke[pair[1]], n)
-    own_pair = np.unique(np.stack([code[rngs[own]], rows[own]]), axis=1) if own.any() else np.zeros((2, 0), np.int64)
+    own_pair = _distinct_pairs(code[rngs[own]], rows[own], len(k))
     self_ns = _union_ns(own_pair[0], dev[own_pair[1]], ks[own_pair[1]], ke[own_pair[1]], n)
     counts = np.zeros(n, np.int64)
     cpu = np.zeros(n, np.int64)
@@ -306,8 +317,36 @@ def merge_nvtx_ranges(parts) -> NvtxRangesResult | Unavailable:
 
 
 # -------------------------------------------------------------------------------- declaration
+MAX_KERNELS = 200_000
+"""Exports with more kernel rows than this get no projection in this version (perf: the
+projection costs ≈ 2 µs per kernel, ×1.6 of a 2M-kernel analysis; ``make bench``)."""
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+
+
+def over_budget(bundle) -> Unavailable | None:
+    """``Unavailable`` when the export holds more than ``MAX_KERNELS`` kernel rows (the file's
+    count: the same fact in memory and streamed)."""
+    n = int(bundle.meta.tables.get(KERNEL_TABLE, 0) or 0)
+    if n <= MAX_KERNELS:
+        return None
+    return Unavailable(f"not computed: the export holds {n:,} kernels, more than the "
+                       f"{MAX_KERNELS:,} the NVTX projection handles in this version",
+                       "nsys stats --report nvtx_gpu_proj_sum gives the projection of a large export")
+
+
+def _partial_in_budget(span):
+    """A chunk's sums, or None when the chunk alone exceeds the budget (then the file does
+    too, and ``finish`` reports the section as not computed)."""
+    return None if len(span.frames["kernels"]) > MAX_KERNELS else partial_nvtx_ranges(span)
+
+
+def _finish(states, ctx):
+    return over_budget(ctx.bundle) or merge_nvtx_ranges([s for s in states if s is not None])
+
+
 NVTX_RANGES = declare(Declaration(
-    "nvtx_ranges", section="nvtx_ranges", partial=lambda span, **_: partial_nvtx_ranges(span),
-    finish=lambda states, ctx: merge_nvtx_ranges(list(states)), rank=12,
-    whole=lambda p: analyze_nvtx_ranges(p.frames["nvtx"], p.frames["kernels"], p.steps, p.window)))
+    "nvtx_ranges", section="nvtx_ranges", partial=lambda span, **_: _partial_in_budget(span),
+    finish=_finish, rank=12,
+    whole=lambda p: over_budget(p.bundle) or analyze_nvtx_ranges(
+        p.frames["nvtx"], p.frames["kernels"], p.steps, p.window)))
 """GPU time per NVTX range (the ``nvtx_ranges`` section)."""
