@@ -52,6 +52,8 @@ def strided_rows(db: NsysDb, table: str, select_sql: str, sample_rows: int) -> t
     ``max(rowid) // sample_rows``, looked up through the rowid b-tree (a ``rowid % stride`` scan
     when the rowids are far sparser than their range)."""
     actual = db.table(table)
+    if actual is not None and db.without_rowid(table):  # no rowid to stride over: every row
+        return db.rows(f'SELECT {select_sql} FROM "{actual}" AS t'), 1.0
     bounds = db.rowid_bounds(table) if actual else None
     if actual is None or bounds is None:
         return [], 1.0

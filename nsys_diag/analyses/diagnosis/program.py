@@ -63,7 +63,10 @@ LIBRARY_KERNEL_MARKS: tuple[tuple[str, re.Pattern], ...] = (
 )
 """(library, pattern on the kernel name): every match counts (a kernel can name several)."""
 
-_PYTORCH_NVTX = re.compile(r"^aten::|^ProfilerStep#\d+|^autograd::|torch\.")
+_PYTORCH_NVTX = re.compile(r"^aten::|^ProfilerStep#\d+|^autograd::|torch\.|^DataLoader\b|"
+                           r"^enumerate\(DataLoader\)")
+_PYTORCH_THREAD = re.compile(r"^pt_(?:autograd|main_thread|data_worker)")
+"""PyTorch's own thread names (its autograd engine's ``pt_autograd_N``, ``pt_main_thread``)."""
 _MPI_THREAD = re.compile(r"^MPI Rank \d+", _I)
 
 
@@ -167,6 +170,10 @@ def detect_program(s: ProgramSignals) -> ProgramResult:
     torch_nvtx = sorted(t for t in s.nvtx_texts if _PYTORCH_NVTX.search(t))[:3]
     if torch_nvtx:
         evidence.append(Evidence("nvtx_ranges", "PyTorch NVTX ranges (" + ", ".join(torch_nvtx) + ")"))
+    torch_threads = sorted(t for t in s.thread_names if _PYTORCH_THREAD.match(t))[:3]
+    if torch_threads:
+        evidence.append(Evidence("thread_names", "PyTorch threads (" + ", ".join(torch_threads) + ")"))
+        torch_nvtx = torch_nvtx or torch_threads
     caller = max(marked, key=lambda f: (marked[f], -FRAMEWORKS.index(f))) if marked else (
         "pytorch" if torch_nvtx else None)
     time_by = dict(marked)

@@ -19,10 +19,12 @@ per-SM block limit: small blocks), ``threads``, ``registers`` or ``shared_memory
 
 A launch is **under-filled** when its grid has fewer blocks than the GPU has SMs (some SMs get
 nothing), when its blocks have fewer than 64 threads (two warps: too few to hide latency,
-whatever the grid), or when ``fill`` < 0.25 and the shape itself is the limit (grid, block size
-or the per-SM block limit). A launch whose residency is limited by registers or shared memory
-is not called under-filled by its shape: GEMM and attention kernels trade occupancy for
-registers and shared memory by design, and only ncu's achieved occupancy can judge them.
+whatever the grid), or when ``fill`` < 0.25 and the shape itself is the limit (a grid smaller
+than the GPU, or small blocks at the per-SM block limit). A launch whose residency is limited by
+registers or shared memory, or whose grid gives every SM at least one block of ≥ 64 threads
+(a persistent, one-block-per-SM kernel), is not called under-filled by its shape: GEMM and
+attention kernels trade occupancy for registers, shared memory and tiles by design, and only
+ncu's achieved occupancy can judge them.
 These are heuristics on the launch shape; ncu's occupancy, when joined, measures what the shape
 only bounds. Shares are of kernel time, each sampled launch weighted by its duration and by how
 many launches it stands for.
@@ -164,9 +166,10 @@ def analyze_gpu_fill(shapes: pd.DataFrame, *, sm_count: int, limits: SmLimits | 
     resident = np.minimum(a["blocks"], per_sm * sm_count) * a["threads"]
     fill = np.minimum(resident / float(sm_count * limits.max_threads), 1.0)
     limited_by = np.where(grid_bound, "grid", np.asarray(RESIDENCY_LIMITS, dtype=object)[binding])
-    shape_bound = grid_bound | (binding == 0)  # the grid, or small blocks at the block limit
-    tiny = a["threads"] < MIN_THREADS_PER_BLOCK
     small_grid = a["blocks"] < sm_count
+    # the shape is the limit: a grid smaller than the GPU, or small blocks at the block limit
+    shape_bound = (grid_bound & small_grid) | (~grid_bound & (binding == 0))
+    tiny = a["threads"] < MIN_THREADS_PER_BLOCK
     under = ((fill < UNDERFILLED_FILL) & shape_bound) | tiny | small_grid
     total = float(a["time"].sum())
 
