@@ -20,6 +20,9 @@ replay's input — and its result — is the same. The replay-only columns (kern
 launches, event ids: ``loaders/nsys_replay.py``) are read for the spans in both runs.
 
 ``NSYS_DIAG_NO_REPLAY=1`` skips all of it (``available: false`` with that reason).
+
+Then every process is diagnosed again with its replay (``analyses/process.diagnose_with_replay``):
+the verdict follows the what-if savings, or says in its evidence why it could not.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ import pandas as pd
 
 from nsys_diag.analyses.arrays import process_rows
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.process import diagnose_with_replay
 from nsys_diag.analyses.replay import (MAX_STEPS, NO_REPLAY_ENV, analyze_replay,
                                        representative_steps)
 from nsys_diag.analyses.steps.detection import StepsResult
@@ -255,18 +259,22 @@ def attach_replays(path: str, suite, bundle=None, *, fmt: str = "nsys-sqlite",
     off = os.environ.get(NO_REPLAY_ENV, "") not in ("", "0")
     gpus = gpu_frame(list(suite.gpus))
     for p in suite.processes:
-        if off:
-            p.replay = Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
-            continue
-        if fmt != "nsys-sqlite":
-            p.replay = Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
-                                   "pass the Nsight Systems export (.sqlite)")
-            continue
-        try:
-            p.replay = replay_process(path, p, bundle, gpus, export_rows)
-        except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
-            p.replay = Unavailable(f"the replay could not run on this export "
-                                   f"({type(exc).__name__}: {exc})")
+        p.replay = _replay_one(path, p, bundle, gpus, fmt, export_rows, off)
+        p.verdict_inputs, p.verdict = diagnose_with_replay(p, suite.thresholds)
+
+
+def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows: int, off: bool):
+    """The replay of one process, or ``Unavailable`` with the reason (never an exception)."""
+    if off:
+        return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
+    if fmt != "nsys-sqlite":
+        return Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
+                           "pass the Nsight Systems export (.sqlite)")
+    try:
+        return replay_process(path, p, bundle, gpus, export_rows)
+    except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
+        return Unavailable(f"the replay could not run on this export "
+                           f"({type(exc).__name__}: {exc})")
 
 
 __all__ = ["attach_replays", "export_rows", "op_budget", "replay_process", "replay_spans", "span_frames", "canonical"]
