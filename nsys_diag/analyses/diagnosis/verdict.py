@@ -475,7 +475,7 @@ def _project(f: Finding, x: VerdictInputs) -> float | None:
     formulas only without the replay's prices."""
     if x.savings is not None:
         s = x.savings.get(f.cause)
-        return None if s is None or f.code == "insufficient_data" else round(s.step_ms_after, 3)
+        return None if s is None or f.code == "insufficient_data" else s.step_ms_after
     step = x.step_ms
     if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound",
                                                 "latency_bound", "no_dominant_cause"):
