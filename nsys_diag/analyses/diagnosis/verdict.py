@@ -58,6 +58,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from nsys_diag.analyses.diagnosis.findings import (
+    GPU_SIDE_CAUSES,
     MEMORY_BOUND_ROOFLINE_SHARE,
     Advice,
     Evidence,
@@ -314,13 +315,9 @@ def _no_dominant_cause(comp: Finding, x: VerdictInputs, th: Thresholds,
     if x.savings is not None:
         made = _made_of_words(x)
         tops = _top_savings_words(x)
-        unpriced = [f.code for f in fs if f.fired and f.cause not in NOT_COMPETING
-                    and f.cause not in x.savings]
         head = ("No dominant cause: " + (f"the step waits on {made}; " if made else "")
                 + f"no single fix saves {_pct(th.verdict_min_saving_share)} of the step"
                 + (f" (largest savings: {tops})" if tops else "")
-                + (f"; fired without a what-if to price it: {', '.join(dict.fromkeys(unpriced))}"
-                   if unpriced else "")
                 + f"; GPU utilization {_pct(x.utilization)}")
     return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
                    fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
@@ -370,8 +367,11 @@ GPU_SIDE_ORDER = ("memory_bound", "latency", "no_tensor_cores")
 def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
     """Rule 3 with the replay's prices: the priced finding that saves the most, when it saves ≥
     ``verdict_min_saving_share`` of the step (a finding its own rule did not fire is promoted by
-    that saving: the replay's price is its evidence); else the GPU side in ``GPU_SIDE_ORDER``."""
-    savings = x.savings or {}
+    that saving: the replay's price is its evidence); else the fired idle findings no what-if
+    prices (none, or one that saves nothing in every replayed step: the replay does not model
+    their mechanism in this trace, e.g. MPI host calls, unified-memory migrations) by their
+    measured cost; else the GPU side in ``GPU_SIDE_ORDER``."""
+    savings = {c: v for c, v in (x.savings or {}).items() if v.saves_range_ms[1] > 0}
     priced = [(f, savings[f.cause]) for f in fs
               if f.cause not in NOT_COMPETING and f.cause in savings]
     if priced:
@@ -384,6 +384,15 @@ def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple
             if not top.fired:
                 chosen = dataclasses.replace(chosen, fired=True, severity="warning")
             return chosen, "low" if top.cause == "other" else conf
+    unpriced = [f for f in fs if f.fired and f.cause not in NOT_COMPETING
+                and f.cause not in savings and f.cause not in GPU_SIDE_CAUSES]
+    if unpriced:  # the replay cannot model their mechanism here: their measured cost decides
+        top = max(unpriced, key=lambda f: f.cost)
+        rest = sorted((f.cost for f in unpriced if f is not top), reverse=True)
+        conf = "medium" if top.cost >= 2 * max(rest[0] if rest else 0.0, 1e-12) else "low"
+        return dataclasses.replace(top, evidence=top.evidence + (context(
+            "replay.unpriced", "no what-if of the replay changes this cause in this trace: "
+            "the verdict by its measured cost", "replay"),)), conf
     for cause in GPU_SIDE_ORDER:
         f = _by_cause(fs, cause)
         if f is not None and f.fired:
@@ -475,7 +484,8 @@ def _project(f: Finding, x: VerdictInputs) -> float | None:
     formulas only without the replay's prices."""
     if x.savings is not None:
         s = x.savings.get(f.cause)
-        return None if s is None or f.code == "insufficient_data" else s.step_ms_after
+        priced = s is not None and s.saves_range_ms[1] > 0 and f.code != "insufficient_data"
+        return s.step_ms_after if priced and s is not None else None
     step = x.step_ms
     if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound",
                                                 "latency_bound", "no_dominant_cause"):

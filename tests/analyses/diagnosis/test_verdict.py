@@ -329,7 +329,7 @@ def test_a_saving_below_the_bar_falls_to_the_gpu_side_order():
 
 
 def test_nothing_saves_enough_is_no_dominant_cause_with_what_the_step_waits_on():
-    x = _x(utilization=0.35, gap_share={"sync": 0.12, "other": 0.3},
+    x = _x(utilization=0.35, gap_share={"sync": 0.12, "other": 0.1},
            category_share={"elementwise": 0.9, "gemm": 0.1},
            savings=_priced(sync=_save("no_host_sync", 40.0), launch=_save("no_launch_overhead", 8.0)),
            made_of=(("host_cpu", 440.0, 0.55), ("gpu_compute", 280.0, 0.35)))
@@ -337,8 +337,17 @@ def test_nothing_saves_enough_is_no_dominant_cause_with_what_the_step_waits_on()
     assert v.code == "no_dominant_cause" and v.projected_step_ms_if_fixed is None
     assert "waits on host_cpu 55%, gpu_compute 35%" in v.headline
     assert "no_host_sync 40.0 ms (5%)" in v.headline and "no_launch_overhead 8.0 ms" in v.headline
-    assert "fired without a what-if to price it: overhead_bound" in v.headline
-    assert "overhead_bound" in v.secondary  # the fired findings stay listed
+    assert "overhead_bound" in v.secondary  # the fired (priced) sync finding stays listed
+
+
+def test_a_fired_finding_no_what_if_models_decides_by_its_measured_cost():
+    # unified memory has no what-if; communication's prices nothing in every replayed step
+    for cause, savings in (("unified_memory", {}),
+                           ("communication", {"communication": _save("hidden_communication", 0.0)})):
+        v = diagnose(_x(utilization=0.4, gap_share={cause: 0.45, "sync": 0.12},
+                        savings=_priced(sync=_save("no_host_sync", 30.0), **savings)), TH)
+        assert v.finding == cause and v.projected_step_ms_if_fixed is None
+        assert any(e.metric == "replay.unpriced" for e in v.evidence)
 
 
 def test_a_priced_saving_over_the_bar_promotes_a_finding_that_did_not_fire():
