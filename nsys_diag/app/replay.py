@@ -203,7 +203,7 @@ def _span_rows(got: dict[str, pd.DataFrame | None]) -> int:
 
 
 def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
-                   export_rows: int = 0):
+                   export_rows: int = 0, phase_map=None):
     """The replay of one ``ProcessAnalysis`` (``bundle``: the in-memory run's; None: read the
     spans from ``path``): its spans in priority order while their calls and operations fit
     ``op_budget(export_rows)`` (at least one)."""
@@ -239,7 +239,7 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
                           steps=steps, window=windows[0],
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
                           cuda_events=extra.cuda_events, kernel_streams=extra.kernel_streams,
-                          gpus=gpus, max_steps=len(windows))
+                          gpus=gpus, max_steps=len(windows), phase_map=phase_map)
 
 
 def gpu_frame(gpus: list[dict]) -> pd.DataFrame:
@@ -259,11 +259,13 @@ def attach_replays(path: str, suite, bundle=None, *, fmt: str = "nsys-sqlite",
     off = os.environ.get(NO_REPLAY_ENV, "") not in ("", "0")
     gpus = gpu_frame(list(suite.gpus))
     for p in suite.processes:
-        p.replay = _replay_one(path, p, bundle, gpus, fmt, export_rows, off)
+        p.replay = _replay_one(path, p, bundle, gpus, fmt, export_rows, off,
+                               getattr(suite.options, "phase_map", None))
         p.verdict_inputs, p.verdict = diagnose_with_replay(p, suite.thresholds)
 
 
-def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows: int, off: bool):
+def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows: int, off: bool,
+                phase_map=None):
     """The replay of one process, or ``Unavailable`` with the reason (never an exception)."""
     if off:
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
@@ -271,7 +273,7 @@ def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows:
         return Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
                            "pass the Nsight Systems export (.sqlite)")
     try:
-        return replay_process(path, p, bundle, gpus, export_rows)
+        return replay_process(path, p, bundle, gpus, export_rows, phase_map)
     except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
         return Unavailable(f"the replay could not run on this export "
                            f"({type(exc).__name__}: {exc})")
