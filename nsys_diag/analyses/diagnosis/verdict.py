@@ -518,9 +518,9 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     s = (x.savings or {}).get(f.cause)
     if s is not None:
         step = s.saves_ms + s.step_ms_after
-        return (f"{f.headline}; fixing it saves {_ms(s.saves_ms)} ms of the {_ms(step)} ms step "
-                f"({_pct(s.saves_share)}, replayed: {s.change}); GPU utilization "
-                f"{_pct(x.utilization)}.")
+        return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
+                f"{_ms(step)} ms replayed step ({_pct(s.saves_share)}; {s.change}); GPU "
+                f"utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
 
