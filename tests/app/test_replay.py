@@ -47,6 +47,10 @@ def test_streamed_replay_equals_in_memory():
     assert streamed["trace"].get("chunks", {}).get("count", 0) > 1
     assert streamed["replay"] == whole["replay"]
     assert [p["replay"] for p in streamed["processes"]] == [p["replay"] for p in whole["processes"]]
+    # both runs are diagnosed again with the same prices
+    for key in ("code", "finding", "projected_step_ms_if_fixed", "headline"):
+        assert streamed["verdict"][key] == whole["verdict"][key]
+    assert any(e["metric"] == "replay.saves_share" for e in streamed["verdict"]["evidence"])
 
 
 def test_no_replay_env_turns_it_off(monkeypatch):

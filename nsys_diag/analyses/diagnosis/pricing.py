@@ -42,6 +42,13 @@ class Saving:
     saves_share: float
     saves_range_ms: tuple[float, float] = (0.0, 0.0)
 
+    @property
+    def prices(self) -> bool:
+        """The what-if changed something of its cause: a saving above zero in at least one
+        replayed step (a what-if with nothing to change — no collectives for
+        ``hidden_communication`` — saves exactly zero everywhere and prices nothing)."""
+        return self.saves_range_ms[1] > 0
+
 
 def _rows(replay: Any) -> list[dict]:
     """The what-if rows of a replay result (none when it is unavailable or absent)."""

@@ -19,12 +19,16 @@ Rules, in the order they are applied
 2. Start-up idle ≥ ``startup_dominated_share`` of the window → ``insufficient_data`` ("the
    capture is mostly start-up"), capture-range advice.
 3. With the replay's prices (``VerdictInputs.savings``: finding cause → what-if saving, the map
-   of ``analyses/diagnosis/pricing.py``): the fired finding whose what-if saves the most wins
-   when it saves ≥ ``verdict_min_saving_share`` of the mean replayed step (rule row
-   ``replay.saves_share``); its headline says what the fix saves. Otherwise a fired GPU-side
-   finding in the order memory-bound > latency-bound > no Tensor Cores, then rule 5 (where
-   ``no_dominant_cause`` says what the step is made of — the critical path's top kinds — and
-   the largest savings). Rule 4 does not apply.
+   of ``analyses/diagnosis/pricing.py``): the finding whose what-if saves the most wins when it
+   saves ≥ ``verdict_min_saving_share`` of the mean replayed step (rule row
+   ``replay.saves_share``; a finding its own rule did not fire is promoted by that saving); its
+   headline says what the fix saves. Otherwise the fired idle findings that no what-if prices
+   (none exists for the cause, or it saves nothing in every replayed step: the replay does not
+   model that mechanism in this trace) by their measured cost (evidence ``replay.unpriced``, no
+   projection); otherwise a fired GPU-side finding in the order memory-bound > latency-bound >
+   no Tensor Cores, then rule 5 (where the kernel-name rule needs utilization ≥
+   ``low_utilization`` and ``no_dominant_cause`` says what the step waits on — the critical
+   path's top kinds — and the largest savings). Rule 4 does not apply.
    Without the replay's prices (``NSYS_DIAG_NO_REPLAY=1``, an ncu CSV, data the replay cannot
    model, inputs made by hand) the fallback: the fired finding with the largest cost (idle
    causes, exposed communication, memory-bound and no-Tensor-Core kernel time) is the verdict,
@@ -371,7 +375,7 @@ def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple
     prices (none, or one that saves nothing in every replayed step: the replay does not model
     their mechanism in this trace, e.g. MPI host calls, unified-memory migrations) by their
     measured cost; else the GPU side in ``GPU_SIDE_ORDER``."""
-    savings = {c: v for c, v in (x.savings or {}).items() if v.saves_range_ms[1] > 0}
+    savings = {c: v for c, v in (x.savings or {}).items() if v.prices}
     priced = [(f, savings[f.cause]) for f in fs
               if f.cause not in NOT_COMPETING and f.cause in savings]
     if priced:
@@ -484,7 +488,7 @@ def _project(f: Finding, x: VerdictInputs) -> float | None:
     formulas only without the replay's prices."""
     if x.savings is not None:
         s = x.savings.get(f.cause)
-        priced = s is not None and s.saves_range_ms[1] > 0 and f.code != "insufficient_data"
+        priced = s is not None and s.prices and f.code != "insufficient_data"
         return s.step_ms_after if priced and s is not None else None
     step = x.step_ms
     if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound",

@@ -55,3 +55,9 @@ def test_made_of_sums_the_critical_path_by_kind():
     got = made_of(R(), top=2)
     assert [k for k, _, _ in got] == ["host_cpu", "gpu_compute"]
     assert got[0][1:] == pytest.approx((50.0, 0.5))
+
+
+def test_a_what_if_that_saves_nothing_anywhere_prices_nothing():
+    got = savings_of([_row("hidden_communication", "communication", 0.0),
+                      _row("no_host_sync", "sync", 0.5)])
+    assert not got["communication"].prices and got["sync"].prices
