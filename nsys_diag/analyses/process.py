@@ -410,7 +410,9 @@ def diagnose_with_replay(p: ProcessAnalysis, th: Thresholds) -> tuple[VerdictInp
                                   made_of=made_of(p.replay))
     else:
         reason = (unavailable_reason(p.replay) if not getattr(p.replay, "available", False)
-                  else "the replay priced no what-if")
+                  else "the replay has no what-ifs for this process"
+                  + (" (it replayed a window: no steps)"
+                     if getattr(p.replay, "basis", "") == "window" else ""))
         vin = dataclasses.replace(p.verdict_inputs, savings=None, replay_reason=reason,
                                   made_of=())
     return vin, diagnose(vin, th)

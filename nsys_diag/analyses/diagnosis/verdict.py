@@ -463,8 +463,8 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     if x.copy_only_share > 0.05:
         ev.append(context("gpu.copy_only_share", x.copy_only_share, "timeline"))
     if x.savings is None and x.replay_reason and chosen.code != "insufficient_data":
-        ev.append(context("replay.unavailable_reason", "verdict by the largest measured cost, "
-                          f"no what-if prices it: {x.replay_reason}", "replay"))
+        ev.append(context("replay.unavailable_reason", "no fix is priced by the replay, so "
+                          f"the measured costs decide: {x.replay_reason}", "replay"))
     if chosen.code != "insufficient_data":
         mem_rec, mem_ev = _memory_advice(x, th)
         if mem_rec and mem_ev is not None:
