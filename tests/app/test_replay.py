@@ -178,3 +178,13 @@ def test_every_process_row_reads_the_rediagnosed_verdict():
         assert p["verdict_code"] == p["verdict"]["code"]
         vd, w = _priced_verdict(p)
         assert vd["projected_step_ms_if_fixed"] == w["step_ms_after"]
+
+
+def test_the_replay_names_phases_with_the_users_phase_map():
+    opts = AnalyzeOptions(phase_map=(("overhead", ("^data_loading$",)),))
+    view = analyze_path(str(SAMPLES / "worked_example.sqlite"), opts)
+    assert _what_if(view, "no_overhead_phases")["saves_ms_per_step"] == pytest.approx(440, rel=0.05)
+    assert _what_if(view, "instant_input")["saves_ms_per_step"] < 5
+    assert view["verdict"]["code"] == "overhead_bound"
+    assert view["verdict"]["projected_step_ms_if_fixed"] == \
+        _what_if(view, "no_overhead_phases")["step_ms_after"]
