@@ -75,7 +75,8 @@ from nsys_diag.analyses.diagnosis.findings import (
 from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
 from nsys_diag.analyses.diagnosis.pricing import Saving
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import (GAP_CAUSE_TABLE, NSYS_CAPTURE_COMMAND, NSYS_EXPORT_SQLITE,
+from nsys_diag.model.vocabulary import (CRITICAL_PATH_KIND_LABELS, GAP_CAUSE_TABLE,
+                                        NSYS_CAPTURE_COMMAND, NSYS_EXPORT_SQLITE,
                                         NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
@@ -299,8 +300,9 @@ def _ms(v: float) -> str:
 
 
 def _made_of_words(x: VerdictInputs) -> str:
-    """The critical path's top kinds in words ("host_cpu 52%, gpu_compute 30%")."""
-    return ", ".join(f"{k} {_pct(share)}" for k, _, share in x.made_of)
+    """The critical path's top kinds in words ("host CPU 52%, GPU compute 30%")."""
+    return ", ".join(f"{CRITICAL_PATH_KIND_LABELS.get(k, k)} {_pct(share)}"
+                     for k, _, share in x.made_of)
 
 
 def _top_savings_words(x: VerdictInputs, top: int = 3) -> str:

@@ -335,7 +335,7 @@ def test_nothing_saves_enough_is_no_dominant_cause_with_what_the_step_waits_on()
            made_of=(("host_cpu", 440.0, 0.55), ("gpu_compute", 280.0, 0.35)))
     v = diagnose(x, TH)
     assert v.code == "no_dominant_cause" and v.projected_step_ms_if_fixed is None
-    assert "waits on host_cpu 55%, gpu_compute 35%" in v.headline
+    assert "waits on host CPU 55%, GPU compute 35%" in v.headline
     assert "no_host_sync 40.0 ms (5%)" in v.headline and "no_launch_overhead 8.0 ms" in v.headline
     assert "overhead_bound" in v.secondary  # the fired (priced) sync finding stays listed
 
