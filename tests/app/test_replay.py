@@ -113,3 +113,16 @@ def test_a_finding_without_a_what_if_says_why(monkeypatch):
     view = analyze_path(str(SAMPLES / "worked_example.sqlite"))
     inp = next(f for f in view["findings"] if f["fired"])
     assert inp["saves_ms_per_step"] is None and "not available" in inp["saves_reason"]
+
+
+def test_ncu_dram_bytes_are_per_launch_and_by_kernel_family():
+    from types import SimpleNamespace as NS
+
+    from nsys_diag.app.replay import ncu_dram_bytes
+
+    k = [NS(normalized_name="ampere_sgemm", dram_bytes=4e9, launches=4),
+         NS(normalized_name="ampere_sgemm", dram_bytes=3e9, launches=1),
+         NS(normalized_name="ew_gelu", dram_bytes=None, launches=2)]
+    assert ncu_dram_bytes(NS(kernels=k)) == {"ampere_sgemm": 3e9}  # the family's largest
+    assert ncu_dram_bytes(None) is None
+    assert ncu_dram_bytes(NS(kernels=k[2:])) is None
