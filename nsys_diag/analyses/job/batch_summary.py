@@ -478,5 +478,8 @@ def rank_inputs(summaries: Sequence[dict], ranks: Sequence[int], labels: Sequenc
                           if v.get("gpu_work_ms") is not None},
             gaps_ms={str(c): float(v) for c, v in (s.get("gaps_ms_per_step") or {}).items()
                      if v is not None},
+            step_phase_ms={str(c): np.asarray(v, float) for c, v in
+                           (ps.get("phases") or {}).items()
+                           if len(v) == len(ps["duration_ms"])},
         ))
     return out
