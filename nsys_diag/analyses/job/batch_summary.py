@@ -6,7 +6,8 @@ shares, GPU busy, Tensor Core share, idle time by cause per step, top kernels ke
 normalised family name, communication time, session start (UTC), rank evidence, the GPU models,
 the replay's what-ifs (``what_if``: id, finding, change, saving and step after, for
 ``compare_predicted``) and — without steps — the fixed 10 ms bins of the window
-(``timeline.window_bins``, for ``analyses/compare_window``). It is small and JSON-able, so it is what the batch cache stores.
+(``timeline.window_bins``, for ``analyses/compare_window``). It is small and JSON-able, so it
+is what the batch cache stores.
 
 ``compare_runs`` compares two lists of summaries (each list = runs of one side) metric by metric
 with ``compare_stats``, explains the step-time delta, scores the pair's comparability, compares
