@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; nine of its list).
+the difference (issue 25, item 4; eleven of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
