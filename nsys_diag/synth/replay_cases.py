@@ -16,7 +16,8 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
 * ``sgemm_no_tensor_cores`` — an A100 loop of FP32 SIMT GEMMs (``ampere_sgemm``: 20 × 2 ms per
   step) and 10 ms of elementwise kernels, queued at once; the host waits for them to drain;
 * ``managed_memory_faults`` — page-fault migrations of managed memory (``uvm_h2d``: 50 × 400 µs
-  per step) on the compute stream ahead of 30 ms of GEMMs; the host waits for the queue.
+  per step) on the compute stream ahead of 30 ms of GEMMs; the host waits for the queue, then
+  reads results back, faulting pages to the host (``uvm_d2h``: 20 × 500 µs while it runs).
 """
 from __future__ import annotations
 
@@ -125,6 +126,10 @@ SGEMM_NS = 2 * MS
 UVM_COUNT = 50
 UVM_NS = 400 * US
 """``managed_memory_faults``: migrations per step and their duration."""
+UVM_HOST_COUNT = 20
+UVM_HOST_NS = 500 * US
+"""``managed_memory_faults``: the host's page faults per step when it reads results back
+(migrations to the host) and their duration."""
 
 
 def sgemm_no_tensor_cores() -> Scenario:
@@ -153,7 +158,10 @@ def managed_memory_faults() -> Scenario:
                 PhaseSpec("forward", 2 * MS, canonical="forward", kernels=(
                     KernelSpec("gemm_bf16_sm90", 2 * MS, 15, at=0.0),)),
                 PhaseSpec("wait", 60 * MS, canonical="other",
-                          syncs=(SyncSpec("cudaStreamSynchronize", at=0.0),))))
+                          syncs=(SyncSpec("cudaStreamSynchronize", at=0.0),)),
+                PhaseSpec("read_back", 20 * MS, canonical="other", memcpys=(
+                    MemcpySpec("uvm_d2h", 64 * 1024, UVM_HOST_NS, count=UVM_HOST_COUNT,
+                               at=0.0),))))
 
 
 REPLAY_CASES = {"item_per_layer": item_per_layer,

@@ -36,8 +36,10 @@ the difference (issue 25, item 4; eleven of its list).
 * ``prefetched_managed_memory`` — unified-memory migrations (copies ``uvm_h2d``/``uvm_d2h``/
   ``uvm_d2d``) take no time, as if the data had been prefetched (``cudaMemPrefetchAsync`` ahead
   of its use): the GPU work they delayed (stream order, inferred cross-stream waits, syncs on
-  them) starts as soon as its other edges allow. GPU page-fault stalls inside kernels are not in
-  the export's copy rows and are not priced.
+  them) starts as soon as its other edges allow, and the step thread's CPU time while a
+  migration to the host (``uvm_d2h``: a CPU page fault) ran is gone — the faulting thread waits
+  for its page (the export does not say which thread faulted: the step's is assumed). GPU
+  page-fault stalls inside kernels are not in the export's copy rows and are not priced.
 
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
 them. A step under a what-if ends where its thread reaches the range end, but no earlier than its
@@ -432,17 +434,44 @@ UVM_PREFIX = "uvm_"
 """Copy kinds of unified-memory migrations (``uvm_h2d``, ``uvm_d2h``, ``uvm_d2d``)."""
 
 
+UVM_HOST_FAULT = "uvm_d2h"
+"""Migrations to the host: a CPU page fault, during which the faulting thread waits."""
+
+
+def _union_cover(s: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns covered by the union of the intervals [s, e]."""
+    if not s.size:
+        return np.zeros(np.size(a), np.int64)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], np.maximum.accumulate(e[order])
+    keep = np.ones(s.size, bool)
+    keep[1:] = s[1:] > e[:-1]
+    run = np.cumsum(keep) - 1
+    me = np.zeros(int(keep.sum()), np.int64)
+    np.maximum.at(me, run, e)
+    return _covered((s[keep], me, ["x"] * int(keep.sum())), "x", a, b)
+
+
 def prefetched_managed_memory(w: StepWindow) -> int:
     """Replayed step duration (ns) with every unified-memory migration taking no time (the data
-    prefetched before use): the work that waited for it starts when its other edges allow."""
+    prefetched before use): the work that waited for it starts when its other edges allow, and
+    the step thread's CPU time while a migration to the host ran (its page fault) is gone."""
     m, pt = w.model, w.pt
     uvm = [i for i, lab in enumerate(pt.labels) if lab.startswith(UVM_PREFIX)]
     sel = (m.o_kind == TRANSFER) & np.isin(m.o_label, uvm) if uvm else np.zeros(0, bool)
     if not uvm or not sel.any():
         return step_end(w, w.base) - m.start_ns
-    r = replay_window(replace(m, o_dur=np.where(sel, 0, m.o_dur),
+    to_host = sel & (m.o_label == (pt.labels.index(UVM_HOST_FAULT)
+                                   if UVM_HOST_FAULT in pt.labels else -1))
+    fs, fe = m.o_start[to_host], m.o_end[to_host]
+    mine = (m.h_thread == w.step_thread) & (m.h_start < w.end_ns)
+    cut = np.where(mine, _union_cover(fs, fe, m.h_start - m.h_gap, m.h_start), 0)
+    last = np.flatnonzero(mine)
+    tail_from = int(m.h_end[last[-1]]) if last.size else m.start_ns
+    tail = int(_union_cover(fs, fe, np.array([tail_from]), np.array([w.end_ns]))[0])
+    r = replay_window(replace(m, o_dur=np.where(sel, 0, m.o_dur), h_gap=m.h_gap - cut,
                               o_delay=np.where(sel & ~m.unexplained, 0, m.o_delay)))
-    return after_end(w, r) - m.start_ns
+    return after_end(w, r, tail) - m.start_ns
 
 
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
