@@ -1,6 +1,6 @@
 """Predicted vs measured: the baseline's replay predicted what fixing a cause would give; the
 candidate measured what the change did. ``compare`` shows both so users see whether the model was
-right (issue 25, item 6).
+right.
 
 ``predicted_vs_measured(baseline, candidate)`` on two lists of ``summarize_view`` summaries (the
 runs of each side; each summary's ``what_if`` holds its replay's what-ifs). Rules:

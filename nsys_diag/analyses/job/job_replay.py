@@ -1,5 +1,5 @@
 """Job replay: the ranks of a data-parallel job replayed together, step by step, with their
-collectives as barriers (issue 25, item 6). A bounded per-step model over what each rank's
+collectives as barriers. A bounded per-step model over what each rank's
 analysis measured (its analysed steps and their canonical phase times), never the timelines
 themselves: ranks × common steps × phases values, vectorised.
 
