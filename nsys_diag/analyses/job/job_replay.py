@@ -132,7 +132,7 @@ def straggler_fixed(ranks: Sequence[RankInput], straggler: int, phase: str | Non
     return {
         "id": WHAT_IF_ID, "rank": int(straggler), "phase": phase,
         "change": (f"rank {straggler} at the median rank's phase times, step by step "
-                   f"(collectives as barriers: {barrier})"),
+                   f"(the collectives' barrier: {barrier})"),
         "steps": int(common.size), "barrier": barrier,
         "measured_ms": measured, "replayed_ms": replayed,
         "error_pct": 100.0 * (replayed - measured) / measured if measured else 0.0,
