@@ -239,7 +239,22 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
                           steps=steps, window=windows[0],
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
                           cuda_events=extra.cuda_events, kernel_streams=extra.kernel_streams,
-                          gpus=gpus, max_steps=len(windows), phase_map=phase_map)
+                          gpus=gpus, max_steps=len(windows), phase_map=phase_map,
+                          ncu_dram_bytes=ncu_dram_bytes(getattr(p, "roofline", None)))
+
+
+def ncu_dram_bytes(roofline) -> dict[str, float] | None:
+    """ncu DRAM bytes per launch by kernel family (``normalized_name``) from a process's
+    roofline (None without ncu data): the DRAM floor of the ``tensor_cores_on`` what-if."""
+    kernels = getattr(roofline, "kernels", None)
+    if not kernels:
+        return None
+    out: dict[str, float] = {}
+    for k in kernels:  # a few dozen names; a family's largest per-launch bytes (a floor)
+        if k.dram_bytes and k.launches and k.normalized_name:
+            per = float(k.dram_bytes) / k.launches
+            out[k.normalized_name] = max(per, out.get(k.normalized_name, 0.0))
+    return out or None
 
 
 def gpu_frame(gpus: list[dict]) -> pd.DataFrame:

@@ -144,6 +144,22 @@ HINT_REPLAY = (f"export the whole capture with `{NSYS_TRACE_CUDA_NVTX}` (CUDA AP
                "activity with correlation ids)")
 """The causal replay lacks what links the host's calls to the GPU work they launched."""
 
+NSYS_FLAG_GRAPH_NODE_TRACE = "--cuda-graph-trace=node"
+"""The flag that traces each kernel of a CUDA-graph launch (not the graph as one operation)."""
+
+HINT_REPLAY_GRAPH_NODES = (f"capture with `{NSYS_TRACE_CUDA_NVTX} {NSYS_FLAG_GRAPH_NODE_TRACE}`: "
+                           "the replay saw CUDA-graph launches as whole graphs and cannot price "
+                           "the kernels inside them")
+"""The replayed steps hold whole-graph executions (``CUPTI_ACTIVITY_KIND_GRAPH_TRACE`` rows)."""
+
+NSYS_FLAG_CUDA_EVENT_TRACE = "--cuda-event-trace=true"
+"""The flag that records CUDA event completions (``CUPTI_ACTIVITY_KIND_CUDA_EVENT`` rows)."""
+
+HINT_REPLAY_CUDA_EVENTS = (f"capture CUDA event records (`{NSYS_FLAG_CUDA_EVENT_TRACE}` on nsys "
+                           "versions that have it): the export holds no CUDA event rows, so the "
+                           "replay inferred the cross-stream waits from the times")
+"""The replay inferred cross-stream waits because the export's CUDA event table is empty."""
+
 HINT_KERNEL_ACTIVITY_MISSING = ("kernel activity was not recorded (CUPTI buffer/collection "
                                 "failure?): the export holds {launches:,} kernel launch calls "
                                 "but no kernel rows; re-capture with "

@@ -13,7 +13,8 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-from nsys_diag.report.replay_render import fidelity_text, waits_on_text, what_if_rows
+from nsys_diag.report.replay_render import (capture_hints, fidelity_text, waits_on_text,
+                                            what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share,
                                          scaling_line)
 from nsys_diag.model.jsonsafe import finite
@@ -197,6 +198,8 @@ def _replay(view: dict) -> list[str]:
         rng = f", range {w['range']}" if w["range"] else ""
         out.append(f"- if {md_text(w['change'], 120)}: {w['before']} → {w['after']} "
                    f"(saves {w['saves']}{rng})")
+    for hint in capture_hints(view)[:2]:
+        out.append(f"- _to replay more of it: {md_text(hint, 200)}_")
     return out
 
 

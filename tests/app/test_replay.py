@@ -188,3 +188,16 @@ def test_the_replay_names_phases_with_the_users_phase_map():
     assert view["verdict"]["code"] == "overhead_bound"
     assert view["verdict"]["projected_step_ms_if_fixed"] == \
         _what_if(view, "no_overhead_phases")["step_ms_after"]
+
+
+def test_ncu_dram_bytes_are_per_launch_and_by_kernel_family():
+    from types import SimpleNamespace as NS
+
+    from nsys_diag.app.replay import ncu_dram_bytes
+
+    k = [NS(normalized_name="ampere_sgemm", dram_bytes=4e9, launches=4),
+         NS(normalized_name="ampere_sgemm", dram_bytes=3e9, launches=1),
+         NS(normalized_name="ew_gelu", dram_bytes=None, launches=2)]
+    assert ncu_dram_bytes(NS(kernels=k)) == {"ampere_sgemm": 3e9}  # the family's largest
+    assert ncu_dram_bytes(None) is None
+    assert ncu_dram_bytes(NS(kernels=k[2:])) is None
