@@ -1,6 +1,7 @@
 """Loaders: files → TraceBundle (validated frames, see ``nsys_diag.model.contracts``).
 
-``load_trace(path, request)`` sniffs the format by content (SQLite magic, ncu CSV header), never
+``load_trace(path, request)`` sniffs the format by content (SQLite magic, ncu CSV header, a
+Kineto JSON object), never
 trusts the extension alone, and raises typed ``InputError``s (exit code 3) with path, reason and
 hint. ``request`` (``loaders/load_request.LoadRequest``) says what to read.
 """
@@ -34,6 +35,10 @@ def load_trace(path: str | Path, request: LoadRequest | None = None, /,
         from nsys_diag.loaders.nsys_rep import load_nsys_rep
 
         bundle = load_nsys_rep(path)
+    elif fmt is Format.KINETO:
+        from nsys_diag.loaders.kineto import load_kineto
+
+        bundle = load_kineto(path)
     elif fmt is Format.NCU_CSV:
         from nsys_diag.loaders.ncu_csv import load_ncu_csv
 

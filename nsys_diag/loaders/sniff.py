@@ -19,6 +19,7 @@ REP_SUFFIXES = (".nsys-rep", ".qdrep")
 
 EXPORT_HINT = NSYS_EXPORT_COMMAND
 NCU_HINT = NCU_CAPTURE_COMMAND
+KINETO_HINT = "prof.export_chrome_trace('trace.json')"
 SNIFF_BYTES = 4096
 """The most bytes read to tell the format."""
 
@@ -27,6 +28,7 @@ class Format(enum.Enum):
     NSYS_SQLITE = "nsys-sqlite"
     NCU_CSV = "ncu-csv"
     NSYS_REP = "nsys-rep"
+    KINETO = "kineto"
 
 
 def is_sqlite_file(path: str | Path) -> bool:
@@ -68,14 +70,19 @@ def sniff_format(path: str | Path) -> Format:
             p, "raw Nsight Systems stream (.qdstrm), not an export",
             "convert it with nsys's QdstrmImporter to .nsys-rep, then "
             f"`{EXPORT_HINT}`")
+    from nsys_diag.loaders.kineto_json import KINETO_SUFFIXES, looks_like_kineto
     from nsys_diag.loaders.ncu_csv import looks_like_ncu_csv  # owned by the ncu loader work
 
+    if looks_like_kineto(head):
+        return Format.KINETO
     if looks_like_ncu_csv(head):
         return Format.NCU_CSV
     if head.startswith(SQLITE_MAGIC[:6]) or str(p).lower().endswith((".sqlite", ".db")):
         reason = "not a SQLite database (no SQLite header: damaged, or another format)"
+    elif str(p).lower().endswith(KINETO_SUFFIXES) or head.lstrip()[:1] in (b"{", b"["):
+        reason = "JSON that is not a PyTorch profiler (Kineto) trace (no traceEvents object)"
     else:
-        reason = "not an nsys SQLite export nor an ncu CSV"
+        reason = "not an nsys SQLite export, an ncu CSV nor a PyTorch profiler trace"
     raise UnrecognizedFormatError(
-        p, reason, f"expected an nsys SQLite export (`{EXPORT_HINT}`) or an ncu CSV "
-        f"(`{NCU_HINT}`)")
+        p, reason, f"expected an nsys SQLite export (`{EXPORT_HINT}`), an ncu CSV "
+        f"(`{NCU_HINT}`) or a torch.profiler trace (`{KINETO_HINT}`)")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the span type only: the engine's context imports the analys
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
-                             "ncu_na_values", "gpu_named", "not_streamed"})
+                             "ncu_na_values", "gpu_named", "not_streamed", "not_in_format"})
 """Loader warnings that do not affect conclusions (shown as info)."""
 
 CAPTURE_BASE = NSYS_CAPTURE_COMMAND

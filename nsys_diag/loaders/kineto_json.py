@@ -1,0 +1,271 @@
+"""Reading a PyTorch profiler (Kineto) Chrome-trace JSON: detection, bounded read, parse, and
+the events grouped by category into columns (``loaders/kineto.py`` maps them onto the frames).
+
+What torch.profiler writes (``prof.export_chrome_trace`` or ``tensorboard_trace_handler``,
+``*.json``, ``*.pt.trace.json``, optionally gzip-compressed): one object with ``traceEvents``
+(``ph: "X"`` complete events with ``cat``, ``name``, ``pid``, ``tid``, ``ts`` and ``dur`` in
+float µs, ``args``; ``ph: "M"`` thread/process names; ``ph: "s"/"f"`` flows), and beside it
+``schemaVersion``, ``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds``.
+Categories of the current schema: ``kernel``, ``gpu_memcpy``, ``gpu_memset``, ``cuda_runtime``,
+``cuda_driver``, ``cuda_sync``, ``cpu_op``, ``user_annotation``, ``gpu_user_annotation``,
+``python_function``, flows ``ac2g``; the PyTorch 1.8–1.9 schema spells them ``Kernel``,
+``Memcpy``, ``Memset``, ``Runtime``, ``Operator`` and its flows ``async``.
+
+Detection is by content: the first bytes (gunzipped when they carry the gzip magic) open a JSON
+object that names one of the Kineto top-level keys. Parsing uses ``orjson`` when installed
+(``pip install nsys-diag[kineto]``, ≈ 3× faster) and the standard ``json`` module otherwise.
+Times: ``ts`` minus the trace's first whole µs, then × 1000 and rounded — integer ns relative
+to the trace start, without the 256 ns spacing of float64 ns since the epoch (the µs values
+themselves carry the ≈ 0.25 µs rounding of float µs since the epoch, which stays).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.model.errors import InputError, UnrecognizedFormatError
+from nsys_diag.model.safe_files import open_regular
+from nsys_diag.model.vocabulary import HINT_KINETO_CAPTURE
+
+GZIP_MAGIC = b"\x1f\x8b"
+KINETO_SUFFIXES = (".json", ".json.gz")
+"""Names a Kineto trace usually has (``*.pt.trace.json`` included); detection reads content."""
+
+MAX_KINETO_BYTES = 4 << 30
+"""The most (decompressed) bytes read from one trace; a larger one is refused with this cap."""
+
+_MARKERS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"',
+            b'"baseTimeNanoseconds"', b'"displayTimeUnit"', b'"traceName"')
+"""Top-level keys only Kineto / Chrome traces write (one of them opens every torch trace)."""
+
+_LEADING = b"\xef\xbb\xbf \t\r\n"
+
+CATEGORY_KIND = {
+    "kernel": "kernel", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
+    "memset": "memset", "cuda_runtime": "runtime", "runtime": "runtime",
+    "cuda_driver": "driver", "cuda_sync": "sync", "user_annotation": "annotation",
+    "gpu_user_annotation": "gpu_annotation", "cpu_op": "cpu_op", "operator": "cpu_op",
+    "python_function": "python",
+}
+"""Kineto category (lower case; the legacy schema capitalises) → what the loader makes of it."""
+
+LEGACY_CATEGORIES = frozenset({"Kernel", "Memcpy", "Memset", "Runtime", "Operator"})
+FLOW_PHASES = ("s", "f", "t")
+_TRAILING_INT = re.compile(r"(-?\d+)\s*$")
+
+
+def gunzip_head(head: bytes, n: int = 4096) -> bytes:
+    """The first ``n`` decompressed bytes of a gzip stream's head (b"" when it is not one)."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, n)
+    except zlib.error:
+        return b""
+
+
+def looks_like_kineto(head: bytes) -> bool:
+    """True when ``head`` (a file's first bytes) opens a Kineto / Chrome-trace JSON object."""
+    if head.startswith(GZIP_MAGIC):
+        head = gunzip_head(head)
+    text = head.lstrip(_LEADING)
+    return text.startswith(b"{") and any(m in text for m in _MARKERS)
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        import orjson  # optional (pip install nsys-diag[kineto])
+    except ImportError:
+        return json.loads(data)
+    return orjson.loads(data)
+
+
+def read_document(path: str | Path) -> dict:
+    """The parsed trace object, or an ``InputError`` (exit 3): unreadable, over the size cap,
+    a damaged gzip stream, truncated or invalid JSON, or JSON without a ``traceEvents`` list."""
+    p = Path(path)
+    with open_regular(p) as fh:
+        raw = fh.read(MAX_KINETO_BYTES + 1)
+    if raw.startswith(GZIP_MAGIC):
+        try:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            raw = d.decompress(raw, MAX_KINETO_BYTES + 1)
+            if not d.eof and len(raw) <= MAX_KINETO_BYTES:
+                raise InputError(p, "truncated gzip stream (the trace was cut while written)",
+                                 "copy the whole .json.gz again")
+        except (zlib.error, gzip.BadGzipFile) as exc:
+            raise InputError(p, f"damaged gzip stream ({exc})", "copy the trace again") from None
+    if len(raw) > MAX_KINETO_BYTES:
+        raise InputError(p, f"trace larger than {MAX_KINETO_BYTES >> 30} GiB",
+                         "profile fewer steps (schedule active=N) so the trace is smaller")
+    try:
+        doc = _parse(raw)
+    except (ValueError, UnicodeDecodeError) as exc:  # json/orjson decode errors are ValueErrors
+        why = "truncated" if raw.rstrip()[-1:] not in (b"}", b"]") else "invalid"
+        raise InputError(p, f"{why} JSON ({str(exc).splitlines()[0][:200]})",
+                         "the trace was cut or damaged: record it again and let the profiler "
+                         "finish writing it") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise UnrecognizedFormatError(p, "JSON without a traceEvents list (not a PyTorch "
+                                         "profiler trace)", HINT_KINETO_CAPTURE)
+    return doc
+
+
+@dataclass
+class Group:
+    """The complete (``ph: "X"``) events of one loader kind, as columns. ``ts``/``end``: integer
+    ns relative to the trace origin; ``pid``/``tid``: ints (-1 when not numeric); ``cat``: the
+    category as written; ``args``: the events' ``args`` dicts (``{}`` when absent)."""
+
+    name: list[str]
+    cat: list[str]
+    ts: np.ndarray
+    end: np.ndarray
+    pid: np.ndarray
+    tid: np.ndarray
+    args: list[dict]
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+    def arg(self, *keys: str) -> list:
+        """The first of ``keys`` present in each event's args (None when none is)."""
+        if len(keys) == 1:
+            k = keys[0]
+            return [a.get(k) for a in self.args]
+        return [next((a[k] for k in keys if k in a), None) for a in self.args]
+
+    def take(self, mask: np.ndarray) -> Group:
+        idx = np.flatnonzero(mask).tolist()
+        return Group([self.name[i] for i in idx], [self.cat[i] for i in idx], self.ts[mask],
+                     self.end[mask], self.pid[mask], self.tid[mask], [self.args[i] for i in idx])
+
+
+@dataclass
+class Events:
+    """A whole trace, grouped: ``groups`` by loader kind (``CATEGORY_KIND`` values), the metadata
+    and flow events, ``tables`` = events per category as written, and what was dropped."""
+
+    groups: dict[str, Group]
+    metadata: list[dict]
+    flows: pd.DataFrame  # ph, id, pid, tid, ts (ns)
+    tables: dict[str, int]
+    origin_us: float
+    dropped: int = 0
+    legacy: bool = False
+    unknown: dict[str, int] = field(default_factory=dict)
+
+
+def ints(values: list) -> np.ndarray:
+    """int64 of JSON values: numbers as they are, strings by their trailing integer
+    (``"stream 7"`` → 7, as the legacy schema writes thread ids), anything else -1."""
+    s = pd.Series(values, dtype=object)
+    out = pd.to_numeric(s, errors="coerce")
+    bad = out.isna().to_numpy()
+    if bad.any():
+        strs = s[bad]
+        is_str = strs.map(lambda v: isinstance(v, str)).to_numpy(bool)
+        if is_str.any():
+            got = strs[is_str].astype(str).str.extract(_TRAILING_INT, expand=False)
+            out.loc[strs.index[is_str]] = pd.to_numeric(got, errors="coerce")
+    out = out.astype(np.float64).to_numpy().copy()
+    out[~np.isfinite(out) | (np.abs(out) > 2**62)] = -1
+    return out.astype(np.int64)
+
+
+def floats(values: list) -> np.ndarray:
+    """float64 of JSON values (NaN where not a number)."""
+    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(
+        np.float64).to_numpy()
+
+
+def group_events(doc: dict) -> Events:
+    """Split ``traceEvents`` by phase and category (one pass over the events), count every
+    category, and turn the complete events into :class:`Group` columns; events without a
+    finite ``ts`` or with a negative ``dur`` are dropped and counted."""
+    by_cat: dict[str, list[dict]] = defaultdict(list)
+    metadata: list[dict] = []
+    flows: list[dict] = []
+    for ev in doc["traceEvents"]:  # bounded: one pass over the parsed events
+        if not isinstance(ev, dict):
+            continue
+        ph = ev.get("ph")
+        if ph == "X":
+            by_cat[str(ev.get("cat", ""))].append(ev)
+        elif ph == "M":
+            metadata.append(ev)
+        elif ph in FLOW_PHASES:
+            flows.append(ev)
+    tables = {cat: len(evs) for cat, evs in by_cat.items()}
+    flow_cats: dict[str, int] = defaultdict(int)
+    for f in flows:
+        flow_cats[str(f.get("cat", "flow"))] += 1
+    for cat, n in flow_cats.items():
+        tables[cat] = tables.get(cat, 0) + n
+    ts_all = [floats([e.get("ts") for e in evs]) for evs in by_cat.values()]
+    finite = [t[np.isfinite(t)] for t in ts_all]
+    origin = float(np.floor(min((t.min() for t in finite if t.size), default=0.0)))
+    grouped: dict[str, list[tuple[list[dict], np.ndarray]]] = defaultdict(list)
+    unknown: dict[str, int] = {}
+    for (cat, evs), ts in zip(by_cat.items(), ts_all):
+        kind = CATEGORY_KIND.get(cat.lower())
+        if kind is None:
+            unknown[cat] = len(evs)
+            continue
+        grouped[kind].append((evs, ts))
+    groups, dropped = {}, 0
+    for kind, parts in grouped.items():
+        g, d = _group([e for evs, _ in parts for e in evs], np.concatenate([t for _, t in parts]),
+                      origin)
+        groups[kind], dropped = g, dropped + d
+    return Events(groups, metadata, _flows(flows, origin), tables, origin, dropped,
+                  legacy=bool(LEGACY_CATEGORIES & set(by_cat)), unknown=unknown)
+
+
+def _group(evs: list[dict], ts_us: np.ndarray, origin: float) -> tuple[Group, int]:
+    dur = floats([e.get("dur", 0) for e in evs])
+    dur = np.where(np.isnan(dur), 0.0, dur)
+    ok = np.isfinite(ts_us) & (dur >= 0) & np.isfinite(dur)
+    start = np.rint((np.where(ok, ts_us, origin) - origin) * 1000.0).astype(np.int64)
+    end = start + np.rint(np.where(ok, dur, 0.0) * 1000.0).astype(np.int64)
+    args = [a if isinstance(a := e.get("args"), dict) else {} for e in evs]
+    g = Group([str(e.get("name", "")) for e in evs], [str(e.get("cat", "")) for e in evs],
+              start, end, ints([e.get("pid") for e in evs]), ints([e.get("tid") for e in evs]),
+              args)
+    if ok.all():
+        return g, 0
+    return g.take(ok), int((~ok).sum())
+
+
+def _flows(flows: list[dict], origin: float) -> pd.DataFrame:
+    """Flow events as a frame (ns like the groups): what links a launch to its GPU work when the
+    events carry no ``correlation`` argument."""
+    ts = floats([f.get("ts") for f in flows])
+    ok = np.isfinite(ts)
+    return pd.DataFrame({
+        "ph": pd.Series([str(f.get("ph")) for f in flows], dtype=object)[ok].to_numpy(),
+        "id": ints([f.get("id") for f in flows])[ok],
+        "pid": ints([f.get("pid") for f in flows])[ok],
+        "tid": ints([f.get("tid") for f in flows])[ok],
+        "ts": np.rint((ts[ok] - origin) * 1000.0).astype(np.int64)})
+
+
+def triples(values: list) -> np.ndarray:
+    """(n, 3) int64 of ``[x, y, z]`` arguments (grid, block); -1 rows where absent or bad."""
+    out = np.full((len(values), 3), -1, np.int64)
+    for i, v in enumerate(values):  # bounded: one launch configuration per kernel event
+        if isinstance(v, (list, tuple)) and len(v) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            out[i] = [int(x) for x in v]
+    return out
+
+
+__all__ = ["looks_like_kineto", "read_document", "group_events", "Events", "Group", "ints",
+           "floats", "triples", "KINETO_SUFFIXES", "MAX_KINETO_BYTES", "CATEGORY_KIND"]
