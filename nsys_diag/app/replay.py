@@ -52,8 +52,13 @@ work launched in it is followed."""
 
 
 def export_rows(tables: dict) -> int:
-    """Kernel + CUDA API rows of an export (``meta.tables``: rows per table)."""
-    return int(tables.get(KERNEL_TABLE, 0)) + int(tables.get(RUNTIME_TABLE, 0))
+    """Kernel + CUDA API rows of an export (``meta.tables``: rows per table; for a PyTorch
+    profiler trace, events per category)."""
+    return sum(int(tables.get(t, 0)) for t in (KERNEL_TABLE, RUNTIME_TABLE) + KINETO_ROWS)
+
+
+KINETO_ROWS = ("kernel", "Kernel", "cuda_runtime", "cuda_driver", "Runtime")
+"""The Kineto categories counted as kernel + CUDA API rows."""
 
 
 def op_budget(export_rows: int) -> int:
@@ -199,11 +204,12 @@ def _span_rows(got: dict[str, pd.DataFrame | None]) -> int:
 
 
 def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
-                   export_rows: int = 0):
+                   export_rows: int = 0, export_tables: bool = True):
     """The replay of one ``ProcessAnalysis`` (``bundle``: the in-memory run's; None: read the
     spans from ``path``): its spans in priority order while their calls and operations fit
-    ``op_budget(export_rows)`` (at least one)."""
-    from nsys_diag.loaders.nsys_replay import read_replay_columns
+    ``op_budget(export_rows)`` (at least one). ``export_tables=False`` (a PyTorch profiler
+    trace): no graph, event-record or stream tables beyond the bundle to read."""
+    from nsys_diag.loaders.nsys_replay import ReplayColumns, read_replay_columns
 
     spans = replay_spans(p, export_rows)
     if not spans:
@@ -230,7 +236,8 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
     if isinstance(steps, StepsResult) and steps.count:
         steps = _step_rows(steps, f["nvtx"])
     extra = read_replay_columns(path, windows, api=f["api"], kernel_streams=True,
-                                expected_kernels=_kernels_in(bundle, windows))
+                                expected_kernels=_kernels_in(bundle, windows)) \
+        if export_tables else ReplayColumns()
     return analyze_replay(f["kernels"], f["memcpy"], f["memset"], f["sync"], f["api"], f["nvtx"],
                           steps=steps, window=windows[0],
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
@@ -258,12 +265,13 @@ def attach_replays(path: str, suite, bundle=None, *, fmt: str = "nsys-sqlite",
         if off:
             p.replay = Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
             continue
-        if fmt != "nsys-sqlite":
+        if fmt not in ("nsys-sqlite", "kineto") or (fmt == "kineto" and bundle is None):
             p.replay = Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
                                    "pass the Nsight Systems export (.sqlite)")
             continue
         try:
-            p.replay = replay_process(path, p, bundle, gpus, export_rows)
+            p.replay = replay_process(path, p, bundle, gpus, export_rows,
+                                      export_tables=fmt == "nsys-sqlite")
         except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
             p.replay = Unavailable(f"the replay could not run on this export "
                                    f"({type(exc).__name__}: {exc})")

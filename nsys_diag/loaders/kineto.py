@@ -74,12 +74,12 @@ def load_kineto(path: str | Path) -> TraceBundle:
                                       HINT_KINETO_CAPTURE)
     warnings: list[LoadWarning] = []
     main_pid = _main_pid(ev)
-    api = _api(ev)
     _flow_correlation(ev)
+    api = _api(ev)
     ops = {kind: _gpu_ops(ev.groups.get(kind), main_pid, kind)
            for kind in ("kernel", "memcpy", "memset", "sync")}
     joined, unmatched, total = {}, {}, {}
-    for kind, (frame, contract) in ops.items():
+    for kind, (frame, _) in ops.items():
         joined[kind], unmatched[kind] = attach_launch(frame, api) if len(frame) else (frame, 0)
         total[kind] = len(frame)
         if kind == "sync" and len(frame):
@@ -303,7 +303,8 @@ def _threads(ev: Events, main_pid: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """THREADS from ``thread_name`` metadata of CPU pids; PROCESSES: the traced process."""
     t_pid, t_tid, t_name, p_name = [], [], [], ""
     for m in ev.metadata:  # bounded: a few metadata events per thread/process
-        args = m.get("args") if isinstance(m.get("args"), dict) else {}
+        a = m.get("args")
+        args: dict = a if isinstance(a, dict) else {}
         if m.get("name") == "thread_name":
             t_pid.append(m.get("pid"))
             t_tid.append(m.get("tid"))
@@ -364,10 +365,11 @@ def _utc_start(doc: dict, ev: Events) -> int | None:
     """UTC ns of the trace start: ``baseTimeNanoseconds`` + the first event's µs when the trace
     writes times relative to it, the first event's µs when they are since the epoch."""
     base = floats([doc.get("baseTimeNanoseconds")])[0]
+    first_ns = int(round(ev.origin_us * 1000.0))
     if ev.origin_us > 1e14:  # µs since the epoch (after 1973)
-        return int(ev.origin_us) * 1000
+        return first_ns
     if np.isfinite(base) and base > 0:
-        return int(base) + int(ev.origin_us) * 1000
+        return int(base) + first_ns
     return None
 
 

@@ -14,9 +14,10 @@ Categories of the current schema: ``kernel``, ``gpu_memcpy``, ``gpu_memset``, ``
 Detection is by content: the first bytes (gunzipped when they carry the gzip magic) open a JSON
 object that names one of the Kineto top-level keys. Parsing uses ``orjson`` when installed
 (``pip install nsys-diag[kineto]``, ≈ 3× faster) and the standard ``json`` module otherwise.
-Times: ``ts`` minus the trace's first whole µs, then × 1000 and rounded — integer ns relative
-to the trace start, without the 256 ns spacing of float64 ns since the epoch (the µs values
-themselves carry the ≈ 0.25 µs rounding of float µs since the epoch, which stays).
+Times: ``ts`` minus the trace's first ``ts`` (exact: floats within a factor of two of each other
+subtract without rounding), then × 1000 and rounded — integer ns relative to the trace start,
+without the 256 ns spacing of float64 ns since the epoch (the µs values themselves carry the
+≈ 0.25 µs rounding of float µs since the epoch, which stays).
 """
 from __future__ import annotations
 
@@ -32,22 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nsys_diag.loaders.sniff import GZIP_MAGIC, KINETO_SUFFIXES, looks_like_kineto
 from nsys_diag.model.errors import InputError, UnrecognizedFormatError
 from nsys_diag.model.safe_files import open_regular
 from nsys_diag.model.vocabulary import HINT_KINETO_CAPTURE
 
-GZIP_MAGIC = b"\x1f\x8b"
-KINETO_SUFFIXES = (".json", ".json.gz")
-"""Names a Kineto trace usually has (``*.pt.trace.json`` included); detection reads content."""
-
 MAX_KINETO_BYTES = 4 << 30
 """The most (decompressed) bytes read from one trace; a larger one is refused with this cap."""
-
-_MARKERS = (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"',
-            b'"baseTimeNanoseconds"', b'"displayTimeUnit"', b'"traceName"')
-"""Top-level keys only Kineto / Chrome traces write (one of them opens every torch trace)."""
-
-_LEADING = b"\xef\xbb\xbf \t\r\n"
 
 CATEGORY_KIND = {
     "kernel": "kernel", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
@@ -61,22 +53,6 @@ CATEGORY_KIND = {
 LEGACY_CATEGORIES = frozenset({"Kernel", "Memcpy", "Memset", "Runtime", "Operator"})
 FLOW_PHASES = ("s", "f", "t")
 _TRAILING_INT = re.compile(r"(-?\d+)\s*$")
-
-
-def gunzip_head(head: bytes, n: int = 4096) -> bytes:
-    """The first ``n`` decompressed bytes of a gzip stream's head (b"" when it is not one)."""
-    try:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, n)
-    except zlib.error:
-        return b""
-
-
-def looks_like_kineto(head: bytes) -> bool:
-    """True when ``head`` (a file's first bytes) opens a Kineto / Chrome-trace JSON object."""
-    if head.startswith(GZIP_MAGIC):
-        head = gunzip_head(head)
-    text = head.lstrip(_LEADING)
-    return text.startswith(b"{") and any(m in text for m in _MARKERS)
 
 
 def _parse(data: bytes) -> Any:
@@ -211,7 +187,7 @@ def group_events(doc: dict) -> Events:
         tables[cat] = tables.get(cat, 0) + n
     ts_all = [floats([e.get("ts") for e in evs]) for evs in by_cat.values()]
     finite = [t[np.isfinite(t)] for t in ts_all]
-    origin = float(np.floor(min((t.min() for t in finite if t.size), default=0.0)))
+    origin = float(min((t.min() for t in finite if t.size), default=0.0))
     grouped: dict[str, list[tuple[list[dict], np.ndarray]]] = defaultdict(list)
     unknown: dict[str, int] = {}
     for (cat, evs), ts in zip(by_cat.items(), ts_all):

@@ -61,6 +61,29 @@ def write_kineto_json(path: str | Path, scenario: Scenario, schema: str = "curre
     return path
 
 
+def kineto_lacks(tl: Timeline) -> list[str]:
+    """What of ``tl`` a Kineto trace cannot hold (empty: the trace carries everything the
+    nsys export of the same timeline does that the analyses read)."""
+    sc = tl.scenario
+    out = []
+    if tl.metrics["ts"].size:
+        out.append("GPU metrics")
+    if tl.osrt["start"].size:
+        out.append("OS-runtime calls")
+    if tl.samples["ts"].size:
+        out.append("CPU samples")
+    if tl.memory["start"].size:
+        out.append("GPU memory events")
+    if (tl.memcpy["migration"] >= 0).any():
+        out.append("unified-memory migrations")
+    if sc.n_processes > 1:
+        out.append("several processes in one capture")
+    nv = tl.nvtx
+    if nv["start"].size and ((nv["domain"] > 0).any() or not nv["has_end"].all()):
+        out.append("NVTX domains or open ranges")
+    return out
+
+
 class _Clock:
     """ns of the timeline → the schema's ``ts``/``dur`` (µs): float µs with ns digits relative
     to the base time (current), whole µs since the epoch (legacy)."""
@@ -96,7 +119,8 @@ def kineto_document(tl: Timeline, schema: str = "current", process: int = 0) -> 
                        "tid": tid, "ts": clock.ts(start), "dur": clock.dur(start, end),
                        "args": {"correlation": corr, "cbid": 211}})
     events += _gpu_events(tl, schema, process, api_at)
-    events += _annotations(tl, schema, process)
+    if sc.nvtx:  # False: a run without record_function / ProfilerStep ranges
+        events += _annotations(tl, schema, process)
     events += _metadata(tl, schema, process)
     doc: dict = {"schemaVersion": 1, "traceEvents": events}
     if schema == "current":
@@ -199,4 +223,5 @@ def _metadata(tl: Timeline, schema: str, process: int) -> list[dict]:
     return out
 
 
-__all__ = ["write_kineto_json", "kineto_document", "KINETO_SCHEMAS", "BASE_TIME_NS"]
+__all__ = ["write_kineto_json", "kineto_document", "kineto_lacks", "KINETO_SCHEMAS",
+           "BASE_TIME_NS"]
