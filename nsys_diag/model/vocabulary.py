@@ -216,6 +216,9 @@ HINT_NCU = f"profile kernels with Nsight Compute (`{NCU_CAPTURE_COMMAND}`) and p
 KINETO_FORMAT = "kineto"
 """``trace.format`` of a PyTorch profiler (Kineto) Chrome-trace JSON."""
 
+KINETO_LABEL = "PyTorch profiler (Kineto) trace"
+"""How reports name the format (the header, ``inspect``'s format line, the footer)."""
+
 KINETO_CAPTURE = ("torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], "
                   "schedule=torch.profiler.schedule(wait=1, warmup=1, active=5), "
                   "on_trace_ready=torch.profiler.tensorboard_trace_handler('traces'), "
@@ -234,3 +237,11 @@ HINT_KINETO_NOT_IN_FORMAT = (f"capture the same run with `{NSYS_TRACE_FLAGS} "
 HINT_KINETO_CAPTURE = (f"record a PyTorch profiler trace with CUDA activity: `{KINETO_CAPTURE}`, "
                        "or an Nsight Systems capture")
 """A JSON that is not a usable Kineto trace (no events, no GPU activity)."""
+
+HINT_KINETO_CUDA = ("record CUDA activity: `torch.profiler.profile(activities=[ProfilerActivity.CPU, "
+                    "ProfilerActivity.CUDA])`, with the profiled steps covering GPU work")
+"""A Kineto trace without GPU kernels or copies."""
+
+HINT_KINETO_STEPS = ("mark the steps: call `prof.step()` after every iteration (ProfilerStep#N "
+                     "ranges) and wrap phases in `torch.profiler.record_function('forward')`")
+"""A Kineto trace without step ranges."""

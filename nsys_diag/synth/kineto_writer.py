@@ -84,6 +84,21 @@ def kineto_lacks(tl: Timeline) -> list[str]:
     return out
 
 
+def write_kineto_ranks(directory: str | Path, scenario: Scenario, schema: str = "current"
+                       ) -> list[Path]:
+    """One trace per process of ``scenario`` (``rank-N.json``, ``distributedInfo.rank`` = N), as
+    torch.profiler writes a distributed job."""
+    tl = build_timeline(scenario)
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i, proc in enumerate(tl.processes):
+        p = d / f"rank-{proc.device}.json"
+        p.write_bytes(json.dumps(kineto_document(tl, schema, i), separators=(",", ":")).encode())
+        out.append(p)
+    return out
+
+
 class _Clock:
     """ns of the timeline → the schema's ``ts``/``dur`` (µs): float µs with ns digits relative
     to the base time (current), whole µs since the epoch (legacy)."""
@@ -133,8 +148,9 @@ def kineto_document(tl: Timeline, schema: str = "current", process: int = 0) -> 
             "sharedMemPerBlock": 49152, "sharedMemPerMultiprocessor": gpu.max_shmem_per_sm,
             "numSms": gpu.sm_count, "sharedMemPerBlockOptin": gpu.max_shmem_optin}],
             **({"distributedInfo": {"backend": "nccl", "rank": proc.device,
-                                    "world_size": sc.world_size or proc.device + 1}}
-               if sc.rank is not None else {}),
+                                    "world_size": sc.world_size or max(
+                                        proc.device + 1, sc.n_processes)}}
+               if sc.rank is not None or sc.n_processes > 1 else {}),
             "traceEvents": events, "traceName": f"{sc.name}.pt.trace.json",
             "displayTimeUnit": "ms", "baseTimeNanoseconds": BASE_TIME_NS}
     return doc
@@ -223,5 +239,5 @@ def _metadata(tl: Timeline, schema: str, process: int) -> list[dict]:
     return out
 
 
-__all__ = ["write_kineto_json", "kineto_document", "kineto_lacks", "KINETO_SCHEMAS",
+__all__ = ["write_kineto_json", "write_kineto_ranks", "kineto_document", "kineto_lacks", "KINETO_SCHEMAS",
            "BASE_TIME_NS"]
