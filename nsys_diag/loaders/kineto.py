@@ -150,13 +150,14 @@ def _flow_correlation(ev: Events) -> None:
     """When GPU work has no ``correlation`` argument, take it from the flow that links it to its
     launch (``ac2g``; legacy ``async``): flow start at the launch, flow end at the GPU event,
     both at the event's (pid, tid, ts). The flow id is written as ``args["correlation"]``."""
-    f = ev.flows
-    if not len(f):
+    if not ev.flow_events:
         return
+    f = None
     for kind in ("runtime", "driver", "kernel", "memcpy", "memset", "sync"):
         g = ev.groups.get(kind)
         if g is None or not len(g) or (ints(g.arg("correlation")) >= 0).any():
             continue
+        f = ev.flows() if f is None else f
         side = f[f["ph"] == ("s" if kind in ("runtime", "driver") else "f")]
         key = pd.DataFrame({"pid": g.pid, "tid": g.tid, "ts": g.ts, "i": np.arange(len(g))})
         m = key.merge(side.drop_duplicates(["pid", "tid", "ts"]), on=["pid", "tid", "ts"])

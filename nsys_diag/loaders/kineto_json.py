@@ -13,7 +13,7 @@ Categories of the current schema: ``kernel``, ``gpu_memcpy``, ``gpu_memset``, ``
 
 Detection is by content: the first bytes (gunzipped when they carry the gzip magic) open a JSON
 object that names one of the Kineto top-level keys. Parsing uses ``orjson`` when installed
-(``pip install nsys-diag[kineto]``, ≈ 3× faster) and the standard ``json`` module otherwise.
+(``pip install nsys-diag[kineto]``) and the standard ``json`` module otherwise.
 Times: ``ts`` minus the trace's first ``ts`` (exact: floats within a factor of two of each other
 subtract without rounding), then × 1000 and rounded — integer ns relative to the trace start,
 without the 256 ns spacing of float64 ns since the epoch (the µs values themselves carry the
@@ -131,33 +131,66 @@ class Events:
 
     groups: dict[str, Group]
     metadata: list[dict]
-    flows: pd.DataFrame  # ph, id, pid, tid, ts (ns)
+    flow_events: list[dict]  # the ``s``/``f``/``t`` events as written (``flows()``: a frame)
     tables: dict[str, int]
     origin_us: float
     dropped: int = 0
     legacy: bool = False
     unknown: dict[str, int] = field(default_factory=dict)
 
+    def flows(self) -> pd.DataFrame:
+        """The flow events as a frame (ph, id, pid, tid, ts in ns like the groups): what links a
+        launch to its GPU work when the events carry no ``correlation`` argument."""
+        flows = self.flow_events
+        ts = floats([f.get("ts") for f in flows])
+        ok = np.isfinite(ts)
+        return pd.DataFrame({
+            "ph": np.asarray([str(f.get("ph")) for f in flows], dtype=object)[ok],
+            "id": ints([f.get("id") for f in flows])[ok],
+            "pid": ints([f.get("pid") for f in flows])[ok],
+            "tid": ints([f.get("tid") for f in flows])[ok],
+            "ts": np.rint((ts[ok] - self.origin_us) * 1000.0).astype(np.int64)})
+
+
+def _fast_floats(values: list) -> np.ndarray | None:
+    """float64 of ``values`` when every one is a number or None (NaN), else None (perf: numpy's
+    conversion of a list is ≈ 10× pandas' ``to_numeric`` of an object column)."""
+    try:
+        return np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
 
 def ints(values: list) -> np.ndarray:
     """int64 of JSON values: numbers as they are, strings by their trailing integer
     (``"stream 7"`` → 7, as the legacy schema writes thread ids), anything else -1."""
-    s = pd.Series(values, dtype=object)
-    out = pd.to_numeric(s, errors="coerce")
-    bad = out.isna().to_numpy()
-    if bad.any():
-        strs = s[bad]
-        is_str = strs.map(lambda v: isinstance(v, str)).to_numpy(bool)
-        if is_str.any():
-            got = strs[is_str].astype(str).str.extract(_TRAILING_INT, expand=False)
-            out.loc[strs.index[is_str]] = pd.to_numeric(got, errors="coerce")
-    out = out.astype(np.float64).to_numpy().copy()
-    out[~np.isfinite(out) | (np.abs(out) > 2**62)] = -1
-    return out.astype(np.int64)
+    fast = _fast_floats(values)
+    if fast is not None and fast.ndim == 1:
+        bad = ~np.isfinite(fast) | (np.abs(fast) > 2**62)
+        if bad.any():
+            fast[bad] = -1
+        return fast.astype(np.int64)
+    return np.array([_one_int(v) for v in values], dtype=np.int64)  # bounded: one per event
+
+
+def _one_int(v) -> int:
+    if isinstance(v, bool):
+        return -1
+    if isinstance(v, int):
+        return v if abs(v) <= 2**62 else -1
+    if isinstance(v, float):
+        return int(v) if np.isfinite(v) and abs(v) <= 2**62 else -1
+    if isinstance(v, str):
+        m = _TRAILING_INT.search(v)
+        return int(m.group(1)) if m and len(m.group(1)) < 19 else -1
+    return -1
 
 
 def floats(values: list) -> np.ndarray:
     """float64 of JSON values (NaN where not a number)."""
+    fast = _fast_floats(values)
+    if fast is not None and fast.ndim == 1:
+        return fast
     return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(
         np.float64).to_numpy()
 
@@ -201,7 +234,7 @@ def group_events(doc: dict) -> Events:
         g, d = _group([e for evs, _ in parts for e in evs], np.concatenate([t for _, t in parts]),
                       origin)
         groups[kind], dropped = g, dropped + d
-    return Events(groups, metadata, _flows(flows, origin), tables, origin, dropped,
+    return Events(groups, metadata, flows, tables, origin, dropped,
                   legacy=bool(LEGACY_CATEGORIES & set(by_cat)), unknown=unknown)
 
 
@@ -220,21 +253,14 @@ def _group(evs: list[dict], ts_us: np.ndarray, origin: float) -> tuple[Group, in
     return g.take(ok), int((~ok).sum())
 
 
-def _flows(flows: list[dict], origin: float) -> pd.DataFrame:
-    """Flow events as a frame (ns like the groups): what links a launch to its GPU work when the
-    events carry no ``correlation`` argument."""
-    ts = floats([f.get("ts") for f in flows])
-    ok = np.isfinite(ts)
-    return pd.DataFrame({
-        "ph": pd.Series([str(f.get("ph")) for f in flows], dtype=object)[ok].to_numpy(),
-        "id": ints([f.get("id") for f in flows])[ok],
-        "pid": ints([f.get("pid") for f in flows])[ok],
-        "tid": ints([f.get("tid") for f in flows])[ok],
-        "ts": np.rint((ts[ok] - origin) * 1000.0).astype(np.int64)})
-
-
 def triples(values: list) -> np.ndarray:
     """(n, 3) int64 of ``[x, y, z]`` arguments (grid, block); -1 rows where absent or bad."""
+    try:
+        fast = np.array(values, dtype=np.int64)
+        if fast.shape == (len(values), 3):
+            return fast
+    except (TypeError, ValueError, OverflowError):
+        pass
     out = np.full((len(values), 3), -1, np.int64)
     for i, v in enumerate(values):  # bounded: one launch configuration per kernel event
         if isinstance(v, (list, tuple)) and len(v) == 3 and all(
