@@ -209,7 +209,7 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
     spans from ``path``): its spans in priority order while their calls and operations fit
     ``op_budget(export_rows)`` (at least one). ``export_tables=False`` (a PyTorch profiler
     trace): no graph, event-record or stream tables beyond the bundle to read."""
-    from nsys_diag.loaders.nsys_replay import ReplayColumns, read_replay_columns
+    from nsys_diag.loaders.nsys_replay import read_replay_columns
 
     spans = replay_spans(p, export_rows)
     if not spans:
@@ -237,12 +237,21 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
         steps = _step_rows(steps, f["nvtx"])
     extra = read_replay_columns(path, windows, api=f["api"], kernel_streams=True,
                                 expected_kernels=_kernels_in(bundle, windows)) \
-        if export_tables else ReplayColumns()
+        if export_tables else _loaded_links(bundle)
     return analyze_replay(f["kernels"], f["memcpy"], f["memset"], f["sync"], f["api"], f["nvtx"],
                           steps=steps, window=windows[0],
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
                           cuda_events=extra.cuda_events, kernel_streams=extra.kernel_streams,
                           gpus=gpus, max_steps=len(windows))
+
+
+def _loaded_links(bundle):
+    """The replay-only frames a loader made beside the bundle (a PyTorch profiler trace's
+    ``cuda_sync`` event links), else none."""
+    from nsys_diag.loaders.nsys_replay import ReplayColumns
+
+    got = bundle.meta.extra.get("replay_columns") if bundle is not None else None
+    return got if isinstance(got, ReplayColumns) else ReplayColumns()
 
 
 def gpu_frame(gpus: list[dict]) -> pd.DataFrame:

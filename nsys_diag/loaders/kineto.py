@@ -19,6 +19,8 @@ Mapping (reading and times: ``loaders/kineto_json.py``):
   ``gpu_user_annotation`` duplicates them on the GPU timeline and is not read (only counted).
 * ``M`` events → THREADS / PROCESSES; ``deviceProperties`` → GPUS and SM_LIMITS (no clock or
   bandwidth: -1/NaN); ``distributedInfo`` → ``RANK`` / ``WORLD_SIZE`` in ``meta.environment``.
+* ``cuda_sync`` waits on an event → the replay's CUDA_EVENTS / SYNC_EVENTS (the record → wait
+  links, ``meta.extra["replay_columns"]``).
 * GPU metrics, OS-runtime calls and CPU samples are not in the format: empty frames and one
   ``not_in_format`` info item with the nsys capture that adds them.
 
@@ -35,6 +37,7 @@ import pandas as pd
 
 from nsys_diag.loaders.kineto_json import Events, Group, floats, group_events, ints, read_document, triples
 from nsys_diag.loaders.nsys_cuda import attach_launch, classify_sync
+from nsys_diag.loaders.nsys_replay import ReplayColumns
 from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import UnrecognizedFormatError
@@ -86,6 +89,7 @@ def load_kineto(path: str | Path) -> TraceBundle:
             joined[kind]["sync_kind"] = _sync_kind(joined[kind]["event_name"],
                                                    joined[kind]["launch_api"].array)
     warnings += _join_warnings(ops, unmatched, total)
+    replay = _event_links(ev.groups.get("sync"), main_pid)
     frames = {kind: contract.validate(joined[kind] if len(joined[kind]) else contract.empty(),
                                       source=src)
               for kind, (_, contract) in ops.items()}
@@ -101,6 +105,11 @@ def load_kineto(path: str | Path) -> TraceBundle:
     if ev.dropped:
         warnings.append(LoadWarning("dropped_rows", f"{ev.dropped:,} events without a numeric "
                                     "time or with a negative duration were dropped", ev.dropped))
+    if ev.mixed_clock:
+        warnings.append(LoadWarning(
+            "mixed_clocks", f"{ev.mixed_clock:,} events lie more than a day from the trace's "
+            "other events (another clock: a trace merged from relative and epoch timestamps) "
+            "and were dropped", ev.mixed_clock, HINT_KINETO_CAPTURE))
     warnings.append(LoadWarning("not_in_format", KINETO_NOT_IN_FORMAT, 0,
                                 HINT_KINETO_NOT_IN_FORMAT))
     meta = TraceMeta(path=src, format=KINETO_FORMAT, schema_version=str(
@@ -108,6 +117,7 @@ def load_kineto(path: str | Path) -> TraceBundle:
         session_start_utc_ns=_utc_start(doc, ev), tables=dict(sorted(ev.tables.items())),
         environment=_rank_environment(doc),
         extra={"kineto_schema": "legacy (PyTorch 1.8-1.9)" if ev.legacy else "current",
+               "replay_columns": replay,
                **({"unknown_categories": ev.unknown} if ev.unknown else {})})
     return TraceBundle(
         meta=meta, kernels=frames["kernel"], memcpy=frames["memcpy"], memset=frames["memset"],
@@ -243,6 +253,33 @@ def _sync_kind(names: pd.Series, launch_api) -> pd.Categorical:
     by_name = pd.Series(names.to_numpy(object), dtype=object).str.lower().str.strip().map(
         _SYNC_NAMES)
     return pd.Categorical(np.where(by_name.notna().to_numpy(), by_name.to_numpy(object), by_api))
+
+
+def _event_links(g: Group | None, main_pid: int) -> ReplayColumns:
+    """The event record → wait links of ``cuda_sync`` events (``wait_on_cuda_event_record_corr_id``,
+    ``wait_on_stream``, ``wait_on_cuda_event_id``) as the replay's CUDA_EVENTS / SYNC_EVENTS
+    frames (recent nsys exports lack them); record times are unknown (-1)."""
+    if g is None or not len(g):
+        return ReplayColumns()
+    rec = ints(g.arg("wait_on_cuda_event_record_corr_id"))
+    event = ints(g.arg("wait_on_cuda_event_id"))
+    linked = (rec >= 0) & (event >= 0)
+    if not linked.any():
+        return ReplayColumns()
+    gpid = int(global_pid(np.array([main_pid]))[0])
+    device = ints(g.arg("device"))[linked]
+    context = ints(g.arg("context"))[linked]
+    records = pd.DataFrame({
+        "ts_ns": -1, "device_id": np.where(device >= 0, device, g.pid[linked]),
+        "context_id": np.where(context >= 0, context, 1),
+        "stream_id": ints(g.arg("wait_on_stream"))[linked], "correlation_id": rec[linked],
+        "global_pid": gpid, "event_id": event[linked]}).drop_duplicates(
+        ["correlation_id", "event_id"])
+    waits = pd.DataFrame({"correlation_id": ints(g.arg("correlation"))[linked],
+                          "global_pid": gpid, "stream_id": ints(g.arg("stream"))[linked],
+                          "event_id": event[linked]})
+    return ReplayColumns(cuda_events=C.CUDA_EVENTS.validate(records),
+                         sync_events=C.SYNC_EVENTS.validate(waits))
 
 
 def _join_warnings(ops, unmatched: dict[str, int], total: dict[str, int]) -> list[LoadWarning]:

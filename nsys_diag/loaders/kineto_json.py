@@ -50,6 +50,10 @@ CATEGORY_KIND = {
 }
 """Kineto category (lower case; the legacy schema capitalises) → what the loader makes of it."""
 
+MIXED_CLOCK_US = 86_400e6
+"""Events more than a day (in µs) from the trace's median time are on another clock (a trace
+merged from relative and epoch timestamps): dropped, with a ``mixed_clocks`` warning."""
+
 LEGACY_CATEGORIES = frozenset({"Kernel", "Memcpy", "Memset", "Runtime", "Operator"})
 FLOW_PHASES = ("s", "f", "t")
 _TRAILING_INT = re.compile(r"(-?\d+)\s*$")
@@ -137,6 +141,7 @@ class Events:
     dropped: int = 0
     legacy: bool = False
     unknown: dict[str, int] = field(default_factory=dict)
+    mixed_clock: int = 0  # events more than MIXED_CLOCK_US from the median time (dropped)
 
     def flows(self) -> pd.DataFrame:
         """The flow events as a frame (ph, id, pid, tid, ts in ns like the groups): what links a
@@ -219,8 +224,13 @@ def group_events(doc: dict) -> Events:
     for cat, n in flow_cats.items():
         tables[cat] = tables.get(cat, 0) + n
     ts_all = [floats([e.get("ts") for e in evs]) for evs in by_cat.values()]
-    finite = [t[np.isfinite(t)] for t in ts_all]
-    origin = float(min((t.min() for t in finite if t.size), default=0.0))
+    finite = np.concatenate([t[np.isfinite(t)] for t in ts_all] or [np.zeros(0)])
+    center = float(np.median(finite)) if finite.size else 0.0
+    mixed = int((np.abs(finite - center) > MIXED_CLOCK_US).sum())
+    if mixed:  # another clock's events (µs since the epoch among relative ones, or the reverse)
+        ts_all = [np.where(np.abs(t - center) > MIXED_CLOCK_US, np.nan, t) for t in ts_all]
+        finite = finite[np.abs(finite - center) <= MIXED_CLOCK_US]
+    origin = float(finite.min()) if finite.size else 0.0
     grouped: dict[str, list[tuple[list[dict], np.ndarray]]] = defaultdict(list)
     unknown: dict[str, int] = {}
     for (cat, evs), ts in zip(by_cat.items(), ts_all):
@@ -234,8 +244,10 @@ def group_events(doc: dict) -> Events:
         g, d = _group([e for evs, _ in parts for e in evs], np.concatenate([t for _, t in parts]),
                       origin)
         groups[kind], dropped = g, dropped + d
+    dropped = max(0, dropped - mixed)  # the other clock's events are counted on their own
     return Events(groups, metadata, flows, tables, origin, dropped,
-                  legacy=bool(LEGACY_CATEGORIES & set(by_cat)), unknown=unknown)
+                  legacy=bool(LEGACY_CATEGORIES & set(by_cat)), unknown=unknown,
+                  mixed_clock=mixed)
 
 
 def _group(evs: list[dict], ts_us: np.ndarray, origin: float) -> tuple[Group, int]:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from nsys_diag import synth
+from nsys_diag.app.analyze import analyze_path
 from nsys_diag.loaders import load_trace
 from nsys_diag.loaders.kineto import short_name
 from nsys_diag.loaders.sniff import Format, sniff_format
@@ -174,3 +175,29 @@ def test_non_kineto_json_and_cut_gzip(tmp_path):
 ])
 def test_short_name(name, short):
     assert short_name(name) == short
+
+
+def test_mixed_clocks_are_dropped_with_a_warning(tmp_path):
+    evs = [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1000.0 + i,
+            "dur": 0.5, "args": {"stream": 7}} for i in range(5)]
+    evs.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+                "ts": 1_700_000_000_000_000.0, "dur": 0.5})  # µs since the epoch
+    b = load_trace(_write(tmp_path / "mixed.json", {"schemaVersion": 1, "traceEvents": evs}))
+    assert len(b.kernels) == 5 and b.kernels["end_ns"].max() < 10_000
+    w = {x.code: x for x in b.warnings}
+    assert w["mixed_clocks"].count == 1 and "dropped_rows" not in w
+
+
+def test_hostile_events_never_crash(tmp_path):
+    evs = [None, 3, "x", {"ph": "X"}, {"ph": "X", "cat": ["kernel"], "ts": 1},
+           {"ph": "X", "cat": "kernel", "name": {"a": 1}, "ts": 2, "dur": "1", "pid": "p",
+            "tid": 1e30, "args": {"grid": [1, "2", 3], "block": [True, 1, 1],
+                                  "correlation": "7", "stream": [1]}},
+           {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": -5,
+            "args": "not a dict"},
+           {"ph": "M", "name": "thread_name", "args": None},
+           {"ph": "s", "id": "z", "ts": "q"}, {"ph": "X", "cat": "kernel", "ts": 2**70, "dur": 1}]
+    p = _write(tmp_path / "hostile.json", {"schemaVersion": 1, "traceEvents": evs})
+    b = load_trace(p)
+    assert b.meta.format == "kineto" and len(b.kernels) <= 3
+    assert analyze_path(str(p))["trace"]["format"] == "kineto"

@@ -67,6 +67,11 @@ def test_event_sync_trace_has_its_syncs():
         "stream", "event", "device", "stream_wait", "unknown"}
     assert "unknown" not in set(b.sync["sync_kind"].astype(str))
     assert len(b.gpus) == 8 and (b.gpus["sm_count"] == 108).all()
+    links = b.meta.extra["replay_columns"]  # cudaEventRecord (corr 1533) → the two waits on it
+    assert links.cuda_events["correlation_id"].tolist() == [1533]
+    assert links.sync_events["correlation_id"].tolist() == [1536, 1537]
+    replay = analyze_path(str(DATA / "hta_event_sync.json.gz"))["replay"]
+    assert replay["available"] and replay["fidelity"]["error_pct"] < 5
 
 
 def test_cpu_only_trace_warns():
