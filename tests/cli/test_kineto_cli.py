@@ -65,6 +65,7 @@ def test_compare_across_formats(pair):
     r = run("compare", pair[0], pair[1])
     assert r.exit_code == 0, r.output
     assert "no significant change" in r.output
+    assert "formats differ: nsys-sqlite vs kineto" in r.output
 
 
 def test_python_api(pair):

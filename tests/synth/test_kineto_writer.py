@@ -7,11 +7,13 @@ import json
 
 import pytest
 
+from conftest import SAMPLE_TRACES
 from nsys_diag import synth
 from nsys_diag.app.analyze import analyze_path
 from nsys_diag.synth import programs
 from nsys_diag.synth.kineto_writer import KINETO_SCHEMAS, kineto_lacks, write_kineto_json
 from nsys_diag.synth.program_cases import AFTER_WRITE
+from nsys_diag.synth.samples import KINETO_SAMPLES
 from nsys_diag.synth.timeline import build_timeline
 
 
@@ -67,3 +69,15 @@ def test_writer_schemas(tmp_path, schema):
     assert gz.read_bytes()[:2] == b"\x1f\x8b"
     with pytest.raises(ValueError):
         write_kineto_json(tmp_path / "x.json", sc, schema="1.7")
+
+
+@pytest.mark.parametrize("fname,name,schema,ov", KINETO_SAMPLES)
+def test_committed_kineto_sample_equals_regeneration(tmp_path, fname, name, schema, ov):
+    committed = SAMPLE_TRACES / fname
+    assert committed.exists(), f"{committed} missing: run `make samples`"
+    fresh = write_kineto_json(tmp_path / fname, synth.preset(name, **ov), schema)
+    assert committed.read_bytes() == fresh.read_bytes(), "run `make samples`"
+    assert committed.stat().st_size <= 512 * 1024 and f"`{fname}`" in (
+        SAMPLE_TRACES / "README.md").read_text(encoding="utf-8")
+    view = analyze_path(str(committed))
+    assert view["verdict"]["code"] == synth.preset(name, **ov).expected_verdict
