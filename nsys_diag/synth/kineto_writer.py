@@ -7,7 +7,8 @@ Two schemas: ``"current"`` (PyTorch ≥ 1.10: ``kernel``, ``gpu_memcpy``, ``gpu_
 ``gpu_user_annotation``, ``ac2g`` flows; ``ts`` in float µs relative to
 ``baseTimeNanoseconds``, ``deviceProperties``, ``distributedInfo``) and ``"legacy"`` (PyTorch
 1.8–1.9: ``Kernel``, ``Memcpy``, ``Memset``, ``Runtime``, ``Operator`` ranges, ``async``
-flows, integer µs since the epoch, GPU threads named ``"stream N"``).
+flows, integer µs since the epoch, GPU threads named ``"stream N"``, ``deviceProperties`` as
+1.9 wrote them).
 
 What the format has no room for is left out: GPU-metric samples, OS-runtime calls, CPU
 samples, NVTX domains and marks, GPU-memory events, unified-memory migrations. A trace holds
@@ -137,23 +138,23 @@ def kineto_document(tl: Timeline, schema: str = "current", process: int = 0) -> 
     if sc.nvtx:  # False: a run without record_function / ProfilerStep ranges
         events += _annotations(tl, schema, process)
     events += _metadata(tl, schema, process)
-    doc: dict = {"schemaVersion": 1, "traceEvents": events}
-    if schema == "current":
-        gpu = gpu_model(sc.gpu)
-        doc = {"schemaVersion": 1, "deviceProperties": [{
-            "id": proc.device, "name": gpu.name, "totalGlobalMem": gpu.total_memory,
-            "computeMajor": gpu.compute[0], "computeMinor": gpu.compute[1],
-            "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 32 * gpu.max_warps_per_sm,
-            "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32,
-            "sharedMemPerBlock": 49152, "sharedMemPerMultiprocessor": gpu.max_shmem_per_sm,
-            "numSms": gpu.sm_count, "sharedMemPerBlockOptin": gpu.max_shmem_optin}],
+    gpu = gpu_model(sc.gpu)
+    props = [{
+        "id": proc.device, "name": gpu.name, "totalGlobalMem": gpu.total_memory,
+        "computeMajor": gpu.compute[0], "computeMinor": gpu.compute[1],
+        "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 32 * gpu.max_warps_per_sm,
+        "regsPerBlock": 65536, "regsPerMultiprocessor": 65536, "warpSize": 32,
+        "sharedMemPerBlock": 49152, "sharedMemPerMultiprocessor": gpu.max_shmem_per_sm,
+        "numSms": gpu.sm_count, "sharedMemPerBlockOptin": gpu.max_shmem_optin}]
+    if schema == "legacy":  # PyTorch 1.9's layout: deviceProperties and the events, nothing else
+        return {"schemaVersion": 1, "deviceProperties": props, "traceEvents": events}
+    ranked = sc.rank is not None or sc.n_processes > 1
+    return {"schemaVersion": 1, "deviceProperties": props,
             **({"distributedInfo": {"backend": "nccl", "rank": proc.device,
                                     "world_size": sc.world_size or max(
-                                        proc.device + 1, sc.n_processes)}}
-               if sc.rank is not None or sc.n_processes > 1 else {}),
+                                        proc.device + 1, sc.n_processes)}} if ranked else {}),
             "traceEvents": events, "traceName": f"{sc.name}.pt.trace.json",
             "displayTimeUnit": "ms", "baseTimeNanoseconds": BASE_TIME_NS}
-    return doc
 
 
 def _gpu_events(tl: Timeline, schema: str, process: int, api_at: dict) -> list[dict]:

@@ -201,3 +201,24 @@ def test_hostile_events_never_crash(tmp_path):
     b = load_trace(p)
     assert b.meta.format == "kineto" and len(b.kernels) <= 3
     assert analyze_path(str(p))["trace"]["format"] == "kineto"
+
+
+def test_cut_or_damaged_bytes_give_a_typed_error_or_a_bundle(tmp_path):
+    data = json.dumps(kineto_document(build_timeline(synth.preset("tiny_two_kernels")))).encode()
+    rng = np.random.default_rng(0)
+    cases = [data[:n] for n in np.linspace(1, len(data) - 1, 25).astype(int)]
+    for _ in range(25):
+        b = bytearray(data)
+        for i in rng.integers(0, len(b), 3):
+            b[i] = int(rng.integers(0, 256))
+        cases.append(bytes(b))
+    outcomes = set()
+    for i, blob in enumerate(cases):
+        p = tmp_path / f"c{i}.json"
+        p.write_bytes(blob)
+        try:
+            outcomes.add(load_trace(p).meta.format)
+        except InputError as e:
+            assert e.exit_code == 3
+            outcomes.add("error")
+    assert "error" in outcomes  # every cut is refused; some damaged bytes still parse

@@ -43,11 +43,13 @@ def test_enough_cases_are_portable():
     assert "OS-runtime calls" in lacking["host_io_stalls"]
 
 
+@pytest.mark.parametrize("schema", KINETO_SCHEMAS)
 @pytest.mark.parametrize("name", PORTABLE)
-def test_same_diagnosis_in_both_formats(tmp_path, name):
+def test_same_diagnosis_in_both_formats(tmp_path, name, schema):
     sc = SCENARIOS[name]
     nsys = _summary(analyze_path(str(synth.write_nsys_sqlite(tmp_path / "t.sqlite", sc))))
-    kineto = _summary(analyze_path(str(write_kineto_json(tmp_path / "t.pt.trace.json", sc))))
+    kineto = _summary(analyze_path(str(write_kineto_json(tmp_path / "t.pt.trace.json", sc,
+                                                         schema))))
     assert kineto[:2] == nsys[:2]
     assert kineto[2].keys() == nsys[2].keys()
     for phase, share in nsys[2].items():
@@ -59,12 +61,12 @@ def test_writer_schemas(tmp_path, schema):
     sc = synth.preset("tiny_two_kernels")
     doc = json.loads(write_kineto_json(tmp_path / "t.json", sc, schema=schema).read_text())
     cats = {e.get("cat") for e in doc["traceEvents"]}
+    assert doc["deviceProperties"][0]["numSms"] > 0
     if schema == "legacy":
         assert {"Kernel", "Runtime", "async"} <= cats and "baseTimeNanoseconds" not in doc
         assert all(isinstance(e["ts"], int) for e in doc["traceEvents"] if "ts" in e)
     else:
         assert {"kernel", "cuda_runtime", "ac2g", "gpu_user_annotation"} <= cats
-        assert doc["deviceProperties"][0]["numSms"] > 0
     gz = write_kineto_json(tmp_path / "t.json.gz", sc, schema=schema)
     assert gz.read_bytes()[:2] == b"\x1f\x8b"
     with pytest.raises(ValueError):
