@@ -203,7 +203,8 @@ def floats(values: list) -> np.ndarray:
 def group_events(doc: dict) -> Events:
     """Split ``traceEvents`` by phase and category (one pass over the events), count every
     category, and turn the complete events into :class:`Group` columns; events without a
-    finite ``ts`` or with a negative ``dur`` are dropped and counted."""
+    finite ``ts`` or with a negative ``dur`` are dropped and counted. ``doc["traceEvents"]`` is
+    emptied as it is read (memory: only the columns and the events' ``args`` stay alive)."""
     by_cat: dict[str, list[dict]] = defaultdict(list)
     metadata: list[dict] = []
     flows: list[dict] = []
@@ -217,6 +218,7 @@ def group_events(doc: dict) -> Events:
             metadata.append(ev)
         elif ph in FLOW_PHASES:
             flows.append(ev)
+    doc["traceEvents"] = []
     tables = {cat: len(evs) for cat, evs in by_cat.items()}
     flow_cats: dict[str, int] = defaultdict(int)
     for f in flows:
@@ -240,13 +242,17 @@ def group_events(doc: dict) -> Events:
             continue
         grouped[kind].append((evs, ts))
     groups, dropped = {}, 0
-    for kind, parts in grouped.items():
+    legacy = bool(LEGACY_CATEGORIES & set(by_cat))
+    by_cat.clear()
+    for kind in list(grouped):
+        parts = grouped.pop(kind)  # each kind's event dicts freed once its columns are built
         g, d = _group([e for evs, _ in parts for e in evs], np.concatenate([t for _, t in parts]),
                       origin)
+        del parts
         groups[kind], dropped = g, dropped + d
     dropped = max(0, dropped - mixed)  # the other clock's events are counted on their own
     return Events(groups, metadata, flows, tables, origin, dropped,
-                  legacy=bool(LEGACY_CATEGORIES & set(by_cat)), unknown=unknown,
+                  legacy=legacy, unknown=unknown,
                   mixed_clock=mixed)
 
 
