@@ -86,3 +86,11 @@ def test_broken_json_exits_3(tmp_path, data, command):
     r = run(command, p)
     assert r.exit_code == 3, r.output
     assert "Traceback" not in r.output and f"cannot read {p}" in r.output
+
+
+def test_inspect_says_what_the_format_cannot_hold(pair):
+    r = run("inspect", pair[1])
+    line = next(ln for ln in r.output.splitlines() if "gpu metrics" in ln)
+    assert "not in this format" in line
+    nsys = run("inspect", pair[0])
+    assert "not in this format" not in nsys.output
