@@ -25,7 +25,8 @@ BASE_MEMORY_BYTES = 150 * 2**20
 JSON_MEMORY_FACTOR = 6.0
 """Peak memory of analysing a PyTorch profiler (Kineto) JSON ≈ 6 × its (decompressed) size on top
 of ``BASE_MEMORY_BYTES``: the parsed events are Python objects (measured peak RSS of ``analyze``
-331 MiB on a 33.6 MiB legacy-schema trace of 45,600 kernels with the standard json module)."""
+with the standard json module: 331 MiB for a 33.6 MiB legacy-schema trace of 45,600 kernels,
+1,150 MiB for 168 MiB, 3,081 MiB for 484 MiB)."""
 
 GZIP_JSON_RATIO = 10
 """Assumed decompression ratio of a ``.json.gz`` trace (Kineto text compresses ≈ 8–12×)."""
