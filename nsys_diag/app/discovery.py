@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from nsys_diag.model.errors import InputError
-from nsys_diag.model.safe_files import read_head
+from nsys_diag.model.safe_files import open_regular, read_head
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3")
 NCU_SUFFIXES = (".csv",)
@@ -68,14 +68,28 @@ def _looks_like_ncu(path: Path) -> bool:
     return looks_like_ncu_csv(head)
 
 
+OWN_TRACE_MARKS = (b'"generator": "nsys-diag', b'"generator":"nsys-diag')
+"""The end of a Chrome trace ``analyze --trace-out`` wrote (``otherData``): an output, not a trace."""
+
+
 def _looks_like_kineto(path: Path) -> bool:
+    """A PyTorch profiler trace by its first bytes, and not one of our own ``--trace-out``
+    timelines (their ``otherData`` closes the file: its last 8 KiB are read)."""
     try:
         head = read_head(path, 4096)
     except InputError:
         return True  # let the loader report why it cannot be read
     from nsys_diag.loaders.sniff import looks_like_kineto
 
-    return looks_like_kineto(head)
+    if not looks_like_kineto(head):
+        return False
+    try:
+        with open_regular(path) as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 8192))
+            tail = fh.read(8192)
+    except (OSError, InputError):
+        return True
+    return not any(m in tail for m in OWN_TRACE_MARKS)
 
 
 def classify(path: Path) -> str | None:

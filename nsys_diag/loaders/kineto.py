@@ -44,6 +44,9 @@ from nsys_diag.model.errors import UnrecognizedFormatError
 from nsys_diag.model.vocabulary import (
     HINT_KINETO_CAPTURE, HINT_KINETO_NOT_IN_FORMAT, KINETO_FORMAT, KINETO_NOT_IN_FORMAT)
 
+OWN_TRACE_GENERATOR = "nsys-diag"
+"""``otherData.generator`` of the Chrome traces ``analyze --trace-out`` writes (not inputs)."""
+
 _PID_BITS = 24
 _TID_MASK = (1 << _PID_BITS) - 1
 SAMPLE_ROWS = 20_000
@@ -71,6 +74,11 @@ def load_kineto(path: str | Path) -> TraceBundle:
     for a file that is not one, data-quality warnings for what it lacks."""
     src = str(path)
     doc = read_document(path)
+    other = doc.get("otherData")
+    if isinstance(other, dict) and str(other.get("generator", "")).startswith(OWN_TRACE_GENERATOR):
+        raise UnrecognizedFormatError(src, "a timeline written by `nsys-diag analyze "
+                                      "--trace-out`, not a PyTorch profiler trace",
+                                      "analyze the trace it was made from")
     ev = group_events(doc)
     if not ev.tables:
         raise UnrecognizedFormatError(src, "a trace without events (traceEvents is empty)",

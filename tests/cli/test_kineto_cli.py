@@ -94,3 +94,17 @@ def test_inspect_says_what_the_format_cannot_hold(pair):
     assert "not in this format" in line
     nsys = run("inspect", pair[0])
     assert "not in this format" not in nsys.output
+
+
+def test_own_trace_out_is_not_an_input(pair, tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    r = run("analyze", pair[0], "--trace-out", d / "timeline.json", "-o", tmp_path / "r.html")
+    assert r.exit_code == 0, r.output
+    r = run("analyze", d / "timeline.json")
+    assert r.exit_code == 3 and "--trace-out" in r.output
+    (d / "a.sqlite").write_bytes(pair[0].read_bytes())
+    r = run("batch", d, "-o", tmp_path / "out", "--json", "-")
+    assert r.exit_code == 0, r.output
+    index = json.loads(r.stdout)
+    assert len(index["traces"]) == 1 and index["ignored"][0]["label"] == "timeline.json"
