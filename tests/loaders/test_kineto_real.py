@@ -77,3 +77,19 @@ def test_event_sync_trace_has_its_syncs():
 def test_cpu_only_trace_warns():
     b = load_trace(DATA / "hta_cpu_only.json.gz")
     assert not b.has_cuda and "no_gpu_events" in [w.code for w in b.warnings]
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_outputs_follow_the_json_contract(name, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from click.testing import CliRunner
+
+    from nsys_diag.cli import main
+
+    schemas = Path(__file__).parents[2] / "nsys_diag" / "schemas"
+    for command, schema in (("analyze", "analysis"), ("inspect", "inspect")):
+        html = ["-o", str(tmp_path / "r.html")] if command == "analyze" else []
+        r = CliRunner().invoke(main, [command, str(DATA / name), "--json", "-", *html])
+        assert r.exit_code == 0, r.output
+        jsonschema.validate(json.loads(r.stdout),
+                            json.loads((schemas / f"{schema}.schema.json").read_text()))
