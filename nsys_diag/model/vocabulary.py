@@ -212,6 +212,15 @@ HINT_NCU_CSV = (f"re-run ncu with CSV output, e.g. `{NCU_CAPTURE_COMMAND}` (or `
 HINT_NCU = f"profile kernels with Nsight Compute (`{NCU_CAPTURE_COMMAND}`) and pass `--ncu kernels.csv`"
 """No Nsight Compute metrics attached (``inspect``'s roofline row)."""
 
+CRITICAL_PATH_KIND_LABELS = {
+    "gpu_compute": "GPU compute", "transfer": "copies", "communication": "communication",
+    "host_cpu": "host CPU", "blocking_wait": "blocking waits", "launch": "launches",
+    "memory_management": "memory management", "host_io": "host I/O",
+    "unexplained": "unexplained delay",
+}
+"""The replay's critical-path kinds (``replay.critical_path[].kind``) in words, for the reports
+and the ``no_dominant_cause`` headline (unknown kinds show as they are)."""
+
 # ------------------------------------------------------------- PyTorch profiler (Kineto) traces
 KINETO_FORMAT = "kineto"
 """``trace.format`` of a PyTorch profiler (Kineto) Chrome-trace JSON."""

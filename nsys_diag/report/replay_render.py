@@ -6,14 +6,10 @@ renderers; pure, on the view dict.
 from __future__ import annotations
 
 from nsys_diag.model.jsonsafe import finite
+from nsys_diag.model.vocabulary import CRITICAL_PATH_KIND_LABELS
 from nsys_diag.report.formatting import fmt_ms, fmt_pct
 
-KIND_LABELS = {
-    "gpu_compute": "GPU compute", "transfer": "copies", "communication": "communication",
-    "host_cpu": "host CPU", "blocking_wait": "blocking waits", "launch": "launches",
-    "memory_management": "memory management", "host_io": "host I/O",
-    "unexplained": "unexplained delay",
-}
+KIND_LABELS = CRITICAL_PATH_KIND_LABELS
 """Critical-path kinds in words (unknown kinds show as they are; host CPU time by its phase)."""
 MAX_WHAT_IFS = 5
 """What-if rows shown (largest saving first)."""

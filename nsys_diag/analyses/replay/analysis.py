@@ -220,11 +220,11 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
-                  link: float | None = None, max_steps: int = MAX_STEPS
+                  link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None
                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
-    phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row)
+    phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
     notes: list[str] = []
@@ -268,8 +268,8 @@ def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
     return [start, *inner, end]
 
 
-def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io
-                   ) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
+def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io,
+                   phase_map=None) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
     """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations."""
     lo, hi = (int(min(pt.h_start.min(initial=1 << 62), pt.o_start.min(initial=1 << 62))),
               int(max(pt.h_end.max(initial=0), pt.o_end.max(initial=0))) + 1) \
@@ -277,7 +277,8 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     cuts = _cuts(pt, lo, hi)
     counts = np.bincount(pt.h_thread, minlength=len(pt.threads))
     step_thread = int(np.argmax(counts)) if counts.size else -1
-    phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None)
+    phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None,
+                          phase_map)
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
@@ -354,7 +355,7 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                    cuda_events: pd.DataFrame | None = None,
                    kernel_streams: pd.DataFrame | None = None,
                    gpus: pd.DataFrame | None = None,
-                   max_steps: int = MAX_STEPS) -> ReplayResult | Unavailable:
+                   max_steps: int = MAX_STEPS, phase_map=None) -> ReplayResult | Unavailable:
     """Replay one process (frames restricted to it; see the module docstring). The replay-only
     frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
     ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
@@ -379,10 +380,10 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
         if isinstance(steps, StepsResult) and steps.count:
             done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
                                                       _host_link(gpus, kernels, memcpy),
-                                                      max_steps)
+                                                      max_steps, phase_map)
             basis = "steps"
         else:
-            done, acc, notes = _replay_window(pt, window, nvtx, io)
+            done, acc, notes = _replay_window(pt, window, nvtx, io, phase_map)
             basis = "window"
     except CyclicModel as exc:
         return Unavailable(f"the captured times contradict the model's edges: {exc}", REPLAY_HINT)
