@@ -56,8 +56,13 @@ work launched in it is followed."""
 
 
 def export_rows(tables: dict) -> int:
-    """Kernel + CUDA API rows of an export (``meta.tables``: rows per table)."""
-    return int(tables.get(KERNEL_TABLE, 0)) + int(tables.get(RUNTIME_TABLE, 0))
+    """Kernel + CUDA API rows of an export (``meta.tables``: rows per table; for a PyTorch
+    profiler trace, events per category)."""
+    return sum(int(tables.get(t, 0)) for t in (KERNEL_TABLE, RUNTIME_TABLE) + KINETO_ROWS)
+
+
+KINETO_ROWS = ("kernel", "Kernel", "cuda_runtime", "cuda_driver", "Runtime")
+"""The Kineto categories counted as kernel + CUDA API rows."""
 
 
 def op_budget(export_rows: int) -> int:
@@ -203,10 +208,11 @@ def _span_rows(got: dict[str, pd.DataFrame | None]) -> int:
 
 
 def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
-                   export_rows: int = 0, phase_map=None):
+                   export_rows: int = 0, phase_map=None, export_tables: bool = True):
     """The replay of one ``ProcessAnalysis`` (``bundle``: the in-memory run's; None: read the
     spans from ``path``): its spans in priority order while their calls and operations fit
-    ``op_budget(export_rows)`` (at least one)."""
+    ``op_budget(export_rows)`` (at least one). ``export_tables=False`` (a PyTorch profiler
+    trace): no graph, event-record or stream tables beyond the bundle to read."""
     from nsys_diag.loaders.nsys_replay import read_replay_columns
 
     spans = replay_spans(p, export_rows)
@@ -234,7 +240,8 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
     if isinstance(steps, StepsResult) and steps.count:
         steps = _step_rows(steps, f["nvtx"])
     extra = read_replay_columns(path, windows, api=f["api"], kernel_streams=True,
-                                expected_kernels=_kernels_in(bundle, windows))
+                                expected_kernels=_kernels_in(bundle, windows)) \
+        if export_tables else _loaded_links(bundle)
     return analyze_replay(f["kernels"], f["memcpy"], f["memset"], f["sync"], f["api"], f["nvtx"],
                           steps=steps, window=windows[0],
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
@@ -255,6 +262,15 @@ def ncu_dram_bytes(roofline) -> dict[str, float] | None:
             per = float(k.dram_bytes) / k.launches
             out[k.normalized_name] = max(per, out.get(k.normalized_name, 0.0))
     return out or None
+
+
+def _loaded_links(bundle):
+    """The replay-only frames a loader made beside the bundle (a PyTorch profiler trace's
+    ``cuda_sync`` event links), else none."""
+    from nsys_diag.loaders.nsys_replay import ReplayColumns
+
+    got = bundle.meta.extra.get("replay_columns") if bundle is not None else None
+    return got if isinstance(got, ReplayColumns) else ReplayColumns()
 
 
 def gpu_frame(gpus: list[dict]) -> pd.DataFrame:
@@ -284,11 +300,12 @@ def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows:
     """The replay of one process, or ``Unavailable`` with the reason (never an exception)."""
     if off:
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
-    if fmt != "nsys-sqlite":
+    if fmt not in ("nsys-sqlite", "kineto") or (fmt == "kineto" and bundle is None):
         return Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
                            "pass the Nsight Systems export (.sqlite)")
-    try:
-        return replay_process(path, p, bundle, gpus, export_rows, phase_map)
+    try:  # a PyTorch profiler trace: the replay reads the loaded frames only
+        return replay_process(path, p, bundle, gpus, export_rows, phase_map,
+                              export_tables=fmt == "nsys-sqlite")
     except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
         return Unavailable(f"the replay could not run on this export "
                            f"({type(exc).__name__}: {exc})")

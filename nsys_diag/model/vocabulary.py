@@ -236,3 +236,37 @@ CRITICAL_PATH_KIND_LABELS = {
 }
 """The replay's critical-path kinds (``replay.critical_path[].kind``) in words, for the reports
 and the ``no_dominant_cause`` headline (unknown kinds show as they are)."""
+
+# ------------------------------------------------------------- PyTorch profiler (Kineto) traces
+KINETO_FORMAT = "kineto"
+"""``trace.format`` of a PyTorch profiler (Kineto) Chrome-trace JSON."""
+
+KINETO_LABEL = "PyTorch profiler (Kineto) trace"
+"""How reports name the format (the header, ``inspect``'s format line, the footer)."""
+
+KINETO_CAPTURE = ("torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], "
+                  "schedule=torch.profiler.schedule(wait=1, warmup=1, active=5), "
+                  "on_trace_ready=torch.profiler.tensorboard_trace_handler('traces'), "
+                  "record_shapes=True, with_stack=True) with prof.step() after every iteration")
+"""A torch.profiler capture that holds what the analyses read (steps, kernels, launches)."""
+
+KINETO_NOT_IN_FORMAT = ("GPU metrics (SM, Tensor Core and DRAM activity), OS-runtime calls and "
+                        "CPU samples are not in this format (a PyTorch profiler trace)")
+"""What a Kineto trace cannot hold: said once per trace as an info item."""
+
+HINT_KINETO_NOT_IN_FORMAT = (f"capture the same run with `{NSYS_TRACE_FLAGS} "
+                             f"{NSYS_FLAG_GPU_METRICS} --sample=process-tree -o report python "
+                             "train.py` to add them")
+"""The nsys capture that adds what a Kineto trace lacks."""
+
+HINT_KINETO_CAPTURE = (f"record a PyTorch profiler trace with CUDA activity: `{KINETO_CAPTURE}`, "
+                       "or an Nsight Systems capture")
+"""A JSON that is not a usable Kineto trace (no events, no GPU activity)."""
+
+HINT_KINETO_CUDA = ("record CUDA activity: `torch.profiler.profile(activities=[ProfilerActivity.CPU, "
+                    "ProfilerActivity.CUDA])`, with the profiled steps covering GPU work")
+"""A Kineto trace without GPU kernels or copies."""
+
+HINT_KINETO_STEPS = ("mark the steps: call `prof.step()` after every iteration (ProfilerStep#N "
+                     "ranges) and wrap phases in `torch.profiler.record_function('forward')`")
+"""A Kineto trace without step ranges."""
