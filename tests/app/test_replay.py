@@ -201,3 +201,35 @@ def test_ncu_dram_bytes_are_per_launch_and_by_kernel_family():
     assert ncu_dram_bytes(NS(kernels=k)) == {"ampere_sgemm": 3e9}  # the family's largest
     assert ncu_dram_bytes(None) is None
     assert ncu_dram_bytes(NS(kernels=k[2:])) is None
+
+
+def test_streamed_spans_read_as_chunks_hold_the_rows_of_a_plain_windowed_read(monkeypatch):
+    """``span_reader`` (zone map, the skeleton's NVTX and threads) keeps the rows ``span_frames``
+    takes from a plain read of each span."""
+    from nsys_diag.app import replay as AR
+    from nsys_diag.loaders import load_trace
+    from nsys_diag.loaders import zone_map as Z
+    from nsys_diag.loaders.nsys_db import NsysDb
+
+    monkeypatch.setattr(Z, "BLOCK_ROWS", 16)
+    monkeypatch.setattr(Z, "MIN_ZONED_ROWS", 32)
+    path = str(SAMPLES / "worked_example.sqlite")
+    skeleton = load_trace(path, kernel_detail=False, skeleton=True)
+    with NsysDb(path) as db:
+        zones = Z.build_zone_map(db)
+    assert zones.tables
+    read = AR.span_reader(path, skeleton, zones)
+    whole = load_trace(path, kernel_detail=False)
+    (gpid,) = sorted(set(whole.kernels["global_pid"].tolist()))
+    s = whole.kernels["start_ns"].to_numpy(np.int64)
+    spans = [(int(np.quantile(s, q)), int(np.quantile(s, q + 0.1)), int(np.quantile(s, q + 0.2)))
+             for q in (0.1, 0.5)]
+    for span in spans:
+        plain, _ = span_frames(AR._frames_of(AR._read_span(path, span), gpid), span)
+        chunked, _ = span_frames(AR._frames_of(read(span), gpid), span)
+        for name in AR.FRAMES:
+            if plain[name] is None:
+                assert chunked[name] is None
+                continue
+            assert len(plain[name]) > 0 or name in ("memset", "osrt", "sync")
+            assert canonical([chunked[name]]).equals(canonical([plain[name]])), name
