@@ -8,7 +8,7 @@ rows, so a detail names what explains that cause's own time, never time an earli
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,8 @@ class DeviceCauses:
     launch: np.ndarray
     rows: tuple[EvidenceRows, ...]
     unions: tuple[tuple[np.ndarray, np.ndarray], ...]
+    totals: np.ndarray = field(default_factory=lambda: np.zeros(len(GAP_CAUSES), np.int64))
+    """ns per ``GAP_CAUSES`` summed over the device's gaps (what ``_cause_ns`` summed)."""
 
     def pieces(self, cause: str) -> tuple[np.ndarray, np.ndarray]:
         """Merged intervals of the gap time ``cause`` took on this device (ns)."""
@@ -54,7 +56,7 @@ class DeviceCauses:
         new = self.rows[k].cover
         if k and self.unions[k - 1][0].size:
             new = iv.subtract_merged(*new, *self.unions[k - 1])
-        return iv.intersect_merged(self.gs, self.ge, *new)
+        return iv.intersect_merged(*new, self.gs, self.ge)  # perf: the small side first
 
 
 def label_weights(devices: list[DeviceCauses], cause: str) -> dict[str, tuple[int, int]]:
@@ -73,21 +75,48 @@ def label_weights(devices: list[DeviceCauses], cause: str) -> dict[str, tuple[in
     return out
 
 
+def other_phase_ns(devices: list[DeviceCauses], spans) -> dict[str, int]:
+    """phase name → gap ns left to ``other`` inside its spans (``evidence.PhaseSpans``), summed
+    over devices: host time that no evidence covers is still inside a named range."""
+    ps, pe, names = spans
+    out: dict[str, int] = {}
+    if not ps.size:
+        return out
+    codes, uniq = np.unique(np.asarray(names, dtype=object), return_inverse=True)
+    for d in devices:  # a handful of devices
+        os_, oe = d.pieces("other")
+        if not os_.size:
+            continue
+        ns = np.bincount(uniq, weights=iv.covered_length_per_window_merged(os_, oe, ps, pe),
+                         minlength=codes.size)
+        for i in np.flatnonzero(ns):  # phases that hold other time (a few)
+            out[str(codes[i])] = out.get(str(codes[i]), 0) + int(ns[i])
+    return out
+
+
 def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
                  launch_gaps: int, launch_max_ns: int, other_frames: list[dict],
-                 samples_available: bool, osrt_available: bool, host_io_min_ns: int) -> str:
-    """A short description of the strongest evidence behind ``cause``'s ``total_ns`` (per GPU)."""
+                 samples_available: bool, osrt_available: bool, host_io_min_ns: int,
+                 other_phases: dict[str, int] | None = None) -> str:
+    """A short description of the strongest evidence behind ``cause``'s ``total_ns`` (per GPU);
+    ``other_phases``: ``other_phase_ns`` (the phase holding most ``other`` time is named)."""
     if cause == "launch":
         return (f"{launch_gaps} short gap{'s' if launch_gaps != 1 else ''} "
                 f"(≤ {launch_max_ns / 1e3:.0f} µs) while the CPU was launching work")
     if cause == "other":
+        where = ""
+        if other_phases:
+            name, ns = max(other_phases.items(), key=lambda kv: (kv[1], kv[0]))
+            share = ns / sum(other_phases.values()) if len(other_phases) > 1 else None
+            where = f" in {name}" + (f" ({share:.0%} of it)" if share is not None else "")
         if other_frames:
             f = other_frames[0]
-            return (f"host time that no trace evidence covers; most sampled frame: {f['frame']} "
-                    f"({f['share']:.0%} of {f['samples']} samples)")
-        covered = "NVTX range, CUDA call or copy" + (" or OS-runtime call" if osrt_available else "")
+            return (f"host time{where} that no trace evidence covers; most sampled frame: "
+                    f"{f['frame']} ({f['share']:.0%} of {f['samples']} samples)")
+        covered = ("CUDA call or copy" if where else "NVTX range, CUDA call or copy") + \
+            (" or OS-runtime call" if osrt_available else "")
         tail = "" if samples_available else "; CPU sampling in the capture would name it"
-        return f"host time that no {covered} covers{tail}"
+        return f"host time{where} that no {covered} covers{tail}"
     return weights_detail(cause, total_ns, label_weights(devices, cause),
                           host_io_min_ns=host_io_min_ns)
 
@@ -105,8 +134,8 @@ def weights_detail(cause: str, total_ns: float, weights: dict[str, tuple[int, in
             break
         ns = min(float(got), total_ns)
         if cause == "host_io":
-            parts.append(f"{lab} {n} call{'s' if n != 1 else ''} ≥ {host_io_min_ns / 1e6:g} ms, "
-                         f"{fmt_ms(ns)}")
+            floor = f" ≥ {host_io_min_ns / 1e6:g} ms" if host_io_min_ns > 0 else ""
+            parts.append(f"{lab} {n} call{'s' if n != 1 else ''}{floor}, {fmt_ms(ns)}")
         else:
             parts.append(f"{lab} {fmt_ms(ns)}")
     return "; ".join(parts)
