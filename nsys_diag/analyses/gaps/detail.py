@@ -76,22 +76,44 @@ def label_weights(devices: list[DeviceCauses], cause: str) -> dict[str, tuple[in
 
 
 def other_phase_ns(devices: list[DeviceCauses], spans) -> dict[str, int]:
-    """phase name → gap ns left to ``other`` inside its spans (``evidence.PhaseSpans``), summed
-    over devices: host time that no evidence covers is still inside a named range."""
+    """phase name → gap ns left to ``other`` inside its spans (``evidence.PhaseSpans``), and
+    ``""`` → the ``other`` ns outside every span, summed over devices: host time that no
+    evidence covers may still be inside a named range."""
     ps, pe, names = spans
     out: dict[str, int] = {}
-    if not ps.size:
-        return out
-    codes, uniq = np.unique(np.asarray(names, dtype=object), return_inverse=True)
+    uniq, inv = np.unique(np.asarray(names, dtype=object), return_inverse=True) if ps.size \
+        else (np.zeros(0, dtype=object), EMPTY)
     for d in devices:  # a handful of devices
         os_, oe = d.pieces("other")
         if not os_.size:
             continue
-        ns = np.bincount(uniq, weights=iv.covered_length_per_window_merged(os_, oe, ps, pe),
-                         minlength=codes.size)
-        for i in np.flatnonzero(ns):  # phases that hold other time (a few)
-            out[str(codes[i])] = out.get(str(codes[i]), 0) + int(ns[i])
+        inside = 0
+        if ps.size:
+            ns = np.bincount(inv, weights=iv.covered_length_per_window_merged(os_, oe, ps, pe),
+                             minlength=uniq.size).astype(np.int64)
+            for i in np.flatnonzero(ns):  # phases that hold other time (a few)
+                out[str(uniq[i])] = out.get(str(uniq[i]), 0) + int(ns[i])
+            inside = int(ns.sum())
+        out[""] = out.get("", 0) + int((oe - os_).sum()) - inside
     return out
+
+
+def _other_where(other_phases: dict[str, int] | None) -> tuple[str, bool]:
+    """(" in PHASE[ (x% of it)]" when one phase holds ≥ half of the ``other`` time, else the
+    share outside every range — "" when that is ≥ 95%; whether it counts as inside ranges)."""
+    if not other_phases:
+        return "", False
+    total = sum(other_phases.values())
+    named = {k: v for k, v in other_phases.items() if k and v > 0}
+    if not total or not named:
+        return "", False
+    name, ns = max(named.items(), key=lambda kv: (kv[1], kv[0]))
+    if ns >= 0.5 * total:
+        return f" in {name}" + (f" ({ns / total:.0%} of it)" if ns < 0.95 * total else ""), True
+    outside = other_phases.get("", 0) / total
+    if outside >= 0.95:
+        return "", False
+    return f" ({outside:.0%} of it outside every NVTX range)", True
 
 
 def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
@@ -104,16 +126,12 @@ def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
         return (f"{launch_gaps} short gap{'s' if launch_gaps != 1 else ''} "
                 f"(≤ {launch_max_ns / 1e3:.0f} µs) while the CPU was launching work")
     if cause == "other":
-        where = ""
-        if other_phases:
-            name, ns = max(other_phases.items(), key=lambda kv: (kv[1], kv[0]))
-            share = ns / sum(other_phases.values()) if len(other_phases) > 1 else None
-            where = f" in {name}" + (f" ({share:.0%} of it)" if share is not None else "")
+        where, in_range = _other_where(other_phases)
         if other_frames:
             f = other_frames[0]
             return (f"host time{where} that no trace evidence covers; most sampled frame: "
                     f"{f['frame']} ({f['share']:.0%} of {f['samples']} samples)")
-        covered = ("CUDA call or copy" if where else "NVTX range, CUDA call or copy") + \
+        covered = ("CUDA call or copy" if in_range else "NVTX range, CUDA call or copy") + \
             (" or OS-runtime call" if osrt_available else "")
         tail = "" if samples_available else "; CPU sampling in the capture would name it"
         return f"host time{where} that no {covered} covers{tail}"

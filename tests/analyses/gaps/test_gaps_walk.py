@@ -83,6 +83,9 @@ def test_item_per_layer_python_is_host_cpu_in_its_phase_and_sync_is_only_the_wai
     assert g["by_cause_detail"]["host_cpu"].startswith("in layer")
     assert "outside" not in g["by_cause_detail"]["host_cpu"]
     assert "outside every named phase" not in json.dumps(doc)
+    # the backward phase's idle (its kernels are shorter than the phase) has no evidence but
+    # lies inside the backward range: the detail says so
+    assert g["by_cause_detail"]["other"].startswith("host time in backward")
     assert steps is None or steps > 0
 
 
