@@ -63,7 +63,7 @@ GAP_CAUSE_TABLE = (
              "host memory allocation", "memory_management"),
     GapCause("host_io", "Host I/O", 7, "overhead_bound", "overhead_bound",
              "blocking host I/O", "host_io"),
-    GapCause("host_cpu", "Host CPU after a sync", 9, "overhead_bound", "overhead_bound",
+    GapCause("host_cpu", "Host code after a sync", 9, "overhead_bound", "overhead_bound",
              "the host's own code after each synchronisation", "host_cpu"),
     GapCause("launch", "Launch overhead", 8, "launch_bound", "launch_bound", "kernel launches",
              "launch"),

@@ -37,11 +37,10 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
        that device;
     7. ``sync`` — the host is blocked in a synchronising CUDA call
        (``cuda{Stream,Device,Event,Ctx}Synchronize``, ``cu*Synchronize``, synchronous
-       ``cudaMemcpy*``/``cudaMemset*``, or a CUPTI synchronization record) **while the GPU still
-       has work** — until the end of the last busy interval of any of the process's devices that
-       started before the call returned (``gap_evidence.queued_until``): the time a device idles
-       while the host waits for another device or a copy. The rest of the call, after the GPU
-       drained, is the host's (cause 10);
+       ``cudaMemcpy*``/``cudaMemset*``, or a CUPTI synchronization record) **while a GPU still
+       works**: while a kernel or a copy runs on any of the process's devices
+       (``gap_evidence.while_gpu_works``) — a device idles while the host waits for another
+       device or a copy. The rest of the call, the GPU drained, is the host's (cause 10);
     8. ``memory_management`` — the host is in ``cudaMalloc*``/``cudaFree*``, host allocation or
        registration (``cudaHostAlloc``, ``cudaMallocHost``, ``cudaHostRegister``), managed or pool
        allocation (``cudaMallocManaged``, ``cudaMallocAsync``, ``cudaMemPool*``), or the driver's
@@ -51,9 +50,10 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
        recv*/send*/accept/connect/fsync/fdatasync), every call counted however short (not
        poll/select, sleeps or futex: waiting on purpose is not I/O). Helper threads that never
        launch (the CUDA driver's, MPI's) are not evidence;
-    10. ``host_cpu`` — the host's own code after a synchronisation returned: from the end of the
-        wait (cause 7) until the next call of the process that puts work on the GPU (a launch, an
-        async or synchronous copy/memset) — the GPU drained while the host computed. It stops at
+    10. ``host_cpu`` — the host's own code after a synchronisation: from the start of a blocking
+        call until the next call of the process that puts work on the GPU (a launch, an async or
+        synchronous copy/memset), less the wait (cause 7) — the GPU drained while the host
+        finished the call and computed. It stops at
         the start of a data/overhead/communication phase or a communication range; no later call:
         none. Memory management and I/O inside it are theirs (causes 8, 9). Each piece is named by
         the phase it ran in: the step phases (canonical name, else the phase's own), or, without

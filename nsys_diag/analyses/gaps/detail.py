@@ -100,20 +100,22 @@ def other_phase_ns(devices: list[DeviceCauses], spans) -> dict[str, int]:
 
 def _other_where(other_phases: dict[str, int] | None) -> tuple[str, bool]:
     """(" in PHASE[ (x% of it)]" when one phase holds ≥ half of the ``other`` time, else the
-    share outside every range — "" when that is ≥ 95%; whether it counts as inside ranges)."""
+    share outside every range when that is ≥ 50%, else the (up to three) phases holding most of
+    it with their shares — "" when ≥ 95% of it lies outside every range; whether it counts as
+    inside ranges)."""
     if not other_phases:
         return "", False
     total = sum(other_phases.values())
-    named = {k: v for k, v in other_phases.items() if k and v > 0}
-    if not total or not named:
+    named = sorted(((v, k) for k, v in other_phases.items() if k and v > 0), reverse=True)
+    if not total or not named or other_phases.get("", 0) >= 0.95 * total:
         return "", False
-    name, ns = max(named.items(), key=lambda kv: (kv[1], kv[0]))
+    ns, name = named[0]
     if ns >= 0.5 * total:
         return f" in {name}" + (f" ({ns / total:.0%} of it)" if ns < 0.95 * total else ""), True
     outside = other_phases.get("", 0) / total
-    if outside >= 0.95:
-        return "", False
-    return f" ({outside:.0%} of it outside every NVTX range)", True
+    if outside >= 0.5:
+        return f" ({outside:.0%} of it outside every NVTX range)", True
+    return " in " + ", ".join(f"{k} ({v / total:.0%})" for v, k in named[:3]), True
 
 
 def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,

@@ -316,32 +316,40 @@ def copy_rows(memcpy: pd.DataFrame | None, memset: pd.DataFrame | None, device: 
     return rows, labelled(memcpy, uvm, "copy_kind", "unified-memory migration ({})")
 
 
-def queued_until(busy: dict | None, cs: np.ndarray, ce: np.ndarray) -> np.ndarray:
-    """Per blocking call [cs, ce): the last moment before ``ce`` at which the process's GPUs
-    still had work (any device, kernels or copies: the end of the last busy interval that
-    started before ``ce``, capped at ``ce``); ``cs`` when none did during the call. The call is
-    a wait *for the GPU* only until then (ns). ``busy``: merged busy intervals per device (None:
-    unknown, the whole call waits). Searches the calls into the busy intervals (small side)."""
+def rows_within(rows: EvidenceRows, s_: np.ndarray, e_: np.ndarray) -> EvidenceRows:
+    """The parts of ``rows`` inside the merged intervals ``s_``/``e_`` (sorted, disjoint), each
+    labelled as its row. Searched from the small side: each row meets the contiguous run of
+    intervals that overlap it (two binary searches of the rows into the intervals)."""
+    if not len(rows) or not s_.size:
+        return EvidenceRows.none()
+    lo = np.searchsorted(e_, rows.starts, side="right")
+    hi = np.searchsorted(s_, rows.ends, side="left")
+    cnt = np.maximum(hi - lo, 0)
+    ri = np.repeat(np.arange(len(rows)), cnt)
+    ii = np.repeat(lo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    return EvidenceRows.build(np.maximum(rows.starts[ri], s_[ii]), np.minimum(rows.ends[ri], e_[ii]),
+                              rows.label[ri], rows.labels)
+
+
+def while_gpu_works(rows: EvidenceRows, busy: dict | None) -> EvidenceRows:
+    """The parts of the blocking calls ``rows`` during which some GPU of the process still works
+    (a kernel or a copy on any device, ``busy``: merged busy intervals per device; None: unknown,
+    the whole calls): the host waits *for the GPU* only then. Pointwise, so a chunk of a
+    streamed run decides it from its own rows."""
     if busy is None:
-        return ce.copy()
-    out = cs.copy()
-    for b in busy.values():  # a handful of devices, two interval sets each
-        for s_, e_ in ((b.compute_starts, b.compute_ends), (b.copy_starts, b.copy_ends)):
-            if not s_.size:
-                continue
-            j = np.searchsorted(s_, ce, side="left") - 1
-            cand = np.where(j >= 0, np.minimum(e_[np.maximum(j, 0)], ce), cs)
-            np.maximum(out, cand, out=out)
-    return out
+        return rows
+    parts = [rows_within(rows, s_, e_) for b in busy.values()  # a handful of devices
+             for s_, e_ in ((b.compute_starts, b.compute_ends), (b.copy_starts, b.copy_ends))]
+    return EvidenceRows.concat(*parts)
 
 
 def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = None,
               busy: dict | None = None) -> tuple[EvidenceRows, EvidenceRows]:
-    """(host blocked in a synchronising call while the GPU still had work, the host's own time
-    after it): each blocking call (API row or CUPTI synchronization record) is a wait until
-    ``queued_until`` (``busy``: the process's merged busy intervals per device); from then on to
-    the start of the next call of the process that enqueues GPU work (``ENQUEUE_API_RE``) the host
-    runs its own code — the rest of the call included (the GPU had drained). None when no call
+    """(host blocked in a synchronising call while a GPU still works, the host's own time
+    around it): each blocking call (API row or CUPTI synchronization record) is a wait for the
+    GPU while any device of the process is busy (``while_gpu_works``); from the call's start to
+    the start of the next call of the process that enqueues GPU work (``ENQUEUE_API_RE``) the
+    rest is the host's — the call after the GPU drained, then its own code. None when no call
     follows."""
     names = names or ApiNames(api)
     blocked = [labelled(api, names.mask("sync"), "name", "in {}")] if len(api) else []
@@ -364,15 +372,14 @@ def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = No
     for rows in blocked:  # at most three sets
         if not len(rows):
             continue
-        until = queued_until(busy, rows.starts, rows.ends)
-        waits.append(EvidenceRows.build(rows.starts, until, rows.label, rows.labels))
+        waits.append(while_gpu_works(rows, busy))
         if not enq.size:
             continue
         i = np.searchsorted(enq, rows.ends, side="left")
         ok = i < enq.size
         nxt = enq[np.minimum(i, enq.size - 1)]
         labels = tuple(lab.replace("in ", "after ", 1) + " returned" for lab in rows.labels)
-        follow.append(EvidenceRows.build(until[ok], nxt[ok], rows.label[ok], labels))
+        follow.append(EvidenceRows.build(rows.starts[ok], nxt[ok], rows.label[ok], labels))
     return EvidenceRows.concat(*waits), EvidenceRows.concat(*follow)
 
 

@@ -62,7 +62,7 @@ def test_vocabulary_lists_twelve_causes_in_precedence_order_with_labels():
     assert labels["communication"] == "Communication (host)"
     assert labels["unified_memory"] == "Unified memory"
     assert labels["memory_management"] == "Memory management"
-    assert labels["host_cpu"] == "Host CPU after a sync"
+    assert labels["host_cpu"] == "Host code after a sync"
 
 
 def test_idle_before_the_first_kernel_is_startup():

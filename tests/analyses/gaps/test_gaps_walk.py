@@ -144,3 +144,16 @@ def test_launch_bound_headline_states_the_whole_idle_share(case):
     launch = g["by_cause_share"]["launch"]
     assert f"idles {100 * idle:.0f}% of the window" in v["headline"]
     assert f"{100 * launch:.0f}% of the window in short gaps" in v["headline"]
+
+
+@pytest.mark.parametrize("phases, words", [
+    ({"": 0, "forward": 40, "backward": 45, "optimizer": 15},
+     " in backward (45%), forward (40%), optimizer (15%)"),
+    ({"": 1, "forward": 9}, " in forward (90% of it)"),
+    ({"": 60, "forward": 40}, " (60% of it outside every NVTX range)"),
+    ({"": 99, "forward": 1}, ""),
+])
+def test_other_names_the_ranges_that_hold_it(phases, words):
+    from nsys_diag.analyses.gaps.detail import _other_where
+
+    assert _other_where(phases)[0] == words
