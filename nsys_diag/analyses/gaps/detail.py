@@ -209,7 +209,7 @@ def gap_evidence_rows(row: np.ndarray, gs: int, ge: int, d: DeviceCauses,
     """``top[].evidence`` of one gap: ``[{cause, ms, detail}]``, largest first, from its row of
     the cause matrix (ns per cause) and what covered it on its device."""
     out = []
-    for ci in np.argsort(-row, kind="stable"):  # 11 causes
+    for ci in np.argsort(-row, kind="stable"):  # 12 causes
         ns = int(row[ci])
         if ns <= 0:
             break

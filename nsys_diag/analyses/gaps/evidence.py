@@ -36,7 +36,7 @@ ENQUEUE_API_RE = re.compile(
     LAUNCH_API_RE.pattern + "|" + r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
     r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
     r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
-"""Calls that put work on the GPU, asynchronous or not: the end of a sync-follow interval."""
+"""Calls that put work on the GPU, asynchronous or not: the end of a host_cpu interval."""
 INIT_API_RE = re.compile(
     r"^(?:cuModuleLoad\w*|cuLibraryLoad\w*|cuLink\w*|cuCtxCreate\w*|cuDevicePrimaryCtxRetain"
     r"|cuInit|cudaSetDevice|cublasCreate\w*|cublasLt\w*Create|cudnnCreate\w*|cusparseCreate\w*"
@@ -385,7 +385,7 @@ def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = No
 
 def cut_at(rows: EvidenceRows, stops: np.ndarray) -> EvidenceRows:
     """Each row ends at the first of ``stops`` (sorted ns) at or after its start, if earlier:
-    a sync-follow interval never runs across the start of a data/overhead/communication phase."""
+    a host_cpu interval never runs across the start of a data/overhead/communication phase."""
     if not len(rows) or not stops.size:
         return rows
     i = np.searchsorted(stops, rows.starts, side="left")

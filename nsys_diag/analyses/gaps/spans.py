@@ -23,10 +23,12 @@ Sequence-dependent rules at chunk edges
       exactly at ``hi`` is a chunk row) and carries its launch's end (``launch_end_ns``);
       launch calls overlapping the gap overlap the chunk — inside the chunk's rows;
     * startup: "before the first kernel" uses the global ``first_kernel_ns``;
-    * sync: the interval after a blocking call until the next enqueue call may cross an edge;
-      its rows beyond the chunk are ``sync_edges.sync_edge_rows`` (three per edge), which the
-      chunk's rows must include (``sync_edges.with_sync_edges``) — without them a chunk misses
-      sync time after a non-draining blocking call of an earlier chunk.
+    * host_cpu: the interval after a blocking call until the next enqueue call may cross an
+      edge; its rows beyond the chunk are ``sync_edges.sync_edge_rows`` (three per edge), which
+      the chunk's rows must include (``sync_edges.with_sync_edges``) — without them a chunk
+      misses host time after a non-draining blocking call of an earlier chunk. ``sync`` itself
+      is pointwise (the call ∩ the busy intervals): each chunk decides it from its own rows;
+    * other's phases: the ``other`` ns inside each phase span are summed over chunks.
 
 Exact except one documented tie: the merged ``by_cause_detail`` ranks evidence labels of one cause
 by covered ns like the in-memory code; when two labels cover *exactly* the same ns, the in-memory
