@@ -34,13 +34,13 @@ class Thresholds:
     5–20 µs typical, runtime outlier 50 µs)."""
     small_kernel_ns: int = 10_000
     """Kernels shorter than 10 µs are 'small' (nsys-ai small-kernel rule)."""
-    host_io_min_call_ns: int = 1_000_000
-    """An OS-runtime I/O, sleep or poll call counts as ``host_io`` gap evidence only when it blocked
-    its thread ≥ 1 ms. Reasoning (no published precedent): sub-millisecond reads, writes and polls
-    are the normal background of a busy host (nsys records every call above its small
-    ``--osrt-threshold``), while one call that blocks the launching thread for a millisecond or
-    more is a disk/network/sleep wait that costs a step visible GPU time (≥ 20 launch-bound gaps
-    of 50 µs, ``launch_gap_max_ns``)."""
+    host_io_min_call_ns: int = 0
+    """Shortest OS-runtime file/socket call (read/write/pread/pwrite/open/fsync/send/recv …) that
+    counts as ``host_io`` gap evidence; 0: every call. Reasoning (issue 26): many short calls add
+    up — 869 ``pwrite64`` calls of ~80 µs block the launching thread ~70 ms, which a per-call
+    minimum of 1 ms counted as 8.65 ms. Only calls inside an idle stretch on a thread that
+    enqueues GPU work count, so the background I/O of helper threads never does; sleeps and polls
+    are not I/O (they are a thread waiting on purpose, not a cost of the data path)."""
 
     # ---- verdict ------------------------------------------------------------------------------
     input_bound_data_share: float = 0.05

@@ -49,7 +49,7 @@ GAP_CAUSE_TABLE = (
              "start-up before the first kernel", "startup"),
     GapCause("input", "Waiting on input", 1, "input_bound", "input_bound",
              "its input (data loading)", "input"),
-    GapCause("overhead", "Overhead phase", 9, "overhead_bound", "overhead_bound",
+    GapCause("overhead", "Overhead phase", 10, "overhead_bound", "overhead_bound",
              "overhead phases", "overhead"),
     GapCause("communication", "Communication (host)", 4, "communication_bound",
              "communication_bound", "host-side communication", "communication"),
@@ -63,9 +63,11 @@ GAP_CAUSE_TABLE = (
              "host memory allocation", "memory_management"),
     GapCause("host_io", "Host I/O", 7, "overhead_bound", "overhead_bound",
              "blocking host I/O", "host_io"),
+    GapCause("host_cpu", "Host code after a sync", 9, "overhead_bound", "overhead_bound",
+             "the host's own code after each synchronisation", "host_cpu"),
     GapCause("launch", "Launch overhead", 8, "launch_bound", "launch_bound", "kernel launches",
              "launch"),
-    GapCause("other", "Other", 10, "overhead_bound", "overhead_bound",
+    GapCause("other", "Other", 11, "overhead_bound", "overhead_bound",
              "host work no evidence names", "other"),
 )
 """Every gap cause, in precedence order (defined in ``analyses/gaps/causes.py``'s module docstring):

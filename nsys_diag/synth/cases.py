@@ -17,7 +17,7 @@ from nsys_diag.synth.scenarios import (MS, NCCL_STREAM, US, GpuMetricsSpec, Kern
 
 
 EXPECTED_CAUSE: dict[str, str] = {
-    "item_sync_stalls": "sync", "cuda_graphs": "compute", "triton_gemm_no_tc": "no_tensor_cores",
+    "item_sync_stalls": "host_cpu", "cuda_graphs": "compute", "triton_gemm_no_tc": "no_tensor_cores",
     "triton_gemm_tc": "compute", "no_nvtx": "other", "grad_accumulation": "compute",
     "pageable_h2d": "transfer", "dataloader_workers": "input", "exposed_allreduce":
     "exposed_communication", "mpi_cuda": "communication", "tiny_two_kernels": "too_little_work",

@@ -19,6 +19,7 @@ CAUSE_WORDS = {  # words a headline uses for each cause
     "exposed_communication": ("communication",), "communication": ("communication", "mpi"),
     "too_little_work": ("too little gpu work",), "startup": ("start-up", "startup"),
     "unified_memory": ("unified memory",), "host_io": ("host i/o", "i/o"),
+    "host_cpu": ("runs its own code",),
 }
 
 
@@ -161,7 +162,7 @@ def test_no_nvtx_confidence_is_at_most_medium_and_nvtx_advice_allowed(views):
 
 def test_healthy_control_has_no_idle_finding_at_warning(views):
     findings = views("healthy_control")["findings"]
-    idle = {"input", "transfer", "unified_memory", "sync", "memory_management", "host_io",
+    idle = {"input", "transfer", "unified_memory", "sync", "memory_management", "host_io", "host_cpu",
             "overhead", "other", "launch", "communication", "startup"}
     assert not [f for f in findings if f["cause"] in idle and f["severity"] != "info"]
 

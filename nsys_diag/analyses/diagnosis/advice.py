@@ -267,8 +267,32 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
     ),
     "host_io": (
         Rule("Move the blocking host I/O{detail_via} off the thread that launches kernels: a "
-             "background thread or loader workers, asynchronous writes, no sleep/poll in the "
-             "loop.", ("gaps.host_io_share",)),
+             "background thread or loader workers, asynchronous or batched writes (fewer, larger "
+             "calls).", ("gaps.host_io_share",)),
+    ),
+    "host_cpu": (
+        Rule("Keep the GPU fed while the host computes{detail_via}: queue the next GPU work before "
+             "the host-side code runs (defer the .item()/.cpu() read until after the next launch), "
+             "move that code to the GPU or to a background thread, or "
+             "compile the loop (torch.compile) so less Python runs between kernels.",
+             ("gaps.host_cpu_share", "gaps.host_cpu_evidence"),
+             variants=(
+                 ("cuda", "Keep the GPU fed while the host computes{detail_via}: launch the next "
+                          "kernels (asynchronous, on a stream) before the host-side code and wait "
+                          "on a CUDA event only where the host needs the result, or move that "
+                          "code into a kernel or onto another host thread."),
+                 ("openmp_offload", "Keep the GPU fed while the host computes{detail_via}: "
+                                    "offload the serial host loop as well (target teams "
+                                    "distribute parallel for), or launch the next target region "
+                                    "with nowait before it and order the two with depend "
+                                    "clauses."),
+                 ("openacc", "Keep the GPU fed while the host computes{detail_via}: put the "
+                             "serial host loop in a parallel/kernels region too, or launch the "
+                             "next compute region async(n) before it and wait only where the "
+                             "host needs a result."),
+                 ("neutral", "Keep the GPU fed while the host computes{detail_via}: queue the "
+                             "next GPU work before the host-side code runs, or move that code "
+                             "onto the GPU or another host thread."))),
     ),
     "other": (
         Rule("Name the host work between kernels: wrap the loop's parts in NVTX ranges "

@@ -13,9 +13,10 @@ causes and their precedence are defined in ``analyses/gaps/causes.py``):
 * ``input`` / ``transfer`` / ``unified_memory`` → ``input_bound``: idle while the step thread is
   in a data phase / while a copy runs / while unified memory migrates; fires at
   ``input_bound_verdict_share``.
-* ``sync`` / ``memory_management`` / ``host_io`` / ``overhead`` → ``overhead_bound``: idle while
-  (or right after) the host synchronises / allocates / blocks in I/O / runs an overhead phase;
-  fires at ``overhead_share``. ``other`` (idle nothing names) → ``overhead_bound`` at
+* ``sync`` / ``memory_management`` / ``host_io`` / ``host_cpu`` / ``overhead`` →
+  ``overhead_bound``: idle while the host waits for the GPU's queued work / allocates / blocks in
+  file or network I/O / runs its own code after a synchronisation (named by its phase) / runs an
+  overhead phase; fires at ``overhead_share``. ``other`` (idle nothing names) → ``overhead_bound`` at
   ``unattributed_idle_share``.
 * ``launch`` → ``launch_bound``: short launch gaps ≥ ``overhead_share`` *and* ≥
   ``launch_bound_small_kernel_frac`` of kernels shorter than ``small_kernel_ns``.
@@ -250,8 +251,8 @@ def unified_memory_finding(x, th: Thresholds) -> Finding:
 
 def sync_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "sync", th.overhead_share,
-                 "Overhead-bound: the host synchronises with the GPU{via} and the GPU idles "
-                 "{share} of the window, during the wait and before the next launch")
+                 "Overhead-bound: the host waits for the GPU{via} while a GPU idles {share} of "
+                 "the window")
 
 
 def memory_management_finding(x, th: Thresholds) -> Finding:
@@ -263,7 +264,13 @@ def memory_management_finding(x, th: Thresholds) -> Finding:
 def host_io_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "host_io", th.overhead_share,
                  "Overhead-bound: the GPU idles {share} of the window while the host blocks in "
-                 "file/socket I/O, sleep or poll calls{via}")
+                 "file or network I/O{via}")
+
+
+def host_cpu_finding(x, th: Thresholds) -> Finding:
+    return _idle(x, th, "host_cpu", th.overhead_share,
+                 "Host-bound: after each synchronisation the GPU has drained and idles {share} of "
+                 "the window while the host runs its own code{via}")
 
 
 def overhead_finding(x, th: Thresholds) -> Finding:
@@ -276,22 +283,19 @@ def overhead_finding(x, th: Thresholds) -> Finding:
 
 
 def other_finding(x, th: Thresholds) -> Finding:
-    if x.phase_share:
-        what = ("the host works outside every named phase, CUDA call and traced OS call"
-                + (" (top sampled frames: {detail})" if _detail(x, "other") else ""))
-    else:
-        what = "the host works outside CUDA calls and no NVTX phase names it"
     return _idle(x, th, "other", th.unattributed_idle_share,
-                 "Host-bound: the GPU idles {share} of the window while " + what)
+                 "Host-bound: the GPU idles {share} of the window while the host works outside "
+                 "CUDA calls and traced OS calls{via}")
 
 
 def launch_finding(x, th: Thresholds) -> Finding:
     small = rule("kernels.small_kernel_frac", x.small_kernel_frac, th.launch_bound_small_kernel_frac,
                  ">=", "timeline")
+    idle = sum(float(v or 0.0) for v in (x.gap_share or {}).values())
     f = _idle(x, th, "launch", th.overhead_share,
               "Launch-bound: " + pct(x.small_kernel_frac) + " of kernels run < "
-              f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {{share}} of the window between "
-              "launches", [small])
+              f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {pct(idle)} of the window, "
+              "{share} of the window in short gaps between launches", [small])
     return f
 
 
@@ -325,7 +329,7 @@ def overhead_phase_names(x) -> list[str]:
 IDLE_RULES: tuple[Callable[[Any, Thresholds], Finding], ...] = (
     startup_finding, input_finding, overhead_finding, communication_finding, transfer_finding,
     unified_memory_finding, sync_finding, memory_management_finding, host_io_finding,
-    launch_finding, other_finding)
+    host_cpu_finding, launch_finding, other_finding)
 """One rule per idle cause, in the gap precedence order."""
 
 

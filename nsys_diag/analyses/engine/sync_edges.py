@@ -1,14 +1,15 @@
-"""The few rows beyond a chunk that the ``sync`` gap cause needs at its edges (``sync_edge_rows``).
+"""The few rows beyond a chunk that the ``host_cpu`` gap cause needs at its edges
+(``sync_edge_rows``).
 
-Why (``analyses/gaps/causes.py``, cause 7): a gap is ``sync`` time when it follows a blocking call —
-from the end of the call until the start of the process's *next* call that enqueues GPU work.
+Why (``analyses/gaps/causes.py``, cause 10): a gap is ``host_cpu`` time when it follows a blocking
+call — the host's own time until the start of the process's *next* call that enqueues GPU work.
 That interval is sequence-dependent and may run across a chunk edge even though no gap does:
 a blocking call that does not drain every queue (``cudaEventSynchronize`` on an event recorded
 mid-stream, ``cudaStreamSynchronize`` while another stream or device still computes) returns
 while the GPU keeps working across the edge, the host then does host work, and the GPU runs dry
 in the next chunk. ``cuts.chunk_frames`` rows (calls overlapping the chunk, launches of its GPU
 work) do not hold that call, nor, at the chunk's end, the next enqueue call when it starts after
-``hi``. With the three rows below a chunk computes every sync-follow interval that reaches into
+``hi``. With the three rows below a chunk computes every such interval that reaches into
 it exactly as the whole export does (``tests/analyses/gaps/test_gaps_spans.py``):
 
 a. the first enqueue call (``gap_evidence.ENQUEUE_API_RE``) starting after ``hi`` — the end of

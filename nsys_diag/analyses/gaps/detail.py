@@ -8,7 +8,7 @@ rows, so a detail names what explains that cause's own time, never time an earli
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,8 @@ class DeviceCauses:
     launch: np.ndarray
     rows: tuple[EvidenceRows, ...]
     unions: tuple[tuple[np.ndarray, np.ndarray], ...]
+    totals: np.ndarray = field(default_factory=lambda: np.zeros(len(GAP_CAUSES), np.int64))
+    """ns per ``GAP_CAUSES`` summed over the device's gaps (what ``_cause_ns`` summed)."""
 
     def pieces(self, cause: str) -> tuple[np.ndarray, np.ndarray]:
         """Merged intervals of the gap time ``cause`` took on this device (ns)."""
@@ -54,7 +56,7 @@ class DeviceCauses:
         new = self.rows[k].cover
         if k and self.unions[k - 1][0].size:
             new = iv.subtract_merged(*new, *self.unions[k - 1])
-        return iv.intersect_merged(self.gs, self.ge, *new)
+        return iv.intersect_merged(*new, self.gs, self.ge)  # perf: the small side first
 
 
 def label_weights(devices: list[DeviceCauses], cause: str) -> dict[str, tuple[int, int]]:
@@ -73,21 +75,68 @@ def label_weights(devices: list[DeviceCauses], cause: str) -> dict[str, tuple[in
     return out
 
 
+def other_phase_ns(devices: list[DeviceCauses], spans) -> dict[str, int]:
+    """phase name → gap ns left to ``other`` inside its spans (``evidence.PhaseSpans``), and
+    ``""`` → the ``other`` ns outside every span, summed over devices: host time that no
+    evidence covers may still be inside a named range."""
+    ps, pe, names = spans
+    out: dict[str, int] = {}
+    uniq, inv = np.unique(np.asarray(names, dtype=object), return_inverse=True) if ps.size \
+        else (np.zeros(0, dtype=object), EMPTY)
+    for d in devices:  # a handful of devices
+        os_, oe = d.pieces("other")
+        if not os_.size:
+            continue
+        inside = 0
+        if ps.size:
+            ns = np.bincount(inv, weights=iv.covered_length_per_window_merged(os_, oe, ps, pe),
+                             minlength=uniq.size).astype(np.int64)
+            for i in np.flatnonzero(ns):  # phases that hold other time (a few)
+                out[str(uniq[i])] = out.get(str(uniq[i]), 0) + int(ns[i])
+            inside = int(ns.sum())
+        out[""] = out.get("", 0) + int((oe - os_).sum()) - inside
+    return out
+
+
+def _other_where(other_phases: dict[str, int] | None) -> tuple[str, bool]:
+    """(" in PHASE[ (x% of it)]" when one phase holds ≥ half of the ``other`` time, else the
+    share outside every range when that is ≥ 50%, else the (up to three) phases holding most of
+    it with their shares — "" when ≥ 95% of it lies outside every range; whether it counts as
+    inside ranges)."""
+    if not other_phases:
+        return "", False
+    total = sum(other_phases.values())
+    named = sorted(((v, k) for k, v in other_phases.items() if k and v > 0), reverse=True)
+    if not total or not named or other_phases.get("", 0) >= 0.95 * total:
+        return "", False
+    ns, name = named[0]
+    if ns >= 0.5 * total:
+        return f" in {name}" + (f" ({ns / total:.0%} of it)" if ns < 0.95 * total else ""), True
+    outside = other_phases.get("", 0) / total
+    if outside >= 0.5:
+        return f" ({outside:.0%} of it outside every NVTX range)", True
+    return " in " + ", ".join(f"{k} ({v / total:.0%})" for v, k in named[:3]), True
+
+
 def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
                  launch_gaps: int, launch_max_ns: int, other_frames: list[dict],
-                 samples_available: bool, osrt_available: bool, host_io_min_ns: int) -> str:
-    """A short description of the strongest evidence behind ``cause``'s ``total_ns`` (per GPU)."""
+                 samples_available: bool, osrt_available: bool, host_io_min_ns: int,
+                 other_phases: dict[str, int] | None = None) -> str:
+    """A short description of the strongest evidence behind ``cause``'s ``total_ns`` (per GPU);
+    ``other_phases``: ``other_phase_ns`` (the phase holding most ``other`` time is named)."""
     if cause == "launch":
         return (f"{launch_gaps} short gap{'s' if launch_gaps != 1 else ''} "
                 f"(≤ {launch_max_ns / 1e3:.0f} µs) while the CPU was launching work")
     if cause == "other":
+        where, in_range = _other_where(other_phases)
         if other_frames:
             f = other_frames[0]
-            return (f"host time that no trace evidence covers; most sampled frame: {f['frame']} "
-                    f"({f['share']:.0%} of {f['samples']} samples)")
-        covered = "NVTX range, CUDA call or copy" + (" or OS-runtime call" if osrt_available else "")
+            return (f"host time{where} that no trace evidence covers; most sampled frame: "
+                    f"{f['frame']} ({f['share']:.0%} of {f['samples']} samples)")
+        covered = ("CUDA call or copy" if in_range else "NVTX range, CUDA call or copy") + \
+            (" or OS-runtime call" if osrt_available else "")
         tail = "" if samples_available else "; CPU sampling in the capture would name it"
-        return f"host time that no {covered} covers{tail}"
+        return f"host time{where} that no {covered} covers{tail}"
     return weights_detail(cause, total_ns, label_weights(devices, cause),
                           host_io_min_ns=host_io_min_ns)
 
@@ -105,8 +154,8 @@ def weights_detail(cause: str, total_ns: float, weights: dict[str, tuple[int, in
             break
         ns = min(float(got), total_ns)
         if cause == "host_io":
-            parts.append(f"{lab} {n} call{'s' if n != 1 else ''} ≥ {host_io_min_ns / 1e6:g} ms, "
-                         f"{fmt_ms(ns)}")
+            floor = f" ≥ {host_io_min_ns / 1e6:g} ms" if host_io_min_ns > 0 else ""
+            parts.append(f"{lab} {n} call{'s' if n != 1 else ''}{floor}, {fmt_ms(ns)}")
         else:
             parts.append(f"{lab} {fmt_ms(ns)}")
     return "; ".join(parts)
@@ -160,7 +209,7 @@ def gap_evidence_rows(row: np.ndarray, gs: int, ge: int, d: DeviceCauses,
     """``top[].evidence`` of one gap: ``[{cause, ms, detail}]``, largest first, from its row of
     the cause matrix (ns per cause) and what covered it on its device."""
     out = []
-    for ci in np.argsort(-row, kind="stable"):  # 11 causes
+    for ci in np.argsort(-row, kind="stable"):  # 12 causes
         ns = int(row[ci])
         if ns <= 0:
             break

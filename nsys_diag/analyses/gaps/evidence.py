@@ -16,7 +16,8 @@ import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.arrays import all_equal
-from nsys_diag.analyses.steps.detection import normalize_name
+from nsys_diag.analyses.steps.detection import normalize_name, step_family
+from nsys_diag.analyses.steps.phase_names import canonical_phase
 from nsys_diag.model.contracts import MISSING
 
 # ------------------------------------------------------------------------------------ names
@@ -35,7 +36,7 @@ ENQUEUE_API_RE = re.compile(
     LAUNCH_API_RE.pattern + "|" + r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
     r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
     r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
-"""Calls that put work on the GPU, asynchronous or not: the end of a sync-follow interval."""
+"""Calls that put work on the GPU, asynchronous or not: the end of a host_cpu interval."""
 INIT_API_RE = re.compile(
     r"^(?:cuModuleLoad\w*|cuLibraryLoad\w*|cuLink\w*|cuCtxCreate\w*|cuDevicePrimaryCtxRetain"
     r"|cuInit|cudaSetDevice|cublasCreate\w*|cublasLt\w*Create|cudnnCreate\w*|cusparseCreate\w*"
@@ -61,10 +62,11 @@ MEM_API_RE = re.compile(
     r"|cuMemAddressFree|cuMemSetAccess|cuMemPool\w*)$")
 """Host-side memory management: device, host (pinned/registered), managed and pool allocation."""
 HOST_IO_RE = re.compile(
-    r"^(?:read|write|readv|writev|pread\w*|pwrite\w*|fread|fwrite|open\w*|fopen\w*|recv\w*"
-    r"|send\w*|accept4?|connect|poll|ppoll|select|pselect\w*|epoll_wait|epoll_pwait2?|sleep"
-    r"|usleep|nanosleep|clock_nanosleep|fsync|fdatasync)$")
-"""OS-runtime calls that block a thread on a file, a socket, a timer or a poll."""
+    r"^(?:read|write|readv|writev|preadv?\w*|pwritev?\w*|fread|fwrite|open\w*|fopen\w*|close"
+    r"|fclose|recv\w*|send\w*|accept4?|connect|fsync|fdatasync|sync_file_range|msync)$")
+"""OS-runtime file and network calls: the read/write/pread/pwrite/open/close/fsync/send/recv
+families. Not poll/select/epoll, sleeps or futex waits: a thread that waits on purpose is no cost
+of the data path (the replay's ``host_io`` kind uses the same pattern)."""
 
 
 ARROW_MIN_CATEGORIES = 2_000
@@ -314,11 +316,41 @@ def copy_rows(memcpy: pd.DataFrame | None, memset: pd.DataFrame | None, device: 
     return rows, labelled(memcpy, uvm, "copy_kind", "unified-memory migration ({})")
 
 
-def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = None
-              ) -> tuple[EvidenceRows, EvidenceRows]:
-    """(host blocked in a synchronising call, the raw sync-follow intervals): from the end of
-    each blocking call (API row or CUPTI synchronization record) to the start of the next call
-    of the process that enqueues GPU work (``ENQUEUE_API_RE``); none when no call follows."""
+def rows_within(rows: EvidenceRows, s_: np.ndarray, e_: np.ndarray) -> EvidenceRows:
+    """The parts of ``rows`` inside the merged intervals ``s_``/``e_`` (sorted, disjoint), each
+    labelled as its row. Searched from the small side: each row meets the contiguous run of
+    intervals that overlap it (two binary searches of the rows into the intervals)."""
+    if not len(rows) or not s_.size:
+        return EvidenceRows.none()
+    lo = np.searchsorted(e_, rows.starts, side="right")
+    hi = np.searchsorted(s_, rows.ends, side="left")
+    cnt = np.maximum(hi - lo, 0)
+    ri = np.repeat(np.arange(len(rows)), cnt)
+    ii = np.repeat(lo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    return EvidenceRows.build(np.maximum(rows.starts[ri], s_[ii]), np.minimum(rows.ends[ri], e_[ii]),
+                              rows.label[ri], rows.labels)
+
+
+def while_gpu_works(rows: EvidenceRows, busy: dict | None) -> EvidenceRows:
+    """The parts of the blocking calls ``rows`` during which some GPU of the process still works
+    (a kernel or a copy on any device, ``busy``: merged busy intervals per device; None: unknown,
+    the whole calls): the host waits *for the GPU* only then. Pointwise, so a chunk of a
+    streamed run decides it from its own rows."""
+    if busy is None:
+        return rows
+    parts = [rows_within(rows, s_, e_) for b in busy.values()  # a handful of devices
+             for s_, e_ in ((b.compute_starts, b.compute_ends), (b.copy_starts, b.copy_ends))]
+    return EvidenceRows.concat(*parts)
+
+
+def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = None,
+              busy: dict | None = None) -> tuple[EvidenceRows, EvidenceRows]:
+    """(host blocked in a synchronising call while a GPU still works, the host's own time
+    around it): each blocking call (API row or CUPTI synchronization record) is a wait for the
+    GPU while any device of the process is busy (``while_gpu_works``); from the call's start to
+    the start of the next call of the process that enqueues GPU work (``ENQUEUE_API_RE``) the
+    rest is the host's — the call after the GPU drained, then its own code. None when no call
+    follows."""
     names = names or ApiNames(api)
     blocked = [labelled(api, names.mask("sync"), "name", "in {}")] if len(api) else []
     if len(sync):  # CUPTI records: named by their API call when it is known
@@ -336,27 +368,108 @@ def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = No
             enq = np.sort(enq)
     else:
         enq = EMPTY
-    follow = []
-    for rows in blocked:  # at most two sets
-        if not len(rows) or not enq.size:
+    waits, follow = [], []
+    for rows in blocked:  # at most three sets
+        if not len(rows):
+            continue
+        waits.append(while_gpu_works(rows, busy))
+        if not enq.size:
             continue
         i = np.searchsorted(enq, rows.ends, side="left")
         ok = i < enq.size
         nxt = enq[np.minimum(i, enq.size - 1)]
-        labels = tuple(lab.replace("in ", "after ", 1) + " returned, until the next launch"
-                       for lab in rows.labels)
-        follow.append(EvidenceRows.build(rows.ends[ok], nxt[ok], rows.label[ok], labels))
-    return EvidenceRows.concat(*blocked), EvidenceRows.concat(*follow)
+        labels = tuple(lab.replace("in ", "after ", 1) + " returned" for lab in rows.labels)
+        follow.append(EvidenceRows.build(rows.starts[ok], nxt[ok], rows.label[ok], labels))
+    return EvidenceRows.concat(*waits), EvidenceRows.concat(*follow)
 
 
 def cut_at(rows: EvidenceRows, stops: np.ndarray) -> EvidenceRows:
     """Each row ends at the first of ``stops`` (sorted ns) at or after its start, if earlier:
-    a sync-follow interval never runs across the start of a data/overhead/communication phase."""
+    a host_cpu interval never runs across the start of a data/overhead/communication phase."""
     if not len(rows) or not stops.size:
         return rows
     i = np.searchsorted(stops, rows.starts, side="left")
     nxt = np.where(i < stops.size, stops[np.minimum(i, stops.size - 1)], np.iinfo(np.int64).max)
     return EvidenceRows.build(rows.starts, np.minimum(rows.ends, nxt), rows.label, rows.labels)
+
+
+PhaseSpans = tuple[np.ndarray, np.ndarray, tuple[str, ...]]
+"""(starts, ends, names) of disjoint, sorted phase spans (ns): where host time is named."""
+
+
+def outer_nvtx_spans(nvtx: pd.DataFrame | None, threads: np.ndarray) -> PhaseSpans:
+    """The outermost default-domain NVTX ranges of ``threads`` (the threads that enqueue GPU
+    work), sorted and disjoint, named by their canonical phase when the name maps to one, else
+    by their family name (``layer_3`` → ``layer_N``) — as the replay names a critical-path
+    phase (``replay/phases.py``). Library domains (NCCL, MPI …) wrap calls; they are no phases."""
+    if nvtx is None or not len(nvtx) or not threads.size:
+        return EMPTY, EMPTY, ()
+    keep = np.isin(nvtx["global_tid"].to_numpy(np.int64), threads)
+    keep &= (nvtx["domain"].astype(str) == "").to_numpy()
+    s, e = nvtx["start_ns"].to_numpy(np.int64)[keep], nvtx["end_ns"].to_numpy(np.int64)[keep]
+    ok = e > s
+    s, e = s[ok], e[ok]
+    if not s.size:
+        return EMPTY, EMPTY, ()
+    texts = nvtx["text"].astype(str).to_numpy()[keep][ok]
+    order = np.lexsort((-e, s))
+    s, e, texts = s[order], e[order], texts[order]
+    prior = np.maximum.accumulate(e)
+    top = np.ones(s.size, bool)
+    top[1:] = s[1:] >= prior[:-1]  # inside (or overlapping) an earlier range: not outermost
+    named: dict[str, str] = {}
+    for t in pd.unique(texts[top]):  # distinct outermost names (a few)
+        norm = normalize_name(str(t))
+        canon = canonical_phase(norm)
+        named[str(t)] = canon if canon != "other" else step_family(norm)
+    return s[top], e[top], tuple(named[str(t)] for t in texts[top])
+
+
+def phase_spans(phases) -> PhaseSpans | None:
+    """The step phases' instances (``PhasesResult``) as ``PhaseSpans``, named by their canonical
+    phase (their own name when it maps to none); None without phases."""
+    inst = getattr(phases, "inst_starts_ns", None)
+    if inst is None or not inst.size:
+        return None
+    rows = [r.canonical if r.canonical != "other" else r.name for r in phases.rows]
+    order = np.argsort(inst, kind="stable")
+    return (inst[order], phases.inst_ends_ns[order],
+            tuple(rows[int(k)] for k in phases.inst_row[order]))
+
+
+def split_by_phase(rows: EvidenceRows, spans: PhaseSpans) -> EvidenceRows:
+    """``rows`` cut at the phase spans: each piece inside a span is labelled ``in <phase>``, the
+    pieces outside every span keep the row's own label with ", outside every NVTX range".
+    Vectorised: each row meets the contiguous run of spans that overlap it (two searches)."""
+    ps, pe, pnames = spans
+    if not len(rows):
+        return rows
+    out_labels = tuple(lab + ", outside every NVTX range" for lab in rows.labels)
+    if not ps.size:
+        return EvidenceRows.build(rows.starts, rows.ends, rows.label, out_labels)
+    rs, re_ = rows.starts, rows.ends
+    lo = np.searchsorted(pe, rs, side="right")
+    hi = np.searchsorted(ps, re_, side="left")
+    cnt = np.maximum(hi - lo, 0)
+    ri = np.repeat(np.arange(rs.size), cnt)
+    si = np.repeat(lo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    a, b = np.maximum(rs[ri], ps[si]), np.minimum(re_[ri], pe[si])
+    # outside pieces: before each inside piece (from the previous piece's end or the row start),
+    # and after the row's last inside piece (the whole row when none)
+    first = np.ones(ri.size, bool)
+    first[1:] = ri[1:] != ri[:-1]
+    prev = np.where(first, rs[ri], np.roll(b, 1))
+    last_end = rs.copy()
+    if ri.size:
+        np.maximum.at(last_end, ri, b)
+    uniq = sorted(set(pnames))
+    code = {n: i for i, n in enumerate(uniq)}
+    span_code = np.array([code[n] for n in pnames], np.int64)
+    n_own = len(rows.labels)
+    return EvidenceRows.build(
+        np.concatenate([a, prev, last_end]), np.concatenate([b, a, re_]),
+        np.concatenate([span_code[si] + n_own, rows.label[ri], rows.label]),
+        out_labels + tuple(f"in {n}" for n in uniq))
 
 
 def memory_rows(api: pd.DataFrame, names: ApiNames | None = None) -> EvidenceRows:
@@ -368,13 +481,15 @@ def memory_rows(api: pd.DataFrame, names: ApiNames | None = None) -> EvidenceRow
 
 def host_io_rows(osrt: pd.DataFrame | None, api: pd.DataFrame, min_call_ns: int,
                  names: ApiNames | None = None) -> EvidenceRows:
-    """OS-runtime I/O, sleep and poll calls (``HOST_IO_RE``) that blocked ≥ ``min_call_ns`` —
-    only on threads that enqueue GPU work (any CUDA-calling thread when none does): the CUDA
-    driver's and MPI's helper threads sit in ``poll`` for seconds without holding the GPU up."""
+    """OS-runtime file and network calls (``HOST_IO_RE``) of at least ``min_call_ns`` (0: every
+    call, however short) — only on threads that enqueue GPU work (any CUDA-calling thread when
+    none does): helper threads' I/O does not hold the GPU up."""
     if osrt is None or not len(osrt) or not len(api):
         return EvidenceRows.none()
     dur = osrt["end_ns"].to_numpy(np.int64) - osrt["start_ns"].to_numpy(np.int64)
-    m = (dur >= min_call_ns) & name_mask(osrt["name"], HOST_IO_RE)
+    m = name_mask(osrt["name"], HOST_IO_RE)
+    if min_call_ns > 0:
+        m &= dur >= min_call_ns
     if not m.any():
         return EvidenceRows.none()
     tids = api["global_tid"].to_numpy(np.int64)
@@ -412,11 +527,12 @@ class GapEvidence:
     startup: EvidenceRows
     communication: EvidenceRows
     sync: EvidenceRows
-    sync_follow: EvidenceRows  # from each blocking call's end to the next enqueue (not yet cut)
+    sync_follow: EvidenceRows  # host_cpu: after each wait to the next enqueue (not yet cut)
     memory_management: EvidenceRows
     host_io: EvidenceRows
     first_kernel_ns: int | None
     osrt_available: bool = False
+    nvtx_spans: PhaseSpans = (EMPTY, EMPTY, ())  # host_cpu's phases when there are no step phases
 
 
 def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.DataFrame,
@@ -434,18 +550,28 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
                 for d, b in sorted(busy.items())}
     first = first_kernel_ns(kernels)
     names = ApiNames(api)
-    follow_in, follow = sync_rows(api, sync, names)
+    waits, follow = sync_rows(api, sync, names, busy)
     return GapEvidence(
         devices=_launch_flags(dev_gaps, kernels, api, th, names),
         copies={d: copy_rows(memcpy, memset, d, (b.copy_starts, b.copy_ends))
                 for d, b in sorted(busy.items())},
         startup=startup_rows(first, lo, api, nvtx, names),
         communication=communication_rows(api, nvtx, names),
-        sync=follow_in, sync_follow=follow,
+        sync=waits, sync_follow=follow,
         memory_management=memory_rows(api, names),
         host_io=host_io_rows(osrt, api, th.host_io_min_call_ns, names),
         first_kernel_ns=first,
-        osrt_available=osrt is not None and len(osrt) > 0)
+        osrt_available=osrt is not None and len(osrt) > 0,
+        nvtx_spans=outer_nvtx_spans(nvtx, enqueuing_threads(api, names)))
+
+
+def enqueuing_threads(api: pd.DataFrame, names: ApiNames) -> np.ndarray:
+    """Thread ids that enqueue GPU work (every CUDA-calling thread when none does)."""
+    if not len(api):
+        return EMPTY
+    tids = api["global_tid"].to_numpy(np.int64)
+    launching = tids[names.mask("enqueue")]
+    return np.unique(launching if launching.size else tids)
 
 
 def _launch_flags(dev_gaps: dict, kernels: pd.DataFrame, api: pd.DataFrame, th,

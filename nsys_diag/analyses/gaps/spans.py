@@ -23,10 +23,12 @@ Sequence-dependent rules at chunk edges
       exactly at ``hi`` is a chunk row) and carries its launch's end (``launch_end_ns``);
       launch calls overlapping the gap overlap the chunk — inside the chunk's rows;
     * startup: "before the first kernel" uses the global ``first_kernel_ns``;
-    * sync: the interval after a blocking call until the next enqueue call may cross an edge;
-      its rows beyond the chunk are ``sync_edges.sync_edge_rows`` (three per edge), which the
-      chunk's rows must include (``sync_edges.with_sync_edges``) — without them a chunk misses
-      sync time after a non-draining blocking call of an earlier chunk.
+    * host_cpu: the interval after a blocking call until the next enqueue call may cross an
+      edge; its rows beyond the chunk are ``sync_edges.sync_edge_rows`` (three per edge), which
+      the chunk's rows must include (``sync_edges.with_sync_edges``) — without them a chunk
+      misses host time after a non-draining blocking call of an earlier chunk. ``sync`` itself
+      is pointwise (the call ∩ the busy intervals): each chunk decides it from its own rows;
+    * other's phases: the ``other`` ns inside each phase span are summed over chunks.
 
 Exact except one documented tie: the merged ``by_cause_detail`` ranks evidence labels of one cause
 by covered ns like the in-memory code; when two labels cover *exactly* the same ns, the in-memory
@@ -47,12 +49,14 @@ from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
 from nsys_diag.analyses.engine.context import ChunkInputs
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
-                                           other_frame_counts, top_frames, weights_detail)
+                                           other_frame_counts, other_phase_ns, top_frames,
+                                           weights_detail)
 from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, ApiNames,
                                              EvidenceRows, GapEvidence, fixed, gap_evidence,
                                              labelled, name_mask)
 from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
-                                     all_gaps, device_causes, gap_histogram, host_rows, top_gaps,
+                                     all_gaps, device_causes, gap_histogram, host_rows, named_spans,
+                                     top_gaps,
                                      analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
@@ -163,6 +167,8 @@ class GapsPart:
     other_samples: int = 0
     samples_seen: bool = False
     osrt_seen: bool = False
+    other_phases: dict[str, int] = field(default_factory=dict)
+    """phase → ``other`` gap ns inside it (``detail.other_phase_ns``), summed by the merge."""
 
 
 def _startup(ev: GapEvidence, first: int | None, window_start_ns: int) -> EvidenceRows:
@@ -249,15 +255,18 @@ def partial_gaps(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | None
     ev = chunk_evidence(ci, th=th, first_kernel_ns=first_kernel_ns, io_threads=io_threads)
     devices, mats = device_causes(ev, host_rows(ev, ci.phases))
     sums = {dc.device_id: DeviceGapSums(int(dc.gs.size), int((dc.ge - dc.gs).sum()),
-                                        tuple(int(x) for x in m.sum(axis=0)))
-            for dc, m in zip(devices, mats)}
+                                        tuple(int(x) for x in dc.totals))
+            for dc in devices}
     gs, ge, dev, mat = all_gaps(devices, mats)
     top = top_gaps(gs, ge, dev, mat, devices, ci.phases, f["api"], samples)
     launch_gaps = sum(int((dc.launch & (m[:, LAUNCH] > 0)).sum()) for dc, m in zip(devices, mats))
     frames, n_samples = other_frame_counts(samples, devices) if samples_seen else ({}, 0)
     inner, edge = _io_calls(devices, ci.lo_ns, ci.hi_ns)
+    in_phase = other_phase_ns(devices, named_spans(ev, ci.phases)) \
+        if any(s.cause_ns[GAP_CAUSES.index("other")] for s in sums.values()) else {}
     return GapsPart(sums, gap_histogram(ge - gs), launch_gaps, top, _label_ns(devices), inner, edge,
-                    frames, n_samples, samples_seen, osrt_seen)
+                    frames, n_samples, samples_seen=samples_seen, osrt_seen=osrt_seen,
+                    other_phases=in_phase)
 
 
 # -------------------------------------------------------------------------------- gap merge
@@ -334,6 +343,14 @@ def _merged_frames(parts: list[GapsPart]) -> list[dict]:
     return top_frames(counts, sum(p.other_samples for p in parts))
 
 
+def _merged_phases(parts: list[GapsPart]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in parts:
+        for name, ns in p.other_phases.items():
+            out[name] = out.get(name, 0) + ns
+    return out
+
+
 def _merged_histogram(parts: list[GapsPart]) -> tuple:
     hist = []
     for i, lo in enumerate(HIST_EDGES_NS):  # eight fixed bins
@@ -350,7 +367,8 @@ def _detail(cause: str, total_ns: float, parts: list[GapsPart], frames: list[dic
                             launch_max_ns=th.launch_gap_max_ns, other_frames=frames,
                             samples_available=samples_ok,
                             osrt_available=any(p.osrt_seen for p in parts),
-                            host_io_min_ns=th.host_io_min_call_ns)
+                            host_io_min_ns=th.host_io_min_call_ns,
+                            other_phases=_merged_phases(parts))
     return weights_detail(cause, total_ns, _weights(parts, cause),
                           host_io_min_ns=th.host_io_min_call_ns)
 

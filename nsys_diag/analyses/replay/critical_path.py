@@ -8,7 +8,7 @@ The walk (times are replayed ns; segments before the window start are cut off):
   operation; a call that did not wait is its own kind (``roles.call_kind``: ``launch``,
   ``blocking_wait``, ``memory_management``), then the walk goes to the CPU segment before it;
 * a CPU segment between two calls of a thread is ``host_cpu`` in the NVTX phase it ran in
-  (``host_io`` for the part an OS-runtime file/socket/poll call covers, when ``-t osrt`` rows are
+  (``host_io`` for the part an OS-runtime file or network call covers, when ``-t osrt`` rows are
   given);
 * an operation is ``gpu_compute`` (named by its kernel class), ``transfer`` (copy kind) or
   ``communication`` (collective); its captured start delay is ``launch`` (≤ 20 µs: launch

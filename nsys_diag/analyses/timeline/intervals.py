@@ -264,6 +264,30 @@ def covered_length_per_window_merged(starts, ends, win_starts, win_ends, *,
     return covered
 
 
+def covered_length_touched(starts, ends, win_starts, win_ends) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, ns) of the windows that the **merged** intervals cover at all, with the ns they
+    cover of each: ``covered_length_per_window_merged`` searched from the small side. The
+    windows must be disjoint and sorted (gaps); each interval meets the contiguous run of
+    windows it overlaps (two binary searches of the intervals into the windows), so a few
+    hundred intervals against millions of windows touch only the windows they overlap."""
+    s, e = _as_i64(starts), _as_i64(ends)
+    ws, we = _as_i64(win_starts), _as_i64(win_ends)
+    if s.size == 0 or ws.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    lo = np.searchsorted(we, s, side="right")  # first window ending after the interval starts
+    hi = np.searchsorted(ws, e, side="left")  # first window starting at/after it ends
+    cnt = np.maximum(hi - lo, 0)
+    total = int(cnt.sum())
+    if total == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    idx = np.repeat(lo, cnt) + (np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    if idx.size > 1:  # runs are non-decreasing; a window two intervals meet appears twice
+        keep = np.ones(idx.size, bool)
+        keep[1:] = idx[1:] != idx[:-1]
+        idx = idx[keep]
+    return idx, covered_length_per_window_merged(s, e, ws[idx], we[idx])
+
+
 def overlaps_any(starts, ends, win_starts, win_ends, *, rows: np.ndarray | None = None
                  ) -> np.ndarray:
     """Per window ``[ws, we)``: does any non-empty interval overlap it? (equals

@@ -58,7 +58,7 @@ def test_gaps_transfer_sync_launch_other_and_histogram():
     k = hf.kernels([
         dict(start_ns=0, end_ns=10 * MS),
         # gap 10–30 ms: a copy runs 10–20 (transfer), CPU blocked in a sync 20–25, then host
-        # work with the queue drained until the next launch (sync-follow: sync too)
+        # work with the queue drained until the next launch (host_cpu)
         dict(start_ns=30 * MS, end_ns=40 * MS),
         # gap 40 ms – 40.02 ms: 20 µs, next kernel launched after the gap began → launch
         dict(start_ns=40 * MS + 20 * US, end_ns=60 * MS, launch_start_ns=40 * MS + 5 * US,
@@ -73,8 +73,10 @@ def test_gaps_transfer_sync_launch_other_and_histogram():
     g = analyze_gaps(busy, k, api, EMPTY_SYNC, Unavailable("no phases"), w, th=TH)
     assert g.count == 2
     assert g.by_cause_ns["transfer"] == 10 * MS
-    # 5 ms in the call, 5 ms after it until the gap ends, 5 µs of the next gap before the launch
-    assert g.by_cause_ns["sync"] == 10 * MS + 5 * US
+    # the copy ended before the sync began: the call waits for no GPU work; its 5 ms and the 5 ms
+    # after it are the host's own time, and 5 µs of the next gap before the launch
+    assert g.by_cause_ns["sync"] == 0
+    assert g.by_cause_ns["host_cpu"] == 10 * MS + 5 * US
     assert g.by_cause_ns["other"] == 0
     assert g.by_cause_ns["launch"] == 15 * US
     assert g.total_ns == pytest.approx(20 * MS + 20 * US)
@@ -148,11 +150,16 @@ def test_idle_device_in_window_is_one_big_gap():
 
 
 def test_sync_records_count_as_sync():
-    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS), dict(start_ns=20 * MS, end_ns=100 * MS)])
+    """A CUPTI record of a device sync 10–14 ms while GPU 1 computes until 13 ms: GPU 0's gap
+    is a wait for the GPU until then; no launch follows, so the rest is other."""
+    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS), dict(start_ns=20 * MS, end_ns=100 * MS),
+                    dict(start_ns=0, end_ns=13 * MS, device_id=1),
+                    dict(start_ns=20 * MS, end_ns=100 * MS, device_id=1)])
     sync = C.SYNC.validate(__import__("pandas").DataFrame([dict(
         start_ns=10 * MS, end_ns=14 * MS, device_id=0, context_id=1, stream_id=-1, correlation_id=5,
         global_pid=hf.GPID, pid=hf.PID, sync_kind="device", launch_global_tid=hf.TID_MAIN,
         launch_start_ns=10 * MS, launch_end_ns=14 * MS, launch_api="cudaDeviceSynchronize")]))
     busy, w = _busy(k)
     g = analyze_gaps(busy, k, EMPTY_API, sync, None, w, th=TH)
-    assert g.by_cause_ns["sync"] == 4 * MS and g.by_cause_ns["other"] == 6 * MS
+    per = {d["device_id"]: d["by_cause"] for d in g.per_device}
+    assert per[0]["sync"] == 3 and per[0]["other"] == 7

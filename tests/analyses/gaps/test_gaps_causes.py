@@ -1,4 +1,4 @@
-"""The eleven idle causes, one by one, on hand-built frames (every number computed by hand), and
+"""The twelve idle causes, one by one, on hand-built frames (every number computed by hand), and
 their precedence, evidence rows and details."""
 from __future__ import annotations
 
@@ -53,15 +53,16 @@ def _ms(g, cause):
     return g.by_cause_ns[cause] / MS
 
 
-def test_vocabulary_lists_eleven_causes_in_precedence_order_with_labels():
+def test_vocabulary_lists_twelve_causes_in_precedence_order_with_labels():
     assert GAP_CAUSES == ("startup", "input", "overhead", "communication", "transfer",
-                          "unified_memory", "sync", "memory_management", "host_io", "launch",
-                          "other")
+                          "unified_memory", "sync", "memory_management", "host_io", "host_cpu",
+                          "launch", "other")
     labels = dict(GAP_CAUSE_LABELS)
     assert labels["startup"] == "Start-up" and labels["host_io"] == "Host I/O"
     assert labels["communication"] == "Communication (host)"
     assert labels["unified_memory"] == "Unified memory"
     assert labels["memory_management"] == "Memory management"
+    assert labels["host_cpu"] == "Host code after a sync"
 
 
 def test_idle_before_the_first_kernel_is_startup():
@@ -124,17 +125,48 @@ def test_unified_memory_migrations_are_told_apart_from_plain_copies():
     assert "unified-memory migration (uvm_d2h) 5 ms" in g.by_cause_detail["unified_memory"]
 
 
-def test_idle_after_a_blocking_sync_until_the_next_launch_is_sync():
+def test_idle_after_a_sync_that_drained_the_gpu_is_host_cpu_not_sync():
     k = hf.kernels([dict(start_ns=0, end_ns=10 * MS),
                     dict(start_ns=30 * MS, end_ns=100 * MS, launch_start_ns=25 * MS,
                          launch_end_ns=25 * MS + 10 * US)])
     api = hf.api([dict(start_ns=8 * MS, end_ns=12 * MS, name="cudaStreamSynchronize"),
                   dict(start_ns=25 * MS, end_ns=25 * MS + 10 * US, name="cudaLaunchKernel")])
     g = _gaps(k, api=api)
-    # 10–12 in the call, 12–25 after it (host work, queue drained), 25–30 other
-    assert _ms(g, "sync") == 15 and _ms(g, "other") == 5
-    assert "after cudaStreamSynchronize returned, until the next launch 13 ms" in \
-        g.by_cause_detail["sync"]
+    # the call waits for the GPU 8–10 (no gap); 10–12 (the rest of the call, the GPU drained)
+    # and 12–25 are the host's own time until the next launch; 25–30 other
+    assert _ms(g, "sync") == 0 and _ms(g, "host_cpu") == 15 and _ms(g, "other") == 5
+    assert g.by_cause_detail["host_cpu"] == ("after cudaStreamSynchronize returned, outside "
+                                             "every NVTX range 15 ms")
+
+
+def test_sync_is_the_wait_while_another_gpu_still_computes():
+    """The host waits in cudaDeviceSynchronize 5–40 ms for GPU 1 (busy 0–38 ms) while GPU 0
+    idles 10–30 ms: GPU 0's gap is sync time until GPU 1 finished, host time after."""
+    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS), dict(start_ns=50 * MS, end_ns=100 * MS),
+                    dict(start_ns=0, end_ns=38 * MS, device_id=1),
+                    dict(start_ns=50 * MS, end_ns=100 * MS, device_id=1)])
+    api = hf.api([dict(start_ns=5 * MS, end_ns=40 * MS, name="cudaDeviceSynchronize"),
+                  dict(start_ns=45 * MS, end_ns=45 * MS + 10 * US, name="cudaLaunchKernel")])
+    busy = device_busy(k, C.MEMCPY.empty(), C.MEMSET.empty(), W)
+    g = analyze_gaps(busy, k, api, C.SYNC.empty(), None, W, th=TH)
+    per = {d["device_id"]: d["by_cause"] for d in g.per_device}
+    assert per[0]["sync"] == 28 and per[0]["host_cpu"] == 7  # 10–38 | 38–45; 45–50 other
+    assert per[1]["sync"] == 0 and per[1]["host_cpu"] == 7  # its own gap 38–50
+    assert g.by_cause_ns["sync"] == 14 * MS  # per GPU (the mean of the two)
+
+
+def test_host_cpu_is_named_by_the_nvtx_range_it_ran_in():
+    """An `.item()` inside `forward`: the sync waits for the queued kernel, then the host runs
+    Python with the GPU idle — host CPU time *in forward*, never outside every named range."""
+    k = _two_kernels()
+    nv = hf.nvtx([dict(text="forward", start_ns=0, end_ns=26 * MS)])
+    api = hf.api([dict(start_ns=8 * MS, end_ns=10 * MS + 5 * US, name="cudaStreamSynchronize"),
+                  dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    g = _gaps(k, api=api, nvtx=nv)
+    assert _ms(g, "sync") == 0
+    assert _ms(g, "host_cpu") == pytest.approx(19)  # 10–26 in forward, 26–29 outside it
+    assert g.by_cause_detail["host_cpu"] == ("in forward 16 ms; after cudaStreamSynchronize "
+                                             "returned, outside every NVTX range 3 ms")
 
 
 def test_non_blocking_sync_records_are_not_sync():
@@ -173,9 +205,10 @@ def test_sync_follow_never_runs_across_the_start_of_a_data_phase():
     busy = device_busy(k, C.MEMCPY.empty(), C.MEMSET.empty(), w)
     ph = analyze_phases(nv, steps, k, busy)
     g = analyze_gaps(busy, k, api, C.SYNC.empty(), ph, w, th=TH, nvtx=nv)
-    # gap 110–150: 110–112 in the call, 112–120 after it (cut at the data phase), 120–130 input,
-    # 130–150 other (the sync-follow rule does not resume after the phase)
-    assert _ms(g, "sync") == 10 and _ms(g, "input") == 10 and _ms(g, "other") == 20
+    # gap 110–150: the call waited until 110; 110–120 is the host's after it (cut at the data
+    # phase), 120–130 input, 130–150 other (host_cpu does not resume after the phase)
+    assert _ms(g, "sync") == 0 and _ms(g, "host_cpu") == 10
+    assert _ms(g, "input") == 10 and _ms(g, "other") == 20
     assert "data_loading (data phase)" in g.by_cause_detail["input"]
 
 
@@ -188,22 +221,28 @@ def test_memory_management_calls():
     assert g.by_cause_detail["memory_management"] == "in cudaMalloc 6 ms; in cudaHostRegister 1 ms"
 
 
-def test_host_io_needs_a_long_call_on_a_thread_that_launches():
+def test_host_io_counts_every_file_call_on_a_thread_that_launches():
     k = _two_kernels()
     api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
     osrt = _osrt([dict(start_ns=11 * MS, end_ns=16 * MS, name="read"),  # 5 ms: host_io
-                  dict(start_ns=17 * MS, end_ns=17 * MS + 500 * US, name="read"),  # < 1 ms
-                  dict(start_ns=18 * MS, end_ns=28 * MS, name="poll", global_tid=OTHER_TID),
-                  dict(start_ns=20 * MS, end_ns=22 * MS, name="pthread_cond_wait")])
+                  dict(start_ns=17 * MS, end_ns=17 * MS + 500 * US, name="pwrite64"),  # short too
+                  dict(start_ns=18 * MS, end_ns=28 * MS, name="read", global_tid=OTHER_TID),
+                  dict(start_ns=20 * MS, end_ns=22 * MS, name="pthread_cond_wait"),
+                  dict(start_ns=23 * MS, end_ns=25 * MS, name="poll"),  # a wait, not I/O
+                  dict(start_ns=25 * MS, end_ns=27 * MS, name="nanosleep")])
     g = _gaps(k, api=api, osrt=osrt)
-    assert _ms(g, "host_io") == 5 and _ms(g, "other") == 15
-    assert g.by_cause_detail["host_io"] == "read() 1 call ≥ 1 ms, 5 ms"
+    assert _ms(g, "host_io") == 5.5 and _ms(g, "other") == 14.5
+    assert g.by_cause_detail["host_io"] == "read() 1 call, 5 ms"
+    many = _gaps(k, api=api, osrt=_osrt([dict(start_ns=(11 + i) * MS, end_ns=(11 + i) * MS + 80 * US,
+                                              name="pwrite64") for i in range(15)]))
+    assert many.by_cause_ns["host_io"] == 15 * 80 * US  # 15 short calls: every one counts
+    assert many.by_cause_detail["host_io"] == "pwrite64() 15 calls, 1.2 ms"
     assert "OS-runtime call" in g.by_cause_detail["other"]
     no_osrt = _gaps(k, api=api)
     assert _ms(no_osrt, "host_io") == 0 and "OS-runtime" not in no_osrt.by_cause_detail["other"]
 
 
-def test_precedence_startup_over_communication_over_sync_over_memory():
+def test_precedence_startup_over_communication_over_memory_over_host_cpu():
     k = _two_kernels()
     nv = hf.nvtx([dict(text="MPI_Init", domain="MPI", start_ns=10 * MS, end_ns=14 * MS),
                   dict(text="MPI_Barrier", domain="MPI", start_ns=12 * MS, end_ns=18 * MS)])
@@ -213,9 +252,10 @@ def test_precedence_startup_over_communication_over_sync_over_memory():
     g = _gaps(k, nvtx=nv, api=api)
     assert _ms(g, "startup") == 4  # MPI_Init 10–14
     assert _ms(g, "communication") == 4  # the barrier's 14–18
-    # 18–20 in the sync, then 20–29 after it until the launch (the cudaFree inside it is later
-    # in precedence); 29–30 other
-    assert _ms(g, "sync") == 11 and _ms(g, "memory_management") == 0
+    # the sync waits for no GPU work (both GPUs idle): 18–19 is the host's own time, the
+    # cudaFree 19–24 memory management, 24–29 the host's again until the launch; 29–30 other
+    assert _ms(g, "sync") == 0 and _ms(g, "memory_management") == 5
+    assert _ms(g, "host_cpu") == 6
     assert _ms(g, "other") == pytest.approx(1.0)
     assert sum(g.by_cause_ns.values()) == g.total_ns
 

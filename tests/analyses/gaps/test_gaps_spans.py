@@ -105,9 +105,9 @@ def test_many_steps_many_chunks(tmp_path):
     assert check_split(str(path), 25) == 25
 
 
-def test_sync_follow_across_an_edge_from_a_synth_trace(tmp_path):
+def test_host_cpu_across_an_edge_from_a_synth_trace(tmp_path):
     """A stream sync returns while another stream computes across the edge; the GPU runs dry in
-    the next chunk, with the host after the sync: the gap is sync time there too."""
+    the next chunk, with the host after the sync: the gap is host time there too."""
     sc = Scenario(name="stream_sync_across", steps=6, phases=(
         PhaseSpec("forward", 10 * MS, canonical="forward", kernels=(
             KernelSpec("gemm_bf16_sm90", 6 * MS, stream=8, at=0.0),
@@ -180,23 +180,23 @@ def _sync_across_lo():
     return _process(kernels, api)
 
 
-def test_sync_follow_needs_the_blocking_call_before_the_chunk():
+def test_host_cpu_needs_the_blocking_call_before_the_chunk():
     f = _sync_across_lo()
     whole, merged = _check_cuts(f, [500])
     same(whole, merged)
-    assert whole["by_cause"]["sync"] > 0.8  # ms: [1000, 1900) at least
+    assert whole["by_cause"]["host_cpu"] > 0.8  # ms: [1000, 1900) at least
     _, bare = _check_cuts(f, [500], edges=False)  # without the edge rows the chunk misses it
-    assert bare["by_cause"]["sync"] < whole["by_cause"]["sync"]
+    assert bare["by_cause"]["host_cpu"] < whole["by_cause"]["host_cpu"]
     extra_api, _ = sync_edge_rows(f, 500_000, 2_500_000)
     # (b) the blocking call, (c) the last launch before the edge
     assert f["api"]["name"][extra_api].astype(str).tolist() == ["cudaStreamSynchronize",
                                                                  "cudaLaunchKernel"]
 
 
-def test_sync_follow_needs_the_next_launch_after_the_chunk():
+def test_host_cpu_needs_the_next_launch_after_the_chunk():
     """The sync returns at 300 inside chunk [200, 1600); A (launched before it) starts late, at
-    400, and runs past the edge; the next launch is at 2000: the gap [300, 400) is sync time
-    (the chunk's own rows end before that launch)."""
+    400, and runs past the edge; the next launch is at 2000: the gap [300, 400) is the host's
+    time after the sync (the chunk's own rows end before that launch)."""
     kernels = [_kernel(0, 300, 1, 5), _kernel(400, 1800, 2, 250), _kernel(2100, 2200, 4, 2010)]
     api = [_launch(0, 5, 1), _launch(240, 250, 2),
            {"start_ns": 260, "end_ns": 300, "correlation_id": 3, "name": "cudaDeviceSynchronize"},
@@ -204,9 +204,9 @@ def test_sync_follow_needs_the_next_launch_after_the_chunk():
     f = _process(kernels, api)
     whole, merged = _check_cuts(f, [200, 1600])
     same(whole, merged)
-    assert whole["by_cause"]["sync"] == pytest.approx(0.3)  # [300, 400) and [1800, 2000)
+    assert whole["by_cause"]["host_cpu"] == pytest.approx(0.3)  # [300, 400) and [1800, 2000)
     _, bare = _check_cuts(f, [200, 1600], edges=False)
-    assert bare["by_cause"]["sync"] < whole["by_cause"]["sync"]
+    assert bare["by_cause"]["host_cpu"] < whole["by_cause"]["host_cpu"]
 
 
 def test_cupti_sync_record_before_the_chunk():
@@ -217,7 +217,7 @@ def test_cupti_sync_record_before_the_chunk():
     f = _process(kernels, [_launch(10, 12, 2), _launch(1900, 1910, 3)], sync=sync)
     whole, merged = _check_cuts(f, [500])
     same(whole, merged)
-    assert whole["by_cause"]["sync"] > 0.8
+    assert whole["by_cause"]["host_cpu"] > 0.8
 
 
 def test_launch_cause_at_an_edge_and_launches_in_the_previous_chunk():
@@ -253,7 +253,7 @@ def test_host_io_call_across_an_edge_is_counted_once():
     f = _process(kernels, api, osrt=osrt)
     whole, merged = _check_cuts(f, [2500])
     same(whole, merged)
-    assert "1 call " in whole["by_cause_detail"]["host_io"]
+    assert whole["by_cause_detail"]["host_io"].startswith("read() 1 call, ")
 
 
 def test_other_frames_add_up_over_chunks():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,3 +176,16 @@ def test_covered_length_per_window_merged_equals_a_brute_force_count():
     assert got.dtype == np.int64 and got.tolist() == want
     np.testing.assert_array_equal(ws, ws_in)  # inputs untouched
     np.testing.assert_array_equal(we, we_in)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_covered_length_touched_equals_the_dense_search(seed):
+    rng = np.random.default_rng(seed)
+    b = rng.integers(0, 1_000_000, 4_000)
+    gs, ge = iv.find_gaps(*iv.merge_intervals(b, b + rng.integers(1, 400, b.size)), 0, 1_000_000)
+    u = rng.integers(0, 1_000_000, rng.integers(0, 60))
+    us, ue = iv.merge_intervals(u, u + rng.integers(1, 30_000, u.size))
+    idx, ns = iv.covered_length_touched(us, ue, gs, ge)
+    dense = iv.covered_length_per_window_merged(us, ue, gs, ge)
+    assert (np.diff(idx) > 0).all() and (ns > 0).all()
+    assert idx.tolist() == np.flatnonzero(dense).tolist() and ns.tolist() == dense[idx].tolist()
