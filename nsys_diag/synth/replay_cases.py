@@ -12,12 +12,15 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
   a 90 ms backward and the host waits for it (nothing overlaps it);
 * ``microsecond_syncs`` — syncs after the queue has drained: each waits microseconds;
 * ``input_bound_loop`` — the worked example's shape: 420 ms of data loading on the host, then an
-  input copy and 192 ms of kernels hidden behind the host phases.
+  input copy and 192 ms of kernels hidden behind the host phases;
+* ``checkpoint_every_fourth`` — a fast majority and a few slow steps: 70 ms steps with 10 ms of
+  logging, and every fourth step also saves a 200 ms checkpoint (host only, GPU idle): nine
+  normal steps and three outliers among the twelve analysed.
 """
 from __future__ import annotations
 
 from nsys_diag.synth.scenarios import (MS, NCCL_STREAM, US, KernelSpec, MemcpySpec, MiB,
-                                       PhaseSpec, Scenario, SyncSpec)
+                                       PeriodicSpec, PhaseSpec, Scenario, SyncSpec)
 
 ITEM_LAYERS = 8
 ITEM_LAYER_GPU_NS = 2 * MS
@@ -115,7 +118,35 @@ def input_bound_loop() -> Scenario:
                           syncs=(SyncSpec("cudaStreamSynchronize", at=0.5),))))
 
 
+LOG_NS = 10 * MS
+CHECKPOINT_NS = 200 * MS
+CHECKPOINT_EVERY = 4
+FAST_STEP_NS = 70 * MS
+"""``checkpoint_every_fourth``: the step without its checkpoint (data 2, forward 20, backward 30,
+optimizer 8, logging 10 ms)."""
+
+
+def checkpoint_every_fourth() -> Scenario:
+    return Scenario(
+        name="checkpoint_every_fourth",
+        description="70 ms steps logging 10 ms each; every fourth step also saves a 200 ms "
+                    "checkpoint on the host while the GPU idles.",
+        expected_verdict="overhead_bound", steps=13, warmup_extra_ns=20 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=(PhaseSpec("data", 2 * MS, canonical="data"),
+                PhaseSpec("forward", 20 * MS, canonical="forward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 1 * MS, 18, at=0.0),)),
+                PhaseSpec("backward", 30 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 1 * MS, 28, at=0.0),)),
+                PhaseSpec("optimizer", 8 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 6, at=0.0),)),
+                PhaseSpec("log_metrics", LOG_NS, canonical="overhead")),
+        periodic=(PeriodicSpec(every=CHECKPOINT_EVERY, phase=PhaseSpec(
+            "save_checkpoint", CHECKPOINT_NS, canonical="overhead")),))
+
+
 REPLAY_CASES = {"item_per_layer": item_per_layer,
                 "allreduce_after_backward": allreduce_after_backward,
-                "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop}
+                "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop,
+                "checkpoint_every_fourth": checkpoint_every_fourth}
 """Replay scenario name → factory (see the module docstring)."""

@@ -20,7 +20,7 @@ Rules, in the order they are applied
    capture is mostly start-up"), capture-range advice.
 3. With the replay's prices (``VerdictInputs.savings``: finding cause → what-if saving, the map
    of ``analyses/diagnosis/pricing.py``): the finding whose what-if saves the most wins when it
-   saves ≥ ``verdict_min_saving_share`` of the mean replayed step (rule row
+   saves ≥ ``verdict_min_saving_share`` of the mean analysed step (rule row
    ``replay.saves_share``; a finding its own rule did not fire is promoted by that saving); its
    headline says what the fix saves. Otherwise the fired idle findings that no what-if prices
    (none exists for the cause, or it saves nothing in every replayed step: the replay does not
@@ -525,7 +525,7 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     if s is not None:
         step = s.saves_ms + s.step_ms_after
         return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
-                f"{_ms(step)} ms replayed step ({_pct(s.saves_share)}; {s.change}); GPU "
+                f"{_ms(step)} ms mean step ({_pct(s.saves_share)}; {s.change}); GPU "
                 f"utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 

@@ -10,7 +10,9 @@ duration, the one nearest the 90th percentile, the first outlier and the last wa
 (basis ``steps``). Without steps: the whole analysed window, cut into consecutive slices of at
 most ``MAX_REPLAY_OPS`` calls and operations (basis ``window``). A step with more than
 ``MAX_REPLAY_OPS`` is replayed in such slices too (each slice starts at its captured time; the
-step's replayed time is the sum of its slices'; a note says so).
+step's replayed time is the sum of its slices'; a note says so). The what-ifs' savings are the
+mean over all analysed steps by step kind (``step_weights``: each replayed analysed step stands
+for the analysed steps of its kind nearest to it in duration; ``whatif.summarise``).
 
 Fidelity: per replayed step the measured duration (its NVTX range) and the replayed one (where
 the step's thread reaches the range end in the replay); ``error_pct`` is signed (positive: the
@@ -209,6 +211,32 @@ def representative_steps(steps: StepsResult, max_steps: int = MAX_STEPS
     return sorted(picks)
 
 
+def step_weights(steps: StepsResult, replayed: list[int]) -> np.ndarray:
+    """How many analysed steps each replayed step stands for (one count per ``replayed`` index,
+    by step index): every analysed step is represented by the replayed analysed step of its own
+    kind (``normal`` or ``outlier``, ``steps.kinds``) nearest in duration, or — no step of its
+    kind was replayed — by the replayed analysed step nearest in duration. A replayed step that is
+    not analysed (warm-up) stands for none; all zeros when no analysed step was replayed."""
+    out = np.zeros(len(replayed), np.int64)
+    kinds = np.asarray(steps.kinds, dtype=object)
+    rep = np.asarray(replayed, np.int64)
+    usable = steps.analysed_mask[rep] if rep.size else np.zeros(0, bool)
+    if not usable.any():
+        return out
+    dur = steps.durations_ns.astype(np.float64)
+    for kind in ("normal", "outlier"):  # the analysed step kinds (steps.detection.STEP_KINDS)
+        members = np.flatnonzero(kinds == kind)
+        if not members.size:
+            continue
+        cand = np.flatnonzero(usable & (kinds[rep] == kind))
+        if not cand.size:
+            cand = np.flatnonzero(usable)
+        # members × candidates: ≤ analysed steps × MAX_STEPS distances
+        nearest = cand[np.argmin(np.abs(dur[members][:, None] - dur[rep[cand]][None, :]), axis=1)]
+        out += np.bincount(nearest, minlength=len(replayed))
+    return out
+
+
 def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
     if osrt is None or not len(osrt):
         return None
@@ -254,8 +282,13 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
                               explicit))
         priced.append((why, replayed, W.finish(raw)))
-    analysed = [p for p in priced if p[0] != "warmup"] or priced
-    what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed])
+    weights = step_weights(steps, [r.index for r in out])
+    if weights.any():  # the mean over all analysed steps, by step kind
+        mean = float(steps.analysed_durations_ns.mean())
+        what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced],
+                              weights.tolist(), mean)
+    else:  # only warm-up steps replayed: their plain mean
+        what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced])
     return out, acc, notes, what_if
 
 

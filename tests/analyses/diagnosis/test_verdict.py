@@ -305,7 +305,7 @@ def test_largest_saving_wins_over_largest_cost():
     v = diagnose(x, TH)
     assert v.code == "overhead_bound" and v.finding == "sync"
     assert v.projected_step_ms_if_fixed == pytest.approx(600.0)  # the replay's step_ms_after
-    assert "fixing it saves 200 ms of the 800 ms replayed step (25%" in v.headline
+    assert "fixing it saves 200 ms of the 800 ms mean step (25%" in v.headline
     rows = {e.metric: e for e in v.evidence}
     assert rows["replay.saves_share"].fired is True and rows["replay.what_if"].value == "no_host_sync"
     assert v.secondary == ("input_bound",)
