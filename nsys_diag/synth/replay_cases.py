@@ -13,6 +13,8 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
 * ``microsecond_syncs`` — syncs after the queue has drained: each waits microseconds;
 * ``input_bound_loop`` — the worked example's shape: 420 ms of data loading on the host, then an
   input copy and 192 ms of kernels hidden behind the host phases;
+* ``allreduce_hidden_in_backward`` — two ranks; a 30 ms all-reduce on the NCCL stream runs
+  beside the 90 ms backward (launched at its start), the host waits for both at the step end;
 * ``checkpoint_every_fourth`` — a fast majority and a few slow steps: 70 ms steps with 10 ms of
   logging, and every fourth step also saves a 200 ms checkpoint (host only, GPU idle): nine
   normal steps and three outliers among the twelve analysed.
@@ -118,6 +120,28 @@ def input_bound_loop() -> Scenario:
                           syncs=(SyncSpec("cudaStreamSynchronize", at=0.5),))))
 
 
+HIDDEN_ALLREDUCE_NS = 30 * MS
+
+
+def allreduce_hidden_in_backward() -> Scenario:
+    return Scenario(
+        name="allreduce_hidden_in_backward",
+        description="Two ranks: a 30 ms gradient all-reduce runs beside the 90 ms backward "
+                    "(DDP-style overlap); the step waits for both at its end.",
+        expected_verdict="compute_bound", steps=5, warmup_extra_ns=20 * MS,
+        warmup_phase="forward", gpu="H100", n_devices=2, world_size=2,
+        env={"WORLD_SIZE": "2"},
+        phases=(PhaseSpec("forward", 40 * MS, canonical="forward", kernels=(
+                    KernelSpec("nvjet", 1_500 * US, 24, at=0.0),)),
+                PhaseSpec("backward", BACKWARD_NS + 2 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", BACKWARD_NS // 45, 45, at=0.0),
+                    KernelSpec("nccl_allreduce", HIDDEN_ALLREDUCE_NS, 1, stream=NCCL_STREAM,
+                               nvtx="ncclAllReduce", nvtx_domain="NCCL", at=0.0)),
+                          syncs=(SyncSpec("cudaDeviceSynchronize", at=1.0),)),
+                PhaseSpec("optimizer", 6 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 5, at=0.0),))))
+
+
 LOG_NS = 10 * MS
 CHECKPOINT_NS = 200 * MS
 CHECKPOINT_EVERY = 4
@@ -148,5 +172,6 @@ def checkpoint_every_fourth() -> Scenario:
 REPLAY_CASES = {"item_per_layer": item_per_layer,
                 "allreduce_after_backward": allreduce_after_backward,
                 "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop,
-                "checkpoint_every_fourth": checkpoint_every_fourth}
+                "checkpoint_every_fourth": checkpoint_every_fourth,
+                "allreduce_hidden_in_backward": allreduce_hidden_in_backward}
 """Replay scenario name → factory (see the module docstring)."""

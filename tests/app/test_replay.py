@@ -188,3 +188,22 @@ def test_the_replay_names_phases_with_the_users_phase_map():
     assert view["verdict"]["code"] == "overhead_bound"
     assert view["verdict"]["projected_step_ms_if_fixed"] == \
         _what_if(view, "no_overhead_phases")["step_ms_after"]
+
+
+def test_more_gpus_comes_from_the_data_parallel_replay(tmp_path):
+    from nsys_diag.synth.replay_cases import ALLREDUCE_NS, REPLAY_CASES
+    from nsys_diag.synth.writer import write_nsys_sqlite
+
+    path = tmp_path / "allreduce_after_backward.sqlite"
+    write_nsys_sqlite(path, REPLAY_CASES["allreduce_after_backward"]())
+    view = analyze_path(str(path))
+    rows = {r["gpus"]: r for r in view["scaling"]}
+    assert sorted(rows) == [1, 2, 4, 8] and view["scaling_reason"] is None
+    assert all(r["basis"] == "replay" for r in rows.values())
+    # the exposed 150 ms all-reduce of two ranks grows to 225 ms at four, all of it exposed
+    assert rows[4]["allreduce_ms"] == pytest.approx(1.5 * ALLREDUCE_NS / 1e6, rel=1e-3)
+    assert rows[4]["step_ms"] - rows[2]["step_ms"] == pytest.approx(
+        0.5 * ALLREDUCE_NS / 1e6, rel=0.02)
+    assert rows[2]["step_ms"] == pytest.approx(view["steps"]["mean_ms"], rel=1e-6)
+    advice = view["verdict"]["scale_advice"]
+    assert "exposed communication as measured" in advice and "stays hidden" not in advice

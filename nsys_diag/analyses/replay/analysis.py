@@ -36,6 +36,7 @@ import pandas as pd
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
+from nsys_diag.analyses.replay import scaling as S
 from nsys_diag.analyses.replay import whatif as W
 from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
@@ -107,6 +108,10 @@ class ReplayResult:
     critical_path: tuple[CriticalPathRow, ...]
     notes: tuple[str, ...] = ()
     what_if: tuple[W.WhatIf, ...] = ()
+    scaling: tuple[S.ScaledStep, ...] = ()
+    """The data-parallel projection (``replay/scaling.py``); () without collectives or without
+    the capture's rank count. Not part of ``to_json``: it becomes the process's ``scaling[]``."""
+    ranks: int | None = None
 
     available = True
 
@@ -248,8 +253,10 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
-                  link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None
-                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
+                  link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
+                  ranks: int | None = None
+                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...],
+                             tuple[S.ScaledStep, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
@@ -257,6 +264,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     acc: dict[Key, int] = {}
     notes: list[str] = []
     priced: list[tuple[str, int, dict[str, int]]] = []
+    scaled: list[tuple[dict[int, int], int]] = []  # per step: {N: replayed ns}, collective ns
     for i, why in representative_steps(steps, max_steps):
         s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
         cuts = _cuts(pt, s, e)
@@ -265,6 +273,8 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                          f"replayed in {len(cuts) - 1} slices")
         replayed, unexplained, n_ops, inferred, explicit = 0, 0, 0, 0, 0
         raw: dict[str, int] = {}
+        by_n: dict[int, int] = {}
+        coll = 0
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
@@ -279,17 +289,25 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                                          explicit + m.explicit_edges)
             for wid, ns in W.price(w).items():
                 raw[wid] = raw.get(wid, 0) + ns
+            sc = S.scaled_steps(w, ranks or 0)
+            coll += S.collective_ns(w) if sc else 0
+            for n in S.SCALE_GPUS:
+                by_n[n] = by_n.get(n, 0) + sc.get(n, end_r - a)
         out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
                               explicit))
         priced.append((why, replayed, W.finish(raw)))
+        scaled.append((by_n if coll else {}, coll))
     weights = step_weights(steps, [r.index for r in out])
+    projection: tuple[S.ScaledStep, ...] = ()
     if weights.any():  # the mean over all analysed steps, by step kind
         mean = float(steps.analysed_durations_ns.mean())
         what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced],
                               weights.tolist(), mean)
+        projection = S.combine([p[1] for p in priced], [s[0] for s in scaled],
+                               [s[1] for s in scaled], weights.tolist(), mean, ranks or 0)
     else:  # only warm-up steps replayed: their plain mean
         what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced])
-    return out, acc, notes, what_if
+    return out, acc, notes, what_if, projection
 
 
 def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
@@ -388,7 +406,8 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                    cuda_events: pd.DataFrame | None = None,
                    kernel_streams: pd.DataFrame | None = None,
                    gpus: pd.DataFrame | None = None,
-                   max_steps: int = MAX_STEPS, phase_map=None) -> ReplayResult | Unavailable:
+                   max_steps: int = MAX_STEPS, phase_map=None,
+                   ranks: int | None = None) -> ReplayResult | Unavailable:
     """Replay one process (frames restricted to it; see the module docstring). The replay-only
     frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
     ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
@@ -396,7 +415,9 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     ``kernel_streams`` (streams of kernels loaded without detail). ``window``: the analysed
     window used when there are no steps; ``gpus``: the GPU table (the host link a what-if falls
     back on); ``max_steps``: how many representative steps to replay at most (the caller's cost
-    budget; ``representative_steps``)."""
+    budget; ``representative_steps``); ``ranks``: how many data-parallel ranks ran the captured
+    collectives (≥ 2: the steps are replayed again with them scaled to ``scaling.SCALE_GPUS``
+    ranks; None: no projection)."""
     if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
     kernels = with_kernel_streams(kernels, kernel_streams)
@@ -410,10 +431,11 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     io = _host_io(osrt)
     try:
         what_if: tuple[W.WhatIf, ...] = ()
+        projection: tuple[S.ScaledStep, ...] = ()
         if isinstance(steps, StepsResult) and steps.count:
-            done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
-                                                      _host_link(gpus, kernels, memcpy),
-                                                      max_steps, phase_map)
+            done, acc, notes, what_if, projection = _replay_steps(
+                pt, steps, nvtx, io, _host_link(gpus, kernels, memcpy), max_steps, phase_map,
+                ranks)
             basis = "steps"
         else:
             done, acc, notes = _replay_window(pt, window, nvtx, io, phase_map)
@@ -425,4 +447,4 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     total = sum(s.replayed_ns for s in done)
     return ReplayResult(basis, tuple(done),
                         _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
-                        what_if)
+                        what_if, projection, ranks if projection else None)
