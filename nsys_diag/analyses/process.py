@@ -426,7 +426,8 @@ def diagnose_with_replay(p: ProcessAnalysis, th: Thresholds) -> tuple[VerdictInp
     (``pricing``), or — the replay unavailable or pricing nothing — the reason, which the
     fallback verdict states in its evidence."""
     savings = savings_of(p.replay)
-    base = dataclasses.replace(p.verdict_inputs, scaling=scaling_facts(p.scaling[0]))
+    rows: list[dict] = getattr(p, "scaling", ([], None))[0]  # a stand-in may have none
+    base = dataclasses.replace(p.verdict_inputs, scaling=scaling_facts(rows))
     if savings:
         vin = dataclasses.replace(base, savings=savings, replay_reason=None,
                                   made_of=made_of(p.replay))
