@@ -51,6 +51,10 @@ def test_streamed_replay_equals_in_memory():
     for key in ("code", "finding", "projected_step_ms_if_fixed", "headline"):
         assert streamed["verdict"][key] == whole["verdict"][key]
     assert any(e["metric"] == "replay.saves_share" for e in streamed["verdict"]["evidence"])
+    # and project more GPUs from the same data-parallel replay
+    assert whole["scaling"] and all(r["basis"] == "replay" for r in whole["scaling"])
+    assert streamed["scaling"] == whole["scaling"]
+    assert streamed["verdict"]["scale_advice"] == whole["verdict"]["scale_advice"]
 
 
 def test_no_replay_env_turns_it_off(monkeypatch):
