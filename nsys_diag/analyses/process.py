@@ -27,7 +27,7 @@ from nsys_diag.analyses.kernels.table import KernelsResult
 from nsys_diag.analyses.diagnosis.program import ProgramResult, analyze_program
 from nsys_diag.analyses.loader_workers import LoaderWorkersResult
 from nsys_diag.analyses.job.mfu import analyze_mfu
-from nsys_diag.analyses.job.scaling import analyze_scaling
+from nsys_diag.analyses.job.scaling import analyze_scaling, replay_scaling
 from nsys_diag.analyses.memory import MemoryResult
 from nsys_diag.analyses.steps.phases import PhasesResult
 from nsys_diag.analyses.steps.detection import StepsResult
@@ -180,6 +180,25 @@ def _scaling(gpu_name: str | None, steps, phases, communication, options: Analyz
                            gpu_name=gpu_name, link_gbps=options.link_gbps)
 
 
+def scaling_with_replay(p: ProcessAnalysis, batch_size: int | None
+                        ) -> tuple[list[dict], str | None]:
+    """``p.scaling`` from its replay's data-parallel projection (``replay_scaling``) when the
+    replay made one, else ``p.scaling`` as it is (the formula rows, or the reason)."""
+    replay = p.replay
+    projection = getattr(replay, "scaling", ()) if getattr(replay, "available", False) else ()
+    if not projection:
+        return p.scaling
+    return replay_scaling(projection, ranks=int(replay.ranks or 0), batch_size=batch_size,
+                          hidden_share=getattr(p.communication, "overlap_share", None)), None
+
+
+def scaling_facts(rows: list[dict]) -> tuple:
+    """The verdict's view of ``scaling[]``: (gpus, step ms, efficiency, exposed ms, basis) per
+    row beyond one GPU."""
+    return tuple((int(r["gpus"]), float(r["step_ms"]), r.get("efficiency"), r.get("exposed_ms"),
+                  str(r.get("basis", "formula"))) for r in rows if int(r["gpus"]) > 1)
+
+
 def _gpu_name(bundle: TraceBundle, devices: tuple[int, ...]) -> str | None:
     """The name of the process's first GPU as the export gives it (None when unknown)."""
     if not len(bundle.gpus) or not devices:
@@ -319,6 +338,8 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         roofline_confidence=roof_conf,
         kernel_level_only=(bundle.meta.format == "ncu-csv"),
         comm_exposed_share=comm_share,
+        comm_hidden_share=(communication.overlap_share if is_available(communication)
+                           and communication.per_device else None),
         memory_peak_share=mem_peak,
         data_warnings=sum(1 for q in quality if q.severity == "warning"),
         capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
@@ -405,16 +426,17 @@ def diagnose_with_replay(p: ProcessAnalysis, th: Thresholds) -> tuple[VerdictInp
     (``pricing``), or — the replay unavailable or pricing nothing — the reason, which the
     fallback verdict states in its evidence."""
     savings = savings_of(p.replay)
+    rows: list[dict] = getattr(p, "scaling", ([], None))[0]  # a stand-in may have none
+    base = dataclasses.replace(p.verdict_inputs, scaling=scaling_facts(rows))
     if savings:
-        vin = dataclasses.replace(p.verdict_inputs, savings=savings, replay_reason=None,
+        vin = dataclasses.replace(base, savings=savings, replay_reason=None,
                                   made_of=made_of(p.replay))
     else:
         reason = (unavailable_reason(p.replay) if not getattr(p.replay, "available", False)
                   else "the replay has no what-ifs for this process"
                   + (" (it replayed a window: no steps)"
                      if getattr(p.replay, "basis", "") == "window" else ""))
-        vin = dataclasses.replace(p.verdict_inputs, savings=None, replay_reason=reason,
-                                  made_of=())
+        vin = dataclasses.replace(base, savings=None, replay_reason=reason, made_of=())
     return vin, diagnose(vin, th)
 
 
@@ -445,9 +467,10 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
                          roofline=r["roofline"], window=window, quality=r["quality"],
                          has_kernels=bool(getattr(kres, "kernel_count", 0)),
                          transfers=r["transfers"], gpu_fill=gpu_fill)
-    verdict = diagnose(vin, th)
     mfu = _mfu(bundle, devices, steps, r["tensor_cores"], options)
     scaling = _scaling(_gpu_name(bundle, devices), steps, phases, r["communication"], options)
+    vin = dataclasses.replace(vin, scaling=scaling_facts(scaling[0]))
+    verdict = diagnose(vin, th)
     return ProcessAnalysis(
         global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
         phases=phases, utilization=r["utilization"], gaps=r["gaps"], kernels=kres,

@@ -21,6 +21,11 @@ launches, event ids: ``loaders/nsys_replay.py``) are read for the spans in both 
 
 ``NSYS_DIAG_NO_REPLAY=1`` skips all of it (``available: false`` with that reason).
 
+With collectives in two or more of its GPU processes (``collective_ranks``) each process's steps
+are replayed again with their collectives scaled to 1, 2, 4 and 8 data-parallel ranks
+(``analyses/replay/scaling.py``); that projection replaces the process's formula ``scaling[]``
+(``analyses/process.scaling_with_replay``).
+
 Then every process is diagnosed again with its replay (``analyses/process.diagnose_with_replay``):
 the verdict follows the what-if savings, or says in its evidence why it could not.
 """
@@ -34,7 +39,7 @@ import pandas as pd
 
 from nsys_diag.analyses.arrays import process_rows
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.process import diagnose_with_replay
+from nsys_diag.analyses.process import diagnose_with_replay, scaling_with_replay
 from nsys_diag.analyses.replay import (MAX_STEPS, NO_REPLAY_ENV, analyze_replay,
                                        representative_steps)
 from nsys_diag.analyses.steps.detection import StepsResult
@@ -228,7 +233,7 @@ def _span_rows(got: dict[str, pd.DataFrame | None]) -> int:
 
 def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
                    export_rows: int = 0, phase_map=None, export_tables: bool = True,
-                   read_span=None, zones=None):
+                   read_span=None, zones=None, ranks: int | None = None):
     """The replay of one ``ProcessAnalysis`` (``bundle``: the in-memory run's; None: read the
     spans from ``path`` with ``read_span``, default ``_read_span``; ``zones``: the streamed
     run's zone map, for the replay-only columns): its spans in priority order while their calls
@@ -269,7 +274,8 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
                           cuda_events=extra.cuda_events, kernel_streams=extra.kernel_streams,
                           gpus=gpus, max_steps=len(windows), phase_map=phase_map,
-                          ncu_dram_bytes=ncu_dram_bytes(getattr(p, "roofline", None)))
+                          ncu_dram_bytes=ncu_dram_bytes(getattr(p, "roofline", None)),
+                          ranks=ranks)
 
 
 def ncu_dram_bytes(roofline) -> dict[str, float] | None:
@@ -315,14 +321,26 @@ def attach_replays(path: str, suite, bundle=None, *, fmt: str = "nsys-sqlite",
     gpus = gpu_frame(list(suite.gpus))
     read_span = span_reader(path, skeleton, zones) if bundle is None and skeleton is not None \
         else None
+    ranks = collective_ranks(suite.processes)
     for p in suite.processes:
         p.replay = _replay_one(path, p, bundle, gpus, fmt, export_rows, off,
-                               getattr(suite.options, "phase_map", None), read_span, zones)
+                               getattr(suite.options, "phase_map", None), read_span, zones,
+                               ranks)
+        p.scaling = scaling_with_replay(p, getattr(suite.options, "batch_size", None))
         p.verdict_inputs, p.verdict = diagnose_with_replay(p, suite.thresholds)
 
 
+def collective_ranks(processes) -> int | None:
+    """The data-parallel ranks of the capture: its GPU processes that ran collectives (None
+    when fewer than two did: a single rank's file does not say how many ranks its collectives
+    spanned, and the replay projects nothing)."""
+    n = sum(1 for p in processes
+            if getattr(p.communication, "available", False) and p.communication.comm_ns > 0)
+    return n if n >= 2 else None
+
+
 def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows: int, off: bool,
-                phase_map=None, read_span=None, zones=None):
+                phase_map=None, read_span=None, zones=None, ranks: int | None = None):
     """The replay of one process, or ``Unavailable`` with the reason (never an exception)."""
     if off:
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
@@ -332,7 +350,7 @@ def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows:
     try:  # a PyTorch profiler trace: the replay reads the loaded frames only
         return replay_process(path, p, bundle, gpus, export_rows, phase_map,
                               export_tables=fmt == "nsys-sqlite", read_span=read_span,
-                              zones=zones)
+                              zones=zones, ranks=ranks)
     except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
         return Unavailable(f"the replay could not run on this export "
                            f"({type(exc).__name__}: {exc})")

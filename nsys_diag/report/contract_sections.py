@@ -201,7 +201,9 @@ MFU = Section(Obj({
     "with --batch-size) to report achieved TFLOP/s and MFU.", per_process=True)
 
 SCALING = List(Obj({"gpus": "int", "step_ms": "num", "allreduce_ms": "num", "samples_per_s": "num?",
-                    "efficiency": "num?", "assumptions": List("str")}), per_process=True)
+                    "efficiency": "num?", "assumptions": List("str"),
+                    "basis": Enum("replay", "formula"), "exposed_ms": "num"},
+                   optional=("basis", "exposed_ms")), per_process=True)
 
 LOADER = Section(Obj({
     "workers": "int", "busy_share": "share", "state": Enum("saturated", "busy", "idle"),

@@ -60,6 +60,21 @@ def finding_cost(f: dict) -> str:
     return " · ".join(parts)
 
 
+def finding_saving(f: dict, step_ms: float | None = None) -> str:
+    """What fixing a fired finding saves, from the replay: ``saves 98.8 ms/step (34%)`` (the
+    share over ``step_ms``, the mean analysed step, when known), ``not priced: <saves_reason>``,
+    or '' (not fired, or no saving recorded). Plain text: each renderer escapes it."""
+    if not f.get("fired") or ("saves_ms_per_step" not in f and not f.get("saves_reason")):
+        return ""
+    saves = finite(f.get("saves_ms_per_step"))
+    if saves is None:
+        reason = str(f.get("saves_reason") or "no what-if of the replay prices this cause")
+        return f"not priced: {reason}"
+    step = finite(step_ms)
+    share = f" ({fmt_pct(saves / step)})" if step and step > 0 else ""
+    return f"saves {fmt_ms(saves)}/step{share}"
+
+
 def fired_findings(view: dict) -> list[dict]:
     """Findings that fired, worst severity first then largest cost."""
     fs = [f for f in (view.get("findings") or []) if isinstance(f, dict) and f.get("fired")]

@@ -193,4 +193,7 @@ def scaling_line(rows: list | None) -> str | None:
         return None
     parts = [f"{r['gpus']} GPUs {fmt_pct(r.get('efficiency'))} efficiency ({fmt_ms(r.get('step_ms'))}/step)"
              for r in rows]
+    if rows[0].get("basis") == "replay":
+        return ("projected (data-parallel replay, exposed communication as measured): "
+                + " · ".join(parts))
     return "projected (weak scaling, ring all-reduce): " + " · ".join(parts)

@@ -25,7 +25,8 @@ from nsys_diag.model.vocabulary import VERDICT_CODES, VERDICT_TITLES
 from nsys_diag.report.clean import clean_view
 from nsys_diag.report.contract import normalize
 from nsys_diag.report.tables import gap_group_line, gap_groups
-from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
+from nsys_diag.report.evidence import (evidence_text, finding_cost, finding_saving, fired_findings,
+                                      unfired_summary)
 from nsys_diag.report.roofline_text import (fallback_pairings, gpu_label, peaks_source_text,
                                             roofline_rows)
 
@@ -150,11 +151,13 @@ def _findings(v: dict) -> list[str]:
     if not fired and not rest:
         return []
     out = ["**Findings**"]
+    step = (v.get("steps") or {}).get("mean_ms")
     for f in fired:
-        cost = finding_cost(f)
+        cost, saving = finding_cost(f), finding_saving(f, step)
         out.append(f"- **{md_text(f['severity'], 10)}** {md_text(f['cause'], 30)}"
                    + (f" ({md_text(cost, 60)})" if cost else "")
-                   + f": {md_text(f['headline'] or '', 200)}")
+                   + f": {md_text(f['headline'] or '', 200)}"
+                   + (f" — {md_text(saving, 160)}" if saving else ""))
     if rest:
         out.append(f"- _{md_text(rest, 400)}_")
     return out

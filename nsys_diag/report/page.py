@@ -29,7 +29,8 @@ from nsys_diag.report.clean import (
     clean_view,
 )
 from nsys_diag.report.contract import SECTIONS, SPEC, VERDICT_TONES, Section, normalize, normalize_as
-from nsys_diag.report.evidence import finding_cost, fired_findings, row_role, rule_text, unfired_summary
+from nsys_diag.report.evidence import (finding_cost, finding_saving, fired_findings, row_role,
+                                      rule_text, unfired_summary)
 from nsys_diag.report.formatting import (
     MISSING,
     fmt_bytes,
@@ -179,6 +180,7 @@ def _findings(v: dict) -> dict:
               "severity": str(f.get("severity") or "info"),
               "code": VERDICT_TITLES.get(str(f.get("code")), str(f.get("code") or MISSING)),
               "cost": finding_cost(f), "headline": f.get("headline") or "",
+              "saving": finding_saving(f, (v.get("steps") or {}).get("mean_ms")),
               "evidence": [_evidence_row(normalize_as(e, "evidence_row"))
                            for e in (f.get("evidence") or []) if isinstance(e, dict)]}
              for f in fired_findings(v)]

@@ -11,7 +11,8 @@ from nsys_diag.report.replay_render import waits_on_text, what_if_rows
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
 from nsys_diag.report.tables import gap_groups, step_list
-from nsys_diag.report.evidence import evidence_text, finding_cost, fired_findings, unfired_summary
+from nsys_diag.report.evidence import (evidence_text, finding_cost, finding_saving, fired_findings,
+                                      unfired_summary)
 
 NAME_COL = 28
 TOP_GAPS_SHOWN = 5
@@ -102,6 +103,9 @@ def _findings(v: dict) -> list[str]:
                    + (f" · {cost}" if cost else "") + f" → {_c(f.get('code'), 30)}")
         if f.get("headline"):
             out.append(f"      {_c(f['headline'])}")
+        saving = finding_saving(f, (v.get("steps") or {}).get("mean_ms"))
+        if saving:
+            out.append(f"      {_c(saving)}")
         out += [f"      - {_c(evidence_text(e))}" for e in (f.get("evidence") or [])[:3]]
     if rest:
         out.append(f"  {_c(rest)}")

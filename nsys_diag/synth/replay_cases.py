@@ -17,12 +17,17 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
   step) and 10 ms of elementwise kernels, queued at once; the host waits for them to drain;
 * ``managed_memory_faults`` — page-fault migrations of managed memory (``uvm_h2d``: 50 × 400 µs
   per step) on the compute stream ahead of 30 ms of GEMMs; the host waits for the queue, then
-  reads results back, faulting pages to the host (``uvm_d2h``: 20 × 500 µs while it runs).
+  reads results back, faulting pages to the host (``uvm_d2h``: 20 × 500 µs while it runs);
+* ``allreduce_hidden_in_backward`` — two ranks; a 30 ms all-reduce on the NCCL stream runs
+  beside the 90 ms backward (launched at its start), the host waits for both at the step end;
+* ``checkpoint_every_fourth`` — a fast majority and a few slow steps: 70 ms steps with 10 ms of
+  logging, and every fourth step also saves a 200 ms checkpoint (host only, GPU idle): nine
+  normal steps and three outliers among the twelve analysed.
 """
 from __future__ import annotations
 
 from nsys_diag.synth.scenarios import (MS, NCCL_STREAM, US, KernelSpec, MemcpySpec, MiB,
-                                       PhaseSpec, Scenario, SyncSpec)
+                                       PeriodicSpec, PhaseSpec, Scenario, SyncSpec)
 
 ITEM_LAYERS = 8
 ITEM_LAYER_GPU_NS = 2 * MS
@@ -164,9 +169,60 @@ def managed_memory_faults() -> Scenario:
                                at=0.0),))))
 
 
+HIDDEN_ALLREDUCE_NS = 30 * MS
+
+
+def allreduce_hidden_in_backward() -> Scenario:
+    return Scenario(
+        name="allreduce_hidden_in_backward",
+        description="Two ranks: a 30 ms gradient all-reduce runs beside the 90 ms backward "
+                    "(DDP-style overlap); the step waits for both at its end.",
+        expected_verdict="compute_bound", steps=5, warmup_extra_ns=20 * MS,
+        warmup_phase="forward", gpu="H100", n_devices=2, world_size=2,
+        env={"WORLD_SIZE": "2"},
+        phases=(PhaseSpec("forward", 40 * MS, canonical="forward", kernels=(
+                    KernelSpec("nvjet", 1_500 * US, 24, at=0.0),)),
+                PhaseSpec("backward", BACKWARD_NS + 2 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", BACKWARD_NS // 45, 45, at=0.0),
+                    KernelSpec("nccl_allreduce", HIDDEN_ALLREDUCE_NS, 1, stream=NCCL_STREAM,
+                               nvtx="ncclAllReduce", nvtx_domain="NCCL", at=0.0)),
+                          syncs=(SyncSpec("cudaDeviceSynchronize", at=1.0),)),
+                PhaseSpec("optimizer", 6 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 5, at=0.0),))))
+
+
+LOG_NS = 10 * MS
+CHECKPOINT_NS = 200 * MS
+CHECKPOINT_EVERY = 4
+FAST_STEP_NS = 70 * MS
+"""``checkpoint_every_fourth``: the step without its checkpoint (data 2, forward 20, backward 30,
+optimizer 8, logging 10 ms)."""
+
+
+def checkpoint_every_fourth() -> Scenario:
+    return Scenario(
+        name="checkpoint_every_fourth",
+        description="70 ms steps logging 10 ms each; every fourth step also saves a 200 ms "
+                    "checkpoint on the host while the GPU idles.",
+        expected_verdict="overhead_bound", steps=13, warmup_extra_ns=20 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=(PhaseSpec("data", 2 * MS, canonical="data"),
+                PhaseSpec("forward", 20 * MS, canonical="forward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 1 * MS, 18, at=0.0),)),
+                PhaseSpec("backward", 30 * MS, canonical="backward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 1 * MS, 28, at=0.0),)),
+                PhaseSpec("optimizer", 8 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 1 * MS, 6, at=0.0),)),
+                PhaseSpec("log_metrics", LOG_NS, canonical="overhead")),
+        periodic=(PeriodicSpec(every=CHECKPOINT_EVERY, phase=PhaseSpec(
+            "save_checkpoint", CHECKPOINT_NS, canonical="overhead")),))
+
+
 REPLAY_CASES = {"item_per_layer": item_per_layer,
                 "allreduce_after_backward": allreduce_after_backward,
                 "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop,
                 "sgemm_no_tensor_cores": sgemm_no_tensor_cores,
-                "managed_memory_faults": managed_memory_faults}
+                "managed_memory_faults": managed_memory_faults,
+                "checkpoint_every_fourth": checkpoint_every_fourth,
+                "allreduce_hidden_in_backward": allreduce_hidden_in_backward}
 """Replay scenario name → factory (see the module docstring)."""

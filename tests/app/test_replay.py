@@ -51,6 +51,10 @@ def test_streamed_replay_equals_in_memory():
     for key in ("code", "finding", "projected_step_ms_if_fixed", "headline"):
         assert streamed["verdict"][key] == whole["verdict"][key]
     assert any(e["metric"] == "replay.saves_share" for e in streamed["verdict"]["evidence"])
+    # and project more GPUs from the same data-parallel replay
+    assert whole["scaling"] and all(r["basis"] == "replay" for r in whole["scaling"])
+    assert streamed["scaling"] == whole["scaling"]
+    assert streamed["verdict"]["scale_advice"] == whole["verdict"]["scale_advice"]
 
 
 def test_no_replay_env_turns_it_off(monkeypatch):
@@ -233,3 +237,22 @@ def test_streamed_spans_read_as_chunks_hold_the_rows_of_a_plain_windowed_read(mo
                 continue
             assert len(plain[name]) > 0 or name in ("memset", "osrt", "sync")
             assert canonical([chunked[name]]).equals(canonical([plain[name]])), name
+
+
+def test_more_gpus_comes_from_the_data_parallel_replay(tmp_path):
+    from nsys_diag.synth.replay_cases import ALLREDUCE_NS, REPLAY_CASES
+    from nsys_diag.synth.writer import write_nsys_sqlite
+
+    path = tmp_path / "allreduce_after_backward.sqlite"
+    write_nsys_sqlite(path, REPLAY_CASES["allreduce_after_backward"]())
+    view = analyze_path(str(path))
+    rows = {r["gpus"]: r for r in view["scaling"]}
+    assert sorted(rows) == [1, 2, 4, 8] and view["scaling_reason"] is None
+    assert all(r["basis"] == "replay" for r in rows.values())
+    # the exposed 150 ms all-reduce of two ranks grows to 225 ms at four, all of it exposed
+    assert rows[4]["allreduce_ms"] == pytest.approx(1.5 * ALLREDUCE_NS / 1e6, rel=1e-3)
+    assert rows[4]["step_ms"] - rows[2]["step_ms"] == pytest.approx(
+        0.5 * ALLREDUCE_NS / 1e6, rel=0.02)
+    assert rows[2]["step_ms"] == pytest.approx(view["steps"]["mean_ms"], rel=1e-6)
+    advice = view["verdict"]["scale_advice"]
+    assert "exposed communication as measured" in advice and "stays hidden" not in advice

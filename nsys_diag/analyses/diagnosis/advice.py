@@ -36,6 +36,12 @@ CHECKPOINT_RE = re.compile(r"checkpoint|ckpt|save|snapshot", re.IGNORECASE)
 LOGGING_RE = re.compile(r"log|eval|valid|metric|print|report|wandb|tensorboard", re.IGNORECASE)
 
 
+def _nothing_hidden(x: Any) -> bool:
+    """Communication measured and none of it hidden behind compute."""
+    hidden = getattr(x, "comm_hidden_share", None)
+    return hidden is not None and hidden <= 0 and (getattr(x, "comm_exposed_share", 0) or 0) > 0
+
+
 @dataclass(frozen=True)
 class Rule:
     """One piece of advice: ``text`` is the PyTorch wording; ``variants`` maps an advice flavour
@@ -392,7 +398,10 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
                                    "Nsight Compute (--ncu) and use tuned library kernels "
                                    "(cuBLAS, cuDNN, CUTLASS) where they fit."),)),
         Rule("Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
-             "overlapped.", ("gpu.utilization",)),
+             "overlapped.", ("gpu.utilization",), when=lambda x, th: not _nothing_hidden(x)),
+        Rule("Before scaling out, overlap the communication with compute: none of it is hidden "
+             "today, so every rank added lengthens each step by its all-reduce.",
+             ("gpu.utilization",), when=lambda x, th: _nothing_hidden(x)),
     ),
 }
 """Advice per cause, in the order it is offered."""

@@ -16,7 +16,9 @@ here only when it is a second price of a cause or priced under another name.
 ``savings_of(replay)`` turns a replay result (or its ``what_if`` JSON rows) into
 ``{finding cause: Saving}``; ``made_of(replay)`` the critical path by kind (what the step waits
 on). Both read the replay duck-typed (``to_json()``), so this module imports no replay code.
-All times are milliseconds per analysed step, shares fractions of the mean replayed step.
+All times are milliseconds per analysed step, shares fractions of the mean analysed step (the
+replay weighs each replayed step's saving by the analysed steps of its kind:
+``replay/whatif.summarise``).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ PRICED_AS = {"exposed_communication": "communication"}
 @dataclass(frozen=True)
 class Saving:
     """One cause's price from the replay: the what-if, its mean saving per step (ms), the mean
-    step after the change (ms), the saving as a share of the mean replayed step and its range
+    step after the change (ms), the saving as a share of the mean analysed step and its range
     over the replayed steps (ms)."""
 
     what_if: str

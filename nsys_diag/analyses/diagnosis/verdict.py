@@ -20,7 +20,7 @@ Rules, in the order they are applied
    capture is mostly start-up"), capture-range advice.
 3. With the replay's prices (``VerdictInputs.savings``: finding cause → what-if saving, the map
    of ``analyses/diagnosis/pricing.py``): the finding whose what-if saves the most wins when it
-   saves ≥ ``verdict_min_saving_share`` of the mean replayed step (rule row
+   saves ≥ ``verdict_min_saving_share`` of the mean analysed step (rule row
    ``replay.saves_share``; a finding its own rule did not fire is promoted by that saving); its
    headline says what the fix saves. Otherwise the fired idle findings that no what-if prices
    (none exists for the cause, or it saves nothing in every replayed step: the replay does not
@@ -116,6 +116,8 @@ class VerdictInputs:
     roofline_confidence: str | None = None
     kernel_level_only: bool = False  # an Nsight Compute CSV alone: per-kernel counters, no timeline
     comm_exposed_share: float | None = None
+    comm_hidden_share: float | None = None  # communication hidden behind compute (0..1)
+    scaling: tuple = ()  # (gpus, step ms, efficiency, exposed ms, basis) of scaling[] beyond 1 GPU
     memory_peak_share: float | None = None
     data_warnings: int = 0
     capture_hints: tuple = ()
@@ -525,7 +527,7 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     if s is not None:
         step = s.saves_ms + s.step_ms_after
         return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
-                f"{_ms(step)} ms replayed step ({_pct(s.saves_share)}; {s.change}); GPU "
+                f"{_ms(step)} ms mean step ({_pct(s.saves_share)}; {s.change}); GPU "
                 f"utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
@@ -554,7 +556,7 @@ def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) 
         return (f"Adding GPUs will make it worse: communication already costs {s} "
                 f"{'of the step' if cause == 'exposed_communication' else 'of the window'} and "
                 "grows with the number of ranks. Improve overlap or communicate less first; a "
-                "faster interconnect helps.")
+                "faster interconnect helps." + _projection(x))
     if code == "memory_bound":
         return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
                 "throughput (data parallel) but each stays memory-bound. Fusion and lower "
@@ -571,5 +573,28 @@ def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) 
                 "(mixed precision/TF32) is typically a several-fold speed-up on the same hardware.")
     exposed = f" (exposed communication now {_pct(x.comm_exposed_share)})" \
         if x.comm_exposed_share is not None else ""
+    if any(r[4] == "replay" for r in x.scaling):
+        return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) "
+                f"will help as far as communication allows{exposed}." + _projection(x))
+    if x.comm_hidden_share is not None and x.comm_hidden_share <= 0 and \
+            (x.comm_exposed_share or 0) > 0:
+        return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) "
+                f"will help, but none of the communication is hidden today{exposed}: each rank "
+                "added lengthens every step by its share of the all-reduce." + _projection(x))
     return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) will "
-            f"help, close to linearly while communication stays hidden{exposed}.")
+            f"help, close to linearly while communication stays hidden{exposed}."
+            + _projection(x))
+
+
+def _projection(x: VerdictInputs) -> str:
+    """The ``scaling[]`` projection in words (" The data-parallel replay, exposed communication
+    as measured: 2 GPUs 293 ms/step (98% efficiency, 148 ms exposed) · …"); "" without rows."""
+    if not x.scaling:
+        return ""
+    parts = [f"{gpus} GPUs {_ms(step)} ms/step ({_pct(eff)} efficiency"
+             + (f", {_ms(exposed)} ms exposed communication)" if exposed is not None else ")")
+             for gpus, step, eff, exposed, _ in x.scaling]  # three GPU counts
+    head = ("The data-parallel replay (the step's collectives scaled for N ranks, exposed "
+            "communication as measured) projects " if x.scaling[0][4] == "replay" else
+            "The weak-scaling formula (ring all-reduce of --grad-bytes) projects ")
+    return " " + head + "; ".join(parts) + "."

@@ -16,7 +16,14 @@ with the numbers):
 
 Gradient bytes come from ``--grad-bytes``; the link bandwidth from ``--link-gbps`` or the table
 below (per direction, datasheet figures). Without gradient bytes nothing is projected: the reason
-says what to pass.
+says what to pass. Rows of this formula carry ``basis: "formula"``.
+
+When the process's steps hold collectives and the capture's rank count is known, the projection
+comes from a data-parallel replay instead (``replay_scaling``, ``analyses/replay/scaling.py``):
+the steps replayed with their measured collectives scaled by ``2·(N−1)/N`` from the capture's
+ranks, exposed communication as measured (only the part the step does not hide adds);
+``basis: "replay"``, ``allreduce_ms`` the scaled collective time, ``exposed_ms`` what of it the
+step waits on.
 """
 from __future__ import annotations
 
@@ -82,5 +89,33 @@ def analyze_scaling(*, step_ms: float | None, exposed_comm_ms: float | None,
         rows.append({"gpus": n, "step_ms": step_n, "allreduce_ms": ring_ms,
                      "samples_per_s": (n * batch_size / (step_n / 1e3)) if batch_size else None,
                      "efficiency": (step_1 / step_n) if step_1 and step_n > 0 else None,
-                     "assumptions": list(assumptions)})
+                     "assumptions": list(assumptions), "basis": "formula",
+                     "exposed_ms": max(0.0, ring_ms - overlap)})
     return rows, None
+
+
+def replay_scaling(projection, *, ranks: int, batch_size: int | None,
+                   hidden_share: float | None) -> list[dict]:
+    """Scaling rows from the replay's data-parallel projection (``ReplayResult.scaling``: rows
+    with ``gpus``, ``step_ms``, ``exposed_ms``, ``collective_ms``, read duck-typed); ``ranks``:
+    the capture's rank count; ``hidden_share``: the measured share of communication hidden
+    behind compute (None: not measured). [] without a projection."""
+    rows = sorted(projection, key=lambda r: r.gpus)
+    if not rows:
+        return []
+    step_1 = rows[0].step_ms if rows[0].gpus == 1 else None
+    hidden = (f"{hidden_share:.0%} of it hidden behind compute today" if hidden_share is not None
+              else "its hidden share not measured")
+    assumptions = [
+        "weak scaling: data parallel, per-GPU batch fixed; data, overhead and compute per step stay",
+        f"replay: the step's measured collectives scaled by 2(N-1)/N from the capture's {ranks} "
+        "ranks (ring all-reduce)",
+        f"exposed communication as measured ({hidden}): only what the step does not hide adds",
+    ]
+    return [{"gpus": int(r.gpus), "step_ms": float(r.step_ms),
+             "allreduce_ms": float(r.collective_ms),
+             "samples_per_s": (r.gpus * batch_size / (r.step_ms / 1e3))
+             if batch_size and r.step_ms > 0 else None,
+             "efficiency": (step_1 / r.step_ms) if step_1 and r.step_ms > 0 else None,
+             "assumptions": list(assumptions), "basis": "replay",
+             "exposed_ms": float(r.exposed_ms)} for r in rows]

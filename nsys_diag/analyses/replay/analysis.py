@@ -10,7 +10,9 @@ duration, the one nearest the 90th percentile, the first outlier and the last wa
 (basis ``steps``). Without steps: the whole analysed window, cut into consecutive slices of at
 most ``MAX_REPLAY_OPS`` calls and operations (basis ``window``). A step with more than
 ``MAX_REPLAY_OPS`` is replayed in such slices too (each slice starts at its captured time; the
-step's replayed time is the sum of its slices'; a note says so).
+step's replayed time is the sum of its slices'; a note says so). The what-ifs' savings are the
+mean over all analysed steps by step kind (``step_weights``: each replayed analysed step stands
+for the analysed steps of its kind nearest to it in duration; ``whatif.summarise``).
 
 Fidelity: per replayed step the measured duration (its NVTX range) and the replayed one (where
 the step's thread reaches the range end in the replay); ``error_pct`` is signed (positive: the
@@ -34,6 +36,7 @@ import pandas as pd
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
+from nsys_diag.analyses.replay import scaling as S
 from nsys_diag.analyses.replay import whatif as W
 from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
@@ -107,6 +110,10 @@ class ReplayResult:
     notes: tuple[str, ...] = ()
     what_if: tuple[W.WhatIf, ...] = ()
     capture_hints: tuple[str, ...] = ()
+    scaling: tuple[S.ScaledStep, ...] = ()
+    """The data-parallel projection (``replay/scaling.py``); () without collectives or without
+    the capture's rank count. Not part of ``to_json``: it becomes the process's ``scaling[]``."""
+    ranks: int | None = None
 
     available = True
 
@@ -211,6 +218,32 @@ def representative_steps(steps: StepsResult, max_steps: int = MAX_STEPS
     return sorted(picks)
 
 
+def step_weights(steps: StepsResult, replayed: list[int]) -> np.ndarray:
+    """How many analysed steps each replayed step stands for (one count per ``replayed`` index,
+    by step index): every analysed step is represented by the replayed analysed step of its own
+    kind (``normal`` or ``outlier``, ``steps.kinds``) nearest in duration, or — no step of its
+    kind was replayed — by the replayed analysed step nearest in duration. A replayed step that is
+    not analysed (warm-up) stands for none; all zeros when no analysed step was replayed."""
+    out = np.zeros(len(replayed), np.int64)
+    kinds = np.asarray(steps.kinds, dtype=object)
+    rep = np.asarray(replayed, np.int64)
+    usable = steps.analysed_mask[rep] if rep.size else np.zeros(0, bool)
+    if not usable.any():
+        return out
+    dur = steps.durations_ns.astype(np.float64)
+    for kind in ("normal", "outlier"):  # the analysed step kinds (steps.detection.STEP_KINDS)
+        members = np.flatnonzero(kinds == kind)
+        if not members.size:
+            continue
+        cand = np.flatnonzero(usable & (kinds[rep] == kind))
+        if not cand.size:
+            cand = np.flatnonzero(usable)
+        # members × candidates: ≤ analysed steps × MAX_STEPS distances
+        nearest = cand[np.argmin(np.abs(dur[members][:, None] - dur[rep[cand]][None, :]), axis=1)]
+        out += np.bincount(nearest, minlength=len(replayed))
+    return out
+
+
 def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
     if osrt is None or not len(osrt):
         return None
@@ -223,8 +256,9 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
                   link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
-                  tc: W.TensorRule | None = None
-                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
+                  tc: W.TensorRule | None = None, ranks: int | None = None
+                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...],
+                             tuple[S.ScaledStep, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
@@ -232,6 +266,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     acc: dict[Key, int] = {}
     notes: list[str] = []
     priced: list[tuple[str, int, dict[str, int]]] = []
+    scaled: list[tuple[dict[int, int], int]] = []  # per step: {N: replayed ns}, collective ns
     for i, why in representative_steps(steps, max_steps):
         s, e = int(steps.starts_ns[i]), int(steps.ends_ns[i])
         cuts = _cuts(pt, s, e)
@@ -240,6 +275,8 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                          f"replayed in {len(cuts) - 1} slices")
         replayed, unexplained, n_ops, inferred, explicit = 0, 0, 0, 0, 0
         raw: dict[str, int] = {}
+        by_n: dict[int, int] = {}
+        coll = 0
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
@@ -254,15 +291,28 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                                          explicit + m.explicit_edges)
             for wid, ns in W.price(w).items():
                 raw[wid] = raw.get(wid, 0) + ns
+            sc = S.scaled_steps(w, ranks or 0)
+            coll += S.collective_ns(w) if sc else 0
+            for n in S.SCALE_GPUS:
+                by_n[n] = by_n.get(n, 0) + sc.get(n, end_r - a)
         out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
                               explicit))
         priced.append((why, replayed, W.finish(raw)))
-    analysed = [p for p in priced if p[0] != "warmup"] or priced
-    what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed],
-                          {"tensor_cores_on": tc.change()} if tc is not None else
-                          {"tensor_cores_on": "not priced: the GPU's BF16 Tensor Core and FP32 "
-                                              "rates are not in the spec table"})
-    return out, acc, notes, what_if
+        scaled.append((by_n if coll else {}, coll))
+    changes = {"tensor_cores_on": tc.change()} if tc is not None else \
+        {"tensor_cores_on": "not priced: the GPU's BF16 Tensor Core and FP32 rates are not in "
+                            "the spec table"}
+    weights = step_weights(steps, [r.index for r in out])
+    projection: tuple[S.ScaledStep, ...] = ()
+    if weights.any():  # the mean over all analysed steps, by step kind
+        mean = float(steps.analysed_durations_ns.mean())
+        what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced],
+                              weights.tolist(), mean, changes)
+        projection = S.combine([p[1] for p in priced], [s[0] for s in scaled],
+                               [s[1] for s in scaled], weights.tolist(), mean, ranks or 0)
+    else:  # only warm-up steps replayed: their plain mean
+        what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced], changes=changes)
+    return out, acc, notes, what_if, projection
 
 
 def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
@@ -382,7 +432,8 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                    kernel_streams: pd.DataFrame | None = None,
                    gpus: pd.DataFrame | None = None,
                    max_steps: int = MAX_STEPS, phase_map=None,
-                   ncu_dram_bytes: dict[str, float] | None = None) -> ReplayResult | Unavailable:
+                   ncu_dram_bytes: dict[str, float] | None = None,
+                   ranks: int | None = None) -> ReplayResult | Unavailable:
     """Replay one process (frames restricted to it; see the module docstring). The replay-only
     frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
     ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
@@ -392,7 +443,8 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     back on, and the Tensor Core and FP32 rates of ``tensor_cores_on``); ``max_steps``: how many
     representative steps to replay at most (the caller's cost budget; ``representative_steps``);
     ``ncu_dram_bytes``: ncu DRAM bytes per launch by kernel family (``tensor_cores_on``'s DRAM
-    floor)."""
+    floor); ``ranks``: how many data-parallel ranks ran the captured collectives (≥ 2: the steps
+    are replayed again with them scaled to ``scaling.SCALE_GPUS`` ranks; None: no projection)."""
     if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
     kernels = with_kernel_streams(kernels, kernel_streams)
@@ -406,13 +458,14 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     io = _host_io(osrt)
     try:
         what_if: tuple[W.WhatIf, ...] = ()
+        projection: tuple[S.ScaledStep, ...] = ()
         if isinstance(steps, StepsResult) and steps.count:
             row = _gpu_row(gpus, kernels, memcpy)
             tc = W.tensor_rule(pt, str(row["name"].iloc[0]) if row is not None else None,
                                ncu_dram_bytes)
-            done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
-                                                      _host_link(gpus, kernels, memcpy),
-                                                      max_steps, phase_map, tc)
+            done, acc, notes, what_if, projection = _replay_steps(
+                pt, steps, nvtx, io, _host_link(gpus, kernels, memcpy), max_steps, phase_map,
+                tc, ranks)
             basis = "steps"
         else:
             done, acc, notes = _replay_window(pt, window, nvtx, io, phase_map)
@@ -424,4 +477,5 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     total = sum(s.replayed_ns for s in done)
     return ReplayResult(basis, tuple(done),
                         _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
-                        what_if, capture_hints(pt, done, cuda_events))
+                        what_if, capture_hints(pt, done, cuda_events), projection,
+                        ranks if projection else None)

@@ -153,6 +153,32 @@ def test_compute_bound_healthy():
     assert v.projected_step_ms_if_fixed is None
 
 
+def test_scale_advice_never_claims_hidden_communication_when_none_is_hidden():
+    hidden = diagnose(_x(utilization=0.93, comm_exposed_share=0.06, comm_hidden_share=0.4), TH)
+    assert "close to linearly while communication stays hidden" in hidden.scale_advice
+    assert any("roughly linearly" in r for r in hidden.recommendations)
+    none = diagnose(_x(utilization=0.93, comm_exposed_share=0.06, comm_hidden_share=0.0), TH)
+    assert none.code == "compute_bound" and none.scale_advice.startswith("Yes")
+    assert "stays hidden" not in none.scale_advice and "none of the communication" in \
+        none.scale_advice and "(exposed communication now 6%)" in none.scale_advice
+    assert not any("roughly linearly" in r for r in none.recommendations)
+    assert any("none of it is hidden" in r for r in none.recommendations)
+
+
+def test_scale_advice_quotes_the_data_parallel_replay():
+    rows = ((2, 293.0, 0.49, 148.0, "replay"), (4, 368.0, 0.39, 223.0, "replay"))
+    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.06, comm_hidden_share=0.0,
+                    scaling=rows), TH)
+    assert "stays hidden" not in v.scale_advice
+    assert "exposed communication as measured" in v.scale_advice
+    assert "2 GPUs 293 ms/step (49% efficiency, 148 ms exposed communication)" in v.scale_advice
+    assert "4 GPUs 368 ms/step" in v.scale_advice
+    comm = diagnose(_x(utilization=0.6, comm_exposed_share=0.5, comm_hidden_share=0.0,
+                       scaling=rows), TH)
+    assert comm.code == "communication_bound" and "worse" in comm.scale_advice
+    assert "4 GPUs 368 ms/step" in comm.scale_advice
+
+
 def test_secondary_codes_and_memory_advice():
     v = diagnose(_x(utilization=0.24, gap_share={"input": 0.5}, phase_share={"data": 0.52},
                     phase_ms={"data": 416.0}, non_tc_gemm_share=0.3, memory_peak_share=0.3), TH)
@@ -305,7 +331,7 @@ def test_largest_saving_wins_over_largest_cost():
     v = diagnose(x, TH)
     assert v.code == "overhead_bound" and v.finding == "sync"
     assert v.projected_step_ms_if_fixed == pytest.approx(600.0)  # the replay's step_ms_after
-    assert "fixing it saves 200 ms of the 800 ms replayed step (25%" in v.headline
+    assert "fixing it saves 200 ms of the 800 ms mean step (25%" in v.headline
     rows = {e.metric: e for e in v.evidence}
     assert rows["replay.saves_share"].fired is True and rows["replay.what_if"].value == "no_host_sync"
     assert v.secondary == ("input_bound",)

@@ -40,3 +40,22 @@ def test_link_bandwidth_from_the_spec_table_or_the_option():
     assert link_bandwidth("NVIDIA A100-SXM4-40GB", None)[0] == 300.0
     assert link_bandwidth("NVIDIA A100 80GB PCIe", None)[0] == 32.0
     assert link_bandwidth("NVIDIA H100 80GB HBM3", 25.0) == (25.0, "--link-gbps")
+
+
+def test_replay_rows_keep_the_keys_and_quote_the_measured_overlap():
+    from nsys_diag.analyses.job.scaling import replay_scaling
+    from nsys_diag.analyses.replay.scaling import ScaledStep
+
+    proj = (ScaledStep(2, 293.0, 148.0, 150.0), ScaledStep(1, 145.0, 0.0, 0.0),
+            ScaledStep(4, 368.0, 223.0, 225.0))
+    rows = replay_scaling(proj, ranks=2, batch_size=8, hidden_share=0.0)
+    assert [r["gpus"] for r in rows] == [1, 2, 4]
+    for r in rows:
+        assert {"gpus", "step_ms", "allreduce_ms", "samples_per_s", "efficiency",
+                "assumptions"} <= set(r) and r["basis"] == "replay"
+    assert rows[2]["efficiency"] == pytest.approx(145.0 / 368.0)
+    assert rows[2]["samples_per_s"] == pytest.approx(4 * 8 / 0.368)
+    assert rows[1]["allreduce_ms"] == 150.0 and rows[1]["exposed_ms"] == 148.0
+    assert any("0% of it hidden" in a and "exposed communication as measured" in a
+               for a in rows[0]["assumptions"])
+    assert replay_scaling((), ranks=2, batch_size=None, hidden_share=None) == []

@@ -5,9 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from nsys_diag.analyses.replay.analysis import step_weights
 from nsys_diag.analyses.replay.whatif import WHAT_IFS
+from nsys_diag.analyses.steps.detection import detect_steps
+from nsys_diag.loaders import load_trace
 from nsys_diag.synth import replay_cases as rc
-from tests.analyses.replay.replay_helpers import case_path, path_ms, replay_trace
+from tests.analyses.replay.replay_helpers import (case_path, gpu_processes, path_ms,
+                                                  process_frames, replay_trace)
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +47,22 @@ def test_syncs_that_wait_microseconds_save_almost_nothing(cases):
     assert _what_if(r, "no_host_sync")["saves_share"] < 0.05
 
 
+def _mean_analysed_ms(path: Path) -> list[float]:
+    """The mean analysed step (ms) of each GPU process of ``path``, in ``replay_trace`` order."""
+    bundle = load_trace(path)
+    out = []
+    for gpid in gpu_processes(bundle):
+        f = process_frames(bundle, gpid)
+        out.append(float(detect_steps(f["nvtx"], f["kernels"]).mean_ms))
+    return out
+
+
 def test_every_what_if_is_priced_consistently(cases):
     for name in sorted(rc.REPLAY_CASES):
-        for r in replay_trace(case_path(cases, name)):
+        path = case_path(cases, name)
+        for r, base in zip(replay_trace(path), _mean_analysed_ms(path), strict=True):
             got = r.to_json()["what_if"]
             assert [w["id"] for w in got] == list(WHAT_IFS)
-            base = sum(s.replayed_ns for s in r.steps if s.kind != "warmup") / 1e6 / max(
-                1, sum(1 for s in r.steps if s.kind != "warmup"))
             for w in got:
                 lo, hi = w["saves_range_ms"]
                 assert 0 <= lo <= w["saves_ms_per_step"] <= hi
@@ -157,3 +170,39 @@ def test_prefetched_managed_memory_removes_the_migrations_on_the_path(cases):
     assert w["finding"] == "unified_memory"
     (other,) = replay_trace(case_path(cases, "sgemm_no_tensor_cores"))
     assert _what_if(other, "prefetched_managed_memory")["saves_ms_per_step"] == 0
+
+
+def _checkpoint_case(cases) -> tuple[Path, object]:
+    path = case_path(cases, "checkpoint_every_fourth")
+    bundle = load_trace(path)
+    return path, detect_steps(bundle.nvtx, bundle.kernels)
+
+
+def test_savings_weigh_each_replayed_step_by_the_analysed_steps_of_its_kind(cases):
+    path, steps = _checkpoint_case(cases)
+    normal, slow = len(steps.indices("normal")), len(steps.indices("outlier"))
+    assert (normal, slow) == (9, 3)  # twelve analysed: every fourth one checkpoints
+    (r,) = replay_trace(path)
+    assert [s.kind for s in r.steps] == ["warmup", "median", "p90"]  # one fast, one slow
+    w = _what_if(r, "no_overhead_phases")
+    log, ckpt = rc.LOG_NS / 1e6, rc.CHECKPOINT_NS / 1e6
+    # the mean over all analysed steps: nine save the logging, three logging and checkpoint
+    assert w["saves_ms_per_step"] == pytest.approx((normal * log + slow * (log + ckpt))
+                                                   / (normal + slow), rel=0.01)
+    # every step without its overhead is the fast step without logging
+    assert w["step_ms_after"] == pytest.approx((rc.FAST_STEP_NS - rc.LOG_NS) / 1e6, rel=0.01)
+    assert w["step_ms_after"] + w["saves_ms_per_step"] == pytest.approx(steps.mean_ms, rel=1e-9)
+    assert w["saves_share"] == pytest.approx(w["saves_ms_per_step"] / steps.mean_ms, rel=1e-9)
+    assert w["saves_range_ms"] == pytest.approx([log, log + ckpt], rel=0.01)
+    plain = (log + log + ckpt) / 2  # the two replayed steps' plain mean overstates it
+    assert w["saves_ms_per_step"] < 0.6 * plain
+
+
+def test_a_kind_that_was_not_replayed_counts_as_the_nearest_replayed_step(cases):
+    path, steps = _checkpoint_case(cases)
+    assert step_weights(steps, [0, 1, 3]).tolist() == [0, 9, 3]
+    assert step_weights(steps, [0]).tolist() == [0]  # warm-up stands for no analysed step
+    (r,) = replay_trace(path, max_steps=1)  # the median step only
+    w = _what_if(r, "no_overhead_phases")
+    assert w["saves_ms_per_step"] == pytest.approx(rc.LOG_NS / 1e6, rel=0.01)
+    assert w["step_ms_after"] == pytest.approx(steps.mean_ms - rc.LOG_NS / 1e6, rel=0.01)
