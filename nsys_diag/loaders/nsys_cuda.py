@@ -16,8 +16,8 @@ from nsys_diag.loaders.read_window import ReadWindow
 from nsys_diag.loaders.nsys_specs import (  # noqa: F401 - names re-exported for callers
     API_NAME_KEY, API_REQUIRED, GPU_OP_REQUIRED, KERNEL_DETAIL_COLUMNS, KERNEL_NAME_COLUMNS,
     KERNEL_TABLE,
-    MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, gpu_op_spec,
-    kernel_spec, opt_col)
+    MEMCPY_TABLE, MEMSET_TABLE, RUNTIME_TABLE, SYNC_TABLE, api_spec, api_where, constants_where,
+    gpu_op_spec, kernel_constants, kernel_spec, opt_col)
 from nsys_diag.loaders.nsys_strings import (StringTable, categorical, constant_view,
                                             decode_global_tid,
                                             pid_of_global_pid, strip_runtime_suffix)
@@ -132,7 +132,7 @@ def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
         raise SchemaError(db.path, f"table {KERNEL_TABLE} has no kernel name column (one of "
                           f"{', '.join(KERNEL_NAME_COLUMNS)})",
                           "not a known nsys export layout; please report the nsys version")
-    d = db.read(KERNEL_TABLE, kernel_spec(cols, detail), where=_overlap(window, KERNEL_TABLE))
+    d = _read_kernel_columns(db, cols, detail, window)
     if not detail:
         not_read = np.full(len(d.ints("start")), -1, dtype=np.int64)
         not_read.flags.writeable = False
@@ -157,6 +157,26 @@ def read_kernels(db: NsysDb, strings: StringTable, detail: bool = True,
         "graph_node_id": d.ints("graphNodeId"),
     })
     return df
+
+
+def _read_kernel_columns(db: NsysDb, cols: list[str], detail: bool,
+                         window: ReadWindow | None) -> Columns:
+    """The kernel read; a whole table whose device/process columns look constant
+    (``nsys_specs.KERNEL_CONSTANT_COLUMNS``) is read without them, filtered on their values,
+    and kept when that returned every row (they become stride-0 views); else read again whole."""
+    consts = kernel_constants(db, cols) if window is None else {}
+    d = db.read(KERNEL_TABLE, kernel_spec(cols, detail, consts),
+                where=constants_where(consts) if consts else _overlap(window, KERNEL_TABLE))
+    if not consts:
+        return d
+    n = len(d.ints("start"))
+    if not db.holds_all_rows(KERNEL_TABLE, n):  # some row differs: read the columns per row
+        return db.read(KERNEL_TABLE, kernel_spec(cols, detail))
+    for name, value in consts.items():
+        one = np.full(1, value, dtype=np.int64)
+        one.flags.writeable = False
+        d[name] = np.broadcast_to(one, (n,))
+    return d
 
 
 def _kind_categorical(ids: np.ndarray, mapping: dict[int, str], other: str) -> pd.Categorical:

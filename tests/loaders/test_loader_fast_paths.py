@@ -258,3 +258,53 @@ def test_distinct_ints_of_a_constant_view_is_its_one_value():
     mixed = np.array([5, 3, 5, 9, 3], np.int64)
     assert distinct_ints(mixed).tolist() == [5, 3, 9]  # first appearance, as pd.unique
     assert distinct_ints(np.zeros(0, np.int64)).tolist() == []
+
+
+# ------------------------------------------------------------ constant device / process columns
+def _kernel_ids(path) -> tuple[np.ndarray, np.ndarray]:
+    """deviceId and globalPid of every kernel row, in rowid order, as the plain read gives them."""
+    with NsysDb(path) as db:
+        d = db.read("CUPTI_ACTIVITY_KIND_KERNEL", [Col("deviceId", "int"), Col("globalPid", "int")])
+    return d.ints("deviceId"), d.ints("globalPid")
+
+
+def _read_kernel_frame(path):
+    from nsys_diag.loaders.nsys_cuda import read_kernels
+    from nsys_diag.loaders.nsys_strings import StringTable
+
+    with NsysDb(path) as db:
+        return read_kernels(db, StringTable(db), detail=False)
+
+
+@pytest.mark.parametrize("change", [None, 'SET "deviceId" = 1', 'SET "globalPid" = NULL',
+                                    'SET "globalPid" = "globalPid" + 1'])
+def test_constant_kernel_columns_are_read_in_the_where_and_checked(tmp_path, change):
+    """One GPU, one process: deviceId/globalPid come from the WHERE as stride-0 views; a row the
+    sampled rows miss (rowid 2) that differs makes the read per row again — values exact."""
+    from nsys_diag import synth
+
+    path = synth.write_nsys_sqlite(tmp_path / "k.sqlite", synth.preset("healthy_tc", steps=3))
+    if change:
+        con = sqlite3.connect(path)
+        con.execute(f'UPDATE CUPTI_ACTIVITY_KIND_KERNEL {change} WHERE rowid = 2')
+        con.commit()
+        con.close()
+    dev, gpid = _kernel_ids(path)
+    k = _read_kernel_frame(path)
+    np.testing.assert_array_equal(k["device_id"].to_numpy(), dev)
+    np.testing.assert_array_equal(k["global_pid"].to_numpy(), gpid)
+    if change is None:
+        assert k["device_id"].to_numpy().strides == k["global_pid"].to_numpy().strides == (0,)
+    else:
+        assert k["global_pid" if "globalPid" in change else "device_id"].to_numpy().strides != (0,)
+
+
+def test_several_devices_are_read_per_row():
+    path = "sample_traces/multi_gpu.sqlite"
+    dev, gpid = _kernel_ids(path)
+    assert len(np.unique(dev)) > 1
+    with NsysDb(path) as db:
+        from nsys_diag.loaders.nsys_specs import kernel_constants
+
+        assert kernel_constants(db, db.columns("CUPTI_ACTIVITY_KIND_KERNEL")) == {}
+    np.testing.assert_array_equal(_read_kernel_frame(path)["device_id"].to_numpy(), dev)
