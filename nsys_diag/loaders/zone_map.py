@@ -56,7 +56,7 @@ class BlockLaunches:
     min_end: np.ndarray
     """int64, smallest end (ns) in the block (meaningful where ``clean``)."""
     min_correlation: np.ndarray
-    """int64, smallest integer correlation id ≥ 0 in the block; -1: none."""
+    """int64, smallest integer correlation id ≥ 0 in the block; -1: none (or not clean)."""
     clean: np.ndarray
     """bool, every row of the block has integer start and end (then the bounds are exact)."""
 
@@ -178,9 +178,8 @@ def _bound(value, none: int, unknown: int) -> int:
     return int(min(max(value, _LOW), _HIGH))
 
 
-_LAUNCH_SELECT = ('max("start"), min("end"), min(CASE WHEN typeof("correlationId") = \'integer\' '
-                  'AND "correlationId" >= 0 THEN "correlationId" END), '
-                  'min(typeof("start") = \'integer\' AND typeof("end") = \'integer\')')
+_LAUNCH_SELECT = ('max("start"), min("end"), min(CASE WHEN "correlationId" >= 0 THEN "correlationId" '
+                  'END), count(*) - count("start"), count(*) - count("end")')
 """The per-block launch bounds of a GPU-operation table (``BlockLaunches``)."""
 
 
@@ -216,14 +215,23 @@ def build_table_zones(db: NsysDb, table: str, start: str, end: str,
 
 
 def _block_launches(rows: list[tuple], at: int) -> BlockLaunches:
-    """``BlockLaunches`` of the block rows of ``build_table_zones`` (its columns from ``at``);
-    a block with a non-integer time (or none) is not clean: it is always scanned."""
-    clean = np.array([r[at + 3] == 1 and type(r[at]) is int and type(r[at + 1]) is int
-                      for r in rows], bool)
-    return BlockLaunches(
-        np.array([r[at] if c else _HIGH for r, c in zip(rows, clean.tolist())], np.int64),
-        np.array([r[at + 1] if c else _LOW for r, c in zip(rows, clean.tolist())], np.int64),
-        np.array([r[at + 2] if type(r[at + 2]) is int else -1 for r in rows], np.int64), clean)
+    """``BlockLaunches`` of the block rows of ``build_table_zones`` (its columns from ``at``).
+
+    A block is clean when no start or end is NULL, its largest start and smallest end are
+    integers (a text or blob start would be the largest; a text end passes ``"end" > x`` in
+    SQLite anyway) and its smallest id ≥ 0 is an integer or absent (a REAL or text one could
+    hide the smallest integer id: such a block is scanned)."""
+    clean, max_start, min_end, min_corr = [], [], [], []
+    for r in rows:
+        hi, lo, corr, null_starts, null_ends = r[at:at + 5]
+        ok = null_starts == 0 and null_ends == 0 and type(hi) is int and type(lo) is int and \
+            (corr is None or type(corr) is int)
+        clean.append(ok)
+        max_start.append(hi if ok else _HIGH)
+        min_end.append(lo if ok else _LOW)
+        min_corr.append(corr if ok and corr is not None else -1)
+    return BlockLaunches(np.array(max_start, np.int64), np.array(min_end, np.int64),
+                         np.array(min_corr, np.int64), np.array(clean, bool))
 
 
 def build_zone_map(db: NsysDb) -> ZoneMap:

@@ -164,6 +164,9 @@ def _odd_rows(n: int = 600) -> list[tuple]:
     rows[301] = (rows[301][0], rows[301][1], "x")
     rows[400] = (rows[400][0], rows[400][1], None)
     rows[450] = (rows[450][0], rows[450][1], 1)  # a small id late in the table
+    rows[500] = (rows[500][0], rows[500][1], 0.5)  # REAL: not an id for the scan
+    rows[520] = (rows[520][0], None, 4)
+    rows[530] = (rows[530][0], rows[530][1], b"\x01")
     return rows
 
 
