@@ -308,3 +308,33 @@ def test_several_devices_are_read_per_row():
 
         assert kernel_constants(db, db.columns("CUPTI_ACTIVITY_KIND_KERNEL")) == {}
     np.testing.assert_array_equal(_read_kernel_frame(path)["device_id"].to_numpy(), dev)
+
+
+@pytest.mark.parametrize("case", ["all_matched", "some_unmatched", "empty_name", "many_names",
+                                  "none_matched"])
+def test_launch_api_fast_path_equals_the_general_categorical(case):
+    """``launch_api`` built in the API codes' small type equals the int64 general path exactly:
+    categories (values and dtype), codes and the dtype of the codes."""
+    from nsys_diag.loaders.nsys_cuda import _launch_api, _used_categorical
+
+    rng = np.random.default_rng(len(case))
+    labels = [f"api{i}" for i in range(300 if case == "many_names" else 6)]
+    if case == "empty_name":
+        labels[2] = ""
+    api_codes = categorical(rng.integers(0, len(labels) - 1, 500), labels).codes
+    n = 400
+    matched = np.ones(n, bool) if case == "all_matched" else rng.random(n) < 0.8
+    if case == "none_matched":
+        matched[:] = False
+    src = rng.integers(0, 500, int(matched.sum()))
+    general = np.full(n, -1, np.int64)
+    general[matched] = api_codes[src]
+    ref = _used_categorical(general, labels)
+    got = _launch_api(api_codes, src, matched, labels)
+    if got is None:  # the fast path declines only where "" would merge with a name
+        assert case == "empty_name"
+        return
+    assert list(got.categories) == list(ref.categories)
+    assert got.categories.dtype == ref.categories.dtype
+    np.testing.assert_array_equal(got.codes, ref.codes)
+    assert got.codes.dtype == ref.codes.dtype
