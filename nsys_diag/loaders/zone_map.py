@@ -178,9 +178,10 @@ def _bound(value, none: int, unknown: int) -> int:
     return int(min(max(value, _LOW), _HIGH))
 
 
-_LAUNCH_SELECT = ('max("start"), min("end"), min(CASE WHEN "correlationId" >= 0 THEN "correlationId" '
-                  'END), count(*) - count("start"), count(*) - count("end")')
-"""The per-block launch bounds of a GPU-operation table (``BlockLaunches``)."""
+_LAUNCH_SELECT = 'max("start"), min("end"), min("correlationId")'
+_NULL_COUNTS = ', count(*) - count("start"), count(*) - count("end")'
+"""The per-block launch bounds of a GPU-operation table (``BlockLaunches``); the NULL counts
+only where ``start``/``end`` may hold NULL (not declared NOT NULL, as nsys declares them)."""
 
 
 def build_table_zones(db: NsysDb, table: str, start: str, end: str,
@@ -202,8 +203,9 @@ def build_table_zones(db: NsysDb, table: str, start: str, end: str,
     lasts = np.minimum(firsts + (width - 1), hi_id)
     corr = correlation if correlation in cols else None
     with_launches = launches and (start, end) == ("start", "end") and "correlationId" in cols
+    nullable = with_launches and not _not_null(db, actual, ("start", "end"))
     select = f'min("{start}"), max("{end}")' + (f', max("{corr}")' if corr else "") + \
-        (f", {_LAUNCH_SELECT}" if with_launches else "")
+        (f", {_LAUNCH_SELECT}" if with_launches else "") + (_NULL_COUNTS if nullable else "")
     rows = [db.rows(f'SELECT {select} FROM "{actual}" WHERE rowid BETWEEN {int(a)} AND {int(b)}')[0]
             for a, b in zip(firsts.tolist(), lasts.tolist())]
     # a low bound that is not a number keeps its block in (_LOW), a high one too (_HIGH)
@@ -214,18 +216,25 @@ def build_table_zones(db: NsysDb, table: str, start: str, end: str,
                       _block_launches(rows, 3 if corr else 2) if with_launches else None)
 
 
+def _not_null(db: NsysDb, actual: str, columns: tuple[str, ...]) -> bool:
+    """Whether every one of ``columns`` of table ``actual`` is declared NOT NULL."""
+    declared = {r[1]: bool(r[3]) for r in db.rows(f'PRAGMA table_info("{actual}")')}
+    return all(declared.get(c, False) for c in columns)
+
+
 def _block_launches(rows: list[tuple], at: int) -> BlockLaunches:
     """``BlockLaunches`` of the block rows of ``build_table_zones`` (its columns from ``at``).
 
-    A block is clean when no start or end is NULL, its largest start and smallest end are
-    integers (a text or blob start would be the largest; a text end passes ``"end" > x`` in
-    SQLite anyway) and its smallest id ≥ 0 is an integer or absent (a REAL or text one could
-    hide the smallest integer id: such a block is scanned)."""
+    A block is clean when no start or end is NULL (declared NOT NULL, or counted), its largest
+    start and smallest end are integers (a text or blob start would be the largest; a text end
+    passes ``"end" > x`` in SQLite anyway) and its smallest id is an integer ≥ 0 or absent (a
+    negative, REAL or text one could hide the smallest integer id ≥ 0: that block is scanned)."""
     clean, max_start, min_end, min_corr = [], [], [], []
     for r in rows:
-        hi, lo, corr, null_starts, null_ends = r[at:at + 5]
-        ok = null_starts == 0 and null_ends == 0 and type(hi) is int and type(lo) is int and \
-            (corr is None or type(corr) is int)
+        hi, lo, corr = r[at:at + 3]
+        nulls = r[at + 3:at + 5]
+        ok = not any(nulls) and type(hi) is int and type(lo) is int and \
+            (corr is None or (type(corr) is int and corr >= 0))
         clean.append(ok)
         max_start.append(hi if ok else _HIGH)
         min_end.append(lo if ok else _LOW)

@@ -22,7 +22,7 @@ def small_blocks(monkeypatch):
 
 def _write(path, rows, table=KERNEL_TABLE, cols=("start", "end", "correlationId")):
     con = sqlite3.connect(path)
-    con.execute(f'CREATE TABLE "{table}" ({", ".join(f"{c!r} INTEGER" for c in cols)})')
+    con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({", ".join(f"{c!r} INTEGER" for c in cols)})')
     con.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * len(cols))})', rows)
     con.commit()
     con.close()
@@ -170,12 +170,18 @@ def _odd_rows(n: int = 600) -> list[tuple]:
     return rows
 
 
-@pytest.mark.parametrize("order", ["time", "shuffled", "two_runs", "odd"])
+@pytest.mark.parametrize("order", ["time", "shuffled", "two_runs", "odd", "odd_not_null"])
 def test_launch_minimum_from_blocks_equals_the_plain_scan(tmp_path, order):
     from nsys_diag.loaders.read_window import with_launches
 
     path = tmp_path / "t.sqlite"
-    rows = _odd_rows() if order == "odd" else _timed_rows(700, order)
+    rows = _odd_rows() if order.startswith("odd") else _timed_rows(700, order)
+    if order == "odd_not_null":  # as nsys declares its times: NOT NULL, yet text/REAL allowed
+        rows = [(0 if s is None else s, 0 if e is None else e, c) for s, e, c in rows]
+        con = sqlite3.connect(path)
+        con.execute(f'CREATE TABLE "{KERNEL_TABLE}" (start INTEGER NOT NULL, end INTEGER NOT NULL, '
+                    '"correlationId" INTEGER)')
+        con.close()
     _write(path, rows)
     with NsysDb(path) as db:
         zones = Z.build_zone_map(db)
