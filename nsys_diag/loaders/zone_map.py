@@ -8,7 +8,8 @@ chunks × rows and the time with the square of the export. nsys writes its event
 (nearly) time order, so a chunk's rows sit in a narrow band of rowids: a zone map records, for
 every block of ``BLOCK_ROWS`` consecutive rowids, the smallest start, the largest end and the
 largest correlation id (one ``min``/``max`` range scan per block, built once: about one scan of
-the table), and a window read adds ``"rowid" BETWEEN first AND last`` — the rowid range of the
+the table; GPU-operation tables also keep what a window's smallest launch id needs,
+``BlockLaunches``), and a window read adds ``"rowid" BETWEEN first AND last`` — the rowid range of the
 blocks whose bounds can satisfy its filter. SQLite seeks to it through the rowid b-tree.
 
 Exact whatever the row order: a block is left out only when no row in it can pass the window's
