@@ -168,10 +168,7 @@ def _analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, genera
     done = analyze_streamed(path, options, th, chunk_rows)
     if done is None:
         return None
-    suite, meta = done
-    from nsys_diag.app.replay import attach_replays, export_rows
-
-    attach_replays(path, suite, fmt=meta.format, export_rows=export_rows(meta.tables))
+    suite, meta = done  # the replays attached (``analyze_streamed``)
     view = importlib.import_module(VIEW_MODULE).build_view(meta, suite, generated_at=generated_at,
                                                             options=options)
     return suite, view

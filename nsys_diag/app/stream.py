@@ -201,7 +201,8 @@ def check_device(path: str, device: int) -> None:
 
 def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_rows: int):
     """``(AnalysisSuite, TraceMeta)`` of ``path`` analysed chunk by chunk (module docstring);
-    on Dask workers with ``options.scheduler``."""
+    on Dask workers with ``options.scheduler``. The processes' replays are attached
+    (``app/replay.attach_replays``, each span read as a chunk is)."""
     import functools
 
     from nsys_diag.analyses.engine.driver import run_pass, run_stream, with_skeleton_nvtx
@@ -241,8 +242,16 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     # on Dask the assumption travels to the workers, so it is computed first
     census = census_span(path) if options.scheduler else \
         functools.lru_cache(maxsize=1)(lambda: census_span(path))
-    return run_stream(skeleton, runner, options, th, census_span=census, chunk_rows=chunk_rows,
+    done = run_stream(skeleton, runner, options, th, census_span=census, chunk_rows=chunk_rows,
                       unmatched_warning=unmatched_warning)
+    if done is not None:
+        from nsys_diag.app.replay import attach_replays, export_rows
+
+        suite, meta = done
+        # the spans read as the chunks were: the zone map and the skeleton's NVTX (perf)
+        attach_replays(path, suite, fmt=meta.format, export_rows=export_rows(meta.tables),
+                       skeleton=skeleton, zones=zones)
+    return done
 
 
 def _skeleton_and_zones(path: str, options: AnalyzeOptions, chunked: bool):

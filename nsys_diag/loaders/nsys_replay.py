@@ -22,6 +22,7 @@ from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_specs import KERNEL_TABLE, NULL_TIME, SYNC_TABLE, opt_col
 from nsys_diag.loaders.nsys_strings import pid_of_global_pid
 from nsys_diag.loaders.read_plan import Col
+from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.model import contracts as C
 
 GRAPH_TRACE_TABLE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
@@ -60,10 +61,17 @@ def merged_windows(windows) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
-def _where(windows: list[tuple[int, int]]) -> str:
+def _where(windows: list[tuple[int, int]], zones: ZoneMap | None = None, table: str = "") -> str:
+    """SQL: the row overlaps one of ``windows``; with a zone map of ``table``, each window's
+    term is limited to the rowid range that can hold its rows (SQLite seeks each range
+    instead of scanning the table; the rows are the same)."""
     if not windows:
         return "0"
-    return " OR ".join(f'("end" > {a} AND "start" < {b})' for a, b in windows)
+    terms = []
+    for a, b in windows:
+        rowids = zones.overlap(table, a, b) if zones is not None else ""
+        terms.append(f'({rowids + " AND " if rowids else ""}"end" > {a} AND "start" < {b})')
+    return " OR ".join(terms)
 
 
 def _gpu_cols(cols: list[str]) -> list[Col]:
@@ -111,14 +119,15 @@ def read_cuda_events(db: NsysDb) -> pd.DataFrame:
         "global_pid": d["globalPid"], "event_id": d["eventId"]}), source=str(db.path))
 
 
-def read_sync_events(db: NsysDb, windows) -> pd.DataFrame:
-    """The event id and stream of SYNCHRONIZATION rows overlapping ``windows``."""
+def read_sync_events(db: NsysDb, windows, zones: ZoneMap | None = None) -> pd.DataFrame:
+    """The event id and stream of SYNCHRONIZATION rows overlapping ``windows`` (``zones``: the
+    streamed run's zone map, ``_where``)."""
     if not db.has(SYNC_TABLE):
         return C.SYNC_EVENTS.empty()
     cols = db.columns(SYNC_TABLE)
     d = db.read(SYNC_TABLE, [opt_col(cols, "correlationId"), opt_col(cols, "globalPid"),
                              opt_col(cols, "streamId"), opt_col(cols, "eventId")],
-                where=_where(merged_windows(windows)))
+                where=_where(merged_windows(windows), zones, SYNC_TABLE))
     return C.SYNC_EVENTS.validate(pd.DataFrame({
         "correlation_id": d["correlationId"], "global_pid": d["globalPid"],
         "stream_id": np.where(d.ints("streamId") == NO_STREAM, -1, d.ints("streamId")),
@@ -157,11 +166,13 @@ def _kernel_rowids(db: NsysDb, windows: list[tuple[int, int]]) -> str | None:
     return f"rowid BETWEEN {max(lo - ROWID_MARGIN, bounds[0])} AND {hi + ROWID_MARGIN}"
 
 
-def read_kernel_streams(db: NsysDb, windows, expected_rows: int | None = None) -> pd.DataFrame:
+def read_kernel_streams(db: NsysDb, windows, expected_rows: int | None = None,
+                        zones: ZoneMap | None = None) -> pd.DataFrame:
     """Context, stream and graph node of the kernels overlapping ``windows``. ``expected_rows``
     (perf: how many kernels overlap them, from the kernels already loaded): the read is first
     narrowed to the rowids around the windows (``_kernel_rowids``) and kept when it returns
-    that many rows, else the table is scanned."""
+    that many rows, else the table is scanned — limited to the zone map's rowid ranges with
+    ``zones`` (the streamed run's: ≈ 0.37 s → milliseconds on the 8M-kernel bench export)."""
     if not db.has(KERNEL_TABLE):
         return C.KERNEL_STREAMS.empty()
     cols = db.columns(KERNEL_TABLE)
@@ -170,7 +181,7 @@ def read_kernel_streams(db: NsysDb, windows, expected_rows: int | None = None) -
             opt_col(cols, "deviceId"), opt_col(cols, "globalPid"),
             opt_col(cols, "correlationId"), opt_col(cols, "contextId"),
             opt_col(cols, "streamId"), opt_col(cols, "graphNodeId")]
-    where = f"({_where(merged)})"
+    where = f"({_where(merged, zones, KERNEL_TABLE)})"
     narrow = _kernel_rowids(db, merged) if expected_rows is not None else None
     d = db.read(KERNEL_TABLE, spec, where=f"{narrow} AND {where}") if narrow else None
     if d is None or len(d.ints("start")) != expected_rows:
@@ -183,17 +194,18 @@ def read_kernel_streams(db: NsysDb, windows, expected_rows: int | None = None) -
 
 def read_replay_columns(path: str | Path, windows, *, api: pd.DataFrame | None = None,
                         kernel_streams: bool = True,
-                        expected_kernels: int | None = None) -> ReplayColumns:
+                        expected_kernels: int | None = None,
+                        zones: ZoneMap | None = None) -> ReplayColumns:
     """Everything the replay reads beyond the bundle, for ``windows`` (see the module
     docstring); ``kernel_streams=False`` when the bundle's kernels carry their streams;
     ``expected_kernels``: how many kernels overlap the (merged) windows, when known
-    (``read_kernel_streams``)."""
+    (``read_kernel_streams``); ``zones``: a streamed run's zone map (rowid ranges per window)."""
     with NsysDb(path) as db:
         return ReplayColumns(
             graphs=read_graph_launches(db, windows, api), cuda_events=read_cuda_events(db),
-            sync_events=read_sync_events(db, windows),
-            kernel_streams=read_kernel_streams(db, windows, expected_kernels) if kernel_streams
-            else C.KERNEL_STREAMS.empty())
+            sync_events=read_sync_events(db, windows, zones),
+            kernel_streams=read_kernel_streams(db, windows, expected_kernels, zones)
+            if kernel_streams else C.KERNEL_STREAMS.empty())
 
 
 __all__ = ["ReplayColumns", "read_replay_columns", "read_graph_launches", "read_cuda_events",

@@ -107,3 +107,25 @@ def test_kernel_streams_narrowed_by_rowid_equal_the_scan_and_a_wrong_count_falls
         wrong = read_kernel_streams(db, windows, expected_rows=inside + 1)
     assert len(scan) == inside > 0
     assert narrowed.equals(scan) and wrong.equals(scan)
+
+
+def test_reads_limited_by_a_zone_map_equal_the_scan(item, monkeypatch):
+    """A streamed run's zone map narrows each window to its rowid ranges: the same rows."""
+    from nsys_diag.loaders import zone_map as Z
+    from nsys_diag.loaders.nsys_db import NsysDb
+    from nsys_diag.loaders.nsys_replay import read_kernel_streams, read_sync_events
+    from nsys_diag.loaders.nsys_specs import KERNEL_TABLE
+
+    monkeypatch.setattr(Z, "BLOCK_ROWS", 16)
+    monkeypatch.setattr(Z, "MIN_ZONED_ROWS", 32)
+    k = load_trace(item, kernel_detail=False).kernels
+    lo, hi = int(k["start_ns"].quantile(0.2)), int(k["start_ns"].quantile(0.3))
+    windows = [(lo, hi), (int(k["start_ns"].quantile(0.7)), int(k["start_ns"].quantile(0.75)))]
+    with NsysDb(item) as db:
+        zones = Z.build_zone_map(db)
+        assert zones.overlap(KERNEL_TABLE, lo, hi), "the kernel table is zone-mapped"
+        scan, zoned = read_kernel_streams(db, windows), read_kernel_streams(db, windows,
+                                                                            zones=zones)
+        syncs = read_sync_events(db, windows), read_sync_events(db, windows, zones)
+    assert len(scan) > 0 and zoned.equals(scan)
+    assert syncs[1].equals(syncs[0])

@@ -1,5 +1,7 @@
 """The discrete-event replay of one window (``model.WindowModel``): every call and GPU operation
-gets a replayed start and end from its predecessors, in dependency order (Kahn's algorithm).
+gets a replayed start and end from its predecessors, in a dependency order: the captured one
+(calls by end, operations by start) when every edge agrees with it, else Kahn's algorithm; a
+what-if replays in its base replay's order (removing edges keeps an order valid).
 
 Rules (times in ns; ``c`` = captured, ``r`` = replayed):
 
@@ -51,20 +53,15 @@ class Replayed:
     o_start: np.ndarray
     o_end: np.ndarray
     o_by: np.ndarray
+    order: np.ndarray | None = None
+    """The dependency order the nodes were evaluated in (calls 0..nh-1, then operations): a
+    what-if that only removes edges or changes durations replays in it (``replay_window``)."""
 
 
-def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[list[int], list[int]]:
-    """Adjacency of ``src → dst`` edges as (offsets, targets) Python lists."""
-    order = np.argsort(src, kind="stable")
-    offsets = np.zeros(n + 1, np.int64)
-    np.add.at(offsets, src + 1, 1)
-    return np.cumsum(offsets).tolist(), dst[order].tolist()
-
-
-def replay_window(m: WindowModel) -> Replayed:
-    """Replay ``m`` (see the module docstring); raises :class:`CyclicModel` on a cycle."""
-    nh, no = m.h_idx.size, m.o_idx.size
-    # node ids: calls 0..nh-1, operations nh..nh+no-1
+def _edges(m: WindowModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(what a call's start follows, edge sources, edge targets) of ``m``; node ids: calls
+    0..nh-1, operations nh..nh+no-1."""
+    nh = m.h_idx.size
     # an operation needs its launching call's *start* only: the edge comes from the call's
     # thread predecessor (a synchronous copy waits for its own operation without a cycle)
     before = np.where(m.h_pred >= 0, m.h_pred, m.h_anchor)  # what a call's start follows
@@ -73,66 +70,125 @@ def replay_window(m: WindowModel) -> Replayed:
            m.o_pred[m.o_pred >= 0] + nh, m.o_xs[m.o_xs >= 0] + nh]
     dst = [np.flatnonzero(before >= 0), m.t_call, np.flatnonzero(launch_pred >= 0) + nh,
            np.flatnonzero(m.o_pred >= 0) + nh, np.flatnonzero(m.o_xs >= 0) + nh]
-    s, d = np.concatenate(src).astype(np.int64), np.concatenate(dst).astype(np.int64)
+    return before, np.concatenate(src).astype(np.int64), np.concatenate(dst).astype(np.int64)
+
+
+def _valid(order: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int) -> bool:
+    """Whether ``order`` (a permutation of the ``n`` nodes) puts every edge's source first."""
+    if order.size != n:
+        return False
+    pos = np.empty(n, np.int64)
+    pos[order] = np.arange(n)
+    return bool((pos[src] < pos[dst]).all())
+
+
+def _by_time(m: WindowModel) -> np.ndarray:
+    """A candidate dependency order from the captured times: calls by their end, operations by
+    their start (a call's predecessor ends before it starts, GPU work starts after its launch and
+    its stream and cross-stream predecessors and before the end of the call waiting for it);
+    ``_valid`` decides whether it holds."""
+    nh = m.h_idx.size
+    key = np.concatenate([m.h_end, m.o_start])
+    kind = np.concatenate([np.ones(nh, np.int8), np.zeros(m.o_idx.size, np.int8)])
+    return np.lexsort((np.arange(key.size), kind, key))
+
+
+def _kahn(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray:
+    """A dependency order of the ``n`` nodes (Kahn's algorithm, first in first out); raises
+    :class:`CyclicModel` on a cycle."""
+    by_src = np.argsort(src, kind="stable")
+    offsets = np.zeros(n + 1, np.int64)
+    np.add.at(offsets, src + 1, 1)
+    off, targets = np.cumsum(offsets).tolist(), dst[by_src].tolist()
+    indeg = np.bincount(dst, minlength=n).tolist()
+    queue = deque(i for i in range(n) if indeg[i] == 0)
+    order: list[int] = []
+    while queue:
+        v = queue.popleft()
+        order.append(v)
+        for j in range(off[v], off[v + 1]):
+            t = targets[j]
+            indeg[t] -= 1
+            if indeg[t] == 0:
+                queue.append(t)
+    if len(order) < n:
+        raise CyclicModel(f"{n - len(order)} of {n} replayed operations wait on each other in a "
+                          "cycle")
+    return np.array(order, np.int64)
+
+
+def replay_window(m: WindowModel, order: np.ndarray | None = None) -> Replayed:
+    """Replay ``m`` (see the module docstring); raises :class:`CyclicModel` on a cycle.
+    ``order``: a dependency order to try first (``Replayed.order`` of a replay whose edges are a
+    superset of ``m``'s, as a what-if's are: removing edges keeps an order valid).
+
+    Perf: the nodes are evaluated in one dependency order — the captured-time order when it is
+    one (checked edge by edge in numpy), else Kahn's — instead of a queue walk per replay; every
+    node's time is a function of its predecessors' only, so any dependency order gives the same
+    times (ties between awaited operations go to the first listed, as before)."""
+    nh, no = m.h_idx.size, m.o_idx.size
     n = nh + no
-    indeg = np.bincount(d, minlength=n).tolist()
-    offsets, targets = _csr(s, d, n)
+    before, s, d = _edges(m)
+    if order is None or not _valid(order, s, d, n):
+        order = _by_time(m)
+        if not _valid(order, s, d, n):
+            order = _kahn(s, d, n)
+    return _evaluate(m, before, order)
+
+
+def _evaluate(m: WindowModel, before_a: np.ndarray, order: np.ndarray) -> Replayed:
+    """The replayed times of ``m``'s nodes, evaluated in the dependency ``order``."""
+    nh, no = m.h_idx.size, m.o_idx.size
     # awaited-work lists per call (t_call sorted)
     t_lo = np.searchsorted(m.t_call, np.arange(nh), side="left").tolist()
     t_hi = np.searchsorted(m.t_call, np.arange(nh), side="right").tolist()
     t_op = m.t_op.tolist()
-    h_before, h_gap, h_own = before.tolist(), m.h_gap.tolist(), m.h_own.tolist()
+    h_before, h_gap, h_own = before_a.tolist(), m.h_gap.tolist(), m.h_own.tolist()
     os_c, o_dur = m.o_start.tolist(), m.o_dur.tolist()
     ws = m.start_ns
     o_pred, o_launch, o_xs = m.o_pred.tolist(), m.o_launch.tolist(), m.o_xs.tolist()
     o_delay = m.o_delay.tolist()
     hs, he, hby, hbind = [0] * nh, [0] * nh, [BY_THREAD] * nh, [-1] * nh
     os_, oe, oby = [0] * no, [0] * no, [BY_LAUNCH] * no
-
-    def call_start(v: int) -> int:  # from the thread predecessor or anchor (its end is known)
-        p = h_before[v]
-        return (he[p] if p >= 0 else ws) + h_gap[v]
-
-    queue = deque(i for i in range(n) if indeg[i] == 0)
-    done = 0
-    while queue:
-        v = queue.popleft()
-        done += 1
+    for v in order.tolist():
         if v < nh:
-            start = call_start(v)
-            if h_before[v] < 0:
+            p = h_before[v]
+            if p >= 0:
+                start = he[p] + h_gap[v]
+            else:
+                start = ws + h_gap[v]
                 hby[v] = BY_PINNED
-            lo, hi = t_lo[v], t_hi[v]
             end = start + h_own[v]
+            lo, hi = t_lo[v], t_hi[v]
             if lo < hi:
-                best = max(range(lo, hi), key=lambda j: oe[t_op[j]])
-                tr = oe[t_op[best]]
+                best, tr = t_op[lo], oe[t_op[lo]]
+                for j in range(lo + 1, hi):
+                    e = oe[t_op[j]]
+                    if e > tr:
+                        best, tr = t_op[j], e
                 if tr > start:
-                    hby[v], hbind[v] = BY_TARGET, t_op[best]
+                    hby[v], hbind[v] = BY_TARGET, best
                     end = tr + h_own[v]
             hs[v], he[v] = start, end
         else:
             k = v - nh
             ready, by = NO_TIME, BY_QUEUED
-            if o_launch[k] >= 0:
-                ready, by = call_start(o_launch[k]), BY_LAUNCH
-            if o_pred[k] >= 0 and oe[o_pred[k]] > ready:
-                ready, by = oe[o_pred[k]], BY_STREAM
-            if o_xs[k] >= 0 and oe[o_xs[k]] > ready:
-                ready, by = oe[o_xs[k]], BY_CROSS
-            if o_launch[k] < 0:  # queued before the window: its captured start, or later
+            c = o_launch[k]
+            if c >= 0:
+                p = h_before[c]
+                ready, by = (he[p] if p >= 0 else ws) + h_gap[c], BY_LAUNCH
+            q = o_pred[k]
+            if q >= 0 and oe[q] > ready:
+                ready, by = oe[q], BY_STREAM
+            q = o_xs[k]
+            if q >= 0 and oe[q] > ready:
+                ready, by = oe[q], BY_CROSS
+            if c < 0:  # queued before the window: its captured start, or later
                 start = max(os_c[k], ready)
                 by = BY_QUEUED if start == os_c[k] else by
             else:
                 start = ready + o_delay[k]
             os_[k], oe[k], oby[k] = start, start + o_dur[k], by
-        for j in range(offsets[v], offsets[v + 1]):
-            t = targets[j]
-            indeg[t] -= 1
-            if indeg[t] == 0:
-                queue.append(t)
-    if done < n:
-        raise CyclicModel(f"{n - done} of {n} replayed operations wait on each other in a cycle")
     return Replayed(np.array(hs, np.int64), np.array(he, np.int64), np.array(hby, np.int8),
                     np.array(hbind, np.int64), np.array(os_, np.int64), np.array(oe, np.int64),
-                    np.array(oby, np.int8))
+                    np.array(oby, np.int8), order)

@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; nine of its list).
+the difference (issue 25, item 4; eleven of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
@@ -27,6 +27,20 @@ the difference (issue 25, item 4; nine of its list).
 * ``no_overhead_phases`` — the CPU time inside ``overhead`` phase ranges (logging, checkpoints)
   takes no time; the GPU work and syncs issued there stay.
 
+* ``tensor_cores_on`` — GEMM/conv kernels whose names show a CUDA-core path (catalog basis
+  ``no_tc``) run at the GPU's BF16 dense Tensor Core rate over its FP32 rate (spec table,
+  ``roofline/gpu_specs.py``): ``duration / ratio``, but never below their DRAM floor (ncu DRAM
+  bytes per launch of the kernel's family ÷ the spec's DRAM bandwidth) when ncu bytes are known,
+  else never more than ``MAX_TC_SPEEDUP`` (4×) faster; the ``change`` text says which bound
+  applied. Not priced (saves 0) when the GPU is not in the spec table.
+* ``prefetched_managed_memory`` — unified-memory migrations (copies ``uvm_h2d``/``uvm_d2h``/
+  ``uvm_d2d``) take no time, as if the data had been prefetched (``cudaMemPrefetchAsync`` ahead
+  of its use): the GPU work they delayed (stream order, inferred cross-stream waits, syncs on
+  them) starts as soon as its other edges allow, and the step thread's CPU time while a
+  migration to the host (``uvm_d2h``: a CPU page fault) ran is gone — the faulting thread waits
+  for its page (the export does not say which thread faulted: the step's is assumed). GPU
+  page-fault stalls inside kernels are not in the export's copy rows and are not priced.
+
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
 them. A step under a what-if ends where its thread reaches the range end, but no earlier than its
 GPU work can drain with the lag behind the host the capture showed (``after_end``): a change that
@@ -40,6 +54,7 @@ the mean step after the change.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -76,8 +91,37 @@ WHAT_IFS = {
                            "overhead"),
     "async_pinned_copies": ("pageable or synchronous host copies become pinned and asynchronous",
                             "transfer"),
+    "tensor_cores_on": ("GEMM/conv kernels without Tensor Cores run at the BF16 Tensor Core rate",
+                        "no_tensor_cores"),
+    "prefetched_managed_memory": ("unified-memory migrations take no time (data prefetched "
+                                  "before use)", "unified_memory"),
 }
 """id → (the change in words, the finding's cause it prices)."""
+
+
+@dataclass(frozen=True)
+class TensorRule:
+    """What ``tensor_cores_on`` needs of a process: per kernel name (``ProcessTimeline
+    .kernel_names``) whether it is a GEMM/conv kernel without Tensor Cores and its DRAM floor
+    (ns per launch, -1 unknown), and the GPU's BF16 dense over FP32 rate ratio."""
+
+    eligible: np.ndarray
+    floor_ns: np.ndarray
+    ratio: float
+
+    def change(self) -> str:
+        """The what-if's change in words: the rate ratio and which bound applied."""
+        base = (f"GEMM/conv kernels without Tensor Cores run at the BF16 dense rate "
+                f"({self.ratio:.1f}× the FP32 rate, spec table)")
+        floors = self.floor_ns[self.eligible] >= 0
+        if not floors.size:
+            return base + ": no GEMM/conv kernel ran without them"
+        if floors.all():
+            return base + ", never faster than their DRAM floor (ncu bytes)"
+        if floors.any():
+            return (base + ", never faster than their DRAM floor where ncu bytes are known, "
+                    f"else at most {MAX_TC_SPEEDUP:g}× faster")
+        return base + f", at most {MAX_TC_SPEEDUP:g}× faster (no ncu DRAM bytes)"
 
 
 @dataclass(frozen=True)
@@ -93,6 +137,7 @@ class StepWindow:
     phases: PhaseRanges
     io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
     link_bytes_per_s: float | None = None  # the GPU's host link (spec table), if known
+    tc: TensorRule | None = None  # tensor_cores_on inputs (None: the GPU is not in the table)
 
 
 @dataclass(frozen=True)
@@ -110,6 +155,18 @@ class WhatIf:
                 "saves_ms_per_step": self.saves_ms_per_step,
                 "saves_range_ms": list(self.saves_range_ms), "saves_share": self.saves_share,
                 "step_ms_after": self.step_ms_after}
+
+
+def rerun(w: StepWindow, **changes: Any) -> Replayed:
+    """The step replayed with some of its model's arrays replaced (``WindowModel`` fields by
+    name). Perf: a change that leaves every array as it was (no sync, no data phase, nothing to
+    move in this step) is the base replay itself — the engine is deterministic, so it is not
+    run again (≈ 10–15 ms per what-if on a 10,000-operation step). A change replays in the base
+    replay's dependency order (``engine.replay_window`` checks that it still holds)."""
+    m = w.model
+    if all(np.array_equal(getattr(m, k), v) for k, v in changes.items()):
+        return w.base
+    return replay_window(replace(m, **changes), w.base.order)
 
 
 def step_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
@@ -158,7 +215,7 @@ def no_host_sync(w: StepWindow) -> int:
     GPU work instead."""
     m = w.model
     keep = ~np.isin(m.t_call, _deferred_calls(w))
-    r = replay_window(replace(m, t_call=m.t_call[keep], t_op=m.t_op[keep]))
+    r = rerun(w, t_call=m.t_call[keep], t_op=m.t_op[keep])
     return max(step_end(w, r), _drain(m, r)) - m.start_ns
 
 
@@ -190,13 +247,13 @@ def without_phase(w: StepWindow, phase: str, calls_too: bool = False) -> tuple[i
     mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
     tail_from = int(m.h_end[mine[-1]]) if mine.size else m.start_ns
     tail = int(_covered(w.phases, phase, np.array([tail_from]), np.array([w.end_ns]))[0])
-    changed = replace(m, h_gap=m.h_gap - cut)
+    changes = {"h_gap": m.h_gap - cut}
     if calls_too:
         inside = _covered(w.phases, phase, m.h_start, m.h_start + 1) > 0
         keep = ~inside[m.t_call] if m.t_call.size else np.zeros(0, bool)
-        changed = replace(changed, h_own=np.where(inside, 0, m.h_own), t_call=m.t_call[keep],
-                          t_op=m.t_op[keep])
-    r = replay_window(changed)
+        changes.update(h_own=np.where(inside, 0, m.h_own), t_call=m.t_call[keep],
+                       t_op=m.t_op[keep])
+    r = rerun(w, **changes)
     total = int(_covered(w.phases, phase, np.array([m.start_ns]), np.array([w.end_ns]))[0])
     return after_end(w, r, tail) - m.start_ns, total
 
@@ -221,7 +278,7 @@ def no_launch_overhead(w: StepWindow) -> int:
     m = w.model
     own = np.where(m.h_role == R.LAUNCH, np.minimum(m.h_own, GRAPH_LAUNCH_NS), m.h_own)
     delay = np.where(m.unexplained, m.o_delay, np.minimum(m.o_delay, GRAPH_GPU_GAP_NS))
-    r = replay_window(replace(m, h_own=own, o_delay=delay))
+    r = rerun(w, h_own=own, o_delay=delay)
     return after_end(w, r) - m.start_ns
 
 
@@ -240,7 +297,7 @@ def hidden_communication(w: StepWindow) -> int:
     o_start, o_launch, xs = m.o_start.copy(), m.o_launch.copy(), m.o_xs.copy()
     o_start[comm] = np.minimum(o_start[comm], backward)
     o_launch[comm], xs[comm] = -1, -1
-    r = replay_window(replace(m, o_start=o_start, o_launch=o_launch, o_xs=xs))
+    r = rerun(w, o_start=o_start, o_launch=o_launch, o_xs=xs)
     return after_end(w, r) - m.start_ns
 
 
@@ -252,8 +309,7 @@ def no_alloc_in_loop(w: StepWindow) -> int:
     if not mem.any():
         return step_end(w, w.base) - m.start_ns
     keep = ~mem[m.t_call] if m.t_call.size else np.zeros(0, bool)
-    r = replay_window(replace(m, h_own=np.where(mem, 0, m.h_own), t_call=m.t_call[keep],
-                              t_op=m.t_op[keep]))
+    r = rerun(w, h_own=np.where(mem, 0, m.h_own), t_call=m.t_call[keep], t_op=m.t_op[keep])
     return after_end(w, r) - m.start_ns
 
 
@@ -284,7 +340,7 @@ def instant_host_io(w: StepWindow) -> int:
         pos = np.flatnonzero(m.h_thread == t)
         cut[pos] = _io_cover(w, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
                              m.h_start[pos])
-    r = replay_window(replace(m, h_gap=m.h_gap - cut))
+    r = rerun(w, h_gap=m.h_gap - cut)
     return after_end(w, r) - m.start_ns
 
 
@@ -328,14 +384,113 @@ def async_pinned_copies(w: StepWindow) -> int:
         return step_end(w, w.base) - m.start_ns
     calls = np.unique(m.o_launch[changed & (m.o_launch >= 0)])
     keep = ~np.isin(m.t_call, calls)
-    r = replay_window(replace(m, o_dur=dur, t_call=m.t_call[keep], t_op=m.t_op[keep]))
+    r = rerun(w, o_dur=dur, t_call=m.t_call[keep], t_op=m.t_op[keep])
     return after_end(w, r) - m.start_ns
+
+
+# ------------------------------------------------------------------ tensor cores, managed memory
+MAX_TC_SPEEDUP = 4.0
+"""``tensor_cores_on`` without ncu DRAM bytes: a kernel gets at most 4× faster (a GEMM off the
+Tensor Cores rarely sits at the FP32 peak, so the full rate ratio would overstate the saving)."""
+
+
+def tensor_rule(pt: ProcessTimeline, gpu_name: str | None,
+                dram_bytes: dict[str, float] | None = None) -> TensorRule | None:
+    """The ``tensor_cores_on`` inputs of a process on GPU ``gpu_name`` (None when the GPU, or its
+    BF16 Tensor Core or FP32 rate, is not in the spec table). ``dram_bytes``: ncu DRAM bytes per
+    launch by kernel family (``normalize_kernel_name``)."""
+    from nsys_diag.analyses.kernels.catalog import catalogue
+    from nsys_diag.analyses.kernels.names import normalize_kernel_name
+    from nsys_diag.analyses.roofline.gpu_specs import lookup_gpu
+
+    spec = lookup_gpu(gpu_name)
+    tc = spec.peak_flop_per_s("tensor_fp16") if spec else None
+    fp32 = spec.peak_flop_per_s("fp32") if spec else None
+    if spec is None or not tc or not fp32:
+        return None
+    names = list(pt.kernel_names)
+    cat = catalogue(names) if names else None
+    eligible = (np.isin(cat["category"].to_numpy(object), ("gemm", "conv"))
+                & (cat["tc_basis"].to_numpy(object) == "no_tc")) if cat is not None \
+        else np.zeros(0, bool)
+    floor = np.full(len(names), -1, np.int64)
+    if dram_bytes and spec.dram_bytes_per_s:
+        for i in np.flatnonzero(eligible).tolist():
+            b = dram_bytes.get(normalize_kernel_name(names[i]))
+            if b is not None and b > 0:
+                floor[i] = int(np.ceil(b / spec.dram_bytes_per_s * 1e9))
+    return TensorRule(np.asarray(eligible, bool), floor, float(tc / fp32))
+
+
+def tensor_cores_on(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the GEMM/conv kernels that ran without Tensor Cores at
+    the BF16 Tensor Core rate (``TensorRule``; bound by their DRAM floor or ``MAX_TC_SPEEDUP``)."""
+    m, pt, rule = w.model, w.pt, w.tc
+    if rule is None or pt.o_kname is None or not rule.eligible.any():
+        return step_end(w, w.base) - m.start_ns
+    code = pt.o_kname[m.o_idx]
+    sel = np.flatnonzero(code >= 0)
+    sel = sel[rule.eligible[code[sel]]]
+    if not sel.size:
+        return step_end(w, w.base) - m.start_ns
+    dur = m.o_dur.copy()
+    fast = np.ceil(dur[sel] / rule.ratio).astype(np.int64)
+    floor = rule.floor_ns[code[sel]]
+    bound = np.where(floor >= 0, floor, np.ceil(dur[sel] / MAX_TC_SPEEDUP).astype(np.int64))
+    dur[sel] = np.minimum(dur[sel], np.maximum(fast, bound))
+    r = rerun(w, o_dur=dur)
+    return after_end(w, r) - m.start_ns
+
+
+UVM_PREFIX = "uvm_"
+"""Copy kinds of unified-memory migrations (``uvm_h2d``, ``uvm_d2h``, ``uvm_d2d``)."""
+
+
+UVM_HOST_FAULT = "uvm_d2h"
+"""Migrations to the host: a CPU page fault, during which the faulting thread waits."""
+
+
+def _union_cover(s: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns covered by the union of the intervals [s, e]."""
+    if not s.size:
+        return np.zeros(np.size(a), np.int64)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], np.maximum.accumulate(e[order])
+    keep = np.ones(s.size, bool)
+    keep[1:] = s[1:] > e[:-1]
+    run = np.cumsum(keep) - 1
+    me = np.zeros(int(keep.sum()), np.int64)
+    np.maximum.at(me, run, e)
+    return _covered((s[keep], me, ["x"] * int(keep.sum())), "x", a, b)
+
+
+def prefetched_managed_memory(w: StepWindow) -> int:
+    """Replayed step duration (ns) with every unified-memory migration taking no time (the data
+    prefetched before use): the work that waited for it starts when its other edges allow, and
+    the step thread's CPU time while a migration to the host ran (its page fault) is gone."""
+    m, pt = w.model, w.pt
+    uvm = [i for i, lab in enumerate(pt.labels) if lab.startswith(UVM_PREFIX)]
+    sel = (m.o_kind == TRANSFER) & np.isin(m.o_label, uvm) if uvm else np.zeros(0, bool)
+    if not uvm or not sel.any():
+        return step_end(w, w.base) - m.start_ns
+    to_host = sel & (m.o_label == (pt.labels.index(UVM_HOST_FAULT)
+                                   if UVM_HOST_FAULT in pt.labels else -1))
+    fs, fe = m.o_start[to_host], m.o_end[to_host]
+    mine = (m.h_thread == w.step_thread) & (m.h_start < w.end_ns)
+    cut = np.where(mine, _union_cover(fs, fe, m.h_start - m.h_gap, m.h_start), 0)
+    last = np.flatnonzero(mine)
+    tail_from = int(m.h_end[last[-1]]) if last.size else m.start_ns
+    tail = int(_union_cover(fs, fe, np.array([tail_from]), np.array([w.end_ns]))[0])
+    r = rerun(w, o_dur=np.where(sel, 0, m.o_dur), h_gap=m.h_gap - cut,
+              o_delay=np.where(sel & ~m.unexplained, 0, m.o_delay))
+    return after_end(w, r, tail) - m.start_ns
 
 
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
            "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
            "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases,
-           "async_pinned_copies": async_pinned_copies}
+           "async_pinned_copies": async_pinned_copies, "tensor_cores_on": tensor_cores_on,
+           "prefetched_managed_memory": prefetched_managed_memory}
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
 
 
@@ -353,8 +508,10 @@ def finish(raw: dict[str, int]) -> dict[str, int]:
     return {wid: out[wid] for wid in WHAT_IFS}
 
 
-def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, ...]:
-    """One ``WhatIf`` per id from the steps' base and what-if durations (ns)."""
+def summarise(base_ns: list[int], after: list[dict[str, int]],
+              changes: dict[str, str] | None = None) -> tuple[WhatIf, ...]:
+    """One ``WhatIf`` per id from the steps' base and what-if durations (ns); ``changes``: a
+    process's own words for a change (``TensorRule.change``) over ``WHAT_IFS``'."""
     if not base_ns:
         return ()
     base = np.asarray(base_ns, np.float64)
@@ -362,6 +519,7 @@ def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, 
     for wid, (change, finding) in WHAT_IFS.items():
         saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
         mean = float(saves.mean())
+        change = (changes or {}).get(wid, change)
         out.append(WhatIf(wid, change, finding, mean, (float(saves.min()), float(saves.max())),
                           mean / (base.mean() / 1e6) if base.mean() else 0.0,
                           float(base.mean() / 1e6 - mean)))
