@@ -72,12 +72,14 @@ def terminal_width(stream) -> int | None:
 
 
 def _echo(err: bool = False):
-    """A line printer for terminal text: each line wrapped to the terminal (never cut)."""
-    from nsys_diag.report.text import fit_line
-
+    """A line printer for terminal text: each line wrapped to the terminal (never cut). The
+    report module is imported at the first line (perf, bench: it imports pandas, which
+    ``analyze`` imports only once its big reads have started)."""
     width = terminal_width(sys.stderr if err else sys.stdout)
 
     def echo(text: str) -> None:
+        from nsys_diag.report.text import fit_line
+
         for line in str(text).split("\n"):
             for part in fit_line(line, width):
                 click.echo(part, err=err)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nsys_diag.app.background import BackgroundImports, import_in_background
 from nsys_diag.app.memory_policy import STREAM, MemoryPlan, check_memory, plan_memory
@@ -20,12 +21,14 @@ from nsys_diag.app.options import build_options, load_thresholds
 from nsys_diag.app.outputs import STDOUT, emit, to_stdout, write_file, write_html_report
 from nsys_diag.loaders.load_request import LoadRequest
 from nsys_diag.loaders.sniff import Format
-from nsys_diag.model.bundle import LoadWarning
 from nsys_diag.model.clock import now_utc
 from nsys_diag.model.errors import InputError, UsageError
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_REEXPORT
+
+if TYPE_CHECKING:  # perf (bench): model.bundle imports pandas, which must wait for the prefetch
+    from nsys_diag.model.bundle import LoadWarning
 
 SUITE_MODULE = "nsys_diag.analyses.suite"
 VIEW_MODULE = "nsys_diag.report.view"
@@ -145,6 +148,8 @@ def analyze_path_with_suite(path: str, options: AnalyzeOptions | None = None,
 
 def _not_streamed_warning(tables: list[str]) -> LoadWarning:
     """The note of a stream that fell back to the in-memory read (``WITHOUT ROWID`` tables)."""
+    from nsys_diag.model.bundle import LoadWarning
+
     return LoadWarning(
         "not_streamed", f"read in memory instead of streamed: {', '.join(tables)} "
         f"{'is a WITHOUT ROWID table' if len(tables) == 1 else 'are WITHOUT ROWID tables'} "
@@ -214,9 +219,6 @@ def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no
     (in-memory runs only: ``analyze_path_with_bundle``). ``kw``: the raw analysis options
     (``build_options``).
     """
-    from nsys_diag.report.json_out import to_json
-    from nsys_diag.report.text import render_text
-
     if Path(trace).is_dir():
         raise InputError(trace, "is a directory, not a trace",
                          "pass one .sqlite export (use `nsys-diag batch DIR` for directories)")
@@ -229,6 +231,10 @@ def analyze_command(trace: str, *, json_out=None, md_out=None, html_out=None, no
         bundle, suite, view = analyze_path_with_bundle(trace, options, th, now_utc())
     else:
         view = analyze_path(trace, options, th, now_utc())
+    # perf (bench): the report modules import pandas, which waits until the big reads have started
+    from nsys_diag.report.json_out import to_json
+    from nsys_diag.report.text import render_text
+
     lines = render_text(view).rstrip("\n").split("\n")
     if trace_out:
         lines.append(f"trace events: {write_trace_out(trace_out, bundle, suite, trace)}")

@@ -316,6 +316,34 @@ class NsysDb:
             return None
         return int(lo), int(self.rows(f'SELECT max(rowid) FROM "{actual}"')[0][0])
 
+    def common_values(self, name: str, columns: Sequence[str], samples: int = 17
+                      ) -> dict[str, int]:
+        """The values of integer ``columns`` when ``samples`` rows spread evenly over the rowids
+        of table ``name`` (the first and the last included) all agree on them; {} when they
+        differ, hold NULL or non-integers, or the table is empty or ``WITHOUT ROWID``. A few
+        b-tree lookups: a cheap hint, not a proof (``holds_all_rows`` checks the read)."""
+        if not columns or self.without_rowid(name):
+            return {}
+        bounds = self.rowid_bounds(name)
+        if bounds is None:
+            return {}
+        lo, hi = bounds
+        ids = sorted({lo + (hi - lo) * i // (samples - 1) for i in range(samples)})
+        got = self.rows(f'SELECT {", ".join(chr(34) + c + chr(34) for c in columns)} FROM '
+                        f'"{self.table(name)}" WHERE rowid IN ({", ".join(map(str, ids))})')
+        if not got or any(r != got[0] for r in got) or \
+                not all(type(v) is int for v in got[0]):
+            return {}
+        return dict(zip(columns, got[0]))
+
+    def holds_all_rows(self, name: str, n: int) -> bool:
+        """Whether ``n`` rows read from table ``name`` are all its rows: ``n`` equals the rowid
+        span (no scan) or, for sparse rowids, ``count(*)``."""
+        bounds = self.rowid_bounds(name) if not self.without_rowid(name) else None
+        if bounds is not None and bounds[1] - bounds[0] + 1 == n:
+            return True
+        return self.count(name) == n
+
     def rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
         """Small queries through sqlite3 (lenient text)."""
         try:

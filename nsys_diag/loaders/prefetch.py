@@ -39,9 +39,12 @@ def analyze_plans(db: NsysDb, kernel_detail: bool = False) -> list[ReadPlan]:
     GPU metrics), as far as the file has them (``analyze`` loads the kernel detail with
     ``--ncu`` only: the join compares launch configurations)."""
     out = []
+    consts = S.kernel_constants(db, db.columns(S.KERNEL_TABLE)) if db.has(S.KERNEL_TABLE) else {}
     for table, required, spec, where in (
         (S.RUNTIME_TABLE, S.API_REQUIRED, S.api_spec, S.api_where),
-        (S.KERNEL_TABLE, S.GPU_OP_REQUIRED, lambda c: S.kernel_spec(c, detail=kernel_detail), None),
+        (S.KERNEL_TABLE, S.GPU_OP_REQUIRED,
+         lambda c: S.kernel_spec(c, detail=kernel_detail, constants=consts),
+         lambda c: S.constants_where(consts)),
         (S.GPU_METRICS_TABLE, S.GPU_METRICS_REQUIRED, S.gpu_metrics_spec, None),
     ):
         actual = db.table(table)

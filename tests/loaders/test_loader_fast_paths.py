@@ -258,3 +258,83 @@ def test_distinct_ints_of_a_constant_view_is_its_one_value():
     mixed = np.array([5, 3, 5, 9, 3], np.int64)
     assert distinct_ints(mixed).tolist() == [5, 3, 9]  # first appearance, as pd.unique
     assert distinct_ints(np.zeros(0, np.int64)).tolist() == []
+
+
+# ------------------------------------------------------------ constant device / process columns
+def _kernel_ids(path) -> tuple[np.ndarray, np.ndarray]:
+    """deviceId and globalPid of every kernel row, in rowid order, as the plain read gives them."""
+    with NsysDb(path) as db:
+        d = db.read("CUPTI_ACTIVITY_KIND_KERNEL", [Col("deviceId", "int"), Col("globalPid", "int")])
+    return d.ints("deviceId"), d.ints("globalPid")
+
+
+def _read_kernel_frame(path):
+    from nsys_diag.loaders.nsys_cuda import read_kernels
+    from nsys_diag.loaders.nsys_strings import StringTable
+
+    with NsysDb(path) as db:
+        return read_kernels(db, StringTable(db), detail=False)
+
+
+@pytest.mark.parametrize("change", [None, 'SET "deviceId" = 1', 'SET "globalPid" = NULL',
+                                    'SET "globalPid" = "globalPid" + 1'])
+def test_constant_kernel_columns_are_read_in_the_where_and_checked(tmp_path, change):
+    """One GPU, one process: deviceId/globalPid come from the WHERE as stride-0 views; a row the
+    sampled rows miss (rowid 2) that differs makes the read per row again — values exact."""
+    from nsys_diag import synth
+
+    path = synth.write_nsys_sqlite(tmp_path / "k.sqlite", synth.preset("healthy_tc", steps=3))
+    if change:
+        con = sqlite3.connect(path)
+        con.execute(f'UPDATE CUPTI_ACTIVITY_KIND_KERNEL {change} WHERE rowid = 2')
+        con.commit()
+        con.close()
+    dev, gpid = _kernel_ids(path)
+    k = _read_kernel_frame(path)
+    np.testing.assert_array_equal(k["device_id"].to_numpy(), dev)
+    np.testing.assert_array_equal(k["global_pid"].to_numpy(), gpid)
+    if change is None:
+        assert k["device_id"].to_numpy().strides == k["global_pid"].to_numpy().strides == (0,)
+    else:
+        assert k["global_pid" if "globalPid" in change else "device_id"].to_numpy().strides != (0,)
+
+
+def test_several_devices_are_read_per_row():
+    path = "sample_traces/multi_gpu.sqlite"
+    dev, gpid = _kernel_ids(path)
+    assert len(np.unique(dev)) > 1
+    with NsysDb(path) as db:
+        from nsys_diag.loaders.nsys_specs import kernel_constants
+
+        assert kernel_constants(db, db.columns("CUPTI_ACTIVITY_KIND_KERNEL")) == {}
+    np.testing.assert_array_equal(_read_kernel_frame(path)["device_id"].to_numpy(), dev)
+
+
+@pytest.mark.parametrize("case", ["all_matched", "some_unmatched", "empty_name", "many_names",
+                                  "none_matched"])
+def test_launch_api_fast_path_equals_the_general_categorical(case):
+    """``launch_api`` built in the API codes' small type equals the int64 general path exactly:
+    categories (values and dtype), codes and the dtype of the codes."""
+    from nsys_diag.loaders.nsys_cuda import _launch_api, _used_categorical
+
+    rng = np.random.default_rng(len(case))
+    labels = [f"api{i}" for i in range(300 if case == "many_names" else 6)]
+    if case == "empty_name":
+        labels[2] = ""
+    api_codes = categorical(rng.integers(0, len(labels) - 1, 500), labels).codes
+    n = 400
+    matched = np.ones(n, bool) if case == "all_matched" else rng.random(n) < 0.8
+    if case == "none_matched":
+        matched[:] = False
+    src = rng.integers(0, 500, int(matched.sum()))
+    general = np.full(n, -1, np.int64)
+    general[matched] = api_codes[src]
+    ref = _used_categorical(general, labels)
+    got = _launch_api(api_codes, src, matched, labels)
+    if got is None:  # the fast path declines only where "" would merge with a name
+        assert case == "empty_name"
+        return
+    assert list(got.categories) == list(ref.categories)
+    assert got.categories.dtype == ref.categories.dtype
+    np.testing.assert_array_equal(got.codes, ref.codes)
+    assert got.codes.dtype == ref.codes.dtype

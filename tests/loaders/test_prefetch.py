@@ -108,6 +108,20 @@ def test_starts_without_importing_pandas(trace):
     assert out.stdout.split() == ["4", "False"], out.stderr
 
 
+def test_the_cli_starts_the_prefetch_before_pandas_is_imported(trace, tmp_path):
+    """``nsys-diag analyze`` itself (the click command, its terminal printer and the report
+    imports) must not import pandas before the big reads have started."""
+    code = ("import sys; from nsys_diag.loaders import prefetch; orig = prefetch.start_prefetch\n"
+            "def spy(*a, **k):\n"
+            "    print('pandas-at-prefetch', 'pandas' in sys.modules); return orig(*a, **k)\n"
+            "prefetch.start_prefetch = spy\n"
+            "from nsys_diag.cli import main\n"
+            f"main(['analyze', {str(trace)!r}, '--json', {str(tmp_path / 'o.json')!r}, '--no-html'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "pandas-at-prefetch False" in out.stdout, out.stdout + out.stderr
+    assert (tmp_path / "o.json").stat().st_size > 0
+
+
 def test_untaken_results_are_cleared_and_a_failed_prefetch_is_no_result(trace, tmp_path):
     assert prefetch.start_prefetch(trace) == 4
     prefetch.clear_prefetch(trace)

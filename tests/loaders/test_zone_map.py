@@ -22,7 +22,7 @@ def small_blocks(monkeypatch):
 
 def _write(path, rows, table=KERNEL_TABLE, cols=("start", "end", "correlationId")):
     con = sqlite3.connect(path)
-    con.execute(f'CREATE TABLE "{table}" ({", ".join(f"{c!r} INTEGER" for c in cols)})')
+    con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" ({", ".join(f"{c!r} INTEGER" for c in cols)})')
     con.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * len(cols))})', rows)
     con.commit()
     con.close()
@@ -151,3 +151,58 @@ def test_a_map_knows_its_file(tmp_path):
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert not zones.matches(path)
     assert not zones.matches(tmp_path / "missing.sqlite")
+
+
+def _odd_rows(n: int = 600) -> list[tuple]:
+    """Time-ordered rows with values a block bound must not trust: text, NULL, REAL, negative or
+    text correlation ids."""
+    rows = _timed_rows(n, "time", seed=5)
+    rows[40] = (rows[40][0], "later", rows[40][2])
+    rows[100] = (None, rows[100][1], 3)
+    rows[200] = (float(rows[200][0]) + 0.5, float(rows[200][1]) + 0.5, 2)
+    rows[300] = (rows[300][0], rows[300][1], -7)
+    rows[301] = (rows[301][0], rows[301][1], "x")
+    rows[400] = (rows[400][0], rows[400][1], None)
+    rows[450] = (rows[450][0], rows[450][1], 1)  # a small id late in the table
+    rows[500] = (rows[500][0], rows[500][1], 0.5)  # REAL: not an id for the scan
+    rows[520] = (rows[520][0], None, 4)
+    rows[530] = (rows[530][0], rows[530][1], b"\x01")
+    return rows
+
+
+@pytest.mark.parametrize("order", ["time", "shuffled", "two_runs", "odd", "odd_not_null"])
+def test_launch_minimum_from_blocks_equals_the_plain_scan(tmp_path, order):
+    from nsys_diag.loaders.read_window import with_launches
+
+    path = tmp_path / "t.sqlite"
+    rows = _odd_rows() if order.startswith("odd") else _timed_rows(700, order)
+    if order == "odd_not_null":  # as nsys declares its times: NOT NULL, yet text/REAL allowed
+        rows = [(0 if s is None else s, 0 if e is None else e, c) for s, e, c in rows]
+        con = sqlite3.connect(path)
+        con.execute(f'CREATE TABLE "{KERNEL_TABLE}" (start INTEGER NOT NULL, end INTEGER NOT NULL, '
+                    '"correlationId" INTEGER)')
+        con.close()
+    _write(path, rows)
+    with NsysDb(path) as db:
+        zones = Z.build_zone_map(db)
+        assert zones.tables[KERNEL_TABLE].launches is not None
+        ints = [r for r in rows if isinstance(r[0], int) and isinstance(r[1], int)]
+        for a, b in list(_windows(ints, k=60)) + [(10**12, 10**13), (-10, 0)]:
+            assert with_launches(db, a, b, zones).min_correlation == \
+                with_launches(db, a, b).min_correlation, (a, b)
+
+
+def test_launch_minimum_scans_only_the_edge_blocks(tmp_path, monkeypatch):
+    from nsys_diag.loaders.read_window import with_launches
+
+    rows, zones = _mapped(tmp_path, "time")
+    seen = []
+    with NsysDb(tmp_path / "t.sqlite") as db:
+        orig = db.rows
+        monkeypatch.setattr(db, "rows", lambda sql, p=(): seen.append(sql) or orig(sql, p))
+        a, b = rows[200][0], rows[1800][0]
+        assert with_launches(db, a, b, zones).min_correlation == with_launches(db, a, b).min_correlation
+    zoned = [s for s in seen[:len(seen) // 2] if "min(\"correlationId\")" in s]
+    spans = [int(s.split("BETWEEN")[1].split("AND")[1]) - int(s.split("BETWEEN")[1].split("AND")[0])
+             for s in zoned]
+    assert zoned and max(spans) < 200  # a few blocks of 16 at each edge, not 1,600 rows
