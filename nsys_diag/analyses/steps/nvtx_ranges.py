@@ -194,6 +194,10 @@ def _enclosing_matrix(ls: np.ndarray, lt: np.ndarray, has: np.ndarray, rs, re_, 
         rows.append(np.pad(table, ((0, 0), (0, depth - table.shape[1])), constant_values=-1))
         at += table.shape[0]
     combined = np.concatenate(rows)
+    if len(tables) == 1 and main in tables:  # perf: one range thread, every kernel's fallback
+        row = np.searchsorted(tables[main][0], ls, side="right") + offset[main]
+        row[~has] = 0
+        return combined[row]
     # the row of each kernel: its launching thread's, else (a miss) the range thread's
     known = (lt == threads[0]) if threads.size == 1 else np.isin(lt, threads)
     src = np.where(has & known, lt, main if main in tables else MISSING)
@@ -263,8 +267,15 @@ def _kernel_columns(kernels: pd.DataFrame, lo: int, hi: int) -> dict[str, np.nda
         rows = slice(int(inside[0]), int(inside[-1]) + 1)  # perf: a view, no gather
     out = {k: (v if rows is None else v[rows]) for k, v in col.items()}
     return {"device": out["device_id"], "start": out["start_ns"],
-            "s": np.maximum(out["start_ns"], lo), "e": np.minimum(out["end_ns"], hi),
+            "s": _clip_view(out["start_ns"], lo, None), "e": _clip_view(out["end_ns"], None, hi),
             "launch": out["launch_start_ns"], "tid": out["launch_global_tid"]}
+
+
+def _clip_view(v: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray:
+    """``v`` clipped to ``[lo, hi]``; ``v`` itself when nothing is out (perf: no copy)."""
+    if v.size and ((lo is not None and int(v.min()) < lo) or (hi is not None and int(v.max()) > hi)):
+        return np.clip(v, lo, hi)
+    return v
 
 
 def _sum_by(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -326,10 +337,14 @@ class _Runs:
         for d in range(grp.shape[1]):
             new[1:] |= grp[1:, d] != grp[:-1, d]
         prev = _prev_max(new, e)
-        gain = np.maximum(e - np.maximum(s, prev), 0)
+        gain = np.maximum(s, prev)  # perf: in place, two n-sized arrays
+        np.subtract(e, gain, out=gain)
+        np.maximum(gain, 0, out=gain)
         first = np.flatnonzero(new)
-        return _Runs(dev, s, np.cumsum(gain), np.maximum(prev, e), first, s[first],
-                     np.maximum.reduceat(e, first), np.add.reduceat(gain, first), dev[first])
+        total = np.add.reduceat(gain, first)
+        np.maximum(prev, e, out=prev)
+        return _Runs(dev, s, np.cumsum(gain, out=gain), prev, first, s[first],
+                     np.maximum.reduceat(e, first), total, dev[first])
 
     def beyond(self, run: np.ndarray, m: np.ndarray) -> np.ndarray:
         """The union length (ns) of each ``run``'s kernels after ``m`` (INT64 min: all of it):
