@@ -244,6 +244,17 @@ NVTX_RANGES = Section(Obj({
     per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
     "kernels launched while a range was open on the launching thread (docs/analyses.md)")
 
+TIMELINE_LANES = Section(Obj({
+    "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
+    "columns": "int", "classes": List("str"),
+    "lanes": List(Obj({"device_id": "int", "stream_id": "int?", "streams": "int", "ops": "int",
+                       "busy_ms": "num", "class_ms": Map("num"),
+                       "runs": List(List("int", min_items=4, max_items=4))})),
+    "step_marks": List("int"), "steps": "int"}),
+    "No GPU activity in the analysed window.", per_process=True,
+    doc="the whole analysed window per (device, stream) lane in at most 1,200 columns: runs of "
+    "[first column, columns, class index, occupancy in quarters 1..4] (analyses/timeline/lanes.py)")
+
 _FILL_KERNEL = Obj({"name": "str", "launches": "int", "blocks": "int", "threads_per_block": "int",
                     "regs_per_thread": "int", "smem_bytes": "int", "blocks_per_sm": "int",
                     "fill": "share", "time_share": "share"},
@@ -427,6 +438,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "communication": COMMUNICATION,
     "memory": MEMORY,
     "nvtx_ranges": NVTX_RANGES,
+    "timeline_lanes": TIMELINE_LANES,
     "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
     "replay": REPLAY,
