@@ -30,7 +30,6 @@ from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, de
 from nsys_diag.analyses.kernels.catalog import CATEGORIES
 from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.timeline.strips import chunk_name_table
-from nsys_diag.analyses.timeline.window_bins import binned_sum, row_attrs
 
 MAX_COLUMNS = 1200
 """Columns of the window (the drawn width of a lane: ~1 column per pixel of a wide report)."""
@@ -87,47 +86,98 @@ def column_edges(window: Window) -> np.ndarray:
     return edges
 
 
-def _ops(kernels: pd.DataFrame, copies: list[pd.DataFrame], name_table: pd.DataFrame | None):
-    """(start, end, device, stream, class index) of every kernel and copy (vectorised)."""
-    cols = ("start_ns", "end_ns", "device_id", "stream_id")
-    parts = [np.stack([f[c].to_numpy(np.int64) for c in cols]) for f in [kernels, *copies] if len(f)]
-    if not parts:
-        return np.zeros((5, 0), np.int64)
-    if len(kernels):
-        cat = row_attrs(kernels, name_table if name_table is not None else pd.DataFrame())[0]
-        idx = pd.Index(CLASSES).get_indexer(cat.astype(str))
-        k_cls = np.where(idx >= 0, idx, CLASSES.index("other")).astype(np.int64)
+def _kernel_classes(kernels: pd.DataFrame, name_table: pd.DataFrame | None) -> np.ndarray:
+    """The class index of each kernel (its category's; ``other`` when unknown), looked up once
+    per distinct name (perf: no per-kernel strings)."""
+    names = kernels["name"]
+    if not isinstance(names.dtype, pd.CategoricalDtype):
+        names = names.astype("category")
+    cats = pd.Index(names.cat.categories.astype(str))
+    other = CLASSES.index("other")
+    if name_table is not None and len(name_table):
+        tab = name_table.drop_duplicates("name").set_index("name")["category"]
+        idx = pd.Index(CLASSES).get_indexer(tab.reindex(cats).fillna("other").astype(str))
+        of_name = np.where(idx >= 0, idx, other).astype(np.int64)
     else:
-        k_cls = np.zeros(0, np.int64)
-    n_copy = sum(len(f) for f in copies)
-    cls = np.concatenate((k_cls, np.full(n_copy, CLASSES.index(COPY), np.int64)))
-    return np.vstack((np.concatenate(parts, axis=1), cls[None, :]))
+        of_name = np.full(len(cats), other, np.int64)
+    codes = names.cat.codes.to_numpy()
+    return np.append(of_name, other)[np.where(codes >= 0, codes, len(cats))]
+
+
+def _columns_ns(group: np.ndarray, s: np.ndarray, e: np.ndarray, edges: np.ndarray,
+                n_groups: int) -> np.ndarray:
+    """groups × columns: the ns of the intervals ``[s, e)`` (inside the grid) in each column.
+    Perf: an interval inside one column (most kernels) is one weight; a longer one adds its
+    first and last partial columns and, through a difference array, the full ones between."""
+    lo, n = int(edges[0]), edges.size - 1
+    width = int(edges[1] - edges[0]) if n > 1 else int(edges[-1] - edges[0])
+    cs, ce = (s - lo) // width, (e - 1 - lo) // width
+    cs, ce = np.minimum(cs, n - 1), np.minimum(ce, n - 1)
+    cells = n_groups * n
+    one = cs == ce
+    w = np.where(one, e - s, edges[cs + 1] - s)  # the first (or only) column
+    acc = np.bincount(group * n + cs, weights=w, minlength=cells)
+    many = np.flatnonzero(~one)
+    if many.size:
+        g, a, b = group[many], cs[many], ce[many]
+        acc += np.bincount(g * n + b, weights=e[many] - edges[b], minlength=cells)
+        diff = np.bincount(g * n + a + 1, minlength=cells) - np.bincount(g * n + b, minlength=cells)
+        full = np.cumsum(diff.reshape(n_groups, n), axis=1) * width  # columns strictly between
+        acc += full.reshape(-1)
+    return np.rint(acc).astype(np.int64).reshape(n_groups, n)  # float64 sums of ns: exact < 2**53
 
 
 def lane_sums(kernels: pd.DataFrame, copies: list[pd.DataFrame], name_table: pd.DataFrame | None,
               window: Window) -> LanesPart:
     """The ns per (lane, class) in each column of ``window`` of the given ops (each whole; the
-    parts outside the window are not counted). Loops over (lane, class) groups only."""
+    parts outside the window are not counted): the kernels by class, the copies as ``copy``."""
     edges = column_edges(window)
-    ops = _ops(kernels, copies, name_table)
-    s, e = ops[0], ops[1]
-    keep = (s < edges[-1]) & (e > edges[0]) & (e > s)
-    ops = ops[:, keep]
-    if not ops.shape[1]:
+    sets = [(kernels, None)] + [(c, CLASSES.index(COPY)) for c in copies]
+    return merge_parts([_op_sums(f, cls, name_table, edges) for f, cls in sets if len(f)])
+
+
+def _codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each key, the distinct keys): the offsets from the smallest key when they span
+    few values (perf: streams and devices are small numbers, so no hash is needed), else a
+    hash (``pd.factorize``)."""
+    lo, hi = int(key.min()), int(key.max())
+    if hi - lo < 1 << 16:
+        dense = key - lo
+        present = np.flatnonzero(np.bincount(dense, minlength=hi - lo + 1))
+        remap = np.zeros(hi - lo + 1, np.int64)
+        remap[present] = np.arange(present.size)
+        return remap[dense], present + lo
+    codes, uniq = pd.factorize(key)
+    return codes.astype(np.int64), np.asarray(uniq, np.int64)
+
+
+def _op_sums(ops: pd.DataFrame, cls: int | None, name_table: pd.DataFrame | None,
+             edges: np.ndarray) -> LanesPart:
+    """``lane_sums`` of one frame of ops (kernels when ``cls`` is None, else all of class
+    ``cls``). Vectorised: one code per (lane, class) key, weighted counts per column (perf: the
+    frame's columns are read in place, never stacked)."""
+    s = np.maximum(ops["start_ns"].to_numpy(np.int64), edges[0])
+    e = np.minimum(ops["end_ns"].to_numpy(np.int64), edges[-1])
+    keep = e > s
+    if not keep.any():
         return LanesPart({}, {})
-    base = int(edges[0])  # relative ns: the prefix sums stay far from int64's range
-    key = pd.MultiIndex.from_arrays([ops[2], ops[3], ops[4]])
-    codes, groups = pd.factorize(key)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0, True])
-    out: dict[tuple[int, int, int], np.ndarray] = {}
-    for i, j in zip(bounds[:-1], bounds[1:]):  # lanes × classes present
-        rows = order[i:j]
-        d, st, c = groups[int(codes[order[i]])]
-        out[(int(d), int(st), int(c))] = binned_sum(ops[0, rows] - base, ops[1, rows] - base,
-                                                    edges - base)
-    lanes, counts = np.unique(ops[2:4].T, axis=0, return_counts=True)
-    return LanesPart(out, {(int(d), int(st)): int(c) for (d, st), c in zip(lanes, counts)})
+    every = bool(keep.all())
+    dev = ops["device_id"].to_numpy(np.int64)
+    stream = ops["stream_id"].to_numpy(np.int64)
+    d0, s0 = int(dev.min()), int(stream.min())
+    n_st = int(stream.max()) - s0 + 1
+    key = ((dev - d0) * n_st + (stream - s0)) << 4  # (lane, class) as one int64, class < 16
+    key += _kernel_classes(ops, name_table) if cls is None else cls
+    if not every:
+        key, s, e = key[keep], s[keep], e[keep]
+    codes, uniq = _codes(key)
+    grid = _columns_ns(codes, s, e, edges, len(uniq))
+    out = {(int((k >> 4) // n_st) + d0, int((k >> 4) % n_st) + s0, int(k & 15)): grid[i]
+           for i, k in enumerate(uniq.tolist())}  # lanes × classes present
+    ops_of: dict[Lane, int] = {}
+    for (d, st, _), c in zip(out, np.bincount(codes, minlength=len(uniq)).tolist()):
+        ops_of[(d, st)] = ops_of.get((d, st), 0) + int(c)
+    return LanesPart(out, ops_of)
 
 
 def merge_parts(parts: list[LanesPart]) -> LanesPart:

@@ -95,3 +95,15 @@ def test_chunk_sums_merge_to_the_whole(cuts):
         own_c = c[(c["start_ns"] >= lo) & (c["start_ns"] < hi)]
         parts.append(L.lane_sums(own_k, [own_c], TABLE, WINDOW))
     assert L.finish_lanes(L.merge_parts(parts), WINDOW, None).to_json() == whole
+
+
+def test_column_sums_match_the_overlap_of_every_interval():
+    from nsys_diag.analyses.timeline.window_bins import binned_sum
+    rng = np.random.default_rng(5)
+    edges = L.column_edges(Window(1_000, 1_000 + 997 * 53, "user"))  # a narrower last column
+    s = rng.integers(edges[0], edges[-1], 400)
+    e = np.minimum(s + rng.choice([7, 40, 300, 9_000], 400), edges[-1])
+    g = rng.integers(0, 3, 400)
+    got = L._columns_ns(g, s, e, edges, 3)
+    for k in range(3):
+        assert got[k].tolist() == binned_sum(s[g == k], e[g == k], edges).tolist()
