@@ -40,6 +40,8 @@ MAX_STEP_MARKS = 400
 COPY = "copy"
 CLASSES = tuple(CATEGORIES) + (COPY,)
 """The lane classes: the kernel categories, then copies (memcpy, memset)."""
+SLICE_ROWS = 262_144
+"""Ops binned at a time (perf: bounds the temporaries to a few MB whatever the export's size)."""
 LEVELS = 4
 """Occupancy quantised to quarters (1..4 of 4) for the runs."""
 
@@ -133,7 +135,8 @@ def lane_sums(kernels: pd.DataFrame, copies: list[pd.DataFrame], name_table: pd.
     parts outside the window are not counted): the kernels by class, the copies as ``copy``."""
     edges = column_edges(window)
     sets = [(kernels, None)] + [(c, CLASSES.index(COPY)) for c in copies]
-    return merge_parts([_op_sums(f, cls, name_table, edges) for f, cls in sets if len(f)])
+    return merge_parts([_op_sums(f.iloc[i:i + SLICE_ROWS], cls, name_table, edges)
+                        for f, cls in sets for i in range(0, len(f), SLICE_ROWS)])
 
 
 def _codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

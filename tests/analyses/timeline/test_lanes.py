@@ -107,3 +107,14 @@ def test_column_sums_match_the_overlap_of_every_interval():
     got = L._columns_ns(g, s, e, edges, 3)
     for k in range(3):
         assert got[k].tolist() == binned_sum(s[g == k], e[g == k], edges).tolist()
+
+
+def test_slices_of_ops_add_up_to_the_whole(monkeypatch):
+    rng = np.random.default_rng(9)
+    s = rng.integers(0, 1100 * US, 300)
+    k = _kernels([(int(a), int(a) + int(d), int(a) % 2, int(a) % 5, ["gemm_a", "ew", "nccl_ar"][int(a) % 3])
+                  for a, d in zip(s, rng.integers(1, 90 * US, 300))])
+    empty = _copies([])
+    whole = L.analyze_lanes(k, empty, empty, TABLE, WINDOW, None).to_json()
+    monkeypatch.setattr(L, "SLICE_ROWS", 7)
+    assert L.analyze_lanes(k, empty, empty, TABLE, WINDOW, None).to_json() == whole
