@@ -69,7 +69,7 @@ def _gap_rects(v: dict, t0: int, dur: int, x0: float, tw: float, y: float) -> li
             continue
         cause = str(g.get("cause") or "other")
         out.append({"x": _r(x0 + (a - t0) / dur * tw), "y": y, "h": ROW_H,
-                    "w": _r(max((b - a) / dur * tw, 1.5)), "cls": "cause-" + slug(cause),
+                    "w": _r(max((b - a) / dur * tw, 1.5)), "cls": "cause-" + slug(cause), "cause": cause,
                     "title": f"GPU {g.get('device_id')} idle {fmt_ms(ms)}: {labels.get(cause, cause)}"})
     return out
 
@@ -106,6 +106,9 @@ def lane_chart(v: dict, ticks: Callable[[float, float, int], list[float]]) -> di
           for t in ticks(0.0, dur / 1e9, 6) if 0 <= t * 1e9 <= dur]
     legend = [{"cls": "cat-" + slug(c), "label": CLASS_LABELS.get(c, c)} for c in classes
               if "cat-" + slug(c) in used]
+    causes = dict(GAP_CAUSE_LABELS)
+    legend += [{"cls": "cause-" + slug(c), "label": "idle: " + causes.get(c, c)}
+               for c in dict.fromkeys(g["cause"] for g in gaps)]  # the causes drawn, in order
     return {"width": WIDTH, "height": y + 20, "label_x": x0 - 6, "track_x": x0, "track_w": tw,
             "value_x": x0 + tw + 4, "row_h": ROW_H, "rows": rows, "gaps": gaps, "gap_row": gap_row,
             "steps_path": step_d, "steps": int(finite(sec.get("steps")) or 0), "tick_y": y + 12,

@@ -47,7 +47,8 @@ def test_the_longest_idle_gaps_are_marked_by_cause():
         {"start_ns": 2_000_000, "duration_ms": 0.1, "cause": "sync", "device_id": 0}]}  # outside
     m = lane_chart(_view([[0, 10, GEMM, 4]], gaps=gaps), nice_ticks)
     assert [g["cls"] for g in m["gaps"]] == ["cause-input"] and m["gap_row"]["label"] == "longest idle"
-    assert m["gaps"][0]["title"].startswith("GPU 0 idle 0.2 ms: ")
+    assert m["gaps"][0]["title"].startswith("GPU 0 idle 0.2 ms: Waiting on input")
+    assert [it["label"] for it in m["legend"]][-1] == "idle: Waiting on input"  # a key for the colours
 
 
 def test_nothing_to_draw_gives_no_chart():
