@@ -84,6 +84,7 @@ class ProcessAnalysis:
     scaling: tuple[list[dict], str | None] = ([], "not analysed")
     loader: LoaderWorkersResult | Unavailable | None = None  # its own DataLoader workers
     nvtx_ranges: Any = None  # NvtxRangesResult | Unavailable (steps/nvtx_ranges.py); None: not analysed
+    timeline_lanes: Any = None  # LanesResult | Unavailable (timeline/lanes.py); None: not analysed
     gpu_fill: GpuFillResult | Unavailable | None = None  # launch shapes vs the GPU's SMs
     replay: Any = None  # the causal replay (``app/replay.py`` sets it after the analysis)
 
@@ -478,7 +479,7 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
         throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=r["quality"],
         roofline=r["roofline"], mfu=mfu, scaling=scaling, nvtx_ranges=r.get("nvtx_ranges"),
-        gpu_fill=gpu_fill)
+        timeline_lanes=r.get("timeline_lanes"), gpu_fill=gpu_fill)
 
 
 LoaderOf = Callable[[Window, "int | None"], "LoaderWorkersResult | Unavailable | None"]

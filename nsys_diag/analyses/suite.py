@@ -41,6 +41,7 @@ from nsys_diag.analyses.process import (AnalysisSuite, AnyRoofline, ProcessAnaly
 from nsys_diag.analyses.selection import (check_selected_steps, check_step_range, check_steps,
                                            select_device)
 from nsys_diag.analyses.steps import nvtx_ranges, phases_spans  # noqa: F401
+from nsys_diag.analyses.timeline import lanes  # noqa: F401
 from nsys_diag.analyses.steps.detection import StepsResult, analyze_steps
 from nsys_diag.analyses.taskgraph import Task, run_tasks
 from nsys_diag.model.bundle import TraceBundle

@@ -22,6 +22,7 @@ from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS as CAUSES
 from nsys_diag.report.contract import normalize
 from nsys_diag.report.duration_chart import kernel_durations
+from nsys_diag.report.lanes_chart import lane_chart
 from nsys_diag.report.tables import slug
 
 WIDTH = 720
@@ -570,6 +571,7 @@ def chart_model(view: dict) -> dict:
         "causes": cause_bars(v),
         "histogram": gap_histogram(v),
         "timeline": timeline_strips(v),
+        "lanes": lane_chart(v, nice_ticks),
         "kernels": kernel_bars(v),
         "kernel_durations": kernel_durations(v),
         "roofline": roofline_chart(v),

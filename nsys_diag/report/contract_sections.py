@@ -12,6 +12,7 @@ from nsys_diag.analyses.diagnosis.program import FRAMEWORKS
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
 from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
+from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
 from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_STEPS, HINT_CAPTURE_WORKERS,
@@ -246,6 +247,17 @@ NVTX_RANGES = Section(Obj({
     per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
     "kernels launched while a range was open on the launching thread (docs/analyses.md)")
 
+TIMELINE_LANES = Section(Obj({
+    "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
+    "columns": "int", "classes": List(Enum(*LANE_CLASSES)),
+    "lanes": List(Obj({"device_id": "int", "stream_id": "int?", "streams": "int", "ops": "int",
+                       "busy_ms": "num", "class_ms": Map("num", names=LANE_CLASSES),
+                       "runs": List(List("int", min_items=4, max_items=4))})),
+    "step_marks": List("int"), "steps": "int"}),
+    "No GPU activity in the analysed window.", per_process=True,
+    doc="the whole analysed window per (device, stream) lane in at most 1,200 columns: runs of "
+    "[first column, columns, class index, occupancy in quarters 1..4] (analyses/timeline/lanes.py)")
+
 _FILL_KERNEL = Obj({"name": "str", "launches": "int", "blocks": "int", "threads_per_block": "int",
                     "regs_per_thread": "int", "smem_bytes": "int", "blocks_per_sm": "int",
                     "fill": "share", "time_share": "share"},
@@ -431,6 +443,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "communication": COMMUNICATION,
     "memory": MEMORY,
     "nvtx_ranges": NVTX_RANGES,
+    "timeline_lanes": TIMELINE_LANES,
     "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
     "replay": REPLAY,

@@ -172,6 +172,7 @@ def process_sections(p, loader=None) -> dict:
         "communication": _section(p.communication),
         "memory": _section(p.memory),
         "nvtx_ranges": _section(p.nvtx_ranges, missing_reason="not analysed"),
+        "timeline_lanes": _section(getattr(p, "timeline_lanes", None), missing_reason="not analysed"),
         "gpu_fill": _section(p.gpu_fill, missing_reason="not analysed"),
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
                      else unavailable("no Nsight Compute data",

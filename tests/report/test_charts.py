@@ -202,7 +202,7 @@ def test_roofline_skips_unusable_roofs_and_points():
 
 def test_unavailable_sections_give_no_chart():
     charts = chart_model(sparse_view())
-    assert charts == {"phases": None, "steps": None, "causes": None, "histogram": None, "timeline": [],
+    assert charts == {"phases": None, "steps": None, "causes": None, "histogram": None, "timeline": [], "lanes": None,
                       "kernels": None, "kernel_durations": None, "roofline": None}
     assert chart_model({}) == charts  # an empty view is "nothing to draw", not an error
 

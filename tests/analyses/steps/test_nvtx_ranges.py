@@ -80,3 +80,95 @@ def test_chunk_sums_merge_to_the_whole(cuts):
 def test_no_ranges_is_unavailable():
     res = analyze_nvtx_ranges(NVTX.iloc[:0], KERNELS, None, Window(0, 200, "steps"))
     assert isinstance(res, Unavailable) and "NVTX" in res.reason
+
+
+# ----------------------------------------------------------------- against a brute-force projection
+def _nested(rng, lo, hi, depth, tid, rows):
+    """Properly nested ranges on one thread: children cut out of their parent, recursively."""
+    t = lo
+    while depth and t < hi:
+        a = int(rng.integers(t, hi))
+        b = int(rng.integers(a, hi)) + 1
+        rows.append((a, min(b, hi), ["forward", "layer_1", "layer_2", "backward"][rng.integers(4)],
+                     ["", "d"][rng.integers(2)], tid))
+        _nested(rng, a, min(b, hi), depth - 1, tid, rows)
+        t = b + int(rng.integers(0, 20))
+
+
+def _case(rng):
+    rows: list = []
+    for tid in (MAIN, AUTOGRAD)[: rng.integers(1, 3)]:
+        _nested(rng, 0, 1000, int(rng.integers(1, 5)), tid, rows)
+    k = []
+    for _ in range(int(rng.integers(1, 150))):
+        s = int(rng.integers(0, 1100))
+        tid = int(rng.choice([MAIN, AUTOGRAD, 9, -1]))
+        k.append((s, s + int(rng.integers(0, 60)), int(rng.integers(0, 3)),
+                  -1 if tid == -1 else int(rng.integers(0, 1000)), tid))
+    kernels = _kernels(k)
+    if rng.integers(2):
+        kernels = kernels.sort_values("start_ns", kind="stable").reset_index(drop=True)
+    return _nvtx(rows), kernels
+
+
+def _union(iv):
+    total, reach = 0, None
+    for s, e in sorted(iv):
+        if reach is None or s > reach:
+            total, reach = total + e - s, e
+        elif e > reach:
+            total, reach = total + e - reach, e
+    return total
+
+
+def _brute(nvtx, kernels, lo, hi):
+    """{(domain, name): (gpu ns, self ns)} and the kernels' union, one kernel at a time."""
+    r = [row for row in nvtx.itertuples() if row.start_ns < hi and row.end_ns > lo]
+    main = max({x.global_tid for x in r}, key=lambda t: sum(x.global_tid == t for x in r)) if r else None
+    gpu: dict = {}
+    own: dict = {}
+    every = []
+    for k in kernels.itertuples():
+        if not (k.start_ns < hi and k.end_ns > lo):
+            continue
+        piece = (k.device_id, max(k.start_ns, lo), min(k.end_ns, hi))
+        every.append(piece)
+        if k.launch_start_ns == -1:
+            continue
+        on = [x for x in r if x.global_tid == k.launch_global_tid and x.start_ns <= k.launch_start_ns < x.end_ns]
+        if not on:
+            on = [x for x in r if x.global_tid == main and x.start_ns <= k.launch_start_ns < x.end_ns]
+        for key in {(x.domain, group_name(x.text)) for x in on}:
+            gpu.setdefault(key, []).append(piece)
+        if on:
+            inner = max(on, key=lambda x: (x.start_ns, -x.end_ns, x.Index))  # same extent: the later
+            own.setdefault((inner.domain, group_name(inner.text)), []).append(piece)
+
+    def per_device(pieces):
+        return sum(_union([(s, e) for d, s, e in pieces if d == dev]) for dev in {p[0] for p in pieces})
+    return ({key: (per_device(v), per_device(own.get(key, []))) for key, v in gpu.items()}, per_device(every))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_projection_matches_a_kernel_by_kernel_count(seed):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    nvtx, kernels = _case(rng)
+    lo, hi = sorted(int(x) for x in rng.integers(0, 1100, 2))
+    hi += 1
+    part = window_sums(nvtx, kernels, None, (lo, hi), (lo, hi))
+    want, kernel_ns = _brute(nvtx, kernels, lo, hi)
+    got = {key: (v[2], v[3]) for key, v in part.sums.items() if v[2] or v[3]}
+    assert got == {key: v for key, v in want.items() if v[0] or v[1]}
+    assert part.kernel_ns == kernel_ns
+
+
+def test_segmented_running_max_spanning_centuries():
+    import numpy as np
+    from nsys_diag.analyses.steps.nvtx_ranges import _prev_max
+    first = np.array([True, False, False, True, False])
+    small = np.array([5, 3, 9, 1, 2], np.int64)
+    none = np.iinfo(np.int64).min
+    assert _prev_max(first, small).tolist() == [none, 5, 5, none, 1]
+    big = small * 2 ** 60 // 4  # segments too wide to shift apart: one segment at a time
+    assert _prev_max(first, big).tolist() == [none, big[0], big[0], none, big[3]]

@@ -1,0 +1,116 @@
+"""The whole-run timeline (``id="timeline"``): one row per device/stream lane over the analysed
+window, from the ``timeline_lanes`` section (``analyses/timeline/lanes.py``), with the analysed
+steps' edges and the longest GPU idle gaps (``gaps.top``, coloured by their cause: what the GPU
+waited on) marked.
+
+Each lane's runs (``[first column, columns, class, occupancy quarter]``) become one SVG path per
+class — a rectangle per run, its height the occupancy — so the drawn elements are bounded by lanes
+× classes whatever the trace's size (a run per column at most: ≤ 1,200 rectangles a lane). The
+step edges are one path, the gaps one rectangle each (``gaps.top`` is capped). Coordinates are
+viewBox user units; the template only draws them.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from nsys_diag.model.jsonsafe import finite
+from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS
+from nsys_diag.report.formatting import fmt_ms, fmt_ns, fmt_share
+from nsys_diag.report.tables import slug
+
+WIDTH, LABEL_W, VALUE_W, ROW_H, GAP, TOP = 720, 112, 44, 22, 5, 6
+LEVELS = 4
+"""Occupancy quarters of a run (as the analysis quantises them)."""
+CLASS_LABELS = {"gemm": "GEMM", "conv": "convolution", "attention": "attention",
+                "elementwise": "element-wise", "reduction": "reduction",
+                "communication": "communication (NCCL)", "memory": "memory kernels",
+                "other": "other kernels", "copy": "copies (memcpy/memset)"}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 1)
+
+
+def _lane_label(lane: dict) -> str:
+    dev = lane.get("device_id")
+    if lane.get("stream_id") is None:
+        return f"GPU {dev} · {lane.get('streams') or 0} more streams"
+    return f"GPU {dev} · stream {lane['stream_id']}" if lane["stream_id"] >= 0 else f"GPU {dev}"
+
+
+def _lane_paths(lane: dict, classes: list[str], n_cols: int, x0: float, tw: float, y: float
+                ) -> list[dict]:
+    """One path per class of the lane: a rectangle per run, bottom-aligned, height ∝ occupancy."""
+    d: dict[int, list[str]] = {}
+    for run in lane.get("runs") or []:
+        first, cols, cls, level = (int(finite(v) or 0) for v in run[:4])
+        if cols <= 0 or not 0 <= cls < len(classes):
+            continue
+        h = ROW_H * min(max(level, 1), LEVELS) / LEVELS
+        w = max(cols / n_cols * tw, 0.3)
+        d.setdefault(cls, []).append(f"M{_r(x0 + first / n_cols * tw)},{_r(y + ROW_H - h)}h{_r(w)}v{_r(h)}h{_r(-w)}z")
+    return [{"cls": "cat-" + slug(classes[c]), "d": "".join(parts),
+             "title": f"{CLASS_LABELS.get(classes[c], classes[c])}: "
+                      f"{fmt_ms(finite((lane.get('class_ms') or {}).get(classes[c])) or 0.0)}"}
+            for c, parts in sorted(d.items())]
+
+
+def _gap_rects(v: dict, t0: int, dur: int, x0: float, tw: float, y: float) -> list[dict]:
+    """The longest idle gaps (``gaps.top``) as rectangles coloured by cause."""
+    gaps = v.get("gaps") or {}
+    labels = dict(GAP_CAUSE_LABELS)
+    out = []
+    for g in (gaps.get("top") or []) if gaps.get("available") else []:
+        s, ms = finite(g.get("start_ns")), finite(g.get("duration_ms"))
+        if s is None or ms is None:
+            continue
+        a, b = max(s, t0), min(s + ms * 1e6, t0 + dur)
+        if b <= a:
+            continue
+        cause = str(g.get("cause") or "other")
+        out.append({"x": _r(x0 + (a - t0) / dur * tw), "y": y, "h": ROW_H,
+                    "w": _r(max((b - a) / dur * tw, 1.5)), "cls": "cause-" + slug(cause), "cause": cause,
+                    "title": f"GPU {g.get('device_id')} idle {fmt_ms(ms)}: {labels.get(cause, cause)}"})
+    return out
+
+
+def lane_chart(v: dict, ticks: Callable[[float, float, int], list[float]]) -> dict | None:
+    """The whole-run timeline's geometry, or None when the section is not drawable. ``ticks``:
+    the charts' 1-2-5 tick picker."""
+    sec = v.get("timeline_lanes") or {}
+    t0, t1 = finite(sec.get("start_ns")), finite(sec.get("end_ns"))
+    n_cols = int(finite(sec.get("columns")) or 0)
+    if not sec.get("available") or t0 is None or t1 is None or t1 <= t0 or n_cols <= 0:
+        return None
+    t0, dur = int(t0), int(t1 - t0)
+    classes = [str(c) for c in sec.get("classes") or []]
+    x0, tw = LABEL_W, WIDTH - LABEL_W - VALUE_W
+    rows: list[dict] = []
+    y, used = TOP, set[str]()
+    for lane in sec.get("lanes") or []:
+        paths = _lane_paths(lane, classes, n_cols, x0, tw, y)
+        used.update(p["cls"] for p in paths)
+        busy = (finite(lane.get("busy_ms")) or 0.0) * 1e6 / dur
+        rows.append({"label": _lane_label(lane), "y": y, "ty": y + ROW_H // 2 + 4, "paths": paths,
+                     "value": fmt_share(busy), "title": f"{_lane_label(lane)}: busy {fmt_share(busy)} of the window"})
+        y += ROW_H + GAP
+    if not rows:
+        return None
+    gaps = _gap_rects(v, t0, dur, x0, tw, y)
+    gap_row = {"label": "longest idle", "y": y, "ty": y + ROW_H // 2 + 4} if gaps else None
+    y += (ROW_H + GAP) if gaps else 0
+    marks = [finite(m) for m in sec.get("step_marks") or []]
+    step_d = "".join(f"M{_r(x0 + (m - t0) / dur * tw)},{TOP - 2}V{y - GAP + 2}" for m in marks
+                     if m is not None and t0 <= m <= t0 + dur)
+    xt = [{"x": _r(x0 + t * 1e9 / dur * tw), "label": fmt_ns(int(t * 1e9))}
+          for t in ticks(0.0, dur / 1e9, 6) if 0 <= t * 1e9 <= dur]
+    legend = [{"cls": "cat-" + slug(c), "label": CLASS_LABELS.get(c, c)} for c in classes
+              if "cat-" + slug(c) in used]
+    causes = dict(GAP_CAUSE_LABELS)
+    legend += [{"cls": "cause-" + slug(c), "label": "idle: " + causes.get(c, c)}
+               for c in dict.fromkeys(g["cause"] for g in gaps)]  # the causes drawn, in order
+    return {"width": WIDTH, "height": y + 20, "label_x": x0 - 6, "track_x": x0, "track_w": tw,
+            "value_x": x0 + tw + 4, "row_h": ROW_H, "rows": rows, "gaps": gaps, "gap_row": gap_row,
+            "steps_path": step_d, "steps": int(finite(sec.get("steps")) or 0), "tick_y": y + 12,
+            "ticks": xt, "legend": legend, "duration": fmt_ns(dur),
+            "bin": fmt_ns(int(finite(sec.get("bin_ns")) or 0))}
