@@ -25,7 +25,7 @@ from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.kernels.catalog import classify_category
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import NSYS_TRACE_CUDA_NVTX
+from nsys_diag.model.vocabulary import HINT_CAPTURE_NCCL
 from typing import TYPE_CHECKING
 from nsys_diag.analyses.kernels.table import window_kernels
 
@@ -138,8 +138,7 @@ def analyze_communication(kernels: pd.DataFrame, *, window: tuple[int, int] | No
     comm = comm_kernel_mask(kernels)
     if not comm.any():
         return Unavailable("no communication (NCCL) kernels in the capture",
-                           "single-GPU run, or multi-GPU collectives were not traced "
-                           f"(`{NSYS_TRACE_CUDA_NVTX}` records NCCL kernels)")
+                           HINT_CAPTURE_NCCL)
     s = kernels["start_ns"].to_numpy(dtype=np.int64)
     e = kernels["end_ns"].to_numpy(dtype=np.int64)
     if window is None:
@@ -218,8 +217,7 @@ def merge_communication(parts: list[CommPart], *, window: tuple[int, int],
     devices = sorted({d for p in parts for d in p.per_device})
     if not devices:
         return Unavailable("no communication (NCCL) kernels in the capture",
-                           "single-GPU run, or multi-GPU collectives were not traced "
-                           f"(`{NSYS_TRACE_CUDA_NVTX}` records NCCL kernels)")
+                           HINT_CAPTURE_NCCL)
     lo, hi = int(window[0]), int(window[1])
     per_device = []
     for d in devices:  # a handful of devices

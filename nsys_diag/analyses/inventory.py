@@ -20,7 +20,8 @@ import pandas as pd
 from nsys_diag.analyses.capabilities import Capabilities, probe
 from nsys_diag.analyses.steps.detection import normalize_name
 from nsys_diag.model.bundle import TraceBundle
-from nsys_diag.model.vocabulary import HINT_KINETO_NOT_IN_FORMAT, KINETO_FORMAT
+from nsys_diag.analyses.diagnosis.data_quality import kineto_capture_hints
+from nsys_diag.model.vocabulary import HINT_KINETO_NOT_IN_FORMAT, KINETO_FORMAT, hint_for
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, HINT_GPU_METRICS,
                                         HINT_MARK_STEPS, HINT_MEMORY_USAGE, HINT_NCU,
                                         HINT_REEXPORT, NSYS_EXPORT_COMMAND, NSYS_FLAG_GPU_METRICS,
@@ -249,6 +250,10 @@ def _analyses(bundle: TraceBundle, cuda: dict, nvtx: dict,
     ``hint`` = what to capture), and the capture hints for what is missing."""
     metrics = set(bundle.gpu_metrics["metric"].astype(str).unique()) if len(bundle.gpu_metrics) else set()
     rows = _timeline_support(bundle, cuda, nvtx, caps) + _metric_support(bundle, cuda, nvtx, metrics)
+    if bundle.meta.format == KINETO_FORMAT:  # torch.profiler's way, or "needs an nsys capture"
+        rows = [{**r, "hint": hint_for(r["hint"], KINETO_FORMAT) if r["hint"] else r["hint"]}
+                for r in rows]
+        return rows, kineto_capture_hints(bundle)
     return rows, _capture_hints(bundle, nvtx, metrics)
 
 

@@ -365,7 +365,8 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
 def _program_facts(bundle) -> dict:
     """What ran, for the advice's wording (``program.analyze_program``; file level)."""
     program = analyze_program(bundle)
-    return {"framework": program.framework, "techniques": program.techniques}
+    return {"framework": program.framework, "techniques": program.techniques,
+            "trace_format": bundle.meta.format}
 
 
 def _capture_work(bundle, gpid: int | None, util, window: Window) -> dict:

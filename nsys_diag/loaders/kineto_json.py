@@ -60,11 +60,17 @@ _TRAILING_INT = re.compile(r"(-?\d+)\s*$")
 
 
 def _parse(data: bytes) -> Any:
+    """``data`` parsed with orjson when installed (``nsys-diag[kineto]``, in the dev extra), else
+    with ``json``. orjson is stricter (no ``NaN``/``Infinity`` literals, no numbers beyond a
+    double): what it refuses is read again by ``json``, so both give the same answer."""
     try:
         import orjson  # optional (pip install nsys-diag[kineto])
     except ImportError:
         return json.loads(data)
-    return orjson.loads(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # json reads NaN, Infinity; a truly bad file fails again
+        return json.loads(data)
 
 
 def read_document(path: str | Path) -> dict:

@@ -200,6 +200,10 @@ HINT_ADD_NVTX_NEUTRAL = ("add NVTX ranges around the main loop's iterations and 
                          f"capture with `{NSYS_TRACE_CUDA_NVTX}`")
 """``HINT_ADD_NVTX`` for a program that is not PyTorch (issue 26: advice worded for the program)."""
 
+HINT_ADD_PHASES = ("wrap data loading, forward, backward and optimizer in NVTX ranges "
+                   "(nsys_diag.annotate.phase)")
+"""Steps without phase ranges inside them: the whole step is 'other'."""
+
 HINT_MARK_STEPS = ("mark each training step with an NVTX range (e.g. nsys_diag.annotate.step(), "
                    "torch.profiler's ProfilerStep#N, or nvtx.annotate('train_step')), or pass "
                    "`--step-range NAME`")
@@ -214,6 +218,10 @@ HINT_GPU_METRICS = (f"capture GPU metrics with `nsys profile {NSYS_FLAG_GPU_METR
 
 HINT_MEMORY_USAGE = f"capture allocations with `nsys profile {NSYS_FLAG_MEMORY_USAGE}`"
 """No allocation events (peak GPU memory)."""
+
+HINT_CAPTURE_NCCL = ("single-GPU run, or multi-GPU collectives were not traced "
+                     f"(`{NSYS_TRACE_CUDA_NVTX}` records NCCL kernels)")
+"""No communication (NCCL) kernels in the capture."""
 
 HINT_CAPTURE_WORKERS = ("capture the workers too: nsys profile traces child processes by default; "
                         "annotate their fetches with NVTX or add `--sample=process-tree`")
@@ -256,9 +264,13 @@ KINETO_NOT_IN_FORMAT = ("GPU metrics (SM, Tensor Core and DRAM activity), OS-run
                         "CPU samples are not in this format (a PyTorch profiler trace)")
 """What a Kineto trace cannot hold: said once per trace as an info item."""
 
-HINT_KINETO_NOT_IN_FORMAT = (f"capture the same run with `{NSYS_TRACE_FLAGS} "
-                             f"{NSYS_FLAG_GPU_METRICS} --sample=process-tree -o report python "
-                             "train.py` to add them")
+NEEDS_NSYS_CAPTURE = "needs an Nsight Systems capture"
+"""How a hint on a Kineto trace says that what it asks for is beyond torch.profiler's format (the
+one spelling: a Kineto run's advice quotes nsys flags only beside it)."""
+
+HINT_KINETO_NOT_IN_FORMAT = (f"each {NEEDS_NSYS_CAPTURE}: capture the same run with "
+                             f"`{NSYS_TRACE_FLAGS} {NSYS_FLAG_GPU_METRICS} --sample=process-tree "
+                             "-o report python train.py` to add them")
 """The nsys capture that adds what a Kineto trace lacks."""
 
 HINT_KINETO_CAPTURE = (f"record a PyTorch profiler trace with CUDA activity: `{KINETO_CAPTURE}`, "
@@ -272,3 +284,92 @@ HINT_KINETO_CUDA = ("record CUDA activity: `torch.profiler.profile(activities=[P
 HINT_KINETO_STEPS = ("mark the steps: call `prof.step()` after every iteration (ProfilerStep#N "
                      "ranges) and wrap phases in `torch.profiler.record_function('forward')`")
 """A Kineto trace without step ranges."""
+
+HINT_KINETO_COMMAND = f"Record CUDA activity: {KINETO_CAPTURE}"
+"""``HINT_CAPTURE_CUDA_COMMAND`` on a Kineto trace."""
+
+HINT_KINETO_PHASES = ("wrap data loading, forward, backward and optimizer in "
+                      "`torch.profiler.record_function('forward')` ranges inside each step")
+"""``HINT_ADD_NVTX`` on a Kineto trace: record_function ranges are its phases."""
+
+HINT_KINETO_REPLAY = ("record CPU and CUDA activity together (`torch.profiler.profile(activities="
+                      "[ProfilerActivity.CPU, ProfilerActivity.CUDA])`): the runtime calls and "
+                      "the GPU work they launched, linked by correlation ids")
+"""``HINT_REPLAY`` on a Kineto trace."""
+
+HINT_KINETO_CUDA_EVENTS = ("record CUDA synchronisation events (`torch.profiler.profile(..., "
+                           "experimental_config=torch._C._profiler._ExperimentalConfig("
+                           "enable_cuda_sync_events=True))` on PyTorch versions that have it): "
+                           "the trace holds no cuda_sync events, so the replay inferred the "
+                           "cross-stream waits from the times")
+"""``HINT_REPLAY_CUDA_EVENTS`` on a Kineto trace."""
+
+HINT_KINETO_GRAPH_NODES = (f"kernel-level tracing of CUDA graphs {NEEDS_NSYS_CAPTURE}: "
+                           f"`{NSYS_TRACE_CUDA_NVTX} {NSYS_FLAG_GRAPH_NODE_TRACE}` (the replay saw "
+                           "CUDA-graph launches as whole graphs)")
+"""``HINT_REPLAY_GRAPH_NODES`` on a Kineto trace."""
+
+HINT_KINETO_NCCL = ("single-GPU run, or multi-GPU collectives were not traced "
+                    "(ProfilerActivity.CUDA records NCCL kernels; one trace file per rank)")
+"""``HINT_CAPTURE_NCCL`` on a Kineto trace."""
+
+HINT_KINETO_GPU_METRICS = (f"GPU metrics are not in this format; sampling them {NEEDS_NSYS_CAPTURE}: "
+                           f"`nsys profile {NSYS_FLAG_GPU_METRICS}` ({NSYS_GPU_METRICS_OLDER})")
+"""``HINT_GPU_METRICS`` on a Kineto trace."""
+
+HINT_KINETO_MEMORY_USAGE = (f"GPU memory usage as nsys-diag reads it {NEEDS_NSYS_CAPTURE}: "
+                            f"`nsys profile {NSYS_FLAG_MEMORY_USAGE}`")
+"""``HINT_MEMORY_USAGE`` on a Kineto trace."""
+
+HINT_KINETO_WORKERS = (f"DataLoader worker processes are not in a PyTorch profiler trace; tracing "
+                       f"them {NEEDS_NSYS_CAPTURE} (nsys profile traces child processes by default)")
+"""``HINT_CAPTURE_WORKERS`` on a Kineto trace."""
+
+HINT_KINETO_GPU = ("name the GPU with `--gpu NAME` (the trace holds no deviceProperties; recent "
+                   "PyTorch versions write them)")
+"""``HINT_REEXPORT`` on a Kineto trace: there is no export to redo, only the GPU to name."""
+
+KINETO_HINTS = {
+    HINT_CAPTURE_CUDA: HINT_KINETO_CUDA, HINT_CAPTURE_CUDA_NVTX: HINT_KINETO_CUDA,
+    HINT_CAPTURE_TRACE: HINT_KINETO_CUDA, HINT_CAPTURE_LAUNCHES: HINT_KINETO_REPLAY,
+    HINT_CAPTURE_CUDA_COMMAND: HINT_KINETO_COMMAND, HINT_CAPTURE_STEPS: HINT_KINETO_STEPS,
+    HINT_ADD_NVTX: HINT_KINETO_PHASES, HINT_ADD_PHASES: HINT_KINETO_PHASES, HINT_REPLAY: HINT_KINETO_REPLAY,
+    HINT_REPLAY_CUDA_EVENTS: HINT_KINETO_CUDA_EVENTS, HINT_REPLAY_GRAPH_NODES: HINT_KINETO_GRAPH_NODES,
+    HINT_CAPTURE_NCCL: HINT_KINETO_NCCL, HINT_GPU_METRICS: HINT_KINETO_GPU_METRICS,
+    HINT_MEMORY_USAGE: HINT_KINETO_MEMORY_USAGE, HINT_CAPTURE_WORKERS: HINT_KINETO_WORKERS,
+    HINT_REEXPORT: HINT_KINETO_GPU,
+}
+"""Each nsys capture hint -> its wording on a PyTorch profiler trace (``trace.format`` "kineto"):
+how to record it with torch.profiler, or that it needs an Nsight Systems capture."""
+
+
+def hint_for(hint: str, trace_format: str | None) -> str:
+    """``hint`` worded for the input format (a Kineto trace reads ``KINETO_HINTS``)."""
+    return KINETO_HINTS.get(hint, hint) if trace_format == KINETO_FORMAT else hint
+
+
+KINETO_ADVICE_STEADY_STATE = ("Profile a steady-state window: torch.profiler.profile(schedule="
+                              "torch.profiler.schedule(wait=1, warmup=1, active=5)) with prof.step() "
+                              "after every iteration leaves the first iterations out and records "
+                              "only the active steps.")
+"""The capture-range advice on a Kineto trace."""
+
+KINETO_ADVICE_SKIP_FIRST = ("Or skip the start-up entirely: torch.profiler.schedule(skip_first=N, "
+                            "wait=1, warmup=1, active=5), N the iterations the start-up takes.")
+"""The ``--capture-range=nvtx`` advice on a Kineto trace."""
+
+KINETO_ADVICE_LATE_START = ("Or enter the torch.profiler.profile context only around the training "
+                            "loop, after the model is built and compiled.")
+"""The ``--delay``/``--duration`` advice on a Kineto trace."""
+
+KINETO_ADVICE_NAME_HOST = ("Name the host work between kernels: wrap the loop's parts in "
+                           "torch.profiler.record_function('NAME') ranges and record with "
+                           "with_stack=True; sampling the code between them on the CPU "
+                           f"{NEEDS_NSYS_CAPTURE}: {NSYS_TRACE_FLAGS} --sample=process-tree.")
+"""The "name the host work" advice on a Kineto trace."""
+
+KINETO_ADVICE_SAMPLE_HOST = ("See what the host does between kernels: record with with_stack=True "
+                             "(the Python stack of each CPU op); sampling the CPU and tracing OS "
+                             f"runtime calls {NEEDS_NSYS_CAPTURE}: {NSYS_TRACE_FLAGS} --sample=process-tree "
+                             "--cpuctxsw=process-tree.")
+"""The "sample the host" advice on a Kineto trace."""

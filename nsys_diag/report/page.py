@@ -17,7 +17,7 @@ from typing import Any
 
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
 from nsys_diag.model.jsonsafe import finite
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES, hint_for
 from nsys_diag.report.replay_render import replay_page
 from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
 from nsys_diag.report.clean import (
@@ -110,7 +110,8 @@ def _section_status(v: dict) -> dict:
     elif not gpu["available"]:
         status["kernels"] = na(gpu["reason"], gpu["hint"])
     else:
-        status["kernels"] = na("No CUDA kernels in the analysed window.", HINT_CAPTURE_CUDA)
+        status["kernels"] = na("No CUDA kernels in the analysed window.",
+                               hint_for(HINT_CAPTURE_CUDA, v["trace"].get("format")))
     status["roofline"] = of(v["roofline"])
     status["transfers"] = of(v["transfers"])
     status["replay"] = of(v["replay"])

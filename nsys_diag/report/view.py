@@ -17,7 +17,7 @@ from nsys_diag._version import __version__
 from nsys_diag.analyses.diagnosis.pricing import savings_of
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, KINETO_FORMAT, hint_for
 from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, apply_aliases,
                                       unavailable)
 
@@ -235,4 +235,17 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "capabilities": (suite.capabilities.to_json()
                          if getattr(suite, "capabilities", None) is not None else {}),
     }
-    return jsonable(view)
+    view = jsonable(view)
+    return worded_for_format(view, bundle_meta.format) if bundle_meta.format == KINETO_FORMAT else view
+
+
+def worded_for_format(node: Any, trace_format: str | None) -> Any:
+    """``node`` with every capture hint (a whole string equal to one of ``KINETO_HINTS``' keys)
+    worded for ``trace_format``: on a PyTorch profiler trace, torch.profiler's way of recording
+    it, or that it needs an Nsight Systems capture. One pass over the view (its tables are
+    bounded by ``--max-rows``)."""
+    if isinstance(node, dict):
+        return {k: worded_for_format(v, trace_format) for k, v in node.items()}
+    if isinstance(node, list):
+        return [worded_for_format(v, trace_format) for v in node]
+    return hint_for(node, trace_format) if isinstance(node, str) else node

@@ -15,7 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+from nsys_diag.model.vocabulary import (KINETO_ADVICE_LATE_START, KINETO_ADVICE_NAME_HOST,
+                                        KINETO_ADVICE_SAMPLE_HOST, KINETO_ADVICE_SKIP_FIRST,
+                                        KINETO_ADVICE_STEADY_STATE, KINETO_FORMAT, NSYS_TRACE_FLAGS)
 
 from nsys_diag.analyses.diagnosis.findings import (
     IDLE_RULES,
@@ -53,18 +55,23 @@ class Rule:
     variants: tuple[tuple[str, str], ...] = ()
 
 
-FLAVOURS = ("pytorch", "cuda", "openmp_offload", "openacc", "neutral")
+FLAVOURS = ("pytorch", "kineto", "cuda", "openmp_offload", "openacc", "neutral")
 """How advice is worded, by ``program.framework``: PyTorch's own, CUDA-C/C++ (streams, events,
 pinned buffers, CUDA graphs), OpenMP offload (``nowait``/``depend``, target data regions),
-OpenACC (``async``/``wait``, data regions); every other framework reads the neutral wording."""
+OpenACC (``async``/``wait``, data regions); every other framework reads the neutral wording.
+``kineto``: PyTorch's wording on a PyTorch profiler trace, with capture advice in torch.profiler
+terms (a rule without a ``kineto`` wording reads the PyTorch one)."""
 PYTORCH_ONLY_WORDS = (".item()", "DataLoader", "torch.", "autocast", "AMP", "pin_memory",
                       "num_workers", "FSDP", "DDP ", "apex", "collate_fn")
 """Words that mean nothing outside PyTorch: a rule without a wording for the program's flavour
 whose text holds one of them is not offered to a non-PyTorch program."""
 
 
-def advice_flavour(framework: str | None) -> str:
-    """The flavour of ``program.framework`` (None, not detected: ``pytorch``, as before)."""
+def advice_flavour(framework: str | None, trace_format: str | None = None) -> str:
+    """The flavour of ``program.framework`` (None, not detected: ``pytorch``, as before);
+    ``kineto`` for any PyTorch profiler trace (``trace_format``), whatever ran."""
+    if trace_format == KINETO_FORMAT:
+        return "kineto"
     if framework is None or framework == "pytorch":
         return "pytorch"
     if framework in ("cuda", "openmp_offload", "openacc"):
@@ -77,6 +84,8 @@ def worded(rule: Rule, flavour: str) -> str | None:
     if flavour == "pytorch":
         return rule.text
     variants = dict(rule.variants)
+    if flavour == "kineto":
+        return variants.get("kineto", rule.text)
     text = variants.get(flavour, variants.get("neutral"))
     if text is not None:
         return text
@@ -159,11 +168,13 @@ CAPTURE_RANGE = (
          ("kernels.count",),
          variants=(("neutral", "Capture a steady-state window: call cudaProfilerStart()/"
                                "cudaProfilerStop() around a few iterations of the main loop and "
-                               "run nsys profile --capture-range=cudaProfilerApi."),)),
+                               "run nsys profile --capture-range=cudaProfilerApi."),
+                   ("kineto", KINETO_ADVICE_STEADY_STATE))),
     Rule("Or mark the steps with an NVTX range and capture only it: nsys profile "
-         "--capture-range=nvtx --nvtx-capture=RANGE (e.g. train_step).", ("kernels.count",)),
+         "--capture-range=nvtx --nvtx-capture=RANGE (e.g. train_step).", ("kernels.count",),
+         variants=(("kineto", KINETO_ADVICE_SKIP_FIRST),)),
     Rule("Or skip the start-up with nsys profile --delay=SECONDS --duration=SECONDS.",
-         ("kernels.count",)),
+         ("kernels.count",), variants=(("kineto", KINETO_ADVICE_LATE_START),)),
 )
 
 PINNED = Rule("Use pinned host memory and asynchronous copies: DataLoader(pin_memory=True) and "
@@ -307,10 +318,12 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              _no_phases,
              variants=(("neutral", "Name the host work between kernels: wrap the loop's parts "
                                    "in NVTX ranges (nvtxRangePushA/nvtxRangePop) and re-capture "
-                                   f"with {NSYS_TRACE_FLAGS} --sample=process-tree."),)),
+                                   f"with {NSYS_TRACE_FLAGS} --sample=process-tree."),
+                       ("kineto", KINETO_ADVICE_NAME_HOST))),
         Rule("See what the host does between kernels: re-capture with CPU sampling and OS "
              f"runtime tracing ({NSYS_TRACE_FLAGS} --sample=process-tree "
-             "--cpuctxsw=process-tree).", ("gaps.other_share",), _phases_no_frames),
+             "--cpuctxsw=process-tree).", ("gaps.other_share",), _phases_no_frames,
+             variants=(("kineto", KINETO_ADVICE_SAMPLE_HOST),)),
         Rule("CPU samples name the host work in the idle time ({detail}): move that work off "
              "the launch thread or overlap it with the GPU.", ("gaps.other_share", "gaps.other_evidence"), _has_frames),
         Rule("Start from the longest idle gaps (GPU idle table): the host code running at their "
@@ -414,7 +427,7 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
             "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
             "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3]),
             "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share"))}
-    flavour = advice_flavour(getattr(x, "framework", None))
+    flavour = advice_flavour(getattr(x, "framework", None), getattr(x, "trace_format", None))
     out = []
     for r in ADVICE.get(f.cause, ()):
         text = worded(r, flavour) if r.when(x, th) else None

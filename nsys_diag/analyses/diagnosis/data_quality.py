@@ -16,7 +16,7 @@ from nsys_diag.analyses.base import is_available
 from nsys_diag.model.vocabulary import (HINT_CUDA_NO_LAUNCH, HINT_KERNEL_ACTIVITY_MISSING, HINT_ADD_NVTX,
                                         HINT_ADD_NVTX_NEUTRAL, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
                                         NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA, HINT_REEXPORT)
-from nsys_diag.model.vocabulary import (HINT_KINETO_CUDA, HINT_KINETO_NOT_IN_FORMAT, HINT_KINETO_STEPS,
+from nsys_diag.model.vocabulary import (HINT_ADD_PHASES, HINT_KINETO_CUDA, HINT_KINETO_NOT_IN_FORMAT, HINT_KINETO_STEPS,
                                         KINETO_FORMAT, KINETO_NOT_IN_FORMAT)
 from nsys_diag.analyses.diagnosis.program import analyze_program
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
@@ -104,8 +104,7 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
         if len(phases.rows) == 1:
             items.append(QualityItem("no_phases", "no NVTX phase ranges inside the steps: the whole "
                                      "step is 'other'", 0, "info",
-                                     "wrap data loading, forward, backward and optimizer in NVTX "
-                                     "ranges (nsys_diag.annotate.phase)"))
+                                     HINT_ADD_PHASES))
         elif phases.thread_scope == "all_threads":
             items.append(QualityItem("phases_other_threads", "no phase ranges on the step's thread; "
                                      "phases were taken from every thread of the process", 0,

@@ -140,6 +140,7 @@ class VerdictInputs:
     fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
     capture_kernel_ms: float | None = None  # kernel time of the whole capture (None: unknown)
     framework: str | None = None  # program.framework (None: not detected); words the advice
+    trace_format: str | None = None  # trace.format ("kineto": capture advice in torch.profiler terms)
     techniques: tuple = ()  # program.techniques already in use (never advised again)
     capture_busy_share: float | None = None  # GPU busy: max(kernels / capture, window busy)
     savings: dict | None = None  # cause -> pricing.Saving from the replay; None: not priced
