@@ -151,7 +151,9 @@ TIMELINE = Section(Obj({
 KERNELS = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
                     "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
                     "category": "str", "tensor_core": "bool"},
-                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str"}),
+                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str",
+                            "tensor_pipe_pct": "num?", "sm_throughput_pct": "num?"},
+                   optional=("tensor_pipe_pct", "sm_throughput_pct")),
                per_process=True)
 
 _TC_KERNEL = Obj({"name": "str", "share": "share"},

@@ -16,7 +16,7 @@ from typing import Any
 from nsys_diag._version import __version__
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, HINT_NCU
 from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, apply_aliases,
                                       unavailable)
 
@@ -183,8 +183,7 @@ def process_sections(p, loader=None) -> dict:
         "nvtx_ranges": _section(p.nvtx_ranges, missing_reason="not analysed"),
         "gpu_fill": _section(p.gpu_fill, missing_reason="not analysed"),
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
-                     else unavailable("no Nsight Compute data",
-                                      "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
+                     else unavailable("no Nsight Compute data", HINT_NCU)),
         "replay": _section(getattr(p, "replay", None), missing_reason="not analysed"),
         "verdict": p.verdict.to_json(),
         "findings": with_savings(_findings(p.verdict), getattr(p, "replay", None)),

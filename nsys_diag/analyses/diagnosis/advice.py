@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import NSYS_TRACE_FLAGS
+from nsys_diag.model.vocabulary import NCU_PROFILE, NSYS_TRACE_FLAGS
 
 from nsys_diag.analyses.diagnosis.findings import (
     IDLE_RULES,
@@ -329,8 +329,8 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              "weight and KV-cache traffic.", ("phases",), _inference),
         Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
              ("gpu_metrics.dram_bandwidth_util",)),
-        Rule("Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
-             "place on the roofline.", ("kernels.elementwise_share",),
+        Rule(f"Profile the top kernels with {NCU_PROFILE} to confirm their place on the "
+             "roofline.", ("kernels.elementwise_share",),
              lambda x, th: x.roofline_memory_share is None),
     ),
     "no_tensor_cores": (
@@ -351,21 +351,21 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("Batch or merge the small launches (process several rows, systems or levels per "
              "launch), or run independent ones concurrently on separate streams.",
              ("gpu_fill.underfilled_share",)),
-        Rule("Check the achieved occupancy of the top under-filled kernels with Nsight Compute "
-             "(--ncu; its launch statistics and occupancy sections).",
+        Rule("Check the achieved occupancy of the top under-filled kernels with "
+             f"{NCU_PROFILE}: its launch statistics and occupancy sections.",
              ("gpu_fill.underfilled_share",)),
     ),
     "no_dominant_cause": (
-        Rule("No single cause dominates: profile the top kernels with Nsight Compute (--ncu) and "
+        Rule(f"No single cause dominates: profile the top kernels with {NCU_PROFILE} and "
              "capture GPU metrics (see the capture hints) to see what bounds them.",
              ("gpu.utilization",)),
     ),
     "compute": (
-        Rule("The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
+        Rule(f"The GPU is the bottleneck: profile the top kernels with {NCU_PROFILE} and use "
              "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
              ("gpu.utilization",),
              variants=(("neutral", "The GPU is the bottleneck: profile the top kernels with "
-                                   "Nsight Compute (--ncu) and use tuned library kernels "
+                                   f"{NCU_PROFILE} and use tuned library kernels "
                                    "(cuBLAS, cuDNN, CUTLASS) where they fit."),)),
         Rule("Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
              "overlapped.", ("gpu.utilization",)),

@@ -41,6 +41,7 @@ GEMM time halved, a conservative speed-up); ``None`` without steps or a sound pr
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from nsys_diag.analyses.diagnosis.findings import (
@@ -53,16 +54,21 @@ from nsys_diag.analyses.diagnosis.findings import (
     promote,
     rule,
 )
-from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
+from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
+                                                 worded)
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import (GAP_CAUSE_TABLE, NSYS_CAPTURE_COMMAND, NSYS_EXPORT_SQLITE,
-                                        NSYS_TRACE_CUDA_NVTX)
+from nsys_diag.model.vocabulary import (GAP_CAUSE_TABLE, NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
+                                        NSYS_EXPORT_SQLITE, NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
 
 NON_TC_ASSUMED_SPEEDUP = 2.0
 """Projection only: GEMMs moved from CUDA cores to Tensor Cores assumed ≥ 2× faster (peak ratios
 are 8–16× for TF32/BF16 vs FP32 on A100/H100; 2× keeps the promise conservative)."""
+
+LARGER_BATCH = re.compile(r"larger (?:per-GPU )?batch|batch size|raise the batch", re.IGNORECASE)
+"""Advice that asks for a larger batch: never offered beside an input-bound verdict (the GPU
+already waits for its input; a larger batch makes each wait longer)."""
 
 NOT_COMPETING = ("compute", "startup", "too_little_work")
 """Causes that never win by cost: compute is the no-problem outcome, start-up and too little work
@@ -163,38 +169,55 @@ def _cap(conf: str, limit: str) -> str:
     return order[min(order.index(conf), order.index(limit))]
 
 
-RECOMMENDATIONS = {
+RECOMMENDATIONS: dict[str, tuple[Rule, ...]] = {
     "memory_bound": (
-        "Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round trips.",
-        "Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
-        "Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
-        "place on the roofline.",
+        Rule("Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round "
+             "trips.", ("roofline.memory_bound_share",),
+             variants=(("neutral", "Fuse chains of memory-bound kernels (one pass over the data "
+                                   "instead of several) to cut DRAM round trips."),)),
+        Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
+             ("roofline.memory_bound_share",),
+             variants=(("neutral", "Keep the data in 16-bit types (bf16/fp16) where the "
+                                   "precision allows, to halve the bytes moved."),)),
     ),
     "compute_bound": (
-        "The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
-        "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
+        Rule("The GPU is the bottleneck: use fused/optimized kernels (FlashAttention, fused "
+             "optimizers, torch.compile) for the top kernels of the roofline table.",
+             ("roofline.compute_bound_share",),
+             variants=(("neutral", "The GPU is the bottleneck: use tuned library kernels "
+                                   "(cuBLAS, cuDNN, CUTLASS) for the top kernels of the "
+                                   "roofline table where they fit."),)),
     ),
 }
-"""Kernel-level (ncu CSV only) advice; everything else is in ``findings_advice.ADVICE``."""
+"""Kernel-level (ncu CSV only) advice, worded per program (``advice.worded``); everything else is
+in ``advice.ADVICE``."""
 
 
 def _as_advice(recs, because: tuple[str, ...] = ()) -> tuple[Advice, ...]:
     return tuple(Advice(r, because) for r in recs)
 
 
-def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Evidence | None]:
-    """Batch-size advice earned by the GPU memory peak (context for every verdict)."""
+def _memory_advice(x: VerdictInputs, th: Thresholds, code: str = ""
+                   ) -> tuple[str | None, Evidence | None]:
+    """Batch-size advice earned by the GPU memory peak (context for every verdict), worded per
+    program; never a larger batch for an input-bound run (the GPU already waits for input)."""
     if x.memory_peak_share is None:
         return None, None
-    if x.memory_peak_share < th.memory_headroom_frac:
+    torch = advice_flavour(x.framework) == "pytorch"
+    if x.memory_peak_share < th.memory_headroom_frac and code != "input_bound":
+        more = ("raise the per-GPU batch size (or reduce gradient accumulation)" if torch else
+                "give each launch more work (a larger problem or batch per GPU)")
         return (f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
-                "raise the per-GPU batch size (or reduce gradient accumulation) to give each "
-                "kernel more work.",
+                f"{more} to give each kernel more work." if torch else
+                f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
+                f"{more}.",
                 rule("memory.peak_share", x.memory_peak_share, th.memory_headroom_frac, "<", "timeline"))
     if x.memory_peak_share > th.memory_near_full_frac:
-        return (f"GPU memory nearly full ({_pct(x.memory_peak_share)} peak): use activation "
-                "(gradient) checkpointing, mixed precision or sharding (FSDP/ZeRO) before raising "
-                "the batch.",
+        fix = ("use activation (gradient) checkpointing, mixed precision or sharding (FSDP/ZeRO) "
+               "before raising the batch" if torch else
+               "keep fewer arrays resident, use 16-bit types where the precision allows, or split "
+               "the problem across GPUs before making it larger")
+        return (f"GPU memory nearly full ({_pct(x.memory_peak_share)} peak): {fix}.",
                 rule("memory.peak_share", x.memory_peak_share, th.memory_near_full_frac, ">", "timeline"))
     return None, None
 
@@ -214,34 +237,65 @@ def _insufficient(x: VerdictInputs) -> Verdict:
         advice=_as_advice(recs, ("kernels_in_window",)), finding="too_little_work")
 
 
+def _kernel_facts(x: VerdictInputs) -> tuple[str, list[Evidence]]:
+    """What an ncu CSV alone says in words: its profiled kernels and, where the tensor pipe was
+    measured, their Tensor Core share — and the evidence rows those numbers come from."""
+    n = int(x.kernel_count or 0)
+    ms = float(x.kernel_time_ms or 0.0)
+    ev = [context("kernels.count", n, "ncu"), context("kernels.total_ms", round(ms, 3), "ncu")]
+    text = f"{n} profiled kernel launches ({ms:.3f} ms)"
+    if x.tc_share_of_kernel_time is not None:
+        ev.append(context("tensor_cores.share_of_kernel_time", x.tc_share_of_kernel_time, "ncu"))
+        text += (f", {_pct(x.tc_share_of_kernel_time)} of their time on Tensor Cores "
+                 f"({x.tc_confidence or 'ncu'} confidence)")
+    return text, ev
+
+
 def _kernel_level(x: VerdictInputs) -> Verdict:
-    """An ncu CSV without a timeline: classify the profiled kernel time, say what is missing."""
+    """An ncu CSV without a timeline: classify the profiled kernel time when the roofline
+    counters are there, else list what the counters say and what is missing."""
+    flavour = advice_flavour(x.framework)
+    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
+                "whether the GPU waits on input, launches or the host between kernels.")
+    facts, facts_ev = _kernel_facts(x)
+    unknown = ("Unknown without a timeline: capture one with nsys before deciding on more or "
+               "bigger GPUs.")
+    if x.roofline_memory_share is None:  # the roofline counters (FLOP, DRAM bytes) are missing
+        recs = (f"Re-profile with the roofline counters (FLOP and DRAM bytes): "
+                f"{NCU_CAPTURE_COMMAND}.", timeline)
+        return Verdict(
+            "insufficient_data",
+            f"Kernel-level data only: {facts}; roofline not available: counters missing (no FLOP "
+            "or DRAM-byte counters), and without a timeline the run cannot be judged.",
+            "medium", unknown, tuple(facts_ev), recs, None,
+            advice=_as_advice(recs, ("roofline.available", "kernels.count")),
+            finding="too_little_work")
     mem = float(x.roofline_memory_share or 0.0)
     comp = float(x.roofline_compute_share or 0.0)
     conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
     ev = (rule("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
-          rule("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
-    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
-                "whether the GPU waits on input, launches or the host between kernels.")
+          rule("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
+          *facts_ev)
     because = ("roofline.memory_bound_share", "roofline.compute_bound_share")
     if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
         code = "memory_bound" if mem >= comp else "compute_bound"
         what = "memory-bound" if code == "memory_bound" else "compute-bound"
         head = (f"{what.capitalize()} kernels: {_pct(max(mem, comp))} of the profiled kernel time "
                 f"(Nsight Compute roofline; kernel level only, no timeline).")
-        recs = RECOMMENDATIONS[code] + (timeline,)
-        return Verdict(code, head, conf, _scale_advice(code, "", None, x), ev, recs, None,
-                       advice=_as_advice(recs, because),
+        kept: tuple[str, ...] = tuple(t for t in (worded(r, flavour) for r in RECOMMENDATIONS[code])
+                                      if t is not None) + (timeline,)
+        return Verdict(code, head, conf, _scale_advice(code, "", None, x), ev, kept, None,
+                       advice=_as_advice(kept, because),
                        finding="memory_bound" if code == "memory_bound" else "compute")
-    recs = (timeline, "Latency-bound kernels: raise occupancy and grid size (larger batches, fewer "
-                      "tiny launches), then re-profile with ncu.")
+    recs = (timeline, "Latency-bound kernels: raise occupancy and grid size (more blocks and "
+                      "threads per launch, fewer tiny launches), then re-profile with "
+                      f"{NCU_CAPTURE_COMMAND}.")
     return Verdict(
         "insufficient_data",
         f"Kernel-level data only: {_pct(mem)} memory-bound and {_pct(comp)} compute-bound "
         "kernel time — most profiled time is latency-bound or under-occupied, and without a "
         "timeline the run cannot be judged.",
-        conf, "Unknown without a timeline: capture one with nsys before deciding on more or "
-        "bigger GPUs.", ev, recs, None, advice=_as_advice(recs, because), finding="too_little_work")
+        conf, unknown, ev, recs, None, advice=_as_advice(recs, because), finding="too_little_work")
 
 
 # ----------------------------------------------------------------------------- choice
@@ -326,8 +380,7 @@ def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) ->
 def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     """Exactly one verdict (see module docstring for the rules)."""
     th = th or Thresholds()
-    if (not x.has_kernels or x.window_ms <= 0) and x.kernel_level_only and \
-            x.roofline_memory_share is not None:
+    if x.kernel_level_only and (x.has_kernels or x.roofline_memory_share is not None):
         return _kernel_level(x)
     if not x.has_kernels or x.window_ms <= 0:
         return _insufficient(x)
@@ -346,14 +399,15 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
     advice = list(chosen.advice)
     for f in others:
-        advice += list(f.advice[:2])
+        advice += [a for a in f.advice[:2]
+                   if not (chosen.code == "input_bound" and LARGER_BATCH.search(a.text))]
     ev = list(chosen.evidence)
     if not any(e.metric == "gpu.utilization" for e in ev):
         ev.insert(0, context("gpu.utilization", x.utilization, "timeline"))
     if x.copy_only_share > 0.05:
         ev.append(context("gpu.copy_only_share", x.copy_only_share, "timeline"))
     if chosen.code != "insufficient_data":
-        mem_rec, mem_ev = _memory_advice(x, th)
+        mem_rec, mem_ev = _memory_advice(x, th, chosen.code)
         if mem_rec and mem_ev is not None:
             advice.append(Advice(mem_rec, ("memory.peak_share",)))
             ev.append(mem_ev)

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from nsys_diag.analyses.diagnosis.verdict import VerdictInputs, diagnose
+from nsys_diag.analyses.diagnosis.verdict import LARGER_BATCH, VerdictInputs, diagnose
 from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.model.thresholds import Thresholds
 
@@ -157,9 +157,22 @@ def test_secondary_codes_and_memory_advice():
                     phase_ms={"data": 416.0}, non_tc_gemm_share=0.3, memory_peak_share=0.3), TH)
     assert v.code == "input_bound"
     assert "compute_bound_no_tensor_cores" in v.secondary
-    assert any("headroom" in r for r in v.recommendations)
+    # an input-bound run waits for its input: a larger batch is no advice (issue 26, item 6)
+    assert not any("headroom" in r or LARGER_BATCH.search(r) for r in v.recommendations)
+    head = diagnose(_x(memory_peak_share=0.3), TH)
+    assert head.code == "compute_bound"
+    assert any("headroom" in r and "batch" in r for r in head.recommendations)
     near = diagnose(_x(memory_peak_share=0.95), TH)
     assert any("nearly full" in r for r in near.recommendations)
+
+
+def test_memory_advice_fits_the_program():
+    for framework in ("cuda", "openmp_offload", "openacc", "stdpar"):
+        for peak, word in ((0.3, "headroom"), (0.95, "nearly full")):
+            v = diagnose(_x(memory_peak_share=peak, framework=framework), TH)
+            tip = [r for r in v.recommendations if word in r]
+            assert len(tip) == 1, (framework, peak, v.recommendations)
+            assert not any(w in tip[0] for w in ("FSDP", "gradient", "torch", "autocast")), tip
 
 
 def test_unattributed_idle_falls_back_to_low_confidence_host_bound():
