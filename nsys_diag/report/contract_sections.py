@@ -44,7 +44,10 @@ def evidence() -> List:
 
 
 EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "comparison": "str",
-                    "source": "str", "fired": "bool?", "role": Enum("rule", "context")})
+                    "source": "str", "fired": "bool?", "role": Enum("rule", "context")},
+                   carried={"unit": "str", "path": "str"}, optional=("unit", "path"),
+                   doc="path: RFC 6901 pointer to the same value in this document "
+                       "(report/quantities.py)")
 ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
 GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
                "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
@@ -407,7 +410,13 @@ SECTIONS_SPEC: dict[str, Node] = {
     "trace": TRACE,
     "scope": SCOPE,
     "window": Obj({"start_ns": "int", "end_ns": "int", "duration_ms": "num",
-                   "source": Enum("steps", "gpu_activity", "user", "capture")}, per_process=True),
+                   "source": Enum("steps", "gpu_activity", "user", "capture")},
+                  carried={"coverage": Obj({"kernels": "int", "kernel_ms": "num",
+                                            "capture_kernels": "int", "capture_kernel_ms": "num",
+                                            "text": "str"},
+                                           doc="how much of the capture's kernel work a step "
+                                               "selection or --window covers (report/view.py)")},
+                  optional=("coverage",), per_process=True),
     "steps": STEPS,
     "phases": PHASES,
     "phases_status": PHASES_STATUS,

@@ -17,6 +17,7 @@ from nsys_diag._version import __version__
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, HINT_NCU
+from nsys_diag.report.quantities import attach_paths
 from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, apply_aliases,
                                       unavailable)
 
@@ -151,6 +152,30 @@ def with_savings(findings: list[dict], replay) -> list[dict]:
     return findings
 
 
+def _window_view(p) -> dict:
+    """The analysed window, and — when it is a selection (steps, ``--window``) — how much of the
+    capture's kernel work it covers (``coverage``: the window's kernels and kernel time beside
+    the capture's, from the launch-shape sample; absent when the capture's totals are unknown)."""
+    out = p.window.to_json()
+    vin = getattr(p, "verdict_inputs", None)
+    kres = p.kernels
+    total_ms = getattr(vin, "capture_kernel_ms", None)
+    total_n = getattr(vin, "capture_kernel_count", None)
+    if out.get("source") not in ("steps", "user") or total_ms is None or total_n is None \
+            or not hasattr(kres, "kernel_count"):
+        return out
+    n, ms = int(kres.kernel_count), float(kres.total_ns) / 1e6
+    n_out, ms_out = max(int(total_n) - n, 0), max(float(total_ms) - ms, 0.0)
+    what = "the selected steps" if out["source"] == "steps" else "the --window range"
+    text = (f"{what} cover {n:,} of the capture's {int(total_n):,} kernels ({ms:.1f} of "
+            f"{float(total_ms):.1f} ms of kernel time)")
+    text += (f"; {n_out:,} kernels ({ms_out:.1f} ms) are left out" if n_out or ms_out >= 0.05
+             else "")
+    out["coverage"] = {"kernels": n, "kernel_ms": ms, "capture_kernels": int(total_n),
+                       "capture_kernel_ms": float(total_ms), "text": text}
+    return out
+
+
 def process_sections(p, loader=None) -> dict:
     """The per-process sections (``contract.PROCESS_KEYS``) of one ``ProcessAnalysis``; ``loader``: the
     DataLoader workers to show (the process's own when None)."""
@@ -159,7 +184,7 @@ def process_sections(p, loader=None) -> dict:
     phases = p.phases.to_json() if getattr(p.phases, "available", False) else []
     loader = loader if loader is not None else getattr(p, "loader", None)
     return {
-        "window": p.window.to_json(),
+        "window": _window_view(p),
         "steps": steps,
         "phases": phases,
         "phases_status": ({"available": True} if phases else _section(p.phases)
@@ -242,4 +267,4 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
         "capabilities": (suite.capabilities.to_json()
                          if getattr(suite, "capabilities", None) is not None else {}),
     }
-    return jsonable(view)
+    return attach_paths(jsonable(view))

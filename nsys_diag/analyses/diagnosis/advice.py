@@ -113,6 +113,12 @@ def pageable_earned(x, th: Thresholds) -> bool:
     return per is not None and per >= th.pageable_copy_min_bytes
 
 
+def _comm_hidden(x, th: Thresholds) -> bool:
+    """"Scales linearly while communication stays overlapped" needs communication measured
+    hidden behind compute (``communication.overlap_share`` > 0)."""
+    return (getattr(x, "comm_hidden_share", None) or 0.0) > 0
+
+
 def _no_phases(x, th: Thresholds) -> bool:
     return not x.phase_share
 
@@ -368,7 +374,8 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
                                    f"{NCU_PROFILE} and use tuned library kernels "
                                    "(cuBLAS, cuDNN, CUTLASS) where they fit."),)),
         Rule("Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
-             "overlapped.", ("gpu.utilization",)),
+             "overlapped (it is now: {comm_hidden} of it hidden behind compute).",
+             ("gpu.utilization", "communication.overlap_share"), _comm_hidden),
     ),
 }
 """Advice per cause, in the order it is offered."""
@@ -380,7 +387,8 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
     fill = {"detail": detail or "the host code", "detail_via": f" ({detail})" if detail else "",
             "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
             "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3]),
-            "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share"))}
+            "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share")),
+            "comm_hidden": pct(getattr(x, "comm_hidden_share", None))}
     flavour = advice_flavour(getattr(x, "framework", None))
     out = []
     for r in ADVICE.get(f.cause, ()):

@@ -101,6 +101,7 @@ class VerdictInputs:
     roofline_confidence: str | None = None
     kernel_level_only: bool = False  # an Nsight Compute CSV alone: per-kernel counters, no timeline
     comm_exposed_share: float | None = None
+    comm_hidden_share: float | None = None  # communication.overlap_share (None: no comm kernels)
     memory_peak_share: float | None = None
     data_warnings: int = 0
     capture_hints: tuple = ()
@@ -122,6 +123,7 @@ class VerdictInputs:
     small_grid_share: float | None = None  # gpu_fill: kernel time in grids < the SM count
     fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
     capture_kernel_ms: float | None = None  # kernel time of the whole capture (None: unknown)
+    capture_kernel_count: int | None = None  # kernel launches of the whole capture (None: unknown)
     framework: str | None = None  # program.framework (None: not detected); words the advice
     techniques: tuple = ()  # program.techniques already in use (never advised again)
     capture_busy_share: float | None = None  # GPU busy: max(kernels / capture, window busy)
@@ -242,7 +244,8 @@ def _kernel_facts(x: VerdictInputs) -> tuple[str, list[Evidence]]:
     measured, their Tensor Core share — and the evidence rows those numbers come from."""
     n = int(x.kernel_count or 0)
     ms = float(x.kernel_time_ms or 0.0)
-    ev = [context("kernels.count", n, "ncu"), context("kernels.total_ms", round(ms, 3), "ncu")]
+    ev = [context("kernels.count", n, "ncu"), context("kernels.total_ns", int(round(ms * 1e6)),
+                                                       "ncu")]
     text = f"{n} profiled kernel launches ({ms:.3f} ms)"
     if x.tc_share_of_kernel_time is not None:
         ev.append(context("tensor_cores.share_of_kernel_time", x.tc_share_of_kernel_time, "ncu"))
@@ -496,7 +499,21 @@ def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) 
     if code == "compute_bound_no_tensor_cores":
         return ("Do not buy GPUs yet: the math runs on CUDA cores; enabling Tensor Cores "
                 "(mixed precision/TF32) is typically a several-fold speed-up on the same hardware.")
-    exposed = f" (exposed communication now {_pct(x.comm_exposed_share)})" \
-        if x.comm_exposed_share is not None else ""
-    return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) will "
-            f"help, close to linearly while communication stays hidden{exposed}.")
+    return _compute_scale_advice(x)
+
+
+def _compute_scale_advice(x: VerdictInputs) -> str:
+    """The GPU is the bottleneck: "close to linearly while communication stays hidden" only when
+    the capture measured communication hidden behind compute (``comm_hidden_share`` > 0)."""
+    if x.comm_hidden_share is not None and x.comm_hidden_share > 0:
+        exposed = f", exposed {_pct(x.comm_exposed_share)}" if x.comm_exposed_share is not None else ""
+        return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) will "
+                "help, close to linearly while communication stays hidden (now "
+                f"{_pct(x.comm_hidden_share)} of it hidden behind compute{exposed}).")
+    if x.comm_hidden_share is not None:
+        return ("A faster GPU will help: the GPU is the bottleneck. More GPUs help less than "
+                "linearly: none of this capture's communication is hidden behind compute "
+                f"(exposed {_pct(x.comm_exposed_share)}); overlap it first.")
+    return ("A faster GPU will help: the GPU is the bottleneck. More GPUs (data parallel) help as "
+            "far as their communication can be hidden behind compute, which this capture (no "
+            "communication kernels) does not measure.")

@@ -146,10 +146,23 @@ def test_no_tensor_cores():
 
 
 def test_compute_bound_healthy():
-    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01, metrics={"sm_active": 0.9}), TH)
+    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01, comm_hidden_share=0.9,
+                    metrics={"sm_active": 0.9}), TH)
     assert v.code == "compute_bound" and v.confidence == "high"
-    assert v.scale_advice.startswith("Yes")
+    assert v.scale_advice.startswith("Yes") and "90% of it hidden" in v.scale_advice
+    assert any("roughly linearly" in r for r in v.recommendations)
     assert v.projected_step_ms_if_fixed is None
+
+
+def test_scaling_claims_need_measured_hidden_communication():
+    """"close to linearly while communication stays hidden" beside 0 ms hidden contradicts the
+    page: the claim needs a measured hidden share > 0 (issue 26, item 6)."""
+    for hidden in (None, 0.0):
+        v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01 if hidden == 0.0 else None,
+                        comm_hidden_share=hidden, metrics={"sm_active": 0.9}), TH)
+        assert v.code == "compute_bound"
+        assert "linearly while" not in v.scale_advice and not v.scale_advice.startswith("Yes")
+        assert not any("linearly" in r for r in v.recommendations), v.recommendations
 
 
 def test_secondary_codes_and_memory_advice():
