@@ -101,7 +101,7 @@ def test_every_percentage_in_a_finding_headline_is_one_of_its_quantities(views):
     """A finding's headline states shares of its own evidence rows (its detail text, quoted from
     ``gaps.by_cause_detail``, is one of its rows too)."""
     for name, doc in views.items():
-        for f in doc.get("findings") or []:
+        for f in [f for _, node in _nodes(doc) for f in _findings(node)]:
             stated = set().union(*(_stated(r) for r in f["evidence"])) if f["evidence"] else set()
             if f.get("share_of_window") is not None:
                 stated |= _stated({"value": f["share_of_window"], "unit": "share"})
