@@ -112,7 +112,7 @@ PHASES = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="
 GPU = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
                    "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
                    "per_device": List(GPU_ROW)},
-                  carried={"device_count": "int"}),
+                  carried={"device_count": "int", "copy_only_share": "share"}),
               "No GPU activity in the analysed window.", CAPTURE_CUDA, per_process=True)
 
 GAPS = Section(Obj({

@@ -25,7 +25,7 @@ _GAP_ROWS.update({f"gaps.{c}_evidence": (f"/gaps/by_cause_detail/{c}", "text")
 METRIC_PATHS: dict[str, tuple[str | None, str]] = {
     **_GAP_ROWS,
     "gpu.utilization": ("/gpu/utilization", "share"),
-    "gpu.copy_only_share": (None, "share"),
+    "gpu.copy_only_share": ("/gpu/copy_only_share", "share"),
     "gpu.busy_share": (None, "share"),
     "tensor_cores.share_of_kernel_time": ("/tensor_cores/share_of_kernel_time", "share"),
     "tensor_cores.non_tc_gemm_share": ("/tensor_cores/non_tc_gemm_share", "share"),

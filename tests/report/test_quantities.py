@@ -72,7 +72,7 @@ def test_every_gap_share_and_utilization_row_has_a_path(views):
         for _, node in _nodes(doc):
             for f in _findings(node):
                 for row in f["evidence"]:
-                    if re.fullmatch(r"gaps\.\w+_share|gpu\.utilization", row["metric"]):
+                    if re.fullmatch(r"gaps\.\w+_share|gpu\.utilization|gpu\.copy_only_share", row["metric"]):
                         assert "path" in row, (name, row)
 
 

@@ -145,6 +145,7 @@ class UtilizationResult:
             "idle_ms": (self.window_ns - self._mean("compute_ns")) / 1e6,
             "window_ms": self.window_ns / 1e6,
             "copy_only_ms": self._mean("copy_only_ns") / 1e6,
+            "copy_only_share": self.copy_only_share,
             "device_count": len(self.per_device),
             "per_device": [d.to_json() for d in self.per_device],
         }
