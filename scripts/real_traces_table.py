@@ -1,5 +1,6 @@
 """The README's "Validated on real traces" table: ``analyze`` run on every real export in
-``../shared/traces`` (nsys/*.sqlite, ncu/*.csv alone).
+``../shared/traces`` (nsys/*.sqlite, ncu/*.csv alone) and on the public PyTorch profiler traces
+in ``tests/loaders/kineto_traces`` (licenses in its NOTICE).
 
     python scripts/real_traces_table.py            # print the Markdown table
     python scripts/real_traces_table.py --write    # replace the README block between the markers
@@ -24,6 +25,7 @@ from nsys_diag.model.errors import NsysDiagError  # noqa: E402
 from nsys_diag.model.text import markdown_cell, markdown_code_span  # noqa: E402
 
 SHARED_TRACES = REPO.parent / "shared" / "traces"
+KINETO_TRACES = REPO / "tests" / "loaders" / "kineto_traces"
 README = REPO / "README.md"
 BEGIN = "<!-- real-traces:begin -->"
 END = "<!-- real-traces:end -->"
@@ -38,13 +40,19 @@ WHAT = {
     "nvfuser_matmul_h200_2024.6.sqlite": "nvFuser matmul micro-benchmark, H200, 19 kernels",
     "saxpy_mpi_a100_2022.2.sqlite": "MPI+CUDA saxpy, A100, MPI NVTX ranges",
     "interp_a100_details.csv": "Nsight Compute details CSV (interpolation operator), A100",
+    "hta_sampled_rank-0.json.gz": "torch.profiler trace, A100 training steps (HTA test data, MIT)",
+    "hta_event_sync.json.gz": "torch.profiler trace, CUDA event syncs, A100 (HTA test data, MIT)",
+    "hta_mi250_rocm.json.gz": "torch.profiler trace, ROCm 6.2 on MI250 (HTA test data, MIT)",
+    "hta_cpu_only.json.gz": "torch.profiler trace, CPU-only profile (HTA test data, MIT)",
 }
 """File name → what it is (from ../shared/traces/README.md); unknown files show "—"."""
 
 
-def traces(root: Path = SHARED_TRACES) -> list[Path]:
-    """Every real export under ``root``: nsys SQLite files, then ncu CSVs, by name."""
-    return sorted((root / "nsys").glob("*.sqlite")) + sorted((root / "ncu").glob("*.csv"))
+def traces(root: Path = SHARED_TRACES, kineto: Path | None = KINETO_TRACES) -> list[Path]:
+    """Every real export under ``root``: nsys SQLite files, then ncu CSVs, by name; then the
+    PyTorch profiler traces under ``kineto`` (None: none)."""
+    return (sorted((root / "nsys").glob("*.sqlite")) + sorted((root / "ncu").glob("*.csv"))
+            + (sorted(kineto.glob("*.json.gz")) if kineto is not None else []))
 
 
 def row(path: Path) -> str:
@@ -64,11 +72,11 @@ def row(path: Path) -> str:
             f"{markdown_cell(v.get('headline') or '', WHY_MAX_CHARS)} |")
 
 
-def table(root: Path = SHARED_TRACES) -> str:
-    """The Markdown table of every real trace under ``root`` (header included)."""
+def table(root: Path = SHARED_TRACES, kineto: Path | None = KINETO_TRACES) -> str:
+    """The Markdown table of every real trace under ``root`` and ``kineto`` (header included)."""
     lines = ["| trace | what it is | verdict | confidence | why (headline) |",
              "|---|---|---|---|---|"]
-    lines += [row(p) for p in traces(root)]
+    lines += [row(p) for p in traces(root, kineto)]
     return "\n".join(lines) + "\n"
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 from nsys_diag.analyses.capabilities import Capabilities, probe
 from nsys_diag.analyses.steps.detection import normalize_name
 from nsys_diag.model.bundle import TraceBundle
+from nsys_diag.model.vocabulary import HINT_KINETO_NOT_IN_FORMAT, KINETO_FORMAT
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, HINT_GPU_METRICS,
                                         HINT_MARK_STEPS, HINT_MEMORY_USAGE, HINT_NCU,
                                         HINT_REEXPORT, NSYS_EXPORT_COMMAND, NSYS_FLAG_GPU_METRICS,
@@ -303,8 +304,13 @@ def _metric_support(bundle: TraceBundle, cuda: dict, nvtx: dict, metrics: set) -
     nccl = nccl or (nvtx["ranges"] > 0 and any(d["name"].upper() == "NCCL" for d in nvtx["domains"]))
     cuda_hint = _CUDA_HINT
     out: list[dict] = []
+    kineto = bundle.meta.format == KINETO_FORMAT
 
     def add(name, status, reason, hint=None):
+        if kineto and name in ("tensor_cores", "gpu_metrics") and status != "yes":
+            hint = HINT_KINETO_NOT_IN_FORMAT  # a torch.profiler trace cannot hold them
+            reason += " — not in this format (a PyTorch profiler trace)" if has_k or \
+                name != "tensor_cores" else ""
         out.append({"name": name, "status": status, "supported": status != "no",
                     "reason": reason, "hint": hint})
 

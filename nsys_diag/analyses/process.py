@@ -35,6 +35,7 @@ from nsys_diag.analyses.kernels.tensor_cores import TensorCoreResult
 from nsys_diag.analyses.throughput import ThroughputResult, analyze_throughput
 from nsys_diag.analyses.timeline.strips import TimelineResult
 from nsys_diag.analyses.transfers import TransfersResult
+from nsys_diag.analyses.diagnosis.pricing import made_of, savings_of, unavailable_reason
 from nsys_diag.analyses.diagnosis.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.model.bundle import TraceBundle
@@ -401,6 +402,25 @@ def _with_loader(p: ProcessAnalysis, loader: LoaderWorkersResult, th: Thresholds
     """``p`` re-diagnosed with its DataLoader workers in its verdict inputs."""
     vin = dataclasses.replace(p.verdict_inputs, loader=loader.verdict_fact())
     return dataclasses.replace(p, verdict_inputs=vin, verdict=diagnose(vin, th))
+
+
+def diagnose_with_replay(p: ProcessAnalysis, th: Thresholds) -> tuple[VerdictInputs, Verdict]:
+    """``p``'s verdict inputs and verdict again, now with its replay (``p.replay``, set after the
+    analysis): the what-if savings per finding cause and the critical path's top kinds
+    (``pricing``), or — the replay unavailable or pricing nothing — the reason, which the
+    fallback verdict states in its evidence."""
+    savings = savings_of(p.replay)
+    if savings:
+        vin = dataclasses.replace(p.verdict_inputs, savings=savings, replay_reason=None,
+                                  made_of=made_of(p.replay))
+    else:
+        reason = (unavailable_reason(p.replay) if not getattr(p.replay, "available", False)
+                  else "the replay has no what-ifs for this process"
+                  + (" (it replayed a window: no steps)"
+                     if getattr(p.replay, "basis", "") == "window" else ""))
+        vin = dataclasses.replace(p.verdict_inputs, savings=None, replay_reason=reason,
+                                  made_of=())
+    return vin, diagnose(vin, th)
 
 
 # ------------------------------------------------------------------------------------ endings

@@ -65,11 +65,11 @@ def index_row(res: TraceResult, report_base: str | None, rank: int | None) -> di
     }
 
 
-def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | None:
-    """Cross-rank section when ≥ 2 traces carry distinct rank identities (file names, the
-    traces' environment or thread names); stragglers by MAD z-score (``th.outlier_mad_k``)."""
+def _rank_inputs(ok: Sequence[TraceResult]):
+    """(``RankInput`` per trace with steps, the rank assignment), or None when the traces do not
+    carry distinct rank identities."""
     from nsys_diag.analyses.job.batch_summary import rank_inputs
-    from nsys_diag.analyses.job.ranks import RankId, analyze_ranks, assign_ranks, parse_rank_name
+    from nsys_diag.analyses.job.ranks import RankId, assign_ranks, parse_rank_name
 
     if len(ok) < 2:
         return None
@@ -87,6 +87,18 @@ def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | Non
                   if (r.summary or {}).get("per_step", {}).get("duration_ms")]
     inputs = rank_inputs([r.summary or {} for r, _ in with_steps], [k for _, k in with_steps],
                          [r.trace.label for r, _ in with_steps])
+    return inputs, assignment
+
+
+def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | None:
+    """Cross-rank section when ≥ 2 traces carry distinct rank identities (file names, the
+    traces' environment or thread names); stragglers by MAD z-score (``th.outlier_mad_k``)."""
+    from nsys_diag.analyses.job.ranks import analyze_ranks
+
+    got = _rank_inputs(ok)
+    if got is None:
+        return None
+    inputs, assignment = got
     result = analyze_ranks(inputs, z_cutoff=th.outlier_mad_k)
     result["source"] = assignment.source
     result["note"] = assignment.note
@@ -94,11 +106,19 @@ def build_ranks_section(ok: Sequence[TraceResult], th: Thresholds) -> dict | Non
     return result
 
 
-def _job_section(ranks: dict | None, rows: Sequence[dict]) -> dict:
-    """The job verdict (``analyses/job/job_verdict.py``): the straggler's cause, or the ranks' common one."""
+def _job_section(ranks: dict | None, rows: Sequence[dict],
+                 ok: Sequence[TraceResult] = ()) -> dict:
+    """The job verdict (``analyses/job/job_verdict.py``): the straggler's cause, or the ranks'
+    common one, a straggler priced by the job replay (``analyses/job/job_replay.py``)."""
+    from nsys_diag.analyses.job.job_replay import job_what_ifs
     from nsys_diag.analyses.job.job_verdict import job_verdict
 
-    return job_verdict(ranks, rows)
+    what_if: list[dict] = []
+    if ranks and ranks.get("available") and ranks.get("stragglers"):
+        got = _rank_inputs(ok)
+        if got is not None:
+            what_if = job_what_ifs(got[0], ranks["stragglers"])
+    return job_verdict(ranks, rows, what_if)
 
 
 def _phase_columns(rows: Sequence[dict]) -> list[str]:
@@ -138,7 +158,7 @@ def build_index(found: Discovery, results: Sequence[TraceResult], paths: dict[st
         "skipped": [{"label": r.trace.label, "reason": r.reason, "hint": r.hint} for r in skipped],
         "ignored": found.ignored,
         "ranks": ranks,
-        "job": _job_section(ranks, rows),
+        "job": _job_section(ranks, rows, ok),
         "problems": problems,
         "exit_code": EXIT_PARTIAL_BATCH if skipped else EXIT_OK,
     }

@@ -2,7 +2,8 @@
 
 Discovery is recursive and deterministic: natural sort of the path relative to its root
 (``rank2`` before ``rank10``). Traces: nsys ``.sqlite`` exports, ncu ``.csv`` (CSV files that are
-not ncu output are ignored, and listed as such), ``.nsys-rep``/``.qdrep`` (exported with ``nsys``
+not ncu output are ignored, and listed as such), PyTorch profiler ``.json`` / ``.json.gz``
+traces (likewise: JSON that is not a Kineto trace is ignored), ``.nsys-rep``/``.qdrep`` (exported with ``nsys``
 later, into the cache; ignored when an exported ``.sqlite`` of the same name sits beside it).
 Hidden files and directories, and the batch's own output directory, are skipped.
 """
@@ -14,12 +15,13 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from nsys_diag.model.errors import InputError
-from nsys_diag.model.safe_files import read_head
+from nsys_diag.model.safe_files import open_regular, read_head
 
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3")
 NCU_SUFFIXES = (".csv",)
 REP_SUFFIXES = (".nsys-rep", ".qdrep")
-TRACE_SUFFIXES = SQLITE_SUFFIXES + NCU_SUFFIXES + REP_SUFFIXES
+KINETO_SUFFIXES = (".json", ".json.gz")
+TRACE_SUFFIXES = SQLITE_SUFFIXES + NCU_SUFFIXES + REP_SUFFIXES + KINETO_SUFFIXES
 
 
 @dataclass
@@ -28,7 +30,7 @@ class TraceInput:
 
     path: Path
     label: str
-    kind: str  # "sqlite" | "ncu" | "nsys-rep"
+    kind: str  # "sqlite" | "ncu" | "nsys-rep" | "kineto"
 
 
 @dataclass
@@ -66,8 +68,33 @@ def _looks_like_ncu(path: Path) -> bool:
     return looks_like_ncu_csv(head)
 
 
+OWN_TRACE_MARKS = (b'"generator": "nsys-diag', b'"generator":"nsys-diag')
+"""The end of a Chrome trace ``analyze --trace-out`` wrote (``otherData``): an output, not a trace."""
+
+
+def _looks_like_kineto(path: Path) -> bool:
+    """A PyTorch profiler trace by its first bytes, and not one of our own ``--trace-out``
+    timelines (their ``otherData`` closes the file: its last 8 KiB are read)."""
+    try:
+        head = read_head(path, 4096)
+    except InputError:
+        return True  # let the loader report why it cannot be read
+    from nsys_diag.loaders.sniff import looks_like_kineto
+
+    if not looks_like_kineto(head):
+        return False
+    try:
+        with open_regular(path) as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 8192))
+            tail = fh.read(8192)
+    except (OSError, InputError):
+        return True
+    return not any(m in tail for m in OWN_TRACE_MARKS)
+
+
 def classify(path: Path) -> str | None:
-    """The trace kind its name says (``sqlite``, ``ncu``, ``nsys-rep``), or None."""
+    """The trace kind its name says (``sqlite``, ``ncu``, ``nsys-rep``, ``kineto`` for
+    ``*.json`` / ``*.json.gz``), or None."""
     low = path.name.lower()
     if low.endswith(SQLITE_SUFFIXES):
         return "sqlite"
@@ -75,6 +102,8 @@ def classify(path: Path) -> str | None:
         return "ncu"
     if low.endswith(REP_SUFFIXES):
         return "nsys-rep"
+    if low.endswith(KINETO_SUFFIXES):
+        return "kineto"
     return None
 
 
@@ -124,6 +153,10 @@ def discover(roots: Sequence[str | Path], *, exclude: Sequence[Path] = ()) -> Di
                 continue
             if kind == "ncu" and not root.is_file() and not _looks_like_ncu(f):
                 out.ignored.append({"label": label, "reason": "CSV file that is not ncu output"})
+                continue
+            if kind == "kineto" and not root.is_file() and not _looks_like_kineto(f):
+                out.ignored.append({"label": label,
+                                    "reason": "JSON file that is not a PyTorch profiler trace"})
                 continue
             if kind == "nsys-rep" and str(f.with_suffix("")).lower() in exported:
                 out.ignored.append({"label": label,

@@ -20,6 +20,9 @@ replay's input — and its result — is the same. The replay-only columns (kern
 launches, event ids: ``loaders/nsys_replay.py``) are read for the spans in both runs.
 
 ``NSYS_DIAG_NO_REPLAY=1`` skips all of it (``available: false`` with that reason).
+
+Then every process is diagnosed again with its replay (``analyses/process.diagnose_with_replay``):
+the verdict follows the what-if savings, or says in its evidence why it could not.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ import pandas as pd
 
 from nsys_diag.analyses.arrays import process_rows
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.process import diagnose_with_replay
 from nsys_diag.analyses.replay import (MAX_STEPS, NO_REPLAY_ENV, analyze_replay,
                                        representative_steps)
 from nsys_diag.analyses.steps.detection import StepsResult
@@ -52,8 +56,13 @@ work launched in it is followed."""
 
 
 def export_rows(tables: dict) -> int:
-    """Kernel + CUDA API rows of an export (``meta.tables``: rows per table)."""
-    return int(tables.get(KERNEL_TABLE, 0)) + int(tables.get(RUNTIME_TABLE, 0))
+    """Kernel + CUDA API rows of an export (``meta.tables``: rows per table; for a PyTorch
+    profiler trace, events per category)."""
+    return sum(int(tables.get(t, 0)) for t in (KERNEL_TABLE, RUNTIME_TABLE) + KINETO_ROWS)
+
+
+KINETO_ROWS = ("kernel", "Kernel", "cuda_runtime", "cuda_driver", "Runtime")
+"""The Kineto categories counted as kernel + CUDA API rows."""
 
 
 def op_budget(export_rows: int) -> int:
@@ -199,10 +208,11 @@ def _span_rows(got: dict[str, pd.DataFrame | None]) -> int:
 
 
 def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
-                   export_rows: int = 0):
+                   export_rows: int = 0, phase_map=None, export_tables: bool = True):
     """The replay of one ``ProcessAnalysis`` (``bundle``: the in-memory run's; None: read the
     spans from ``path``): its spans in priority order while their calls and operations fit
-    ``op_budget(export_rows)`` (at least one)."""
+    ``op_budget(export_rows)`` (at least one). ``export_tables=False`` (a PyTorch profiler
+    trace): no graph, event-record or stream tables beyond the bundle to read."""
     from nsys_diag.loaders.nsys_replay import read_replay_columns
 
     spans = replay_spans(p, export_rows)
@@ -230,12 +240,37 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
     if isinstance(steps, StepsResult) and steps.count:
         steps = _step_rows(steps, f["nvtx"])
     extra = read_replay_columns(path, windows, api=f["api"], kernel_streams=True,
-                                expected_kernels=_kernels_in(bundle, windows))
+                                expected_kernels=_kernels_in(bundle, windows)) \
+        if export_tables else _loaded_links(bundle)
     return analyze_replay(f["kernels"], f["memcpy"], f["memset"], f["sync"], f["api"], f["nvtx"],
                           steps=steps, window=windows[0],
                           osrt=f["osrt"], graphs=extra.graphs, sync_events=extra.sync_events,
                           cuda_events=extra.cuda_events, kernel_streams=extra.kernel_streams,
-                          gpus=gpus, max_steps=len(windows))
+                          gpus=gpus, max_steps=len(windows), phase_map=phase_map,
+                          ncu_dram_bytes=ncu_dram_bytes(getattr(p, "roofline", None)))
+
+
+def ncu_dram_bytes(roofline) -> dict[str, float] | None:
+    """ncu DRAM bytes per launch by kernel family (``normalized_name``) from a process's
+    roofline (None without ncu data): the DRAM floor of the ``tensor_cores_on`` what-if."""
+    kernels = getattr(roofline, "kernels", None)
+    if not kernels:
+        return None
+    out: dict[str, float] = {}
+    for k in kernels:  # a few dozen names; a family's largest per-launch bytes (a floor)
+        if k.dram_bytes and k.launches and k.normalized_name:
+            per = float(k.dram_bytes) / k.launches
+            out[k.normalized_name] = max(per, out.get(k.normalized_name, 0.0))
+    return out or None
+
+
+def _loaded_links(bundle):
+    """The replay-only frames a loader made beside the bundle (a PyTorch profiler trace's
+    ``cuda_sync`` event links), else none."""
+    from nsys_diag.loaders.nsys_replay import ReplayColumns
+
+    got = bundle.meta.extra.get("replay_columns") if bundle is not None else None
+    return got if isinstance(got, ReplayColumns) else ReplayColumns()
 
 
 def gpu_frame(gpus: list[dict]) -> pd.DataFrame:
@@ -255,18 +290,25 @@ def attach_replays(path: str, suite, bundle=None, *, fmt: str = "nsys-sqlite",
     off = os.environ.get(NO_REPLAY_ENV, "") not in ("", "0")
     gpus = gpu_frame(list(suite.gpus))
     for p in suite.processes:
-        if off:
-            p.replay = Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
-            continue
-        if fmt != "nsys-sqlite":
-            p.replay = Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
-                                   "pass the Nsight Systems export (.sqlite)")
-            continue
-        try:
-            p.replay = replay_process(path, p, bundle, gpus, export_rows)
-        except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
-            p.replay = Unavailable(f"the replay could not run on this export "
-                                   f"({type(exc).__name__}: {exc})")
+        p.replay = _replay_one(path, p, bundle, gpus, fmt, export_rows, off,
+                               getattr(suite.options, "phase_map", None))
+        p.verdict_inputs, p.verdict = diagnose_with_replay(p, suite.thresholds)
+
+
+def _replay_one(path: str, p, bundle, gpus: pd.DataFrame, fmt: str, export_rows: int, off: bool,
+                phase_map=None):
+    """The replay of one process, or ``Unavailable`` with the reason (never an exception)."""
+    if off:
+        return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
+    if fmt not in ("nsys-sqlite", "kineto") or (fmt == "kineto" and bundle is None):
+        return Unavailable("the input has no timeline to replay (an Nsight Compute CSV)",
+                           "pass the Nsight Systems export (.sqlite)")
+    try:  # a PyTorch profiler trace: the replay reads the loaded frames only
+        return replay_process(path, p, bundle, gpus, export_rows, phase_map,
+                              export_tables=fmt == "nsys-sqlite")
+    except Exception as exc:  # noqa: BLE001 — bad data must never crash the report
+        return Unavailable(f"the replay could not run on this export "
+                           f"({type(exc).__name__}: {exc})")
 
 
 __all__ = ["attach_replays", "export_rows", "op_budget", "replay_process", "replay_spans", "span_frames", "canonical"]

@@ -1,8 +1,8 @@
 """Loaders: files → TraceBundle (validated frames, see ``nsys_diag.model.contracts``).
 
-``load_trace(path, request)`` sniffs the format by content (SQLite magic, ncu CSV header), never
-trusts the extension alone, and raises typed ``InputError``s (exit code 3) with path, reason and
-hint. ``request`` (``loaders/load_request.LoadRequest``) says what to read.
+``load_trace(path, request)`` sniffs the format by content (SQLite magic, ncu CSV header, a
+Kineto JSON object), never trusts the extension alone, and raises typed ``InputError``s (exit
+code 3) with path, reason and hint. ``request`` (``loaders/load_request.LoadRequest``) says what to read.
 """
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # pandas-free import of this package (loaders/prefetch.py)
 
 def load_trace(path: str | Path, request: LoadRequest | None = None, /,
                **flags: Any) -> TraceBundle:
-    """Load an nsys SQLite export or an ncu CSV as ``request`` says (``LoadRequest``: an attached
-    ncu CSV, a window, the skeleton or a chunk of a streamed read…); the default reads it all.
+    """Load an nsys SQLite export, an ncu CSV or a PyTorch profiler (Kineto) trace as
+    ``request`` says (``LoadRequest``: an attached ncu CSV, a window, the skeleton or a chunk of
+    a streamed read…); the default reads it all.
 
     The older call form — the request's fields as keywords (``load_trace(path, ncu=…,
     time_window=…)``) — still works; an unknown keyword is a ``TypeError``.
@@ -34,6 +35,10 @@ def load_trace(path: str | Path, request: LoadRequest | None = None, /,
         from nsys_diag.loaders.nsys_rep import load_nsys_rep
 
         bundle = load_nsys_rep(path)
+    elif fmt is Format.KINETO:
+        from nsys_diag.loaders.kineto import load_kineto
+
+        bundle = load_kineto(path)
     elif fmt is Format.NCU_CSV:
         from nsys_diag.loaders.ncu_csv import load_ncu_csv
 

@@ -96,6 +96,11 @@ class Thresholds:
     overhead_share: float = 0.10
     """Overhead phases (logging/checkpoint/eval) or host syncs > 10% of step → overhead_bound
     (TB plugin 10% communication/overhead precedent)."""
+    verdict_min_saving_share: float = 0.10
+    """With the replay's what-ifs, the finding with the largest saving is the verdict only
+    when its fix saves ≥ 10% of the mean replayed step (``analyses/diagnosis/verdict.py``); a
+    smaller saving leaves the verdict to the GPU side or ``no_dominant_cause``. The same 10%
+    bar as ``overhead_share`` (TB plugin precedent: below it a cost needs no advice)."""
     launch_bound_small_kernel_frac: float = 0.5
     """≥ 50% of kernels shorter than ``small_kernel_ns`` and launch gaps dominant → launch bound."""
     communication_share: float = 0.10

@@ -144,6 +144,22 @@ HINT_REPLAY = (f"export the whole capture with `{NSYS_TRACE_CUDA_NVTX}` (CUDA AP
                "activity with correlation ids)")
 """The causal replay lacks what links the host's calls to the GPU work they launched."""
 
+NSYS_FLAG_GRAPH_NODE_TRACE = "--cuda-graph-trace=node"
+"""The flag that traces each kernel of a CUDA-graph launch (not the graph as one operation)."""
+
+HINT_REPLAY_GRAPH_NODES = (f"capture with `{NSYS_TRACE_CUDA_NVTX} {NSYS_FLAG_GRAPH_NODE_TRACE}`: "
+                           "the replay saw CUDA-graph launches as whole graphs and cannot price "
+                           "the kernels inside them")
+"""The replayed steps hold whole-graph executions (``CUPTI_ACTIVITY_KIND_GRAPH_TRACE`` rows)."""
+
+NSYS_FLAG_CUDA_EVENT_TRACE = "--cuda-event-trace=true"
+"""The flag that records CUDA event completions (``CUPTI_ACTIVITY_KIND_CUDA_EVENT`` rows)."""
+
+HINT_REPLAY_CUDA_EVENTS = (f"capture CUDA event records (`{NSYS_FLAG_CUDA_EVENT_TRACE}` on nsys "
+                           "versions that have it): the export holds no CUDA event rows, so the "
+                           "replay inferred the cross-stream waits from the times")
+"""The replay inferred cross-stream waits because the export's CUDA event table is empty."""
+
 HINT_KERNEL_ACTIVITY_MISSING = ("kernel activity was not recorded (CUPTI buffer/collection "
                                 "failure?): the export holds {launches:,} kernel launch calls "
                                 "but no kernel rows; re-capture with "
@@ -215,3 +231,46 @@ HINT_NCU_CSV = (f"re-run ncu with CSV output, e.g. `{NCU_CAPTURE_COMMAND}` (or `
 
 HINT_NCU = f"profile kernels with Nsight Compute (`{NCU_CAPTURE_COMMAND}`) and pass `--ncu kernels.csv`"
 """No Nsight Compute metrics attached (``inspect``'s roofline row)."""
+
+CRITICAL_PATH_KIND_LABELS = {
+    "gpu_compute": "GPU compute", "transfer": "copies", "communication": "communication",
+    "host_cpu": "host CPU", "blocking_wait": "blocking waits", "launch": "launches",
+    "memory_management": "memory management", "host_io": "host I/O",
+    "unexplained": "unexplained delay",
+}
+"""The replay's critical-path kinds (``replay.critical_path[].kind``) in words, for the reports
+and the ``no_dominant_cause`` headline (unknown kinds show as they are)."""
+
+# ------------------------------------------------------------- PyTorch profiler (Kineto) traces
+KINETO_FORMAT = "kineto"
+"""``trace.format`` of a PyTorch profiler (Kineto) Chrome-trace JSON."""
+
+KINETO_LABEL = "PyTorch profiler (Kineto) trace"
+"""How reports name the format (the header, ``inspect``'s format line, the footer)."""
+
+KINETO_CAPTURE = ("torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], "
+                  "schedule=torch.profiler.schedule(wait=1, warmup=1, active=5), "
+                  "on_trace_ready=torch.profiler.tensorboard_trace_handler('traces'), "
+                  "record_shapes=True, with_stack=True) with prof.step() after every iteration")
+"""A torch.profiler capture that holds what the analyses read (steps, kernels, launches)."""
+
+KINETO_NOT_IN_FORMAT = ("GPU metrics (SM, Tensor Core and DRAM activity), OS-runtime calls and "
+                        "CPU samples are not in this format (a PyTorch profiler trace)")
+"""What a Kineto trace cannot hold: said once per trace as an info item."""
+
+HINT_KINETO_NOT_IN_FORMAT = (f"capture the same run with `{NSYS_TRACE_FLAGS} "
+                             f"{NSYS_FLAG_GPU_METRICS} --sample=process-tree -o report python "
+                             "train.py` to add them")
+"""The nsys capture that adds what a Kineto trace lacks."""
+
+HINT_KINETO_CAPTURE = (f"record a PyTorch profiler trace with CUDA activity: `{KINETO_CAPTURE}`, "
+                       "or an Nsight Systems capture")
+"""A JSON that is not a usable Kineto trace (no events, no GPU activity)."""
+
+HINT_KINETO_CUDA = ("record CUDA activity: `torch.profiler.profile(activities=[ProfilerActivity.CPU, "
+                    "ProfilerActivity.CUDA])`, with the profiled steps covering GPU work")
+"""A Kineto trace without GPU kernels or copies."""
+
+HINT_KINETO_STEPS = ("mark the steps: call `prof.step()` after every iteration (ProfilerStep#N "
+                     "ranges) and wrap phases in `torch.profiler.record_function('forward')`")
+"""A Kineto trace without step ranges."""

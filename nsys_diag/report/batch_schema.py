@@ -62,8 +62,17 @@ JOB = Obj({
     "cause": Obj({"kind": Enum("gpu_compute", "host"), "verdict": _CODE, "gpu_excess_ms": "num",
                   "host_excess_ms": "num", "gap_cause": Enum(*GAP_CAUSES, None)}, null=True),
     "current_step_ms": "num?", "projected_step_ms_if_fixed": "num?",
-    "evidence": List(Obj({"text": "str", "metric": "str", "value": "scalar", "unit": "str"}))},
-    optional=("basis", "current_step_ms"), doc="the job verdict (analyses/job/job_verdict.py)")
+    "evidence": List(Obj({"text": "str", "metric": "str", "value": "scalar", "unit": "str"})),
+    "what_if": List(Obj({
+        "id": Enum("straggler_fixed"), "rank": "int", "phase": "str?", "change": "str",
+        "steps": "int", "barrier": "str", "measured_ms": "num", "replayed_ms": "num",
+        "error_pct": "num", "saves_ms_per_step": "num", "saves_range_ms": List("num"),
+        "saves_share": "num", "step_ms_after": "num"}),
+        doc="the job replay (analyses/job/job_replay.py): the ranks step by step with "
+            "collectives as barriers; straggler_fixed: the straggler at the median rank's "
+            "phase times")},
+    optional=("basis", "current_step_ms", "what_if"),
+    doc="the job verdict (analyses/job/job_verdict.py)")
 
 INDEX = Obj({
     "schema_version": Const(INDEX_SCHEMA_VERSION), "kind": Const("batch_index"), "tool": TOOL,

@@ -125,8 +125,15 @@ COMPARE = Obj({
                         doc="when a side has no steps: window-normalised rates"),
     "skipped": List(Obj({"side": Enum("baseline", "candidate"), "label": "str", "reason": "str",
                          "hint": "str?"})),
-    "exit_code": _COUNT},
-    optional=("window_rates",))
+    "exit_code": _COUNT,
+    "predicted": Obj({"available": "bool", "reason": "str?", "what_if": "str?", "finding": "str?",
+                      "change": "str?", "baseline_step_ms": _NUM, "predicted_step_ms": _NUM,
+                      "candidate_step_ms": _NUM, "error_pct": _NUM, "predicted_saves_ms": _NUM,
+                      "measured_saves_ms": _NUM, "candidate_saves_ms": _NUM},
+                     doc="the baseline's replay-predicted step for the cause the candidate "
+                         "changed beside the candidate's measured step "
+                         "(analyses/job/compare_predicted.py)")},
+    optional=("window_rates", "predicted"))
 """``compare --json``."""
 
 

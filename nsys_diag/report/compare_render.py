@@ -210,6 +210,19 @@ def gate_line(doc: dict) -> str | None:
     return f"gate --fail-on-regression {pct:g}%: passed"
 
 
+def predicted_line(doc: dict) -> str | None:
+    """"predicted vs measured: the baseline's replay predicted 380 ms per step for instant_input
+    (…); the candidate measured 390 ms (prediction −2.6%)" — None when unavailable."""
+    p = doc.get("predicted") or {}
+    if not p.get("available"):
+        return None
+    err = p.get("error_pct")
+    return (f"predicted vs measured: the baseline's replay predicted "
+            f"{fmt_ms(p.get('predicted_step_ms'))} per step for {p.get('what_if')} "
+            f"({p.get('change')}); the candidate measured {fmt_ms(p.get('candidate_step_ms'))}"
+            + (f" (prediction {err:+.1f}%)" if err is not None else ""))
+
+
 # ------------------------------------------------------------------------------ compare: text
 def _rest_line(rest: list[dict]) -> str:
     """'the other 3 row(s) (kernel a, kernel b, other (remaining kernels, …); …): −1.2 ms per step
@@ -251,6 +264,9 @@ def render_compare_text(doc: dict) -> list[str]:
                      f"{r['change_text']}")
     if cl and _comparable(doc):
         lines.append("  " + text_safe(cl, 300))
+    pl = predicted_line(doc)
+    if pl:
+        lines.append("  " + text_safe(pl, 300))
     vc = doc.get("verdict_change") or {}
     if vc.get("changed"):
         lines.append(f"  verdict: {vc.get('baseline')} → {vc.get('candidate')}")
@@ -308,6 +324,9 @@ def render_compare_markdown(doc: dict) -> str:
             sig = " (significant)" if e.get("significant") else ""
             out.append(f"| {md_escape(e['label'], 70)}{sig} | {e['baseline_text']} | "
                        f"{e['candidate_text']} | {e['delta_text']} | {e['share_text']} |")
+    pl = predicted_line(doc)
+    if pl:
+        out += ["", md_escape(pl[:1].upper() + pl[1:], 400)]
     vc = doc.get("verdict_change") or {}
     if vc.get("baseline") or vc.get("candidate"):
         word = "changed" if vc.get("changed") else "unchanged"
@@ -394,6 +413,7 @@ def _compare_model(doc: dict) -> dict:
         "kpis": kpis, "distribution": distribution_chart(doc),
         "na_note": NA_NOTE if any(m.get("change") == "n/a" for m in doc.get("metrics") or []) else "",
         "summary": doc.get("summary") or "", "step_line": step_line(doc), "gate_line": gate_line(doc),
+        "predicted_line": predicted_line(doc) or "",
         "regression": regression, "tone": tone, "chip": chip, "unevaluable": unevaluable,
         "comparability_line": comparability_line(doc) or "",
         "comparable": bool((doc.get("comparability") or {}).get("comparable", True)),

@@ -343,7 +343,9 @@ REPLAY = Section(Obj({
                          "saves_ms_per_step": "num", "saves_range_ms": List("num"),
                          "saves_share": "num", "step_ms_after": "num"}),
                     doc="one change per replay, priced over the analysed steps")},
-    carried={"inferred_edges": "int", "explicit_edges": "int", "notes": List("str")}),
+    carried={"inferred_edges": "int", "explicit_edges": "int", "notes": List("str"),
+             "capture_hints": List("str", doc="what to capture for what the model lacked "
+                                             "(graph node tracing, CUDA event records)")}),
     "The causal replay was not run.", "", per_process=True,
     doc="Causal replay of the process (analyses/replay, docs/analyses.md \"Causal replay\")")
 

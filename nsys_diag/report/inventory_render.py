@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from nsys_diag.analyses.inventory import TOP_TABLES, analyze_inventory
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.jsonsafe import escape_invisible
 from nsys_diag.model.text import clean_text, terminal_line
@@ -56,8 +57,11 @@ def _trace_lines(view: dict) -> list[str]:
     if view["schema_version"]:
         version += f" · schema {_s(view['schema_version'])}"
     add(f"{_s(view['path'], 300)}")
-    add(f"  format      nsys SQLite export · {version}" if view["format"] == "nsys-sqlite"
-        else f"  format      {_s(view['format'])}")
+    if view["format"] == KINETO_FORMAT:
+        add(f"  format      {KINETO_LABEL} · schema {_s(view['schema_version'] or 'unknown')}")
+    else:
+        add(f"  format      nsys SQLite export · {version}" if view["format"] == "nsys-sqlite"
+            else f"  format      {_s(view['format'])}")
     if view.get("version_note"):
         add(f"              {_s(view['version_note'], 200)}")
     t = view["time"]

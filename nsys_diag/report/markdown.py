@@ -13,7 +13,9 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-from nsys_diag.report.replay_render import fidelity_text, waits_on_text, what_if_rows
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
+from nsys_diag.report.replay_render import (capture_hints, fidelity_text, waits_on_text,
+                                            what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share,
                                          scaling_line)
 from nsys_diag.model.jsonsafe import finite
@@ -200,6 +202,8 @@ def _replay(view: dict) -> list[str]:
         rng = f", range {w['range']}" if w["range"] else ""
         out.append(f"- if {md_text(w['change'], 120)}: {w['before']} → {w['after']} "
                    f"(saves {w['saves']}{rng})")
+    for hint in capture_hints(view)[:2]:
+        out.append(f"- _to replay more of it: {md_text(hint, 200)}_")
     return out
 
 
@@ -268,8 +272,10 @@ def render_markdown(view: dict) -> str:
     if replay:
         blocks.append((4, replay))
     t = v["trace"]
+    source = KINETO_LABEL if t.get("format") == KINETO_FORMAT else \
+        f"nsys {md_text(t['nsys_version'] or 'unknown', 20)}"
     footer = (f"<sub>nsys-diag {md_text(v['tool']['version'], 20)} · {md_text(t['path'], 80)} · "
-              f"nsys {md_text(t['nsys_version'] or 'unknown', 20)} · {md_text(v['generated_at'], 40)}</sub>")
+              f"{source} · {md_text(v['generated_at'], 40)}</sub>")
     blocks.append((0, [footer]))
 
     def assemble(bs):

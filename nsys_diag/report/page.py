@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES
 from nsys_diag.report.replay_render import replay_page
@@ -416,7 +417,8 @@ def _capture(v: dict) -> list[dict]:
     if t["format"] == "ncu-csv":  # a kernel CSV has no nsys version, schema, timeline or window
         return head + ([{"label": "Processes", "value": procs}] if procs else [])
     return head + [
-        {"label": "nsys version", "value": t["nsys_version"] or "unknown"},
+        {"label": "nsys version", "value": KINETO_LABEL if t["format"] == KINETO_FORMAT
+         else t["nsys_version"] or "unknown"},
         {"label": "Export schema", "value": t["schema_version"] or "unknown"},
         {"label": "Capture span", "value": fmt_ns(t["capture_span_ns"])},
         {"label": "Analysed window",

@@ -48,6 +48,9 @@ METRIC_PATHS: dict[str, tuple[str | None, str]] = {
     "transfers.pageable_bytes_per_s": (None, "bytes_per_s"),
     "phases.data_share": (None, "share"),
     "phases.overhead_names": (None, "text"),
+    "replay.saves_share": (None, "share"),
+    "replay.saves_ms_per_step": (None, "ms"),
+    "replay.what_if": (None, "text"),
 }
 """Evidence metric → (JSON pointer below the process's root, unit); None: not in the document."""
 
@@ -94,6 +97,24 @@ def _locate(root: dict, prefix: str, metric: str, value: Any) -> str | None:
     return None
 
 
+_REPLAY_KEYS = {"replay.saves_share": "saves_share",
+                "replay.saves_ms_per_step": "saves_ms_per_step", "replay.what_if": "id"}
+"""A finding's replay price: the key of its what-if row (``/replay/what_if/<i>/…``)."""
+
+
+def _replay_paths(node: dict, prefix: str, rows: list[dict]) -> None:
+    """The replay rows of one finding point at the what-if they name (``replay.what_if``)."""
+    what = next((r.get("value") for r in rows if r.get("metric") == "replay.what_if"), None)
+    table = (node.get("replay") or {}).get("what_if") or []
+    i = next((k for k, w in enumerate(table) if w.get("id") == what), None)
+    if i is None:
+        return
+    for r in rows:
+        key = _REPLAY_KEYS.get(str(r.get("metric")))
+        if key is not None and same_value(table[i].get(key), r.get("value")):
+            r["path"] = f"{prefix}/replay/what_if/{i}/{key}"
+
+
 def _rows(node: dict) -> list[dict]:
     rows = list((node.get("verdict") or {}).get("evidence") or [])
     for f in node.get("findings") or []:
@@ -107,11 +128,14 @@ def attach_paths(view: dict) -> dict:
     nodes = [("", view)] + [(f"/processes/{i}", p)
                             for i, p in enumerate(view.get("processes") or [])]
     for prefix, node in nodes:
+        for f in [node.get("verdict") or {}] + list(node.get("findings") or []):
+            _replay_paths(node, prefix, list(f.get("evidence") or []))
         for row in _rows(node):
             metric = str(row.get("metric"))
             if metric in METRIC_PATHS:
                 row["unit"] = METRIC_PATHS[metric][1]
-            path = _locate(node, prefix, metric, row.get("value"))
+            path = None if metric in _REPLAY_KEYS else _locate(node, prefix, metric,
+                                                               row.get("value"))
             if path is not None:
                 row["path"] = path
     return view

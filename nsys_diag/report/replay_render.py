@@ -6,14 +6,10 @@ renderers; pure, on the view dict.
 from __future__ import annotations
 
 from nsys_diag.model.jsonsafe import finite
+from nsys_diag.model.vocabulary import CRITICAL_PATH_KIND_LABELS
 from nsys_diag.report.formatting import fmt_ms, fmt_pct
 
-KIND_LABELS = {
-    "gpu_compute": "GPU compute", "transfer": "copies", "communication": "communication",
-    "host_cpu": "host CPU", "blocking_wait": "blocking waits", "launch": "launches",
-    "memory_management": "memory management", "host_io": "host I/O",
-    "unexplained": "unexplained delay",
-}
+KIND_LABELS = CRITICAL_PATH_KIND_LABELS
 """Critical-path kinds in words (unknown kinds show as they are; host CPU time by its phase)."""
 MAX_WHAT_IFS = 5
 """What-if rows shown (largest saving first)."""
@@ -77,6 +73,12 @@ def fidelity_text(view: dict) -> str:
             + (f" ({err:+.1f}%)" if err is not None else ""))
 
 
+def capture_hints(view: dict) -> list[str]:
+    """What to capture for what the replay's model lacked (``replay.capture_hints``)."""
+    r = replay_of(view)
+    return [str(h) for h in (r.get("capture_hints") or [])] if r is not None else []
+
+
 def waits_on_text(view: dict, top: int = 4) -> str:
     """"host CPU 62% · GPU compute 30% · …" or ""."""
     rows = waits_on(view)[:top]
@@ -84,7 +86,7 @@ def waits_on_text(view: dict, top: int = 4) -> str:
 
 
 __all__ = ["KIND_LABELS", "replay_of", "replay_page", "waits_on", "what_if_rows", "fidelity_text",
-           "waits_on_text"]
+           "waits_on_text", "capture_hints"]
 
 
 def replay_page(view: dict) -> dict:
@@ -100,5 +102,5 @@ def replay_page(view: dict) -> dict:
              cell(w["share"], w["_saves"])] for w in what_if_rows(view)]
     cols = [("Fix", False), ("Step now", True), ("Step after", True), ("Saves", True),
             ("Range", True), ("Of the step", True)]
-    return {"segments": segments, "fidelity": fidelity_text(view),
+    return {"segments": segments, "fidelity": fidelity_text(view), "hints": capture_hints(view),
             "what_if_table": table("tbl-what-if", cols, rows, fold=(4,)) if rows else None}

@@ -6,6 +6,7 @@ not (``fit_line`` wraps a line to the terminal, it never cuts).
 """
 from __future__ import annotations
 
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
 from nsys_diag.report.replay_render import waits_on_text, what_if_rows
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
@@ -47,6 +48,8 @@ def _header(v: dict) -> list[str]:
     w = v.get("window") or {}
     if t.get("format") == "ncu-csv":
         source = "Nsight Compute CSV"
+    elif t.get("format") == KINETO_FORMAT:
+        source = KINETO_LABEL
     else:
         source = f"nsys {_c(t.get('nsys_version') or 'version unknown')}"
     line = f"nsys-diag · {_c(t.get('path'), 60)} · {source}" + (f" · {gpu_txt}" if gpus else "")

@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from nsys_diag._version import __version__
+from nsys_diag.analyses.diagnosis.pricing import savings_of
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, HINT_NCU
@@ -123,28 +124,18 @@ def _findings(verdict) -> list[dict]:
     return fn() if callable(fn) else []
 
 
-PREFERRED_WHAT_IF = {"input": "overlapped_input"}
-"""The what-if that prices a cause with more than one (the one its advice achieves)."""
-PRICED_AS = {"exposed_communication": "communication"}
-"""Finding causes priced by the what-if of another cause name."""
-
-
 def with_savings(findings: list[dict], replay) -> list[dict]:
     """Each fired finding with ``saves_ms_per_step`` from the replay's what-if for its cause
-    (``None`` and ``saves_reason`` when there is none)."""
+    (``analyses/diagnosis/pricing.py``: the same prices as the verdict's; ``None`` and
+    ``saves_reason`` when there is none)."""
     if not any(f.get("fired") for f in findings):
         return findings
-    priced: dict[str, dict] = {}
-    if getattr(replay, "available", False):
-        for w in replay.to_json().get("what_if", []):
-            if w["finding"] not in priced or PREFERRED_WHAT_IF.get(w["finding"]) == w["id"]:
-                priced[w["finding"]] = w
+    priced = savings_of(replay)
     for f in findings:
         if not f.get("fired"):
             continue
-        cause = str(f.get("cause"))
-        w = priced.get(PRICED_AS.get(cause, cause))
-        f["saves_ms_per_step"] = w["saves_ms_per_step"] if w else None
+        w = priced.get(str(f.get("cause")))
+        f["saves_ms_per_step"] = w.saves_ms if w else None
         if w is None:
             f["saves_reason"] = ("no what-if of the replay prices this cause"
                                  if getattr(replay, "available", False) else

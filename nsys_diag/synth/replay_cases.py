@@ -12,7 +12,12 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
   a 90 ms backward and the host waits for it (nothing overlaps it);
 * ``microsecond_syncs`` — syncs after the queue has drained: each waits microseconds;
 * ``input_bound_loop`` — the worked example's shape: 420 ms of data loading on the host, then an
-  input copy and 192 ms of kernels hidden behind the host phases.
+  input copy and 192 ms of kernels hidden behind the host phases;
+* ``sgemm_no_tensor_cores`` — an A100 loop of FP32 SIMT GEMMs (``ampere_sgemm``: 20 × 2 ms per
+  step) and 10 ms of elementwise kernels, queued at once; the host waits for them to drain;
+* ``managed_memory_faults`` — page-fault migrations of managed memory (``uvm_h2d``: 50 × 400 µs
+  per step) on the compute stream ahead of 30 ms of GEMMs; the host waits for the queue, then
+  reads results back, faulting pages to the host (``uvm_d2h``: 20 × 500 µs while it runs).
 """
 from __future__ import annotations
 
@@ -115,7 +120,53 @@ def input_bound_loop() -> Scenario:
                           syncs=(SyncSpec("cudaStreamSynchronize", at=0.5),))))
 
 
+SGEMM_COUNT = 20
+SGEMM_NS = 2 * MS
+"""``sgemm_no_tensor_cores``: FP32 SIMT GEMM launches per step and their duration."""
+UVM_COUNT = 50
+UVM_NS = 400 * US
+"""``managed_memory_faults``: migrations per step and their duration."""
+UVM_HOST_COUNT = 20
+UVM_HOST_NS = 500 * US
+"""``managed_memory_faults``: the host's page faults per step when it reads results back
+(migrations to the host) and their duration."""
+
+
+def sgemm_no_tensor_cores() -> Scenario:
+    return Scenario(
+        name="sgemm_no_tensor_cores",
+        description="FP32 SIMT GEMMs on an A100 (no Tensor Cores): 40 ms of ampere_sgemm and "
+                    "10 ms of elementwise kernels per step, queued at once; the host waits.",
+        expected_verdict="compute_bound_no_tensor_cores", steps=5, warmup_extra_ns=10 * MS,
+        warmup_phase="forward", gpu="A100",
+        phases=(PhaseSpec("forward", 2 * MS, canonical="forward", kernels=(
+                    KernelSpec("sgemm_ampere", SGEMM_NS, SGEMM_COUNT, at=0.0),
+                    KernelSpec("ew_gelu", 1 * MS, 10, at=0.0))),
+                PhaseSpec("wait", 55 * MS, canonical="other",
+                          syncs=(SyncSpec("cudaStreamSynchronize", at=0.0),))))
+
+
+def managed_memory_faults() -> Scenario:
+    return Scenario(
+        name="managed_memory_faults",
+        description="Unified memory: 20 ms of page-fault migrations (uvm_h2d) per step on the "
+                    "compute stream ahead of 30 ms of GEMMs; the host waits for the queue.",
+        expected_verdict="input_bound", steps=5, warmup_extra_ns=10 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=(PhaseSpec("touch_managed", 1 * MS, canonical="other", memcpys=(
+                    MemcpySpec("uvm_h2d", 2 * MiB, UVM_NS, count=UVM_COUNT, at=0.0),)),
+                PhaseSpec("forward", 2 * MS, canonical="forward", kernels=(
+                    KernelSpec("gemm_bf16_sm90", 2 * MS, 15, at=0.0),)),
+                PhaseSpec("wait", 60 * MS, canonical="other",
+                          syncs=(SyncSpec("cudaStreamSynchronize", at=0.0),)),
+                PhaseSpec("read_back", 20 * MS, canonical="other", memcpys=(
+                    MemcpySpec("uvm_d2h", 64 * 1024, UVM_HOST_NS, count=UVM_HOST_COUNT,
+                               at=0.0),))))
+
+
 REPLAY_CASES = {"item_per_layer": item_per_layer,
                 "allreduce_after_backward": allreduce_after_backward,
-                "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop}
+                "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop,
+                "sgemm_no_tensor_cores": sgemm_no_tensor_cores,
+                "managed_memory_faults": managed_memory_faults}
 """Replay scenario name → factory (see the module docstring)."""

@@ -10,6 +10,7 @@ from nsys_diag.synth.answers import expected
 from nsys_diag.synth.presets import preset
 from nsys_diag.synth.scenarios import MS, MemcpySpec, MemsetSpec, Scenario, SyncSpec
 from nsys_diag.synth.schema import ALL_SCHEMAS, SchemaVariant, gpu_model, variant
+from nsys_diag.synth.kineto_writer import write_kineto_json
 from nsys_diag.synth.writer import write_nsys_sqlite
 
 SAMPLES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
@@ -26,6 +27,12 @@ SAMPLES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
 )
 """The committed ``sample_traces/`` files: ``make samples`` regenerates exactly these."""
 
+KINETO_SAMPLES: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
+    # (file name, preset, Kineto schema, overrides): the same timeline as a torch.profiler trace
+    ("healthy_tc.pt.trace.json.gz", "healthy_tc", "current", {"steps": 6}),
+)
+"""The committed PyTorch profiler (Kineto) samples (gzip-compressed, byte-reproducible)."""
+
 
 def write_samples(directory: str | Path) -> list[Path]:
     """(Re)write every file of :data:`SAMPLES` and the directory's README.md."""
@@ -33,6 +40,8 @@ def write_samples(directory: str | Path) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
     written = [write_nsys_sqlite(d / fname, preset(name, **ov), schema)
                for fname, name, schema, ov in SAMPLES]
+    written += [write_kineto_json(d / fname, preset(name, **ov), schema)
+                for fname, name, schema, ov in KINETO_SAMPLES]
     readme = d / "README.md"
     block = f"{README_BEGIN}\n{_samples_readme()}{README_END}\n"
     old = readme.read_text(encoding="utf-8") if readme.exists() else ""
@@ -91,6 +100,15 @@ def _samples_readme() -> str:
         details.append(f"* **`{fname}`** — {sc.description} Step ranges `{sc.step_prefix}N`; "
                        f"phases (mean over analysed steps): {phases}. Contains: "
                        f"{', '.join(_features(sc, v))}.{extra}")
+    for fname, name, schema, ov in KINETO_SAMPLES:
+        e = expected(preset(name, **ov))
+        lines.append(f"| `{fname}` | `{name}` | PyTorch profiler trace ({schema} Kineto schema) "
+                     f"| `{e['verdict']}` | {preset(name, **ov).steps} (step 0) | "
+                     f"{e['steps']['mean_ms']:.1f} ms | {e['gpu']['utilization']:.1%} | "
+                     f"{e['kernels']['total']} ({e['kernels']['per_step']:.0f}) |")
+        details.append(f"* **`{fname}`** — the `{name}` timeline as torch.profiler writes it "
+                       "(`nsys_diag/synth/kineto_writer.py`): the same diagnosis as its nsys "
+                       f"export. Written with overrides `{ov}`.")
     lines += ["", "## What each file shows", ""] + details + [
         "",
         "Conventions shared by all files: step 0 is a longer warm-up; backward kernels are "

@@ -84,3 +84,18 @@ def test_no_ranks_no_job(tmp_path):
     index, _ = _run(d, tmp_path / "out")
     assert index["ranks"] is None and index["job"]["available"] is False
     assert index["job"]["reason"]
+
+
+def test_the_job_replay_prices_the_straggler_in_index_json(tmp_path):
+    index, _ = _run(bt.rank_set(tmp_path / "job", where="data"), tmp_path / "out")
+    job = index["job"]
+    (w,) = job["what_if"]
+    assert w["id"] == "straggler_fixed" and w["rank"] == 2 and w["phase"] == "data"
+    assert abs(w["error_pct"]) < 5  # the barrier model reproduces the measured job step
+    assert w["saves_ms_per_step"] == pytest.approx(50.0, rel=0.1)  # the 50 ms of extra data
+    assert w["saves_range_ms"][0] <= w["saves_ms_per_step"] <= w["saves_range_ms"][1]
+    assert job["projected_step_ms_if_fixed"] == pytest.approx(w["step_ms_after"])
+    assert any(e["metric"] == "job.what_if.straggler_fixed.step_ms_after"
+               for e in job["evidence"])
+    index, _ = _run(bt.rank_set(tmp_path / "even", excess_ms=0.0), tmp_path / "out2")
+    assert index["job"].get("what_if", []) == []

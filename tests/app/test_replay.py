@@ -47,6 +47,10 @@ def test_streamed_replay_equals_in_memory():
     assert streamed["trace"].get("chunks", {}).get("count", 0) > 1
     assert streamed["replay"] == whole["replay"]
     assert [p["replay"] for p in streamed["processes"]] == [p["replay"] for p in whole["processes"]]
+    # both runs are diagnosed again with the same prices
+    for key in ("code", "finding", "projected_step_ms_if_fixed", "headline"):
+        assert streamed["verdict"][key] == whole["verdict"][key]
+    assert any(e["metric"] == "replay.saves_share" for e in streamed["verdict"]["evidence"])
 
 
 def test_no_replay_env_turns_it_off(monkeypatch):
@@ -113,3 +117,87 @@ def test_a_finding_without_a_what_if_says_why(monkeypatch):
     view = analyze_path(str(SAMPLES / "worked_example.sqlite"))
     inp = next(f for f in view["findings"] if f["fired"])
     assert inp["saves_ms_per_step"] is None and "not available" in inp["saves_reason"]
+
+
+# ---------------------------------------------------------------- the verdict follows the replay
+@pytest.fixture(scope="module")
+def replay_cases(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("verdict_cases")
+
+
+def _priced_verdict(view: dict) -> tuple[dict, dict]:
+    """The verdict and the what-if that prices its finding (from the view's own findings)."""
+    vd = view["verdict"]
+    fired = next(f for f in view["findings"] if f["cause"] == vd["finding"])
+    wid = next(e["value"] for e in fired["evidence"] if e["metric"] == "replay.what_if")
+    return vd, _what_if(view, wid)
+
+
+@pytest.mark.parametrize("name, code, what_if", [
+    ("input_bound_loop", "input_bound", "overlapped_input"),
+    ("item_per_layer", "overhead_bound", "no_host_sync"),
+    ("allreduce_after_backward", "communication_bound", "hidden_communication")])
+def test_the_verdict_and_its_projection_are_the_replays(replay_cases, name, code, what_if):
+    from tests.analyses.replay.replay_helpers import case_path
+
+    view = analyze_path(str(case_path(replay_cases, name)))
+    vd, w = _priced_verdict(view)
+    assert (vd["code"], w["id"]) == (code, what_if)
+    assert vd["projected_step_ms_if_fixed"] == w["step_ms_after"]
+    assert f"saves {w['saves_ms_per_step']:.0f}" in vd["headline"].replace(",", "") or \
+        f"saves {w['saves_ms_per_step']:.1f}" in vd["headline"]
+    best = max(view["replay"]["what_if"], key=lambda r: r["saves_ms_per_step"])
+    assert w["saves_ms_per_step"] >= best["saves_ms_per_step"] or w["finding"] == best["finding"]
+    if name == "input_bound_loop":  # the worked example's shape: max(data 420, rest 380)
+        assert vd["projected_step_ms_if_fixed"] == pytest.approx(420, rel=0.02)
+    if name == "allreduce_after_backward":  # hidden behind the 90 ms backward, never over 150
+        assert 0 < view["steps"]["mean_ms"] - vd["projected_step_ms_if_fixed"] <= 150
+
+
+def test_syncs_that_wait_microseconds_do_not_make_the_verdict(replay_cases):
+    from tests.analyses.replay.replay_helpers import case_path
+
+    view = analyze_path(str(case_path(replay_cases, "microsecond_syncs")))
+    assert view["verdict"]["finding"] != "sync" and view["verdict"]["code"] != "overhead_bound"
+
+
+def test_without_the_replay_the_verdict_falls_back_and_says_so(monkeypatch):
+    monkeypatch.setenv("NSYS_DIAG_NO_REPLAY", "1")
+    vd = analyze_path(str(SAMPLES / "worked_example.sqlite"))["verdict"]
+    assert vd["code"] == "input_bound"
+    row = next(e for e in vd["evidence"] if e["metric"] == "replay.unavailable_reason")
+    assert "NSYS_DIAG_NO_REPLAY=1" in row["value"]
+    assert vd["projected_step_ms_if_fixed"] == pytest.approx(420, rel=0.02)  # max(data, rest)
+
+
+def test_every_process_row_reads_the_rediagnosed_verdict():
+    view = analyze_path(str(SAMPLES / "multi_gpu.sqlite"))
+    head = next(p for p in view["processes"] if p["is_headline"])
+    assert head["verdict_code"] == head["verdict"]["code"] == view["verdict"]["code"]
+    for p in view["processes"]:
+        assert p["verdict_code"] == p["verdict"]["code"]
+        vd, w = _priced_verdict(p)
+        assert vd["projected_step_ms_if_fixed"] == w["step_ms_after"]
+
+
+def test_the_replay_names_phases_with_the_users_phase_map():
+    opts = AnalyzeOptions(phase_map=(("overhead", ("^data_loading$",)),))
+    view = analyze_path(str(SAMPLES / "worked_example.sqlite"), opts)
+    assert _what_if(view, "no_overhead_phases")["saves_ms_per_step"] == pytest.approx(440, rel=0.05)
+    assert _what_if(view, "instant_input")["saves_ms_per_step"] < 5
+    assert view["verdict"]["code"] == "overhead_bound"
+    assert view["verdict"]["projected_step_ms_if_fixed"] == \
+        _what_if(view, "no_overhead_phases")["step_ms_after"]
+
+
+def test_ncu_dram_bytes_are_per_launch_and_by_kernel_family():
+    from types import SimpleNamespace as NS
+
+    from nsys_diag.app.replay import ncu_dram_bytes
+
+    k = [NS(normalized_name="ampere_sgemm", dram_bytes=4e9, launches=4),
+         NS(normalized_name="ampere_sgemm", dram_bytes=3e9, launches=1),
+         NS(normalized_name="ew_gelu", dram_bytes=None, launches=2)]
+    assert ncu_dram_bytes(NS(kernels=k)) == {"ampere_sgemm": 3e9}  # the family's largest
+    assert ncu_dram_bytes(None) is None
+    assert ncu_dram_bytes(NS(kernels=k[2:])) is None

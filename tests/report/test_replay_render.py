@@ -47,3 +47,15 @@ def test_an_unavailable_replay_shows_no_replay_lines(view, monkeypatch):
     assert "What the step waits on" not in render_markdown(off)
     assert not any(line.startswith("Replay ") for line in render_text(off).splitlines())
     assert "Not available" in render_html(off).split('id="sec-replay"')[1].split("</section>")[0]
+
+
+def test_a_capture_hint_is_shown_escaped_in_html_and_markdown(view):
+    hint = "capture with `--cuda-graph-trace=node` <b>now</b>"
+    hinted = dict(view, replay=dict(view["replay"], capture_hints=[hint]))
+    sec = render_html(hinted).split('id="sec-replay"')[1].split("</section>")[0]
+    assert "To replay more of it" in sec and "--cuda-graph-trace=node" in sec
+    assert "<b>now</b>" not in sec
+    md = render_markdown(hinted)
+    assert "to replay more of it" in md and "--cuda-graph-trace=node" in md
+    assert "<b>now</b>" not in md
+    assert "To replay more of it" not in render_html(view).split('id="sec-replay"')[1]

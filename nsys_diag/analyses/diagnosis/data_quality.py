@@ -16,6 +16,8 @@ from nsys_diag.analyses.base import is_available
 from nsys_diag.model.vocabulary import (HINT_CUDA_NO_LAUNCH, HINT_KERNEL_ACTIVITY_MISSING, HINT_ADD_NVTX,
                                         HINT_ADD_NVTX_NEUTRAL, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
                                         NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA, HINT_REEXPORT)
+from nsys_diag.model.vocabulary import (HINT_KINETO_CUDA, HINT_KINETO_NOT_IN_FORMAT, HINT_KINETO_STEPS,
+                                        KINETO_FORMAT, KINETO_NOT_IN_FORMAT)
 from nsys_diag.analyses.diagnosis.program import analyze_program
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from typing import TYPE_CHECKING
@@ -26,7 +28,7 @@ if TYPE_CHECKING:  # the span type only: the engine's context imports the analys
 
 INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines",
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
-                             "ncu_na_values", "gpu_named", "not_streamed"})
+                             "ncu_na_values", "gpu_named", "not_streamed", "not_in_format"})
 """Loader warnings that do not affect conclusions (shown as info)."""
 
 CAPTURE_BASE = NSYS_CAPTURE_COMMAND
@@ -154,6 +156,8 @@ def no_gpu_work_hint(bundle) -> str:
 def capture_hints(bundle) -> list[str]:
     """nsys flags that would capture what this export lacks (empty when nothing is missing); for
     a kernel-only input (an ncu CSV) one line: a timeline of the same run, joined with ``--ncu``."""
+    if bundle.meta.format == KINETO_FORMAT:
+        return kineto_capture_hints(bundle)
     if bundle.meta.format == "ncu-csv":
         return [f"{CAPTURE_BASE}  (a timeline of the same run, then `nsys-diag analyze "
                 "report.sqlite --ncu kernels.csv`: steps, phases, idle gaps and the roofline "
@@ -173,6 +177,17 @@ def capture_hints(bundle) -> list[str]:
                      "counters beat kernel-name heuristics)")
     if bundle.has_cuda and not len(bundle.gpu_memory):
         hints.append(f"{NSYS_FLAG_MEMORY_USAGE}  (peak GPU memory: batch-size headroom advice)")
+    return hints
+
+
+def kineto_capture_hints(bundle) -> list[str]:
+    """What a PyTorch profiler trace lacks and how to record it: CUDA activity and step marks
+    with torch.profiler; what the format cannot hold, with the nsys capture of the same run."""
+    hints = [] if bundle.has_cuda else [HINT_KINETO_CUDA]
+    if not bundle.has_nvtx:
+        hints.append(HINT_KINETO_STEPS)
+    if bundle.has_cuda:
+        hints.append(f"{KINETO_NOT_IN_FORMAT}: {HINT_KINETO_NOT_IN_FORMAT}")
     return hints
 
 

@@ -3,7 +3,9 @@
 A ``Finding`` argues for one verdict code (``code``) from one idle cause or GPU-side condition
 (``cause``). ``build_findings(inputs, th)`` returns one finding per cause that has something to
 measure — fired or not — so the report can show what was checked and stayed under its threshold.
-The verdict (``analyses/diagnosis/verdict.py``) is the fired finding with the largest cost.
+The verdict (``analyses/diagnosis/verdict.py``) is the finding whose fix the replay prices
+highest (``analyses/diagnosis/pricing.py``), or without the replay the fired one with the
+largest cost.
 
 Causes, their cost and their rule (costs are fractions of the analysed window, per GPU; the gap
 causes and their precedence are defined in ``analyses/gaps/causes.py``):

@@ -18,10 +18,24 @@ Rules, in the order they are applied
    a data-quality warning lowers it.
 2. Start-up idle ≥ ``startup_dominated_share`` of the window → ``insufficient_data`` ("the
    capture is mostly start-up"), capture-range advice.
-3. The fired finding with the largest cost (idle causes, exposed communication, memory-bound and
-   no-Tensor-Core kernel time) is the verdict.
-4. Nothing fired but utilization < ``low_utilization``: the largest idle cause is promoted (its
-   rule row "gpu.utilization < low_utilization" added) and decides with low confidence.
+3. With the replay's prices (``VerdictInputs.savings``: finding cause → what-if saving, the map
+   of ``analyses/diagnosis/pricing.py``): the finding whose what-if saves the most wins when it
+   saves ≥ ``verdict_min_saving_share`` of the mean replayed step (rule row
+   ``replay.saves_share``; a finding its own rule did not fire is promoted by that saving); its
+   headline says what the fix saves. Otherwise the fired idle findings that no what-if prices
+   (none exists for the cause, or it saves nothing in every replayed step: the replay does not
+   model that mechanism in this trace) by their measured cost (evidence ``replay.unpriced``, no
+   projection); otherwise a fired GPU-side finding in the order memory-bound > latency-bound >
+   no Tensor Cores, then rule 5 (where the kernel-name rule needs utilization ≥
+   ``low_utilization`` and ``no_dominant_cause`` says what the step waits on — the critical
+   path's top kinds — and the largest savings). Rule 4 does not apply.
+   Without the replay's prices (``NSYS_DIAG_NO_REPLAY=1``, an ncu CSV, data the replay cannot
+   model, inputs made by hand) the fallback: the fired finding with the largest cost (idle
+   causes, exposed communication, memory-bound and no-Tensor-Core kernel time) is the verdict,
+   and its evidence says why the replay did not price it (``replay.unavailable_reason``).
+4. Fallback only: nothing fired but utilization < ``low_utilization``: the largest idle cause is
+   promoted (its rule row "gpu.utilization < low_utilization" added) and decides with low
+   confidence.
 5. Otherwise the GPU side decides: ``memory_bound`` (low confidence) when, without counters,
    ≥ ``elementwise_share_memory_bound`` of kernel time is elementwise/reduction/memory kernels,
    else ``compute_bound`` when its own rule holds (utilization ≥ ``high_utilization``), else
@@ -29,22 +43,27 @@ Rules, in the order they are applied
    finding of rule 3 (``findings.latency_finding``). A healthy run (utilization ≥
    ``healthy_utilization``) cannot have an idle finding at warning: at most 10% idle remains, the lowest idle threshold.
 
-Confidence: high when the verdict's cost is ≥ 2 × the next largest cost (GPU side: counters and
+Confidence: high when the verdict's saving (fallback: cost) is ≥ 2 × the next largest one (GPU
+side: counters and
 ≥ ``high_utilization``), medium otherwise, low for the fallbacks of rules 4–5 and for unattributed
 (``other``) idle. Capped at medium with fewer than ``min_steps_for_high_confidence`` analysed
 steps, without phases, without counters (no GPU metrics, no ncu) or without steps; lowered one
 level by data-quality warnings. ``secondary`` lists the codes of the other fired findings at
 warning or above. ``recommendations`` (= ``advice`` texts) hold only advice of fired findings, the
-verdict's first. ``projected_step_ms_if_fixed`` removes the verdict finding's share from the mean
-step (input with a data phase: loader overlapped → max(data, rest of step); no Tensor Cores: non-TC
-GEMM time halved, a conservative speed-up); ``None`` without steps or a sound projection.
+verdict's first. ``projected_step_ms_if_fixed`` is the replay's ``step_ms_after`` of the
+verdict finding's what-if, ``None`` when no what-if prices it. Fallback without the replay's
+prices only: the verdict finding's share removed from the mean step (input with a data phase:
+loader overlapped → max(data, rest of step); no Tensor Cores: non-TC GEMM time halved, a
+conservative speed-up); ``None`` without steps or a sound projection.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from nsys_diag.analyses.diagnosis.findings import (
+    GPU_SIDE_CAUSES,
     MEMORY_BOUND_ROOFLINE_SHARE,
     Advice,
     Evidence,
@@ -56,8 +75,10 @@ from nsys_diag.analyses.diagnosis.findings import (
 )
 from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
                                                  worded)
+from nsys_diag.analyses.diagnosis.pricing import Saving
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import (GAP_CAUSE_TABLE, NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
+from nsys_diag.model.vocabulary import (CRITICAL_PATH_KIND_LABELS, GAP_CAUSE_TABLE,
+                                        NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
                                         NSYS_EXPORT_SQLITE, NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
@@ -127,6 +148,9 @@ class VerdictInputs:
     framework: str | None = None  # program.framework (None: not detected); words the advice
     techniques: tuple = ()  # program.techniques already in use (never advised again)
     capture_busy_share: float | None = None  # GPU busy: max(kernels / capture, window busy)
+    savings: dict | None = None  # cause -> pricing.Saving from the replay; None: not priced
+    replay_reason: str | None = None  # why the replay did not price (fallback evidence)
+    made_of: tuple = ()  # (kind, ms per step, share): the critical path's top kinds
 
 
 @dataclass(frozen=True)
@@ -308,9 +332,12 @@ def _by_cause(fs: list[Finding], cause: str) -> Finding | None:
 
 def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
     """Nothing fired: memory-bound by kernel names (low confidence), compute-bound when its own
-    rule holds, else no dominant cause (no default verdict)."""
+    rule holds, else no dominant cause (no default verdict). With the replay's prices the
+    kernel-name rule needs the GPU busy (utilization ≥ ``low_utilization``): a mostly idle GPU
+    is not limited by its kernels, and ``no_dominant_cause`` says what the step waits on."""
     ew = sum(float(x.category_share.get(c, 0.0)) for c in ("elementwise", "reduction", "memory"))
-    if ew >= th.elementwise_share_memory_bound:
+    busy = x.savings is None or x.utilization >= th.low_utilization
+    if ew >= th.elementwise_share_memory_bound and busy:
         f = make(x, "memory_bound", None,
                  [rule("kernels.elementwise_share", ew, th.elementwise_share_memory_bound, ">=",
                        "kernel names")], th.elementwise_share_memory_bound, ew,
@@ -319,20 +346,45 @@ def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Find
     comp = _by_cause(fs, "compute")
     assert comp is not None
     if not comp.fired:
-        return _no_dominant_cause(comp, x), "low"
+        return _no_dominant_cause(comp, x, th, fs), "low"
     counters = _has_counters(x)
     high = x.utilization >= th.high_utilization
     return comp, "high" if high and counters else "medium"
 
 
-def _no_dominant_cause(comp: Finding, x: VerdictInputs) -> Finding:
-    """No rule fired, the compute-bound one included: say so, with the rule rows that did not."""
+def _ms(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 1 else f"{v:.2f}"
+
+
+def _made_of_words(x: VerdictInputs) -> str:
+    """The critical path's top kinds in words ("host CPU 52%, GPU compute 30%")."""
+    return ", ".join(f"{CRITICAL_PATH_KIND_LABELS.get(k, k)} {_pct(share)}"
+                     for k, _, share in x.made_of)
+
+
+def _top_savings_words(x: VerdictInputs, top: int = 3) -> str:
+    """The largest what-if savings in words, one per what-if."""
+    seen = {s.what_if: s for s in (x.savings or {}).values()}
+    best = sorted(seen.values(), key=lambda s: -s.saves_ms)[:top]
+    return ", ".join(f"{s.what_if} {_ms(s.saves_ms)} ms ({_pct(s.saves_share)})" for s in best)
+
+
+def _no_dominant_cause(comp: Finding, x: VerdictInputs, th: Thresholds,
+                       fs: list[Finding]) -> Finding:
+    """No rule decided, the compute-bound one included: say so, with the rule rows that did not
+    fire; with the replay's prices, what the step is made of and the largest savings."""
+    head = (f"No dominant cause: no rule fired (GPU utilization {_pct(x.utilization)}, below the "
+            "compute-bound level, and no idle cause or GPU-side limit reached its threshold)")
+    if x.savings is not None:
+        made = _made_of_words(x)
+        tops = _top_savings_words(x)
+        head = ("No dominant cause: " + (f"the step waits on {made}; " if made else "")
+                + f"no single fix saves {_pct(th.verdict_min_saving_share)} of the step"
+                + (f" (largest savings: {tops})" if tops else "")
+                + f"; GPU utilization {_pct(x.utilization)}")
     return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
                    fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
-                   evidence=comp.evidence,
-                   headline=f"No dominant cause: no rule fired (GPU utilization "
-                            f"{_pct(x.utilization)}, below the compute-bound level, and no idle "
-                            "cause or GPU-side limit reached its threshold)")
+                   evidence=comp.evidence, headline=head)
 
 
 def _has_counters(x: VerdictInputs) -> bool:
@@ -348,6 +400,8 @@ def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Findin
         f = _by_cause(fs, cause)
         if f is not None and f.fired:
             return f, "high"
+    if x.savings is not None:
+        return _choose_priced(x, th, fs)
     competing = [f for f in fs if f.cause not in NOT_COMPETING]
     fired = [f for f in competing if f.fired]
     if fired:
@@ -366,6 +420,64 @@ def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Findin
         return promote(top, rule("gpu.utilization", x.utilization, th.low_utilization, "<",
                                  "timeline")), "low"
     return _gpu_side(x, th, fs)
+
+
+GPU_SIDE_ORDER = ("memory_bound", "latency", "no_tensor_cores")
+"""Fired GPU-side findings decide in this order when no fix saves enough (compute, then
+``no_dominant_cause``, follow in ``_gpu_side``)."""
+
+
+def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
+    """Rule 3 with the replay's prices: the priced finding that saves the most, when it saves ≥
+    ``verdict_min_saving_share`` of the step (a finding its own rule did not fire is promoted by
+    that saving: the replay's price is its evidence); else the fired idle findings no what-if
+    prices (none, or one that saves nothing in every replayed step: the replay does not model
+    their mechanism in this trace, e.g. MPI host calls, unified-memory migrations) by their
+    measured cost; else the GPU side in ``GPU_SIDE_ORDER``."""
+    savings = {c: v for c, v in (x.savings or {}).items() if v.prices}
+    priced = [(f, savings[f.cause]) for f in fs
+              if f.cause not in NOT_COMPETING and f.cause in savings]
+    if priced:
+        top, s = max(priced, key=lambda fs_: (fs_[1].saves_ms, fs_[0].fired, fs_[0].cost))
+        if s.saves_share >= th.verdict_min_saving_share:
+            rest = [v.saves_ms for v in {v.what_if: v for v in savings.values()}.values()
+                    if v.what_if != s.what_if]
+            conf = "high" if s.saves_ms >= 2 * max(max(rest, default=0.0), 1e-12) else "medium"
+            chosen = _with_price(top, s, th)
+            if not top.fired:
+                chosen = dataclasses.replace(chosen, fired=True, severity="warning")
+            return chosen, "low" if top.cause == "other" else conf
+    unpriced = [f for f in fs if f.fired and f.cause not in NOT_COMPETING
+                and f.cause not in savings and f.cause not in GPU_SIDE_CAUSES]
+    if unpriced:  # the replay cannot model their mechanism here: their measured cost decides
+        top = max(unpriced, key=lambda f: f.cost)
+        rest = sorted((f.cost for f in unpriced if f is not top), reverse=True)
+        conf = "medium" if top.cost >= 2 * max(rest[0] if rest else 0.0, 1e-12) else "low"
+        return dataclasses.replace(top, evidence=top.evidence + (context(
+            "replay.unpriced", "no what-if of the replay changes this cause in this trace: "
+            "the verdict by its measured cost", "replay"),)), conf
+    for cause in GPU_SIDE_ORDER:
+        f = _by_cause(fs, cause)
+        if f is not None and f.fired:
+            s_ = savings.get(cause)
+            f = _with_price(f, s_, th) if s_ is not None else f
+            return f, "high" if _has_counters(x) and cause != "latency" else "medium"
+    return _gpu_side(x, th, fs)
+
+
+def _with_price(f: Finding, s: Saving, th: Thresholds) -> Finding:
+    """``f`` with its replay price as evidence: the saving's rule row and the what-if."""
+    return dataclasses.replace(f, evidence=f.evidence + (
+        # the replay's own figures, unrounded: the rows point at them (report/quantities.py)
+        rule("replay.saves_share", s.saves_share, th.verdict_min_saving_share, ">=", "replay"),
+        context("replay.saves_ms_per_step", s.saves_ms, "replay"),
+        context("replay.what_if", s.what_if, "replay")))
+
+
+def _saves(x: VerdictInputs, f: Finding) -> float:
+    """The replay's saving of ``f`` (ms per step; -1 when it is not priced)."""
+    s = (x.savings or {}).get(f.cause)
+    return s.saves_ms if s is not None else -1.0
 
 
 def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) -> str:
@@ -398,7 +510,7 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     others = [] if chosen.code == "insufficient_data" else [
         f for f in fs if f is not chosen and f.fired and f.severity != "info"
         and f.code != "insufficient_data"]
-    others.sort(key=lambda f: -f.cost)
+    others.sort(key=lambda f: (-_saves(x, f), -f.cost))
     secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
     advice = list(chosen.advice)
     for f in others:
@@ -409,6 +521,9 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         ev.insert(0, context("gpu.utilization", x.utilization, "timeline"))
     if x.copy_only_share > 0.05:
         ev.append(context("gpu.copy_only_share", x.copy_only_share, "timeline"))
+    if x.savings is None and x.replay_reason and chosen.code != "insufficient_data":
+        ev.append(context("replay.unavailable_reason", "no fix is priced by the replay, so "
+                          f"the measured costs decide: {x.replay_reason}", "replay"))
     if chosen.code != "insufficient_data":
         mem_rec, mem_ev = _memory_advice(x, th, chosen.code)
         if mem_rec and mem_ev is not None:
@@ -428,6 +543,12 @@ def _sorted(fs: list[Finding]) -> list[Finding]:
 
 
 def _project(f: Finding, x: VerdictInputs) -> float | None:
+    """The replay's step after the verdict finding's what-if (module docstring); the fallback
+    formulas only without the replay's prices."""
+    if x.savings is not None:
+        s = x.savings.get(f.cause)
+        priced = s is not None and s.prices and f.code != "insufficient_data"
+        return s.step_ms_after if priced and s is not None else None
     step = x.step_ms
     if step is None or step <= 0 or f.code in ("insufficient_data", "memory_bound", "compute_bound",
                                                 "latency_bound", "no_dominant_cause"):
@@ -457,6 +578,13 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
         return f"Not enough data for a diagnosis: {f.headline[0].lower()}{f.headline[1:]}."
     if f.cause in ("compute", "no_dominant_cause"):
         return f.headline + "."
+    s = (x.savings or {}).get(f.cause)
+    priced = any(e.metric == "replay.saves_share" for e in f.evidence)  # its numbers are rows
+    if s is not None and s.prices and priced:
+        step = s.saves_ms + s.step_ms_after
+        return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
+                f"{_ms(step)} ms replayed step ({_pct(s.saves_share)}; {s.change}); GPU "
+                f"utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
 
 

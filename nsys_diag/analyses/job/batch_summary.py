@@ -4,8 +4,10 @@
 per-step durations (and per-step phase times when the view has them), canonical phase means and
 shares, GPU busy, Tensor Core share, idle time by cause per step, top kernels keyed by their
 normalised family name, communication time, session start (UTC), rank evidence, the GPU models,
-and — without steps — the fixed 10 ms bins of the window (``timeline.window_bins``, for
-``analyses/compare_window``). It is small and JSON-able, so it is what the batch cache stores.
+the replay's what-ifs (``what_if``: id, finding, change, saving and step after, for
+``compare_predicted``) and — without steps — the fixed 10 ms bins of the window
+(``timeline.window_bins``, for ``analyses/compare_window``). It is small and JSON-able, so it
+is what the batch cache stores.
 
 ``compare_runs`` compares two lists of summaries (each list = runs of one side) metric by metric
 with ``compare_stats``, explains the step-time delta, scores the pair's comparability, compares
@@ -30,6 +32,7 @@ from nsys_diag.analyses.job.compare_stats import (
     is_regression,
     mean_delta,
 )
+from nsys_diag.analyses.job.compare_predicted import predicted_vs_measured
 from nsys_diag.analyses.job.compare_window import comparability, window_rate_metrics
 from nsys_diag.analyses.kernels.names import normalize_kernel_name
 from nsys_diag.analyses.job.ranks import RankInput
@@ -182,7 +185,19 @@ def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
         "session_start_utc_ns": trace.get("session_start_utc_ns"),
         "processes": procs,
         "rank_evidence": [dict(e) for e in rank_evidence],
+        "what_if": _what_ifs(view),
     }
+
+
+def _what_ifs(view: dict) -> list[dict]:
+    """The replay's what-ifs of the view (none when the replay is not available)."""
+    replay = view.get("replay")
+    if not isinstance(replay, dict) or not replay.get("available"):
+        return []
+    return [{"id": str(w.get("id")), "finding": w.get("finding"), "change": w.get("change"),
+             "saves_ms_per_step": finite(w.get("saves_ms_per_step")),
+             "step_ms_after": finite(w.get("step_ms_after"))}
+            for w in replay.get("what_if") or [] if isinstance(w, dict)]
 
 
 # ------------------------------------------------------------------------------------ compare
@@ -450,6 +465,7 @@ def compare_runs(baseline: Sequence[dict], candidate: Sequence[dict], *, seed: i
         "comparability": comp,
         "notes": notes,
         "settings": _settings_json(settings, seed),
+        "predicted": predicted_vs_measured(baseline, candidate),
     }
     if window_rates is not None:
         out["window_rates"] = window_rates
@@ -478,5 +494,8 @@ def rank_inputs(summaries: Sequence[dict], ranks: Sequence[int], labels: Sequenc
                           if v.get("gpu_work_ms") is not None},
             gaps_ms={str(c): float(v) for c, v in (s.get("gaps_ms_per_step") or {}).items()
                      if v is not None},
+            step_phase_ms={str(c): np.asarray(v, float) for c, v in
+                           (ps.get("phases") or {}).items()
+                           if len(v) == len(ps["duration_ms"])},
         ))
     return out

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from nsys_diag.analyses.job.compare_stats import DEFAULT_SETTINGS, CompareSettings, compare_metric
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_NOT_IN_FORMAT
 
 MIN_BINS = 20
 """Fewest bins per side for window rates: with fewer, a percentile bootstrap interval rests on a
@@ -45,6 +46,19 @@ def _family_ns(side: Sequence[dict]) -> tuple[dict[str, float], float]:
         total += float(s.get("kernel_total_ns") or sum(float(k.get("total_ns") or 0)
                                                        for k in s.get("kernels") or []))
     return fams, total
+
+
+def _format_reasons(baseline: Sequence[dict], candidate: Sequence[dict]) -> list[str]:
+    """What differs when the two sides are different trace formats (an nsys export against a
+    PyTorch profiler trace): the score is unchanged (the same program gives the same kernels,
+    steps and phases in both), the report says what only one side can hold."""
+    fb = sorted({str(s.get("format")) for s in baseline if s.get("format")})
+    fc = sorted({str(s.get("format")) for s in candidate if s.get("format")})
+    if not fb or not fc or fb == fc or KINETO_FORMAT not in fb + fc:
+        return []
+    return [f"formats differ: {', '.join(fb)} vs {', '.join(fc)} — {KINETO_NOT_IN_FORMAT}, so "
+            "metric-based findings (Tensor Core activity, OS-runtime and CPU-sample causes) come "
+            "from one side only; kernels, steps and phases compare as they are"]
 
 
 def comparability(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict:
@@ -80,6 +94,7 @@ def comparability(baseline: Sequence[dict], candidate: Sequence[dict]) -> dict:
         reasons.append("GPU model unknown on "
                        + ("both sides" if not gb and not gc else
                           "the baseline side" if not gb else "the candidate side") + " (not checked)")
+    reasons += _format_reasons(baseline, candidate)
     nb = sum(int(s.get("steps", {}).get("analysed_count") or 0) for s in baseline)
     nc = sum(int(s.get("steps", {}).get("analysed_count") or 0) for s in candidate)
     step_ratio = None

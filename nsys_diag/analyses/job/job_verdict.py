@@ -11,6 +11,11 @@ projected with the straggler at the median rank's time in that phase:
 - step times not equalised (straggler found by step time): the job's step is the slowest rank's,
   ``projected = max(straggler step − excess, slowest other rank's step)``.
 
+Where the batch has the ranks' per-step numbers it replays the job instead (``job_replay.py``:
+the ranks step by step with collectives as barriers, the straggler at the median rank's phase
+times) and its ``straggler_fixed`` what-if gives the projection; the formulas above are the
+fallback.
+
 A straggler slow in a compute phase (forward, backward, optimizer) is not always slow on the GPU:
 the per-rank summaries carry each phase's GPU work (``phase_gpu_ms``, the kernels launched in it)
 and the idle gaps by cause (``gaps_ms``), so ``job_cause`` tells GPU compute (the extra GPU work
@@ -138,7 +143,14 @@ def _projection(ranks: dict, s: dict) -> tuple[float | None, float | None]:
     return current, max([fixed] + others)
 
 
-def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
+def _replayed(what_if: Sequence[dict], rank: int) -> dict | None:
+    """The job replay's ``straggler_fixed`` what-if of ``rank`` (None: not replayed)."""
+    return next((w for w in what_if if w.get("id") == "straggler_fixed"
+                 and w.get("rank") == rank and w.get("step_ms_after") is not None), None)
+
+
+def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None],
+                   what_if: Sequence[dict] = ()) -> dict:
     s = (ranks.get("stragglers") or [])[0]
     rank, phase = int(s["rank"]), s.get("phase")
     cause = job_cause(ranks, s)
@@ -152,6 +164,9 @@ def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
                 + (f" while rank {rank} is in {phase}" if phase else "")
                 + (" (host time, not GPU work)" if cause and cause["kind"] == "host" else ""))
     current, projected = _projection(ranks, s)
+    replayed = _replayed(what_if, rank)
+    if replayed is not None:  # the job replay prices the fix (the formula is its fallback)
+        projected = float(replayed["step_ms_after"])
     others = Counter(v for k, v in verdicts.items() if k != rank)
     evidence = [
         {"text": f"rank {rank} loses {excess_txt} per step in {phase or '?'} against the median "
@@ -162,7 +177,15 @@ def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
          "metric": "verdicts", "value": None, "unit": ""},
         *_cause_evidence(rank, phase, cause),
     ]
-    if current is not None and projected is not None:
+    if replayed is not None:
+        evidence.append({"text": f"job replay ({replayed['steps']} steps; barrier: "
+                                 f"{replayed['barrier']}): {replayed['measured_ms']:.1f} ms per "
+                                 "step now; "
+                                 f"{projected:.1f} ms with rank {rank} at the median rank's "
+                                 f"phase times (saves {replayed['saves_ms_per_step']:.1f} ms)",
+                         "metric": "job.what_if.straggler_fixed.step_ms_after",
+                         "value": projected, "unit": "ms"})
+    elif current is not None and projected is not None:
         evidence.append({"text": f"job step {current:.1f} ms now; {projected:.1f} ms with rank "
                                  f"{rank} at the median rank's {phase} time",
                          "metric": "projected_step_ms", "value": projected, "unit": "ms"})
@@ -175,7 +198,7 @@ def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
     return {"available": True, "reason": None, "verdict": code, "headline": headline,
             "bound_by": {"rank": rank, "phase": phase}, "basis": "straggler", "cause": cause,
             "current_step_ms": current, "projected_step_ms_if_fixed": projected,
-            "evidence": evidence}
+            "evidence": evidence, "what_if": [dict(w) for w in what_if]}
 
 
 def _common_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
@@ -204,7 +227,8 @@ def _common_job(ranks: dict, verdicts: Mapping[int, str | None]) -> dict:
             "evidence": evidence}
 
 
-def job_verdict(ranks: dict | None, rows: Sequence[dict]) -> dict:
+def job_verdict(ranks: dict | None, rows: Sequence[dict],
+                what_if: Sequence[dict] = ()) -> dict:
     """``index.json`` → ``job`` from the cross-rank section (``analyze_ranks``) and the index rows
     (``rank``, ``verdict`` per trace).
 
@@ -212,7 +236,9 @@ def job_verdict(ranks: dict | None, rows: Sequence[dict]) -> dict:
     ``{rank, phase}``, ``basis`` (``straggler``/``common``/``most_expensive``), ``cause`` (a
     straggler's compute-phase excess: GPU compute or host time, ``job_cause``; else None),
     ``current_step_ms``, ``projected_step_ms_if_fixed``, ``evidence`` (``{text, metric, value,
-    unit}``).
+    unit}``), ``what_if`` (the job replay's, ``job_replay.py``: ``straggler_fixed`` prices a
+    straggler and then gives ``projected_step_ms_if_fixed``; without it the median-rank formula
+    ``_projection`` does).
     """
     if not ranks or not ranks.get("available"):
         return _unavailable("no job: fewer than two traces with distinct ranks and steps")
@@ -220,5 +246,5 @@ def job_verdict(ranks: dict | None, rows: Sequence[dict]) -> dict:
     in_ranks = {int(r["rank"]) for r in ranks.get("rows") or []}
     verdicts = {k: v for k, v in verdicts.items() if k in in_ranks}
     if ranks.get("stragglers"):
-        return _straggler_job(ranks, verdicts)
+        return _straggler_job(ranks, verdicts, what_if)
     return _common_job(ranks, verdicts)

@@ -269,6 +269,9 @@ class RankInput:
     (``phases[].gpu_work_ms``); empty without GPU activity."""
     gaps_ms: Mapping[str, float] = field(default_factory=dict)
     """GPU idle time per step by cause, ms (``gaps.by_cause`` ÷ steps)."""
+    step_phase_ms: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Canonical phase → ms in each entry of ``step_ms`` (the job replay, ``job_replay.py``);
+    empty when the summary has no per-step phases."""
 
 
 def robust_z(values: np.ndarray) -> np.ndarray:

@@ -42,7 +42,8 @@ from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, 
 from nsys_diag.analyses.replay.phases import phase_ranges
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.transfers import link_for_gpu
-from nsys_diag.model.vocabulary import HINT_REPLAY
+from nsys_diag.model.vocabulary import (HINT_REPLAY, HINT_REPLAY_CUDA_EVENTS,
+                                        HINT_REPLAY_GRAPH_NODES)
 
 MAX_STEPS = 5
 MAX_REPLAY_OPS = 200_000
@@ -105,6 +106,7 @@ class ReplayResult:
     critical_path: tuple[CriticalPathRow, ...]
     notes: tuple[str, ...] = ()
     what_if: tuple[W.WhatIf, ...] = ()
+    capture_hints: tuple[str, ...] = ()
 
     available = True
 
@@ -147,7 +149,7 @@ class ReplayResult:
                 "explicit_edges": int(sum(s.explicit_edges for s in self.steps)),
                 "critical_path": [r.to_json() for r in self.critical_path],
                 "what_if": [w.to_json() for w in self.what_if],
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "capture_hints": list(self.capture_hints)}
 
 
 # ---------------------------------------------------------------------------------- checks
@@ -220,11 +222,12 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
-                  link: float | None = None, max_steps: int = MAX_STEPS
+                  link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
+                  tc: W.TensorRule | None = None
                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
-    phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row)
+    phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
     notes: list[str] = []
@@ -240,7 +243,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
-            w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link)
+            w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link, tc)
             end_r = W.step_end(w, r)
             path = walk_step(m, r, pt, step_thread, end_r, phases, io)
             for k, v in path.items():
@@ -255,7 +258,10 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                               explicit))
         priced.append((why, replayed, W.finish(raw)))
     analysed = [p for p in priced if p[0] != "warmup"] or priced
-    what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed])
+    what_if = W.summarise([p[1] for p in analysed], [p[2] for p in analysed],
+                          {"tensor_cores_on": tc.change()} if tc is not None else
+                          {"tensor_cores_on": "not priced: the GPU's BF16 Tensor Core and FP32 "
+                                              "rates are not in the spec table"})
     return out, acc, notes, what_if
 
 
@@ -268,8 +274,8 @@ def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
     return [start, *inner, end]
 
 
-def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io
-                   ) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
+def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io,
+                   phase_map=None) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
     """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations."""
     lo, hi = (int(min(pt.h_start.min(initial=1 << 62), pt.o_start.min(initial=1 << 62))),
               int(max(pt.h_end.max(initial=0), pt.o_end.max(initial=0))) + 1) \
@@ -277,7 +283,8 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     cuts = _cuts(pt, lo, hi)
     counts = np.bincount(pt.h_thread, minlength=len(pt.threads))
     step_thread = int(np.argmax(counts)) if counts.size else -1
-    phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None)
+    phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None,
+                          phase_map)
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
@@ -295,19 +302,39 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     return out, acc, []
 
 
-def _host_link(gpus: pd.DataFrame | None, kernels: pd.DataFrame, memcpy: pd.DataFrame
-               ) -> float | None:
-    """The host link (bytes/s, spec table) of the process's first GPU; None when unknown."""
+def _gpu_row(gpus: pd.DataFrame | None, kernels: pd.DataFrame, memcpy: pd.DataFrame
+             ) -> pd.DataFrame | None:
+    """The GPU-table row of the process's first GPU (None when unknown)."""
     if gpus is None or not len(gpus):
         return None
     devices = [f["device_id"].to_numpy(np.int64) for f in (kernels, memcpy) if len(f)]
     if not devices:
         return None
     row = gpus.loc[gpus["device_id"].to_numpy(np.int64) == int(np.concatenate(devices).min())]
-    if not len(row):
+    return row if len(row) else None
+
+
+def _host_link(gpus: pd.DataFrame | None, kernels: pd.DataFrame, memcpy: pd.DataFrame
+               ) -> float | None:
+    """The host link (bytes/s, spec table) of the process's first GPU; None when unknown."""
+    row = _gpu_row(gpus, kernels, memcpy)
+    if row is None:
         return None
     spec = link_for_gpu(str(row["name"].iloc[0]), int(row["cc_major"].iloc[0]))
     return spec.host_gb_per_s * 1e9 if spec.host_gb_per_s else None
+
+
+def capture_hints(pt: ProcessTimeline, done: list[StepReplay],
+                  cuda_events: pd.DataFrame | None) -> tuple[str, ...]:
+    """What to capture for what the model lacked (``model/vocabulary.py``): kernel-level graph
+    tracing when the process ran CUDA graphs seen only as whole graphs, CUDA event records when
+    replayed cross-stream waits had to be inferred without them."""
+    out = []
+    if "cuda_graph" in pt.labels and (pt.o_label == pt.labels.index("cuda_graph")).any():
+        out.append(HINT_REPLAY_GRAPH_NODES)
+    if sum(s.inferred_edges for s in done) and (cuda_events is None or not len(cuda_events)):
+        out.append(HINT_REPLAY_CUDA_EVENTS)
+    return tuple(out)
 
 
 def _rows(acc: dict[Key, int], n: int, total_ns: int) -> tuple[CriticalPathRow, ...]:
@@ -354,15 +381,18 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                    cuda_events: pd.DataFrame | None = None,
                    kernel_streams: pd.DataFrame | None = None,
                    gpus: pd.DataFrame | None = None,
-                   max_steps: int = MAX_STEPS) -> ReplayResult | Unavailable:
+                   max_steps: int = MAX_STEPS, phase_map=None,
+                   ncu_dram_bytes: dict[str, float] | None = None) -> ReplayResult | Unavailable:
     """Replay one process (frames restricted to it; see the module docstring). The replay-only
     frames (``contracts.REPLAY_CONTRACTS``, read for ``replay_windows`` by
     ``loaders/nsys_replay.py``): ``graphs`` CUDA-graph launches, ``sync_events`` and
     ``cuda_events`` (cross-stream waits joined to their event record; inferred without them),
     ``kernel_streams`` (streams of kernels loaded without detail). ``window``: the analysed
     window used when there are no steps; ``gpus``: the GPU table (the host link a what-if falls
-    back on); ``max_steps``: how many representative steps to replay at most (the caller's cost
-    budget; ``representative_steps``)."""
+    back on, and the Tensor Core and FP32 rates of ``tensor_cores_on``); ``max_steps``: how many
+    representative steps to replay at most (the caller's cost budget; ``representative_steps``);
+    ``ncu_dram_bytes``: ncu DRAM bytes per launch by kernel family (``tensor_cores_on``'s DRAM
+    floor)."""
     if os.environ.get(NO_REPLAY_ENV, "") not in ("", "0"):
         return Unavailable(f"the replay is turned off ({NO_REPLAY_ENV}=1)")
     kernels = with_kernel_streams(kernels, kernel_streams)
@@ -377,12 +407,15 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     try:
         what_if: tuple[W.WhatIf, ...] = ()
         if isinstance(steps, StepsResult) and steps.count:
+            row = _gpu_row(gpus, kernels, memcpy)
+            tc = W.tensor_rule(pt, str(row["name"].iloc[0]) if row is not None else None,
+                               ncu_dram_bytes)
             done, acc, notes, what_if = _replay_steps(pt, steps, nvtx, io,
                                                       _host_link(gpus, kernels, memcpy),
-                                                      max_steps)
+                                                      max_steps, phase_map, tc)
             basis = "steps"
         else:
-            done, acc, notes = _replay_window(pt, window, nvtx, io)
+            done, acc, notes = _replay_window(pt, window, nvtx, io, phase_map)
             basis = "window"
     except CyclicModel as exc:
         return Unavailable(f"the captured times contradict the model's edges: {exc}", REPLAY_HINT)
@@ -391,4 +424,4 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     total = sum(s.replayed_ns for s in done)
     return ReplayResult(basis, tuple(done),
                         _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
-                        what_if)
+                        what_if, capture_hints(pt, done, cuda_events))

@@ -98,6 +98,8 @@ class ProcessTimeline:
     w_stream: np.ndarray  # the waiting stream
     w_rec_call: np.ndarray  # the cudaEventRecord call
     w_rec_stream: np.ndarray  # the stream the event was recorded on
+    o_kname: np.ndarray | None = None  # kernel name code into ``kernel_names`` (-1: no kernel)
+    kernel_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,13 +179,22 @@ def _labels_of(kernels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]
     return kind, label, labels
 
 
+def _name_codes(kernels: pd.DataFrame) -> np.ndarray:
+    """Kernel name code per kernel row (into ``_kernel_names``)."""
+    return kernels["name"].astype("category").cat.codes.to_numpy().astype(np.int64)
+
+
+def _kernel_names(kernels: pd.DataFrame) -> tuple[str, ...]:
+    return tuple(str(c) for c in kernels["name"].astype("category").cat.categories)
+
+
 def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]]:
     """All GPU operations of the process in one frame: start, end, device, context, stream,
     correlation, kind, label (code into the returned labels), pageable (synchronous copy)."""
     cols = ["start_ns", "end_ns", "device_id", "context_id", "stream_id", "correlation_id"]
     kind, label, labels = _labels_of(kernels)
     parts = [kernels[cols].assign(kind=kind, label=label, pageable=False, bytes=0,
-                                  host=HOST_NONE)]
+                                  host=HOST_NONE, kname=_name_codes(kernels))]
     if graphs is not None and len(graphs):
         labels.append("cuda_graph")
         g = graphs[cols].assign(kind=GPU_COMPUTE, label=len(labels) - 1, pageable=False,
@@ -331,7 +342,8 @@ def process_timeline(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.Dat
         o_label=ops["label"].to_numpy(np.int64), o_call=o_call, labels=tuple(labels),
         n_streams=int(len(uniq)), o_bytes=ops["bytes"].to_numpy(np.int64),
         o_host=ops["host"].to_numpy(np.int8), w_call=w_call,
-        w_stream=w_stream, w_rec_call=w_rec_call, w_rec_stream=w_rec_stream)
+        w_stream=w_stream, w_rec_call=w_rec_call, w_rec_stream=w_rec_stream,
+        o_kname=ops["kname"].fillna(-1).to_numpy(np.int64), kernel_names=_kernel_names(kernels))
 
 
 def _outer_calls(start: np.ndarray, end: np.ndarray, thread: np.ndarray

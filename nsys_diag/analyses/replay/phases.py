@@ -17,11 +17,12 @@ PhaseRanges = tuple["np.ndarray | Sequence[int]", "np.ndarray | Sequence[int]", 
 """(starts, ends, names) of disjoint phase ranges, sorted (arrays or lists)."""
 
 
-def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | None
-                 ) -> PhaseRanges:
+def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | None,
+                 phase_map=None) -> PhaseRanges:
     """(starts, ends, phase names) of the outermost non-step NVTX ranges of ``global_tid``,
     sorted and disjoint: the phase of a time on the critical path. The name is the canonical
-    phase (``phase_names``) when the range maps to one, else the range's family name."""
+    phase (``phase_names``; ``phase_map``: the user's ``--phase-map`` first) when the range maps
+    to one, else the range's family name."""
     if not len(nvtx):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), []
     keep = nvtx["global_tid"].to_numpy(np.int64) == global_tid
@@ -44,7 +45,7 @@ def phase_ranges(nvtx: pd.DataFrame, global_tid: int, is_step_row: np.ndarray | 
     names = []
     for t in texts[top].tolist():
         norm = normalize_name(t)
-        canon = canonical_phase(norm)
+        canon = canonical_phase(norm, phase_map)
         names.append(canon if canon != "other" else step_family(norm))
     return s[top], e[top], names
 

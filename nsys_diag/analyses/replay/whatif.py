@@ -1,5 +1,5 @@
 """What-ifs: one change to the model per replay, the step replayed again, the saving priced as
-the difference (issue 25, item 4; nine of its list).
+the difference (issue 25, item 4; eleven of its list).
 
 * ``no_host_sync`` — inside the step, every explicit sync (stream, event, device) and every host
   read of at most ``SMALL_READ_BYTES`` (a synchronous or pageable device-to-host copy, what
@@ -26,6 +26,20 @@ the difference (issue 25, item 4; nine of its list).
   waiting; stream order keeps the work that depends on them after them.
 * ``no_overhead_phases`` — the CPU time inside ``overhead`` phase ranges (logging, checkpoints)
   takes no time; the GPU work and syncs issued there stay.
+
+* ``tensor_cores_on`` — GEMM/conv kernels whose names show a CUDA-core path (catalog basis
+  ``no_tc``) run at the GPU's BF16 dense Tensor Core rate over its FP32 rate (spec table,
+  ``roofline/gpu_specs.py``): ``duration / ratio``, but never below their DRAM floor (ncu DRAM
+  bytes per launch of the kernel's family ÷ the spec's DRAM bandwidth) when ncu bytes are known,
+  else never more than ``MAX_TC_SPEEDUP`` (4×) faster; the ``change`` text says which bound
+  applied. Not priced (saves 0) when the GPU is not in the spec table.
+* ``prefetched_managed_memory`` — unified-memory migrations (copies ``uvm_h2d``/``uvm_d2h``/
+  ``uvm_d2d``) take no time, as if the data had been prefetched (``cudaMemPrefetchAsync`` ahead
+  of its use): the GPU work they delayed (stream order, inferred cross-stream waits, syncs on
+  them) starts as soon as its other edges allow, and the step thread's CPU time while a
+  migration to the host (``uvm_d2h``: a CPU page fault) ran is gone — the faulting thread waits
+  for its page (the export does not say which thread faulted: the step's is assumed). GPU
+  page-fault stalls inside kernels are not in the export's copy rows and are not priced.
 
 Unexplained delays stay pinned (the model keeps them as captured delays), so no what-if shortens
 them. A step under a what-if ends where its thread reaches the range end, but no earlier than its
@@ -76,8 +90,37 @@ WHAT_IFS = {
                            "overhead"),
     "async_pinned_copies": ("pageable or synchronous host copies become pinned and asynchronous",
                             "transfer"),
+    "tensor_cores_on": ("GEMM/conv kernels without Tensor Cores run at the BF16 Tensor Core rate",
+                        "no_tensor_cores"),
+    "prefetched_managed_memory": ("unified-memory migrations take no time (data prefetched "
+                                  "before use)", "unified_memory"),
 }
 """id → (the change in words, the finding's cause it prices)."""
+
+
+@dataclass(frozen=True)
+class TensorRule:
+    """What ``tensor_cores_on`` needs of a process: per kernel name (``ProcessTimeline
+    .kernel_names``) whether it is a GEMM/conv kernel without Tensor Cores and its DRAM floor
+    (ns per launch, -1 unknown), and the GPU's BF16 dense over FP32 rate ratio."""
+
+    eligible: np.ndarray
+    floor_ns: np.ndarray
+    ratio: float
+
+    def change(self) -> str:
+        """The what-if's change in words: the rate ratio and which bound applied."""
+        base = (f"GEMM/conv kernels without Tensor Cores run at the BF16 dense rate "
+                f"({self.ratio:.1f}× the FP32 rate, spec table)")
+        floors = self.floor_ns[self.eligible] >= 0
+        if not floors.size:
+            return base + ": no GEMM/conv kernel ran without them"
+        if floors.all():
+            return base + ", never faster than their DRAM floor (ncu bytes)"
+        if floors.any():
+            return (base + ", never faster than their DRAM floor where ncu bytes are known, "
+                    f"else at most {MAX_TC_SPEEDUP:g}× faster")
+        return base + f", at most {MAX_TC_SPEEDUP:g}× faster (no ncu DRAM bytes)"
 
 
 @dataclass(frozen=True)
@@ -93,6 +136,7 @@ class StepWindow:
     phases: PhaseRanges
     io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
     link_bytes_per_s: float | None = None  # the GPU's host link (spec table), if known
+    tc: TensorRule | None = None  # tensor_cores_on inputs (None: the GPU is not in the table)
 
 
 @dataclass(frozen=True)
@@ -332,10 +376,109 @@ def async_pinned_copies(w: StepWindow) -> int:
     return after_end(w, r) - m.start_ns
 
 
+# ------------------------------------------------------------------ tensor cores, managed memory
+MAX_TC_SPEEDUP = 4.0
+"""``tensor_cores_on`` without ncu DRAM bytes: a kernel gets at most 4× faster (a GEMM off the
+Tensor Cores rarely sits at the FP32 peak, so the full rate ratio would overstate the saving)."""
+
+
+def tensor_rule(pt: ProcessTimeline, gpu_name: str | None,
+                dram_bytes: dict[str, float] | None = None) -> TensorRule | None:
+    """The ``tensor_cores_on`` inputs of a process on GPU ``gpu_name`` (None when the GPU, or its
+    BF16 Tensor Core or FP32 rate, is not in the spec table). ``dram_bytes``: ncu DRAM bytes per
+    launch by kernel family (``normalize_kernel_name``)."""
+    from nsys_diag.analyses.kernels.catalog import catalogue
+    from nsys_diag.analyses.kernels.names import normalize_kernel_name
+    from nsys_diag.analyses.roofline.gpu_specs import lookup_gpu
+
+    spec = lookup_gpu(gpu_name)
+    tc = spec.peak_flop_per_s("tensor_fp16") if spec else None
+    fp32 = spec.peak_flop_per_s("fp32") if spec else None
+    if spec is None or not tc or not fp32:
+        return None
+    names = list(pt.kernel_names)
+    cat = catalogue(names) if names else None
+    eligible = (np.isin(cat["category"].to_numpy(object), ("gemm", "conv"))
+                & (cat["tc_basis"].to_numpy(object) == "no_tc")) if cat is not None \
+        else np.zeros(0, bool)
+    floor = np.full(len(names), -1, np.int64)
+    if dram_bytes and spec.dram_bytes_per_s:
+        for i in np.flatnonzero(eligible).tolist():
+            b = dram_bytes.get(normalize_kernel_name(names[i]))
+            if b is not None and b > 0:
+                floor[i] = int(np.ceil(b / spec.dram_bytes_per_s * 1e9))
+    return TensorRule(np.asarray(eligible, bool), floor, float(tc / fp32))
+
+
+def tensor_cores_on(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the GEMM/conv kernels that ran without Tensor Cores at
+    the BF16 Tensor Core rate (``TensorRule``; bound by their DRAM floor or ``MAX_TC_SPEEDUP``)."""
+    m, pt, rule = w.model, w.pt, w.tc
+    if rule is None or pt.o_kname is None or not rule.eligible.any():
+        return step_end(w, w.base) - m.start_ns
+    code = pt.o_kname[m.o_idx]
+    sel = np.flatnonzero(code >= 0)
+    sel = sel[rule.eligible[code[sel]]]
+    if not sel.size:
+        return step_end(w, w.base) - m.start_ns
+    dur = m.o_dur.copy()
+    fast = np.ceil(dur[sel] / rule.ratio).astype(np.int64)
+    floor = rule.floor_ns[code[sel]]
+    bound = np.where(floor >= 0, floor, np.ceil(dur[sel] / MAX_TC_SPEEDUP).astype(np.int64))
+    dur[sel] = np.minimum(dur[sel], np.maximum(fast, bound))
+    r = replay_window(replace(m, o_dur=dur))
+    return after_end(w, r) - m.start_ns
+
+
+UVM_PREFIX = "uvm_"
+"""Copy kinds of unified-memory migrations (``uvm_h2d``, ``uvm_d2h``, ``uvm_d2d``)."""
+
+
+UVM_HOST_FAULT = "uvm_d2h"
+"""Migrations to the host: a CPU page fault, during which the faulting thread waits."""
+
+
+def _union_cover(s: np.ndarray, e: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns covered by the union of the intervals [s, e]."""
+    if not s.size:
+        return np.zeros(np.size(a), np.int64)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], np.maximum.accumulate(e[order])
+    keep = np.ones(s.size, bool)
+    keep[1:] = s[1:] > e[:-1]
+    run = np.cumsum(keep) - 1
+    me = np.zeros(int(keep.sum()), np.int64)
+    np.maximum.at(me, run, e)
+    return _covered((s[keep], me, ["x"] * int(keep.sum())), "x", a, b)
+
+
+def prefetched_managed_memory(w: StepWindow) -> int:
+    """Replayed step duration (ns) with every unified-memory migration taking no time (the data
+    prefetched before use): the work that waited for it starts when its other edges allow, and
+    the step thread's CPU time while a migration to the host ran (its page fault) is gone."""
+    m, pt = w.model, w.pt
+    uvm = [i for i, lab in enumerate(pt.labels) if lab.startswith(UVM_PREFIX)]
+    sel = (m.o_kind == TRANSFER) & np.isin(m.o_label, uvm) if uvm else np.zeros(0, bool)
+    if not uvm or not sel.any():
+        return step_end(w, w.base) - m.start_ns
+    to_host = sel & (m.o_label == (pt.labels.index(UVM_HOST_FAULT)
+                                   if UVM_HOST_FAULT in pt.labels else -1))
+    fs, fe = m.o_start[to_host], m.o_end[to_host]
+    mine = (m.h_thread == w.step_thread) & (m.h_start < w.end_ns)
+    cut = np.where(mine, _union_cover(fs, fe, m.h_start - m.h_gap, m.h_start), 0)
+    last = np.flatnonzero(mine)
+    tail_from = int(m.h_end[last[-1]]) if last.size else m.start_ns
+    tail = int(_union_cover(fs, fe, np.array([tail_from]), np.array([w.end_ns]))[0])
+    r = replay_window(replace(m, o_dur=np.where(sel, 0, m.o_dur), h_gap=m.h_gap - cut,
+                              o_delay=np.where(sel & ~m.unexplained, 0, m.o_delay)))
+    return after_end(w, r, tail) - m.start_ns
+
+
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
            "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
            "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases,
-           "async_pinned_copies": async_pinned_copies}
+           "async_pinned_copies": async_pinned_copies, "tensor_cores_on": tensor_cores_on,
+           "prefetched_managed_memory": prefetched_managed_memory}
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
 
 
@@ -353,8 +496,10 @@ def finish(raw: dict[str, int]) -> dict[str, int]:
     return {wid: out[wid] for wid in WHAT_IFS}
 
 
-def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, ...]:
-    """One ``WhatIf`` per id from the steps' base and what-if durations (ns)."""
+def summarise(base_ns: list[int], after: list[dict[str, int]],
+              changes: dict[str, str] | None = None) -> tuple[WhatIf, ...]:
+    """One ``WhatIf`` per id from the steps' base and what-if durations (ns); ``changes``: a
+    process's own words for a change (``TensorRule.change``) over ``WHAT_IFS``'."""
     if not base_ns:
         return ()
     base = np.asarray(base_ns, np.float64)
@@ -362,6 +507,7 @@ def summarise(base_ns: list[int], after: list[dict[str, int]]) -> tuple[WhatIf, 
     for wid, (change, finding) in WHAT_IFS.items():
         saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
         mean = float(saves.mean())
+        change = (changes or {}).get(wid, change)
         out.append(WhatIf(wid, change, finding, mean, (float(saves.min()), float(saves.max())),
                           mean / (base.mean() / 1e6) if base.mean() else 0.0,
                           float(base.mean() / 1e6 - mean)))

@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from nsys_diag.analyses.diagnosis.pricing import Saving
 from nsys_diag.analyses.diagnosis.verdict import LARGER_BATCH, VerdictInputs, diagnose
 from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.model.thresholds import Thresholds
@@ -309,3 +310,92 @@ def test_low_utilization_fallback_is_low_confidence_and_says_why():
     assert v.code == "overhead_bound" and v.finding == "sync" and v.confidence == "low"
     row = next(e for e in v.evidence if e.metric == "gpu.utilization")
     assert row.role == "rule" and row.fired is True
+
+
+# ------------------------------------------------------------------ with the replay's prices
+def _save(what_if: str, ms: float, step: float = 800.0) -> Saving:
+    return Saving(what_if=what_if, change=f"the {what_if} change", saves_ms=ms,
+                  step_ms_after=step - ms, saves_share=ms / step, saves_range_ms=(ms, ms))
+
+
+def _priced(**savings: Saving) -> dict:
+    return dict(savings)
+
+
+def test_largest_saving_wins_over_largest_cost():
+    # input costs the most idle time, but the replay says deferring the syncs saves more
+    x = _x(utilization=0.3, gap_share={"input": 0.40, "sync": 0.15},
+           savings=_priced(input=_save("overlapped_input", 100.0),
+                           sync=_save("no_host_sync", 200.0)), made_of=(("host_cpu", 500.0, 0.6),))
+    assert diagnose(dataclasses.replace(x, savings=None), TH).finding == "input"  # cost rule
+    v = diagnose(x, TH)
+    assert v.code == "overhead_bound" and v.finding == "sync"
+    assert v.projected_step_ms_if_fixed == pytest.approx(600.0)  # the replay's step_ms_after
+    assert "fixing it saves 200 ms of the 800 ms replayed step (25%" in v.headline
+    rows = {e.metric: e for e in v.evidence}
+    assert rows["replay.saves_share"].fired is True and rows["replay.what_if"].value == "no_host_sync"
+    assert v.secondary == ("input_bound",)
+
+
+def test_a_saving_below_the_bar_falls_to_the_gpu_side_order():
+    small = _priced(input=_save("overlapped_input", 50.0))  # 6% of the step
+    mem = dict(metrics={"dram_bandwidth": 0.85}, has_counters=True, underfilled_share=0.7,
+               non_tc_gemm_share=0.6, utilization=0.85, gap_share={"input": 0.3})
+    v = diagnose(_x(**mem, savings=small), TH)
+    assert v.code == "memory_bound" and v.projected_step_ms_if_fixed is None
+    lat = dict(mem, metrics=None, has_counters=False)
+    assert diagnose(_x(**lat, savings=small), TH).code == "latency_bound"
+    no_tc = dict(lat, underfilled_share=0.1)
+    assert diagnose(_x(**no_tc, savings=small), TH).code == "compute_bound_no_tensor_cores"
+    busy = dict(no_tc, non_tc_gemm_share=0.0)
+    assert diagnose(_x(**busy, savings=small), TH).code == "compute_bound"
+    # the same saving at a lower bar decides
+    assert diagnose(_x(**mem, savings=small), Thresholds(verdict_min_saving_share=0.05)).code \
+        == "input_bound"
+
+
+def test_nothing_saves_enough_is_no_dominant_cause_with_what_the_step_waits_on():
+    x = _x(utilization=0.35, gap_share={"sync": 0.12, "other": 0.1},
+           category_share={"elementwise": 0.9, "gemm": 0.1},
+           savings=_priced(sync=_save("no_host_sync", 40.0), launch=_save("no_launch_overhead", 8.0)),
+           made_of=(("host_cpu", 440.0, 0.55), ("gpu_compute", 280.0, 0.35)))
+    v = diagnose(x, TH)
+    assert v.code == "no_dominant_cause" and v.projected_step_ms_if_fixed is None
+    assert "waits on host CPU 55%, GPU compute 35%" in v.headline
+    assert "no_host_sync 40.0 ms (5%)" in v.headline and "no_launch_overhead 8.0 ms" in v.headline
+    assert "overhead_bound" in v.secondary  # the fired (priced) sync finding stays listed
+
+
+def test_a_fired_finding_no_what_if_models_decides_by_its_measured_cost():
+    # unified memory has no what-if; communication's prices nothing in every replayed step
+    for cause, savings in (("unified_memory", {}),
+                           ("communication", {"communication": _save("hidden_communication", 0.0)})):
+        v = diagnose(_x(utilization=0.4, gap_share={cause: 0.45, "sync": 0.12},
+                        savings=_priced(sync=_save("no_host_sync", 30.0), **savings)), TH)
+        assert v.finding == cause and v.projected_step_ms_if_fixed is None
+        assert any(e.metric == "replay.unpriced" for e in v.evidence)
+
+
+def test_a_priced_saving_over_the_bar_promotes_a_finding_that_did_not_fire():
+    v = diagnose(_x(utilization=0.4, gap_share={"transfer": 0.15},
+                    savings=_priced(transfer=_save("async_pinned_copies", 120.0))), TH)
+    assert v.finding == "transfer" and v.code == "input_bound"
+    chosen = next(f for f in v.findings if f.cause == "transfer")
+    assert chosen.fired and chosen.severity == "warning"
+    assert v.projected_step_ms_if_fixed == pytest.approx(680.0)
+
+
+def test_abstaining_comes_before_the_savings():
+    v = diagnose(_x(utilization=0.1, gap_share={"startup": 0.6, "input": 0.3}, kernel_count=500,
+                    kernel_time_ms=800.0, savings=_priced(input=_save("overlapped_input", 300.0))),
+                 TH)
+    assert v.code == "insufficient_data" and v.projected_step_ms_if_fixed is None
+
+
+def test_without_the_replay_the_cost_rule_decides_and_says_why():
+    x = _x(utilization=0.3, gap_share={"input": 0.40, "sync": 0.15}, phase_ms={"data": 300.0},
+           replay_reason="the replay is turned off (NSYS_DIAG_NO_REPLAY=1)")
+    v = diagnose(x, TH)
+    assert v.finding == "input" and v.projected_step_ms_if_fixed == pytest.approx(500.0)
+    row = next(e for e in v.evidence if e.metric == "replay.unavailable_reason")
+    assert "NSYS_DIAG_NO_REPLAY" in str(row.value) and row.role == "context"

@@ -76,3 +76,28 @@ def test_the_critical_path_adds_up_to_the_window():
     total = sum(x.ms_per_step for x in r.critical_path)
     assert total == pytest.approx(r.fidelity()["replayed_ms"], rel=1e-6)
     assert np.isclose(sum(x.share for x in r.critical_path), 1.0)
+
+
+def test_inferred_waits_ask_for_cuda_event_records_and_joined_ones_do_not():
+    from nsys_diag.model.vocabulary import HINT_REPLAY_CUDA_EVENTS
+
+    assert _replay().to_json()["capture_hints"] == [HINT_REPLAY_CUDA_EVENTS]
+    sync_events = C.SYNC_EVENTS.validate(pd.DataFrame({
+        "correlation_id": [3], "global_pid": [GPID], "stream_id": [13], "event_id": [42]}))
+    cuda_events = C.CUDA_EVENTS.validate(pd.DataFrame({
+        "ts_ns": [-1], "device_id": [0], "context_id": [1], "stream_id": [7],
+        "correlation_id": [2], "global_pid": [GPID], "event_id": [42]}))
+    assert _replay(sync_events=sync_events, cuda_events=cuda_events).to_json()[
+        "capture_hints"] == []
+
+
+def test_whole_graph_launches_ask_for_node_tracing():
+    from nsys_diag.model.vocabulary import HINT_REPLAY_GRAPH_NODES, NSYS_FLAG_GRAPH_NODE_TRACE
+
+    kernels, sync, api, e = _process()
+    api = pd.concat([api, _api([(152_000, 153_000, 6, "cudaGraphLaunch")])], ignore_index=True)
+    graphs = _gpu(C.GRAPH_LAUNCHES, [(153_500, 180_000, 7, 6)], graph_id=1, graph_exec_id=1)
+    r = analyze_replay(kernels, e["memcpy"], e["memset"], sync, C.API.validate(api), e["nvtx"],
+                       steps=None, graphs=graphs)
+    hints = r.to_json()["capture_hints"]
+    assert HINT_REPLAY_GRAPH_NODES in hints and NSYS_FLAG_GRAPH_NODE_TRACE in hints[0]

@@ -7,7 +7,7 @@ import pytest
 
 from nsys_diag.analyses.replay.whatif import WHAT_IFS
 from nsys_diag.synth import replay_cases as rc
-from tests.analyses.replay.replay_helpers import case_path, replay_trace
+from tests.analyses.replay.replay_helpers import case_path, path_ms, replay_trace
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +107,53 @@ def test_async_pinned_copies_prices_the_pageable_copy(cases):
     # in the trace) it takes ~11 ms and the host no longer waits; never more than the copy
     assert 40 <= w["saves_ms_per_step"] <= 60
     assert w["finding"] == "transfer"
+
+
+def test_tensor_cores_on_runs_the_sgemms_at_most_four_times_faster(cases):
+    (r,) = replay_trace(case_path(cases, "sgemm_no_tensor_cores"))
+    w = _what_if(r, "tensor_cores_on")
+    sgemm_ms = rc.SGEMM_COUNT * rc.SGEMM_NS / 1e6  # on the path: the host waits for the queue
+    # the A100's BF16 rate is 16× its FP32 rate; without ncu bytes the cap of 4× applies
+    assert w["saves_ms_per_step"] == pytest.approx(sgemm_ms * 0.75, rel=0.02)
+    assert "at most 4× faster" in w["change"] and "16.0×" in w["change"]
+    assert w["finding"] == "no_tensor_cores"
+
+
+def test_tensor_cores_on_stops_at_the_dram_floor_when_ncu_bytes_are_known(cases):
+    from nsys_diag.analyses.kernels.names import normalize_kernel_name
+    from nsys_diag.analyses.roofline.gpu_specs import lookup_gpu
+    from nsys_diag.synth.kernels import KERNEL_CATALOG
+
+    name = KERNEL_CATALOG["sgemm_ampere"].demangled
+    spec = lookup_gpu("NVIDIA A100-SXM4-40GB")  # the generator's A100
+    floor_ns = 1_000_000  # each 2 ms SGEMM moves 1 ms worth of DRAM bytes
+    bytes_per_launch = {normalize_kernel_name(name): floor_ns / 1e9 * spec.dram_bytes_per_s}
+    (r,) = replay_trace(case_path(cases, "sgemm_no_tensor_cores"),
+                        ncu_dram_bytes=bytes_per_launch)
+    w = _what_if(r, "tensor_cores_on")
+    assert w["saves_ms_per_step"] == pytest.approx(rc.SGEMM_COUNT * (rc.SGEMM_NS - floor_ns) / 1e6,
+                                                   rel=0.02)
+    assert "DRAM floor (ncu bytes)" in w["change"]
+
+
+def test_tensor_cores_on_leaves_tensor_core_gemms_alone(cases):
+    (r,) = replay_trace(case_path(cases, "managed_memory_faults"))  # gemm_bf16_sm90 on an H100
+    w = _what_if(r, "tensor_cores_on")
+    assert w["saves_ms_per_step"] == 0
+    assert "no GEMM/conv kernel ran without them" in w["change"]
+
+
+def test_prefetched_managed_memory_removes_the_migrations_on_the_path(cases):
+    (r,) = replay_trace(case_path(cases, "managed_memory_faults"))
+    w = _what_if(r, "prefetched_managed_memory")
+    uvm_ms = rc.UVM_COUNT * rc.UVM_NS / 1e6
+    on_path = path_ms(r, "transfer", "uvm_h2d")
+    assert on_path == pytest.approx(uvm_ms, rel=0.02)
+    # the GEMMs then start at their launch, 1 ms into the step (after the touch phase), and the
+    # host's 10 ms of page faults while reading results back are gone
+    fault_ms = rc.UVM_HOST_COUNT * rc.UVM_HOST_NS / 1e6
+    assert w["saves_ms_per_step"] == pytest.approx(uvm_ms - 1.0 + fault_ms, rel=0.05)
+    assert w["saves_ms_per_step"] <= uvm_ms + fault_ms
+    assert w["finding"] == "unified_memory"
+    (other,) = replay_trace(case_path(cases, "sgemm_no_tensor_cores"))
+    assert _what_if(other, "prefetched_managed_memory")["saves_ms_per_step"] == 0

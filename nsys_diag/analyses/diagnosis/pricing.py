@@ -1,0 +1,110 @@
+"""Which what-if of the replay prices which finding: the one map the verdict and the report share.
+
+The replay (``analyses/replay/whatif.py``) names, for each what-if, the finding cause it prices
+(``WhatIf.finding``). Two rules complete that:
+
+* ``PREFERRED_WHAT_IF`` — a cause priced by more than one what-if takes the one its advice
+  achieves (``input``: ``overlapped_input``, the loader overlapped with compute, not the
+  instant input of ``instant_input``);
+* ``PRICED_AS`` — a finding cause priced by the what-if of another cause name
+  (``exposed_communication``: the collectives hidden behind backward, ``hidden_communication``,
+  whose cause is ``communication``).
+
+A new cause/what-if pair is one entry: the what-if's ``finding`` in ``WHAT_IFS``, plus a line
+here only when it is a second price of a cause or priced under another name.
+
+``savings_of(replay)`` turns a replay result (or its ``what_if`` JSON rows) into
+``{finding cause: Saving}``; ``made_of(replay)`` the critical path by kind (what the step waits
+on). Both read the replay duck-typed (``to_json()``), so this module imports no replay code.
+All times are milliseconds per analysed step, shares fractions of the mean replayed step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+PREFERRED_WHAT_IF = {"input": "overlapped_input"}
+"""The what-if that prices a cause with more than one (the one its advice achieves)."""
+PRICED_AS = {"exposed_communication": "communication"}
+"""Finding causes priced by the what-if of another cause name."""
+
+
+@dataclass(frozen=True)
+class Saving:
+    """One cause's price from the replay: the what-if, its mean saving per step (ms), the mean
+    step after the change (ms), the saving as a share of the mean replayed step and its range
+    over the replayed steps (ms)."""
+
+    what_if: str
+    change: str
+    saves_ms: float
+    step_ms_after: float
+    saves_share: float
+    saves_range_ms: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def prices(self) -> bool:
+        """The what-if changed something of its cause: a saving above zero in at least one
+        replayed step (a what-if with nothing to change — no collectives for
+        ``hidden_communication`` — saves exactly zero everywhere and prices nothing)."""
+        return self.saves_range_ms[1] > 0
+
+
+def _rows(replay: Any) -> list[dict]:
+    """The what-if rows of a replay result (none when it is unavailable or absent)."""
+    if replay is None:
+        return []
+    if isinstance(replay, (list, tuple)):
+        return [dict(w) for w in replay]
+    if not getattr(replay, "available", False):
+        return []
+    return list(replay.to_json().get("what_if", []) or [])
+
+
+def _saving(w: dict) -> Saving:
+    saves = float(w["saves_ms_per_step"])
+    lo, hi = (list(w.get("saves_range_ms") or ()) + [saves, saves])[:2]
+    return Saving(what_if=str(w["id"]), change=str(w.get("change", "")), saves_ms=saves,
+                  step_ms_after=float(w["step_ms_after"]), saves_share=float(w["saves_share"]),
+                  saves_range_ms=(float(lo), float(hi)))
+
+
+def savings_of(replay: Any) -> dict[str, Saving]:
+    """``{finding cause: Saving}`` from a replay (``ReplayResult``, or its ``what_if`` rows):
+    one what-if per cause (``PREFERRED_WHAT_IF`` when a cause has several, else the first),
+    then the ``PRICED_AS`` aliases. Empty when the replay is unavailable."""
+    chosen: dict[str, dict] = {}
+    for w in _rows(replay):  # one row per what-if (about ten)
+        cause = str(w["finding"])
+        if cause not in chosen or PREFERRED_WHAT_IF.get(cause) == w["id"]:
+            chosen[cause] = w
+    out = {cause: _saving(w) for cause, w in chosen.items()}
+    for alias, cause in PRICED_AS.items():
+        if cause in out and alias not in out:
+            out[alias] = out[cause]
+    return out
+
+
+def made_of(replay: Any, top: int = 3) -> tuple[tuple[str, float, float], ...]:
+    """The critical path summed by kind, largest first: ``(kind, ms per step, share)`` of the
+    ``top`` kinds (empty when the replay is unavailable)."""
+    if replay is None or not getattr(replay, "available", False):
+        return ()
+    acc: dict[str, list[float]] = {}
+    for r in replay.to_json().get("critical_path", []) or []:  # a few dozen rows
+        ms_share = acc.setdefault(str(r["kind"]), [0.0, 0.0])
+        ms_share[0] += float(r["ms_per_step"])
+        ms_share[1] += float(r["share"])
+    rows = sorted(acc.items(), key=lambda kv: -kv[1][0])[:top]
+    return tuple((k, v[0], v[1]) for k, v in rows)
+
+
+def unavailable_reason(replay: Any) -> str:
+    """Why there are no savings, in words."""
+    if replay is None:
+        return "the replay did not run"
+    return str(getattr(replay, "reason", "") or "the replay is not available")
+
+
+__all__ = ["PREFERRED_WHAT_IF", "PRICED_AS", "Saving", "made_of", "savings_of",
+           "unavailable_reason"]
