@@ -309,8 +309,9 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
     tc_ok = is_available(tensor_cores)
     non_tc = tuple((k.get("name", ""), k.get("share")) for k in
                    (getattr(tensor_cores, "non_tc_gemm_kernels", ()) or ())) if tc_ok else ()
-    comm_share = None
+    comm_share = comm_hidden = None
     if is_available(communication) and communication.per_device:
+        comm_hidden = communication.overlap_share
         comm_share = communication.exposed_share_of_step
         if comm_share is None:
             comm_share = communication.exposed_share
@@ -338,11 +339,12 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         roofline_memory_share=roof_mem, roofline_compute_share=roof_comp,
         roofline_confidence=roof_conf,
         kernel_level_only=(bundle.meta.format == "ncu-csv"),
-        comm_exposed_share=comm_share,
-        comm_hidden_share=(communication.overlap_share if is_available(communication)
-                           and communication.per_device else None),
+        comm_exposed_share=comm_share, comm_hidden_share=comm_hidden,
         memory_peak_share=mem_peak,
-        data_warnings=sum(1 for q in quality if q.severity == "warning"),
+        # the file's load warnings lower confidence as the process's own items do (the report
+        # shows both beside the verdict)
+        data_warnings=sum(1 for q in (*quality, *dq.from_load_warnings(bundle.warnings))
+                          if q.severity == "warning"),
         capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
         missing=_missing(bundle, has_kernels),
         gap_detail=_gap_detail(gaps),
@@ -387,6 +389,7 @@ def _capture_work(bundle, gpid: int | None, util, window: Window) -> dict:
     window_busy = (util.utilization + util.copy_only_share) if util.per_device else 0.0
     capture_busy = kernel_ns / capture_ns if capture_ns > 0 else 0.0
     return {"capture_kernel_ms": kernel_ns / 1e6,
+            "capture_kernel_count": int(round(float(shapes["weight"].to_numpy(np.float64).sum()))),
             "capture_busy_share": min(max(capture_busy, window_busy), 1.0)}
 
 

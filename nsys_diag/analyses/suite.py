@@ -127,10 +127,23 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
     quality = dq.process_quality(
         steps=r["steps"], phases=r["phases"], kernels=kernels, window=window,
         profiler_overhead_rows=int(bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
-    if bundle.meta.format == "ncu-csv":  # a kernel CSV has no timeline: no steps is expected
-        quality = [q for q in quality if q.code != "no_steps"]
     results = {**r, "kernels": r["kernel_table"][1], "quality": quality}
+    if bundle.meta.format == "ncu-csv":  # a kernel CSV has no timeline: no steps is expected
+        results["quality"] = [q for q in quality if q.code != "no_steps"]
+        results.update(_ncu_kernel_results(bundle, options, th))
     return finish_process(bundle, gpid, devices, window, results, options, th)
+
+
+def _ncu_kernel_results(bundle: TraceBundle, options: AnalyzeOptions, th: Thresholds) -> dict:
+    """An ncu CSV read alone: its profiled kernels as the kernel table and the Tensor Core
+    result from the tensor pipe (``kernels/ncu_kernels.py``; no timeline analysis sees them)."""
+    if not bundle.has_ncu:
+        return {}
+    from nsys_diag.analyses.kernels.ncu_kernels import ncu_kernels  # ncu data only
+
+    nk = ncu_kernels(bundle.ncu_launches, bundle.ncu_metrics, th=th, max_rows=options.max_rows)
+    return {"kernel_table": (nk.frame, nk.kernels), "kernels": nk.kernels,
+            "tensor_cores": nk.tensor_cores}
 
 
 def _kernel_table(kernels: pd.DataFrame, window: Window, th: Thresholds, max_rows: int):

@@ -404,6 +404,8 @@ def _launch_shapes(kernels: pd.DataFrame) -> pd.DataFrame:
     for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
               "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes", "graph_node_id"):
         df[c] = k[c].to_numpy()
+    for c in ("cluster_x", "cluster_y", "cluster_z", "max_active_clusters"):
+        df[c] = -1  # a PyTorch profiler trace records no thread-block clusters
     return C.LAUNCH_SHAPES.validate(df)
 
 

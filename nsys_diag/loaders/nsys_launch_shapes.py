@@ -24,10 +24,11 @@ SAMPLE_ROWS = 20_000
 
 SHAPE_SOURCE_COLUMNS = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
                         "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
-                        "graphNodeId")
+                        "graphNodeId", "clusterX", "clusterY", "clusterZ", "maxActiveClusters")
 SHAPE_FRAME_COLUMNS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
                        "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes",
-                       "graph_node_id")
+                       "graph_node_id", "cluster_x", "cluster_y", "cluster_z",
+                       "max_active_clusters")
 
 _EMPTY = {"name": pd.Series([], dtype="object"), "start_ns": np.zeros(0, np.int64),
           "duration_ns": np.zeros(0, np.int64), "device_id": np.zeros(0, np.int64),

@@ -384,6 +384,10 @@ LAUNCH_SHAPES = FrameContract(
         _c("smem_dynamic_bytes", "int64", "dynamic shared memory per block; -1 if unknown",
            "bytes"),
         _c("graph_node_id", "int64", "graph node the kernel was launched from; -1 if none"),
+        _c("cluster_x", "int64", "thread-block cluster size (blocks); 0 without a cluster, -1 "
+           "if unknown"), _c("cluster_y", "int64"), _c("cluster_z", "int64"),
+        _c("max_active_clusters", "int64", "clusters of this launch the GPU can hold at once "
+           "(CUPTI); 0 or -1 if unknown"),
     ),
     "A strided sample (≈ 20,000 rows) of the kernel table's launch configuration "
     "(loaders/nsys_launch_shapes.py): the GPU fill and the program's kernel-time mix.",

@@ -231,6 +231,10 @@ NCU_CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base p
                        "kernels.csv")
 """The Nsight Compute command line that records what the roofline needs."""
 
+NCU_PROFILE = (f"Nsight Compute (`{NCU_CAPTURE_COMMAND}`, then `nsys-diag analyze TRACE --ncu "
+               "kernels.csv`)")
+"""How every advice text names the Nsight Compute step: the one command, then the join."""
+
 HINT_NCU_CSV = (f"re-run ncu with CSV output, e.g. `{NCU_CAPTURE_COMMAND}` (or `ncu --import "
                 "R.ncu-rep --csv --page raw --print-units base > kernels.csv`)")
 """A CSV that is not the Nsight Compute raw page."""

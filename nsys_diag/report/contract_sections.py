@@ -45,7 +45,10 @@ def evidence() -> List:
 
 
 EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "comparison": "str",
-                    "source": "str", "fired": "bool?", "role": Enum("rule", "context")})
+                    "source": "str", "fired": "bool?", "role": Enum("rule", "context")},
+                   carried={"unit": "str", "path": "str"}, optional=("unit", "path"),
+                   doc="path: RFC 6901 pointer to the same value in this document "
+                       "(report/quantities.py)")
 ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
 GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
                "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
@@ -110,7 +113,7 @@ PHASES = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="
 GPU = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
                    "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
                    "per_device": List(GPU_ROW)},
-                  carried={"device_count": "int"}),
+                  carried={"device_count": "int", "copy_only_share": "share"}),
               "No GPU activity in the analysed window.", CAPTURE_CUDA, per_process=True)
 
 GAPS = Section(Obj({
@@ -125,6 +128,7 @@ GAPS = Section(Obj({
     "cpu_samples_available": "bool",
     "other_top_frames": List(Obj({"frame": "str", "samples": "int", "share": "share"}))},
     carried={"by_cause_share": Map("share", names=GAP_CAUSES),
+             "idle_share": "share",
              "cause_priority": List(CAUSE),
              "per_device": List(Obj({"device_id": "int", "count": "int", "total_ms": "num",
                                      "by_cause": Map("num", names=GAP_CAUSES)}))}),
@@ -152,7 +156,9 @@ TIMELINE = Section(Obj({
 KERNELS = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
                     "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
                     "category": "str", "tensor_core": "bool"},
-                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str"}),
+                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str",
+                            "tensor_pipe_pct": "num?", "sm_throughput_pct": "num?"},
+                   optional=("tensor_pipe_pct", "sm_throughput_pct")),
                per_process=True)
 
 _TC_KERNEL = Obj({"name": "str", "share": "share"},
@@ -421,7 +427,13 @@ SECTIONS_SPEC: dict[str, Node] = {
     "trace": TRACE,
     "scope": SCOPE,
     "window": Obj({"start_ns": "int", "end_ns": "int", "duration_ms": "num",
-                   "source": Enum("steps", "gpu_activity", "user", "capture")}, per_process=True),
+                   "source": Enum("steps", "gpu_activity", "user", "capture")},
+                  carried={"coverage": Obj({"kernels": "int", "kernel_ms": "num",
+                                            "capture_kernels": "int", "capture_kernel_ms": "num",
+                                            "text": "str"},
+                                           doc="how much of the capture's kernel work a step "
+                                               "selection or --window covers (report/view.py)")},
+                  optional=("coverage",), per_process=True),
     "steps": STEPS,
     "phases": PHASES,
     "phases_status": PHASES_STATUS,

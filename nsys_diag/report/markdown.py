@@ -56,6 +56,9 @@ def _key_numbers(v: dict) -> str:
         n = fmt_count(steps["analysed_count"])
         parts.append(f"**Step** {fmt_ms(steps['mean_ms'])} mean (median {fmt_ms(steps['median_ms'])}, "
                      f"{n} steps)")
+    cover = ((v.get("window") or {}).get("coverage") or {}).get("text")
+    if cover:
+        parts.append(f"**Window** {md_text(cover, 240)}")
     if gpu["available"]:
         parts.append(f"**GPU compute busy** {fmt_pct(gpu['utilization'])}")
     if tc["available"]:

@@ -236,7 +236,9 @@ def _metric_cards(v: dict) -> list[dict]:
         peaks = [float(d["peak_share"]) for d in mem["per_device"] if finite(d["peak_share"]) is not None]
         peak = max(peaks) if peaks else None
         cards.append({"key": "memory", "label": "Peak GPU memory", "value": fmt_pct(peak), "meter": meter(peak),
-                      "detail": [mem["advice"] or "of device memory, highest GPU"]})
+                      # the one memory tip of a report is the verdict's (worded for the
+                      # program, never a larger batch beside an input-bound verdict)
+                      "detail": ["of device memory, highest GPU"]})
     for c in cards:
         c.setdefault("bars", [])
     return cards
@@ -333,6 +335,7 @@ def build_page(view: dict) -> dict:
                       "pageable_bytes": fmt_bytes(v["transfers"]["pageable_bytes"]),
                       "sync_copies": fmt_count(v["transfers"]["sync_copies"]),
                       "has_pageable": bool(finite(v["transfers"]["pageable_count"])),
+                      **_pageable_note(v),
                       "has_sync": bool(finite(v["transfers"]["sync_copies"]))},
         "capture": _capture(v),
         "replay": replay_page(v),
@@ -341,6 +344,33 @@ def build_page(view: dict) -> dict:
         "thresholds": _threshold_rows(v),
         "capture_hints": [h for h in v["capture_hints"] if h],
     }
+
+
+PIN_HOW = {"pytorch": "pin_memory=True, non_blocking=True",
+           "cuda": "cudaMallocHost or cudaHostRegister, then cudaMemcpyAsync",
+           "openmp_offload": "page-locked host buffers for the target update copies",
+           "openacc": "pinned host memory, e.g. -gpu=pinned"}
+"""How the transfers note says "pin it", by ``program.framework`` (others: the neutral words)."""
+
+
+def _pageable_note(v: dict) -> dict:
+    """The transfers note on pageable copies, from the quantities it states: "pin it" only when
+    the pageable copies move at least ``pageable_copy_min_bytes`` (the pinned-memory advice's own
+    bar; below it the staging copy costs too little to change the allocation), worded for the
+    program; else the count and bytes, said to be too little to matter."""
+    t = v["transfers"]
+    n, size = finite(t.get("pageable_count")), finite(t.get("pageable_bytes"))
+    bar = finite((v.get("thresholds") or {}).get("pageable_copy_min_bytes")) or (1 << 20)
+    if not n:
+        return {"pageable_worth_pinning": False, "pageable_text": ""}
+    what = f"{fmt_count(n)} copies ({fmt_bytes(size or 0)}) used pageable host memory"
+    if (size or 0) < bar:
+        return {"pageable_worth_pinning": False,
+                "pageable_text": f"{what}: under {fmt_bytes(bar)}, too little to be worth pinning."}
+    how = PIN_HOW.get(str((v.get("program") or {}).get("framework") or ""),
+                      "page-locked (pinned) host memory with asynchronous copies")
+    return {"pageable_worth_pinning": True,
+            "pageable_text": f"{what}: pin it ({how}) so copies run asynchronously at full speed."}
 
 
 def _kernel_summary(v: dict) -> str | None:
@@ -396,6 +426,8 @@ def _capture(v: dict) -> list[dict]:
         {"label": "Capture span", "value": fmt_ns(t["capture_span_ns"])},
         {"label": "Analysed window",
          "value": f"{fmt_ms(w['duration_ms'])} ({w['source'] or 'unknown'}), "
-                  f"{fmt_ns(w['start_ns'])} → {fmt_ns(w['end_ns'])} on the session timeline"},
+                  f"{fmt_ns(w['start_ns'])} → {fmt_ns(w['end_ns'])} on the session timeline"
+                  + (f"; {(w.get('coverage') or {}).get('text')}"
+                     if (w.get("coverage") or {}).get("text") else "")},
         {"label": "Processes", "value": procs or MISSING},
     ]

@@ -60,7 +60,8 @@ def _header(v: dict) -> list[str]:
         which = "slowest" if scope.get("headline_by") == "step_time" else "busiest"
         win += (f" · process {scope.get('pid')} ({_c(scope.get('name'), 30)}), the {which} of "
                 f"{scope.get('process_count')}")
-    return [line, win]
+    cover = (w.get("coverage") or {}).get("text")
+    return [line, win] + ([f"         {_c(cover, 200)}"] if cover else [])
 
 
 def _verdict(v: dict) -> list[str]:

@@ -17,7 +17,8 @@ from nsys_diag._version import __version__
 from nsys_diag.analyses.diagnosis.pricing import savings_of
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, KINETO_FORMAT, hint_for
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, HINT_NCU, KINETO_FORMAT, hint_for
+from nsys_diag.report.quantities import attach_paths
 from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, apply_aliases,
                                       unavailable)
 
@@ -142,6 +143,30 @@ def with_savings(findings: list[dict], replay) -> list[dict]:
     return findings
 
 
+def _window_view(p) -> dict:
+    """The analysed window, and — when it is a selection (steps, ``--window``) — how much of the
+    capture's kernel work it covers (``coverage``: the window's kernels and kernel time beside
+    the capture's, from the launch-shape sample; absent when the capture's totals are unknown)."""
+    out = p.window.to_json()
+    vin = getattr(p, "verdict_inputs", None)
+    kres = p.kernels
+    total_ms = getattr(vin, "capture_kernel_ms", None)
+    total_n = getattr(vin, "capture_kernel_count", None)
+    if out.get("source") not in ("steps", "user") or total_ms is None or total_n is None \
+            or not hasattr(kres, "kernel_count"):
+        return out
+    n, ms = int(kres.kernel_count), float(kres.total_ns) / 1e6
+    n_out, ms_out = max(int(total_n) - n, 0), max(float(total_ms) - ms, 0.0)
+    what = "the selected steps" if out["source"] == "steps" else "the --window range"
+    text = (f"{what} cover {n:,} of the capture's {int(total_n):,} kernels ({ms:.1f} of "
+            f"{float(total_ms):.1f} ms of kernel time)")
+    text += (f"; {n_out:,} kernels ({ms_out:.1f} ms) are left out" if n_out or ms_out >= 0.05
+             else "")
+    out["coverage"] = {"kernels": n, "kernel_ms": ms, "capture_kernels": int(total_n),
+                       "capture_kernel_ms": float(total_ms), "text": text}
+    return out
+
+
 def process_sections(p, loader=None) -> dict:
     """The per-process sections (``contract.PROCESS_KEYS``) of one ``ProcessAnalysis``; ``loader``: the
     DataLoader workers to show (the process's own when None)."""
@@ -150,7 +175,7 @@ def process_sections(p, loader=None) -> dict:
     phases = p.phases.to_json() if getattr(p.phases, "available", False) else []
     loader = loader if loader is not None else getattr(p, "loader", None)
     return {
-        "window": p.window.to_json(),
+        "window": _window_view(p),
         "steps": steps,
         "phases": phases,
         "phases_status": ({"available": True} if phases else _section(p.phases)
@@ -175,8 +200,7 @@ def process_sections(p, loader=None) -> dict:
         "timeline_lanes": _section(getattr(p, "timeline_lanes", None), missing_reason="not analysed"),
         "gpu_fill": _section(p.gpu_fill, missing_reason="not analysed"),
         "roofline": (apply_aliases("roofline", _section(p.roofline)) if p.roofline is not None
-                     else unavailable("no Nsight Compute data",
-                                      "pass --ncu report.csv (ncu --csv --page raw … or --page details)")),
+                     else unavailable("no Nsight Compute data", HINT_NCU)),
         "replay": _section(getattr(p, "replay", None), missing_reason="not analysed"),
         "verdict": p.verdict.to_json(),
         "findings": with_savings(_findings(p.verdict), getattr(p, "replay", None)),
@@ -236,7 +260,9 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
                          if getattr(suite, "capabilities", None) is not None else {}),
     }
     view = jsonable(view)
-    return worded_for_format(view, bundle_meta.format) if bundle_meta.format == KINETO_FORMAT else view
+    if bundle_meta.format == KINETO_FORMAT:
+        view = worded_for_format(view, bundle_meta.format)
+    return attach_paths(view)
 
 
 def worded_for_format(node: Any, trace_format: str | None) -> Any:

@@ -162,3 +162,17 @@ def test_no_advice_suggests_a_technique_already_in_use():
     view = _view(shared_trace("nsys/fastvideo_train_2xh100_2026.2.sqlite"))
     assert view["program"]["flash_attention_share"] >= 0.10
     assert not any("FlashAttention" in t for t in _advice_texts(view))
+
+
+def test_a_short_gemm_benchmark_with_big_pageable_copies_is_diagnosed(case_paths):
+    """162 ms of GEMMs after 361 ms of pageable copies: the copies before the first kernel are
+    the program's own work (transfer), not start-up, so the capture is diagnosed."""
+    facts = programs.facts("cutlass_pageable")
+    exp = facts["expected"]
+    view = _view(case_paths["cutlass_pageable"], memory_budget="none")
+    assert view["verdict"]["code"] == exp["verdict"] and view["verdict"]["finding"] == exp["cause"]
+    by_cause = view["gaps"]["by_cause"]
+    assert by_cause["transfer"] > by_cause["startup"]
+    streamed = _view(case_paths["cutlass_pageable"], chunk_rows=100)
+    assert streamed["verdict"]["code"] == view["verdict"]["code"]
+    assert streamed["gaps"]["by_cause"]["startup"] == pytest.approx(by_cause["startup"])

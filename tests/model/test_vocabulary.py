@@ -85,7 +85,7 @@ def test_batch_phase_order_is_the_display_order():
 
 def test_gap_cause_table_is_complete_and_every_map_reads_it():
     """One row per gap cause with every field set; the maps elsewhere are derived from it."""
-    from nsys_diag.analyses.diagnosis import advice, findings, verdict
+    from nsys_diag.analyses.diagnosis import advice, findings, scale_advice
     from nsys_diag.analyses.job import job_verdict
 
     table = V.GAP_CAUSE_TABLE
@@ -100,7 +100,7 @@ def test_gap_cause_table_is_complete_and_every_map_reads_it():
         assert c.straggler_verdict == c.finding_code or c.finding_code == "insufficient_data", c
         assert findings.CAUSE_CODE[c.name] == c.finding_code
         assert job_verdict.HOST_CAUSE_VERDICT[c.name] == c.straggler_verdict
-        assert verdict._MECHANISM[c.name] == c.mechanism
+        assert scale_advice._MECHANISM[c.name] == c.mechanism
         assert advice.ADVICE[c.advice_key], c
     assert dict(V.GAP_CAUSE_LABELS) == {c.name: c.label for c in table}
 

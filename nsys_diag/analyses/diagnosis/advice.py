@@ -17,7 +17,8 @@ from typing import Any, Callable
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import (KINETO_ADVICE_LATE_START, KINETO_ADVICE_NAME_HOST,
                                         KINETO_ADVICE_SAMPLE_HOST, KINETO_ADVICE_SKIP_FIRST,
-                                        KINETO_ADVICE_STEADY_STATE, KINETO_FORMAT, NSYS_TRACE_FLAGS)
+                                        KINETO_ADVICE_STEADY_STATE, KINETO_FORMAT, NCU_PROFILE,
+                                        NSYS_TRACE_FLAGS)
 
 from nsys_diag.analyses.diagnosis.findings import (
     IDLE_RULES,
@@ -126,6 +127,12 @@ def pageable_earned(x, th: Thresholds) -> bool:
     """Pageable copies move ≥ ``pageable_copy_min_bytes`` per step (per second without steps)."""
     per = x.pageable_bytes_per_step if x.pageable_bytes_per_step is not None else x.pageable_bytes_per_s
     return per is not None and per >= th.pageable_copy_min_bytes
+
+
+def _comm_hidden(x, th: Thresholds) -> bool:
+    """"Scales linearly while communication stays overlapped" needs communication measured
+    hidden behind compute (``communication.overlap_share`` > 0)."""
+    return (getattr(x, "comm_hidden_share", None) or 0.0) > 0
 
 
 def _no_phases(x, th: Thresholds) -> bool:
@@ -372,8 +379,8 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              "weight and KV-cache traffic.", ("phases",), _inference),
         Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
              ("gpu_metrics.dram_bandwidth_util",)),
-        Rule("Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
-             "place on the roofline.", ("kernels.elementwise_share",),
+        Rule(f"Profile the top kernels with {NCU_PROFILE} to confirm their place on the "
+             "roofline.", ("kernels.elementwise_share",),
              lambda x, th: x.roofline_memory_share is None),
     ),
     "no_tensor_cores": (
@@ -394,24 +401,25 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("Batch or merge the small launches (process several rows, systems or levels per "
              "launch), or run independent ones concurrently on separate streams.",
              ("gpu_fill.underfilled_share",)),
-        Rule("Check the achieved occupancy of the top under-filled kernels with Nsight Compute "
-             "(--ncu; its launch statistics and occupancy sections).",
+        Rule("Check the achieved occupancy of the top under-filled kernels with "
+             f"{NCU_PROFILE}: its launch statistics and occupancy sections.",
              ("gpu_fill.underfilled_share",)),
     ),
     "no_dominant_cause": (
-        Rule("No single cause dominates: profile the top kernels with Nsight Compute (--ncu) and "
+        Rule(f"No single cause dominates: profile the top kernels with {NCU_PROFILE} and "
              "capture GPU metrics (see the capture hints) to see what bounds them.",
              ("gpu.utilization",)),
     ),
     "compute": (
-        Rule("The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
+        Rule(f"The GPU is the bottleneck: profile the top kernels with {NCU_PROFILE} and use "
              "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
              ("gpu.utilization",),
              variants=(("neutral", "The GPU is the bottleneck: profile the top kernels with "
-                                   "Nsight Compute (--ncu) and use tuned library kernels "
+                                   f"{NCU_PROFILE} and use tuned library kernels "
                                    "(cuBLAS, cuDNN, CUTLASS) where they fit."),)),
         Rule("Scale out: more GPUs (data parallel) help roughly linearly while communication stays "
-             "overlapped.", ("gpu.utilization",), when=lambda x, th: not _nothing_hidden(x)),
+             "overlapped (it is now: {comm_hidden} of it hidden behind compute).",
+             ("gpu.utilization", "communication.overlap_share"), _comm_hidden),
         Rule("Before scaling out, overlap the communication with compute: none of it is hidden "
              "today, so every rank added lengthens each step by its all-reduce.",
              ("gpu.utilization",), when=lambda x, th: _nothing_hidden(x)),
@@ -426,7 +434,8 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
     fill = {"detail": detail or "the host code", "detail_via": f" ({detail})" if detail else "",
             "names_via": "".join(" " + n for n in [", ".join(overhead_phase_names(x)[:3])] if n),
             "kernels": ", ".join(str(n) for n, _ in (x.non_tc_gemm_kernels or ())[:3]),
-            "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share"))}
+            "loader_busy": pct((getattr(x, "loader", None) or {}).get("busy_share")),
+            "comm_hidden": pct(getattr(x, "comm_hidden_share", None))}
     flavour = advice_flavour(getattr(x, "framework", None), getattr(x, "trace_format", None))
     out = []
     for r in ADVICE.get(f.cause, ()):

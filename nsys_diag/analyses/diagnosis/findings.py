@@ -295,7 +295,8 @@ def launch_finding(x, th: Thresholds) -> Finding:
     f = _idle(x, th, "launch", th.overhead_share,
               "Launch-bound: " + pct(x.small_kernel_frac) + " of kernels run < "
               f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {pct(idle)} of the window, "
-              "{share} of the window in short gaps between launches", [small])
+              "{share} of the window in short gaps between launches",
+              [small, context("gaps.idle_share", idle, "timeline")])
     return f
 
 

@@ -298,7 +298,7 @@ def capture_signals(bundle) -> ProgramSignals:
         kernel_ns = sampled_kernel_ns_by_name(shapes)
         graphs = bool((shapes["graph_node_id"].to_numpy(np.int64) > 0).any())
     else:
-        kernel_ns = kernel_ns_by_name(bundle.kernels) if bundle.meta.format == "ncu-csv" else {}
+        kernel_ns = _ncu_kernel_ns(bundle) if bundle.meta.format == "ncu-csv" else {}
         graphs = False
     graphs = graphs or bool(bundle.meta.tables.get(GRAPH_TRACE_TABLE, 0))
     signals = program_signals(kernel_ns, nvtx_domains=_levels(bundle.nvtx, "domain"),
@@ -307,6 +307,15 @@ def capture_signals(bundle) -> ProgramSignals:
                               tables=[t for t, n in bundle.meta.tables.items() if n])
     return ProgramSignals(signals.kernel_ns_by_name, signals.api_names, signals.nvtx_domains,
                           signals.nvtx_texts, signals.thread_names, signals.tables, graphs)
+
+
+def _ncu_kernel_ns(bundle) -> dict[str, int]:
+    """Kernel time (ns) per name of an ncu CSV read alone: its profiled launches' durations."""
+    if not len(bundle.kernels) and len(getattr(bundle, "ncu_launches", ())):
+        from nsys_diag.analyses.kernels.ncu_kernels import ncu_kernel_frame  # ncu data only
+
+        return kernel_ns_by_name(ncu_kernel_frame(bundle.ncu_launches, bundle.ncu_metrics))
+    return kernel_ns_by_name(bundle.kernels)
 
 
 def analyze_program(bundle) -> ProgramResult:

@@ -59,6 +59,7 @@ conservative speed-up); ``None`` without steps or a sound projection.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from nsys_diag.analyses.diagnosis.findings import (
@@ -72,18 +73,24 @@ from nsys_diag.analyses.diagnosis.findings import (
     promote,
     rule,
 )
-from nsys_diag.analyses.diagnosis.advice import build_findings, with_advice
+from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
+                                                 worded)
 from nsys_diag.analyses.diagnosis.pricing import Saving
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import (CRITICAL_PATH_KIND_LABELS, GAP_CAUSE_TABLE,
-                                        NSYS_CAPTURE_COMMAND, NSYS_EXPORT_SQLITE,
-                                        NSYS_TRACE_CUDA_NVTX)
+from nsys_diag.analyses.diagnosis.scale_advice import scale_advice
+from nsys_diag.model.vocabulary import (CRITICAL_PATH_KIND_LABELS,
+                                        NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
+                                        NSYS_EXPORT_SQLITE, NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]
 
 NON_TC_ASSUMED_SPEEDUP = 2.0
 """Projection only: GEMMs moved from CUDA cores to Tensor Cores assumed ≥ 2× faster (peak ratios
 are 8–16× for TF32/BF16 vs FP32 on A100/H100; 2× keeps the promise conservative)."""
+
+LARGER_BATCH = re.compile(r"larger (?:per-GPU )?batch|batch size|raise the batch", re.IGNORECASE)
+"""Advice that asks for a larger batch: never offered beside an input-bound verdict (the GPU
+already waits for its input; a larger batch makes each wait longer)."""
 
 NOT_COMPETING = ("compute", "startup", "too_little_work")
 """Causes that never win by cost: compute is the no-problem outcome, start-up and too little work
@@ -139,6 +146,7 @@ class VerdictInputs:
     small_grid_share: float | None = None  # gpu_fill: kernel time in grids < the SM count
     fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
     capture_kernel_ms: float | None = None  # kernel time of the whole capture (None: unknown)
+    capture_kernel_count: int | None = None  # kernel launches of the whole capture (None: unknown)
     framework: str | None = None  # program.framework (None: not detected); words the advice
     trace_format: str | None = None  # trace.format ("kineto": capture advice in torch.profiler terms)
     techniques: tuple = ()  # program.techniques already in use (never advised again)
@@ -190,38 +198,55 @@ def _cap(conf: str, limit: str) -> str:
     return order[min(order.index(conf), order.index(limit))]
 
 
-RECOMMENDATIONS = {
+RECOMMENDATIONS: dict[str, tuple[Rule, ...]] = {
     "memory_bound": (
-        "Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round trips.",
-        "Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
-        "Profile the top kernels with Nsight Compute (nsys-diag analyze --ncu) to confirm their "
-        "place on the roofline.",
+        Rule("Fuse chains of elementwise/normalization kernels (torch.compile) to cut DRAM round "
+             "trips.", ("roofline.memory_bound_share",),
+             variants=(("neutral", "Fuse chains of memory-bound kernels (one pass over the data "
+                                   "instead of several) to cut DRAM round trips."),)),
+        Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
+             ("roofline.memory_bound_share",),
+             variants=(("neutral", "Keep the data in 16-bit types (bf16/fp16) where the "
+                                   "precision allows, to halve the bytes moved."),)),
     ),
     "compute_bound": (
-        "The GPU is the bottleneck: profile the top kernels with Nsight Compute (--ncu) and use "
-        "fused/optimized kernels (FlashAttention, fused optimizers, torch.compile).",
+        Rule("The GPU is the bottleneck: use fused/optimized kernels (FlashAttention, fused "
+             "optimizers, torch.compile) for the top kernels of the roofline table.",
+             ("roofline.compute_bound_share",),
+             variants=(("neutral", "The GPU is the bottleneck: use tuned library kernels "
+                                   "(cuBLAS, cuDNN, CUTLASS) for the top kernels of the "
+                                   "roofline table where they fit."),)),
     ),
 }
-"""Kernel-level (ncu CSV only) advice; everything else is in ``findings_advice.ADVICE``."""
+"""Kernel-level (ncu CSV only) advice, worded per program (``advice.worded``); everything else is
+in ``advice.ADVICE``."""
 
 
 def _as_advice(recs, because: tuple[str, ...] = ()) -> tuple[Advice, ...]:
     return tuple(Advice(r, because) for r in recs)
 
 
-def _memory_advice(x: VerdictInputs, th: Thresholds) -> tuple[str | None, Evidence | None]:
-    """Batch-size advice earned by the GPU memory peak (context for every verdict)."""
+def _memory_advice(x: VerdictInputs, th: Thresholds, code: str = ""
+                   ) -> tuple[str | None, Evidence | None]:
+    """Batch-size advice earned by the GPU memory peak (context for every verdict), worded per
+    program; never a larger batch for an input-bound run (the GPU already waits for input)."""
     if x.memory_peak_share is None:
         return None, None
-    if x.memory_peak_share < th.memory_headroom_frac:
+    torch = advice_flavour(x.framework) == "pytorch"
+    if x.memory_peak_share < th.memory_headroom_frac and code != "input_bound":
+        more = ("raise the per-GPU batch size (or reduce gradient accumulation)" if torch else
+                "give each launch more work (a larger problem or batch per GPU)")
         return (f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
-                "raise the per-GPU batch size (or reduce gradient accumulation) to give each "
-                "kernel more work.",
+                f"{more} to give each kernel more work." if torch else
+                f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
+                f"{more}.",
                 rule("memory.peak_share", x.memory_peak_share, th.memory_headroom_frac, "<", "timeline"))
     if x.memory_peak_share > th.memory_near_full_frac:
-        return (f"GPU memory nearly full ({_pct(x.memory_peak_share)} peak): use activation "
-                "(gradient) checkpointing, mixed precision or sharding (FSDP/ZeRO) before raising "
-                "the batch.",
+        fix = ("use activation (gradient) checkpointing, mixed precision or sharding (FSDP/ZeRO) "
+               "before raising the batch" if torch else
+               "keep fewer arrays resident, use 16-bit types where the precision allows, or split "
+               "the problem across GPUs before making it larger")
+        return (f"GPU memory nearly full ({_pct(x.memory_peak_share)} peak): {fix}.",
                 rule("memory.peak_share", x.memory_peak_share, th.memory_near_full_frac, ">", "timeline"))
     return None, None
 
@@ -241,34 +266,66 @@ def _insufficient(x: VerdictInputs) -> Verdict:
         advice=_as_advice(recs, ("kernels_in_window",)), finding="too_little_work")
 
 
+def _kernel_facts(x: VerdictInputs) -> tuple[str, list[Evidence]]:
+    """What an ncu CSV alone says in words: its profiled kernels and, where the tensor pipe was
+    measured, their Tensor Core share — and the evidence rows those numbers come from."""
+    n = int(x.kernel_count or 0)
+    ms = float(x.kernel_time_ms or 0.0)
+    ev = [context("kernels.count", n, "ncu"), context("kernels.total_ns", int(round(ms * 1e6)),
+                                                       "ncu")]
+    text = f"{n} profiled kernel launches ({ms:.3f} ms)"
+    if x.tc_share_of_kernel_time is not None:
+        ev.append(context("tensor_cores.share_of_kernel_time", x.tc_share_of_kernel_time, "ncu"))
+        text += (f", {_pct(x.tc_share_of_kernel_time)} of their time on Tensor Cores "
+                 f"({x.tc_confidence or 'ncu'} confidence)")
+    return text, ev
+
+
 def _kernel_level(x: VerdictInputs) -> Verdict:
-    """An ncu CSV without a timeline: classify the profiled kernel time, say what is missing."""
+    """An ncu CSV without a timeline: classify the profiled kernel time when the roofline
+    counters are there, else list what the counters say and what is missing."""
+    flavour = advice_flavour(x.framework)
+    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
+                "whether the GPU waits on input, launches or the host between kernels.")
+    facts, facts_ev = _kernel_facts(x)
+    unknown = ("Unknown without a timeline: capture one with nsys before deciding on more or "
+               "bigger GPUs.")
+    if x.roofline_memory_share is None:  # the roofline counters (FLOP, DRAM bytes) are missing
+        recs = (f"Re-profile with the roofline counters (FLOP and DRAM bytes): "
+                f"{NCU_CAPTURE_COMMAND}.", timeline)
+        return Verdict(
+            "insufficient_data",
+            f"Kernel-level data only: {facts}; roofline not available: counters missing (no FLOP "
+            "or DRAM-byte counters), and without a timeline the run cannot be judged.",
+            "medium", unknown, tuple(facts_ev), recs, None,
+            advice=_as_advice(recs, ("roofline.available", "kernels.count")),
+            finding="too_little_work")
     mem = float(x.roofline_memory_share or 0.0)
     comp = float(x.roofline_compute_share or 0.0)
     conf = _lower(x.roofline_confidence or "medium")  # counters, but no run-level timeline
     ev = (rule("roofline.memory_bound_share", mem, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
-          rule("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"))
-    timeline = (f"Capture an nsys timeline of the same run ({NSYS_TRACE_CUDA_NVTX}) to see "
-                "whether the GPU waits on input, launches or the host between kernels.")
+          rule("roofline.compute_bound_share", comp, MEMORY_BOUND_ROOFLINE_SHARE, ">=", "ncu"),
+          *facts_ev)
     because = ("roofline.memory_bound_share", "roofline.compute_bound_share")
     if mem >= MEMORY_BOUND_ROOFLINE_SHARE or comp >= MEMORY_BOUND_ROOFLINE_SHARE:
         code = "memory_bound" if mem >= comp else "compute_bound"
         what = "memory-bound" if code == "memory_bound" else "compute-bound"
         head = (f"{what.capitalize()} kernels: {_pct(max(mem, comp))} of the profiled kernel time "
                 f"(Nsight Compute roofline; kernel level only, no timeline).")
-        recs = RECOMMENDATIONS[code] + (timeline,)
-        return Verdict(code, head, conf, _scale_advice(code, "", None, x), ev, recs, None,
-                       advice=_as_advice(recs, because),
+        kept: tuple[str, ...] = tuple(t for t in (worded(r, flavour) for r in RECOMMENDATIONS[code])
+                                      if t is not None) + (timeline,)
+        return Verdict(code, head, conf, scale_advice(code, "", None, x), ev, kept, None,
+                       advice=_as_advice(kept, because),
                        finding="memory_bound" if code == "memory_bound" else "compute")
-    recs = (timeline, "Latency-bound kernels: raise occupancy and grid size (larger batches, fewer "
-                      "tiny launches), then re-profile with ncu.")
+    recs = (timeline, "Latency-bound kernels: raise occupancy and grid size (more blocks and "
+                      "threads per launch, fewer tiny launches), then re-profile with "
+                      f"{NCU_CAPTURE_COMMAND}.")
     return Verdict(
         "insufficient_data",
         f"Kernel-level data only: {_pct(mem)} memory-bound and {_pct(comp)} compute-bound "
         "kernel time — most profiled time is latency-bound or under-occupied, and without a "
         "timeline the run cannot be judged.",
-        conf, "Unknown without a timeline: capture one with nsys before deciding on more or "
-        "bigger GPUs.", ev, recs, None, advice=_as_advice(recs, because), finding="too_little_work")
+        conf, unknown, ev, recs, None, advice=_as_advice(recs, because), finding="too_little_work")
 
 
 # ----------------------------------------------------------------------------- choice
@@ -414,9 +471,9 @@ def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple
 def _with_price(f: Finding, s: Saving, th: Thresholds) -> Finding:
     """``f`` with its replay price as evidence: the saving's rule row and the what-if."""
     return dataclasses.replace(f, evidence=f.evidence + (
-        rule("replay.saves_share", round(s.saves_share, 4), th.verdict_min_saving_share, ">=",
-             "replay"),
-        context("replay.saves_ms_per_step", round(s.saves_ms, 3), "replay"),
+        # the replay's own figures, unrounded: the rows point at them (report/quantities.py)
+        rule("replay.saves_share", s.saves_share, th.verdict_min_saving_share, ">=", "replay"),
+        context("replay.saves_ms_per_step", s.saves_ms, "replay"),
         context("replay.what_if", s.what_if, "replay")))
 
 
@@ -441,8 +498,7 @@ def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) ->
 def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     """Exactly one verdict (see module docstring for the rules)."""
     th = th or Thresholds()
-    if (not x.has_kernels or x.window_ms <= 0) and x.kernel_level_only and \
-            x.roofline_memory_share is not None:
+    if x.kernel_level_only and (x.has_kernels or x.roofline_memory_share is not None):
         return _kernel_level(x)
     if not x.has_kernels or x.window_ms <= 0:
         return _insufficient(x)
@@ -461,7 +517,8 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
     advice = list(chosen.advice)
     for f in others:
-        advice += list(f.advice[:2])
+        advice += [a for a in f.advice[:2]
+                   if not (chosen.code == "input_bound" and LARGER_BATCH.search(a.text))]
     ev = list(chosen.evidence)
     if not any(e.metric == "gpu.utilization" for e in ev):
         ev.insert(0, context("gpu.utilization", x.utilization, "timeline"))
@@ -471,13 +528,13 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         ev.append(context("replay.unavailable_reason", "no fix is priced by the replay, so "
                           f"the measured costs decide: {x.replay_reason}", "replay"))
     if chosen.code != "insufficient_data":
-        mem_rec, mem_ev = _memory_advice(x, th)
+        mem_rec, mem_ev = _memory_advice(x, th, chosen.code)
         if mem_rec and mem_ev is not None:
             advice.append(Advice(mem_rec, ("memory.peak_share",)))
             ev.append(mem_ev)
     advice = list({a.text: a for a in advice}.values())
     return Verdict(code=chosen.code, headline=_headline(chosen, x), confidence=conf,
-                   scale_advice=_scale_advice(chosen.code, chosen.cause, chosen.share_of_window, x),
+                   scale_advice=scale_advice(chosen.code, chosen.cause, chosen.share_of_window, x),
                    evidence=tuple(ev), recommendations=tuple(a.text for a in advice),
                    projected_step_ms_if_fixed=_project(chosen, x),
                    secondary=secondary, advice=tuple(advice), finding=chosen.cause,
@@ -525,77 +582,10 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     if f.cause in ("compute", "no_dominant_cause"):
         return f.headline + "."
     s = (x.savings or {}).get(f.cause)
-    if s is not None:
+    priced = any(e.metric == "replay.saves_share" for e in f.evidence)  # its numbers are rows
+    if s is not None and s.prices and priced:
         step = s.saves_ms + s.step_ms_after
         return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
                 f"{_ms(step)} ms mean step ({_pct(s.saves_share)}; {s.change}); GPU "
                 f"utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."
-
-
-_MECHANISM = {c.name: c.mechanism for c in GAP_CAUSE_TABLE}
-"""What the GPU waits for, per gap cause, as the scaling advice words it (``GapCause.mechanism``)."""
-
-
-def _scale_advice(code: str, cause: str, share: float | None, x: VerdictInputs) -> str:
-    s = _pct(share)
-    mech = _MECHANISM.get(cause, "the host")
-    if code == "insufficient_data":
-        return ("Unknown: the capture holds too little steady-state GPU work to judge; re-capture "
-                "a steady-state window before deciding on more or bigger GPUs.")
-    if code == "input_bound":
-        return (f"More or bigger GPUs will not help: each GPU idles {s} of the window waiting for "
-                f"{mech}, and N GPUs would wait N times as expensively. Fix that first.")
-    if code == "overhead_bound":
-        return (f"More GPUs will not help: the time lost to {mech} ({s} of the window) does not "
-                "shrink with more GPUs, and a faster GPU only idles longer. Remove it first.")
-    if code == "launch_bound":
-        return ("A bigger GPU will make this worse (kernels finish sooner, the CPU still launches at "
-                f"the same rate; launch gaps are {s} of the window); more GPUs do not help per-GPU "
-                "efficiency. Reduce launches first (CUDA graphs, fusion).")
-    if code == "communication_bound":
-        return (f"Adding GPUs will make it worse: communication already costs {s} "
-                f"{'of the step' if cause == 'exposed_communication' else 'of the window'} and "
-                "grows with the number of ranks. Improve overlap or communicate less first; a "
-                "faster interconnect helps." + _projection(x))
-    if code == "memory_bound":
-        return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
-                "throughput (data parallel) but each stays memory-bound. Fusion and lower "
-                "precision are cheaper first steps.")
-    if code == "latency_bound":
-        return ("A bigger GPU will not help: its launches already leave most SMs idle (more SMs "
-                "idle more); give each launch more blocks and threads first. More GPUs help only "
-                "by splitting independent work.")
-    if code == "no_dominant_cause":
-        return ("Unknown: no single cause dominates this run; measure the kernels (Nsight Compute, "
-                "GPU metrics) before deciding on more or bigger GPUs.")
-    if code == "compute_bound_no_tensor_cores":
-        return ("Do not buy GPUs yet: the math runs on CUDA cores; enabling Tensor Cores "
-                "(mixed precision/TF32) is typically a several-fold speed-up on the same hardware.")
-    exposed = f" (exposed communication now {_pct(x.comm_exposed_share)})" \
-        if x.comm_exposed_share is not None else ""
-    if any(r[4] == "replay" for r in x.scaling):
-        return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) "
-                f"will help as far as communication allows{exposed}." + _projection(x))
-    if x.comm_hidden_share is not None and x.comm_hidden_share <= 0 and \
-            (x.comm_exposed_share or 0) > 0:
-        return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) "
-                f"will help, but none of the communication is hidden today{exposed}: each rank "
-                "added lengthens every step by its share of the all-reduce." + _projection(x))
-    return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) will "
-            f"help, close to linearly while communication stays hidden{exposed}."
-            + _projection(x))
-
-
-def _projection(x: VerdictInputs) -> str:
-    """The ``scaling[]`` projection in words (" The data-parallel replay, exposed communication
-    as measured: 2 GPUs 293 ms/step (98% efficiency, 148 ms exposed) · …"); "" without rows."""
-    if not x.scaling:
-        return ""
-    parts = [f"{gpus} GPUs {_ms(step)} ms/step ({_pct(eff)} efficiency"
-             + (f", {_ms(exposed)} ms exposed communication)" if exposed is not None else ")")
-             for gpus, step, eff, exposed, _ in x.scaling]  # three GPU counts
-    head = ("The data-parallel replay (the step's collectives scaled for N ranks, exposed "
-            "communication as measured) projects " if x.scaling[0][4] == "replay" else
-            "The weak-scaling formula (ring all-reduce of --grad-bytes) projects ")
-    return " " + head + "; ".join(parts) + "."

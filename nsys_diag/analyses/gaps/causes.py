@@ -16,7 +16,9 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
     calls (``gap_evidence.py`` holds the name patterns):
 
     1. ``startup`` — before the process's first kernel (its first kernel over the whole export,
-       not just the window), or inside one-off initialisation: module/library loading and JIT
+       not just the window) while no copy or memset of the process runs on that device (a copy
+       before the first kernel is the program's own work — an input upload, a model's weights —
+       and goes to ``transfer``), or inside one-off initialisation: module/library loading and JIT
        linking (``cuModuleLoad*``, ``cuLibraryLoad*``, ``cuLink*``), context creation
        (``cuCtxCreate*``, ``cuDevicePrimaryCtxRetain``, ``cuInit``, ``cudaSetDevice``; the
        ``cudaFree(0)``-style first runtime call precedes the first kernel), handle creation
@@ -88,7 +90,8 @@ from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, gap_evidence_rows,
                                            other_phase_ns, other_top_frames)
 from nsys_diag.analyses.gaps.evidence import (LAUNCH_API_RE, SYNC_API_RE, EvidenceRows, GapEvidence,
-                                             cut_at, gap_evidence, phase_spans, split_by_phase)
+                                             cut_at, gap_evidence, phase_spans, split_by_phase,
+                                             startup_without_copies)
 from nsys_diag.analyses.gaps.evidence import launched_late as _launched_late
 from nsys_diag.analyses.gaps.evidence import name_mask as _name_mask
 from nsys_diag.model.thresholds import Thresholds
@@ -154,6 +157,7 @@ class UtilizationResult:
             "idle_ms": (self.window_ns - self._mean("compute_ns")) / 1e6,
             "window_ms": self.window_ns / 1e6,
             "copy_only_ms": self._mean("copy_only_ns") / 1e6,
+            "copy_only_share": self.copy_only_share,
             "device_count": len(self.per_device),
             "per_device": [d.to_json() for d in self.per_device],
         }
@@ -261,6 +265,7 @@ class GapsResult:
             "min_gap_ns": self.min_gap_ns,
             "by_cause": {c: float(self.by_cause_ns.get(c, 0.0)) / 1e6 for c in GAP_CAUSES},
             "by_cause_share": {c: self.cause_share(c) for c in GAP_CAUSES},
+            "idle_share": sum(self.cause_share(c) for c in GAP_CAUSES),
             "by_cause_detail": {c: self.by_cause_detail.get(c) for c in GAP_CAUSES},
             "cause_priority": list(GAP_CAUSES),
             "first_kernel_ns": self.first_kernel_ns,
@@ -406,8 +411,10 @@ def device_causes(ev: GapEvidence, host: dict[str, EvidenceRows]
     devices, mats = [], []
     for d, gs, ge, launch in ev.devices:  # handful of devices
         plain, uvm = ev.copies[d]
-        rows = tuple(plain if c == "transfer" else uvm if c == "unified_memory" else host[c]
-                     for c in ROW_CAUSES)
+        copy_cover = iv.union_merged(*plain.cover, *uvm.cover)
+        own = {"startup": startup_without_copies(host["startup"], copy_cover)}
+        rows = tuple(plain if c == "transfer" else uvm if c == "unified_memory"
+                     else own.get(c, host[c]) for c in ROW_CAUSES)
         unions: list = []
         totals: list = []
         mats.append(_cause_ns(gs, ge, [r.cover for r in rows], launch, unions, totals))

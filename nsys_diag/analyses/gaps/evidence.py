@@ -273,6 +273,24 @@ def startup_rows(first_kernel: int | None, window_start_ns: int, api: pd.DataFra
     return EvidenceRows.concat(*parts)
 
 
+def startup_without_copies(rows: EvidenceRows, copy_cover: tuple[np.ndarray, np.ndarray]
+                           ) -> EvidenceRows:
+    """Start-up rows of one device with the program's own GPU work taken out of "before the first
+    kernel": while a copy or memset runs on the device (``copy_cover``, merged), the GPU is doing
+    the program's work (a benchmark's input upload, a model's weights), not starting up — that
+    time goes to the later causes (``transfer``). One-off initialisation rows are kept whole."""
+    if not len(rows) or not copy_cover[0].size or BEFORE_FIRST_KERNEL not in rows.labels:
+        return rows
+    code = rows.labels.index(BEFORE_FIRST_KERNEL)
+    own = rows.label == code
+    if not own.any():
+        return rows
+    ps, pe = iv.subtract_merged(*iv.merge_intervals(rows.starts[own], rows.ends[own]), *copy_cover)
+    rest = EvidenceRows.build(rows.starts[~own], rows.ends[~own], rows.label[~own], rows.labels)
+    return EvidenceRows.concat(EvidenceRows.build(ps, pe, np.full(ps.size, code, np.int64),
+                                                  rows.labels), rest)
+
+
 def communication_rows(api: pd.DataFrame, nvtx: pd.DataFrame | None,
                        names: ApiNames | None = None) -> EvidenceRows:
     """NVTX ranges of the MPI/NCCL domains, NVTX ranges and API calls with collective or

@@ -93,6 +93,8 @@ class GpuFillResult:
     launches: int
     basis: str
 
+    available = True  # the one check, ``base.is_available``
+
     def to_json(self) -> dict:
         lim = self.limits
         return {"available": True, "kernels": [k.to_json() for k in self.kernels],
@@ -213,13 +215,58 @@ def _kernel_rows(names: np.ndarray, a: dict[str, np.ndarray], per_sm: np.ndarray
     return tuple(out)
 
 
-def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int
-                  ) -> tuple[int, SmLimits | None]:
-    """(SM count, per-SM limits) of ``device``: the export's ``TARGET_INFO_GPU`` values where
-    present, completed from the compute capability's row of the spec table (0, None: unknown)."""
+CLUSTER_CC = (9, 0)
+"""Thread-block clusters exist from compute capability 9.0 (Hopper) on; 9.0 and 10.0 share the
+per-SM limits of the table, so a launch with a cluster gives the limits of 9.0."""
+
+
+def _gpu_row(gpus: pd.DataFrame, device: int) -> tuple[int, tuple[int, int], str]:
+    """(SM count, compute capability, name) of ``device`` in the ``GPUS`` frame (-1, (-1, -1),
+    '' where the export does not say)."""
     g = gpus.loc[gpus["device_id"].to_numpy() == device] if len(gpus) else gpus
-    sm_count = int(g["sm_count"].iloc[0]) if len(g) else -1
-    cc = (int(g["cc_major"].iloc[0]), int(g["cc_minor"].iloc[0])) if len(g) else (-1, -1)
+    if not len(g):
+        return -1, (-1, -1), ""
+    return (int(g["sm_count"].iloc[0]), (int(g["cc_major"].iloc[0]), int(g["cc_minor"].iloc[0])),
+            str(g["name"].iloc[0] or ""))
+
+
+def sm_count_from_clusters(shapes: pd.DataFrame, limits: SmLimits) -> int:
+    """A lower bound of the SM count from launches with thread-block clusters: CUPTI's
+    ``maxActiveClusters`` × the cluster's blocks is how many of the launch's blocks the whole GPU
+    holds at once, so the GPU has at least that ÷ blocks one SM holds (``blocks_per_sm``) SMs;
+    the largest bound over the sampled launches (0: no such launch)."""
+    need = ("cluster_x", "max_active_clusters")
+    if shapes is None or not len(shapes) or any(c not in shapes.columns for c in need):
+        return 0
+    cx = shapes["cluster_x"].to_numpy(np.int64)
+    cy = np.maximum(shapes["cluster_y"].to_numpy(np.int64), 1)
+    cz = np.maximum(shapes["cluster_z"].to_numpy(np.int64), 1)
+    active = shapes["max_active_clusters"].to_numpy(np.int64)
+    ok = (cx > 0) & (active > 0)
+    if not ok.any():
+        return 0
+    a = _shape_arrays(shapes.loc[ok])
+    per_sm, _ = blocks_per_sm(a["threads"], a["regs"], a["smem"], limits)
+    resident = active[ok] * cx[ok] * cy[ok] * cz[ok]
+    return int((-(-resident // per_sm)).max())
+
+
+def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int,
+                  shapes: pd.DataFrame | None = None) -> tuple[int, SmLimits | None, str]:
+    """(SM count, per-SM limits, where the SM count comes from) of ``device``: the export's
+    ``TARGET_INFO_GPU`` values where present, completed from the compute capability's row of the
+    spec table; without an SM count, the GPU's name in the spec table (``gpu_specs``); without a
+    name either, a lower bound from the launches with thread-block clusters
+    (``sm_count_from_clusters``, limits of compute capability 9.0). (0, None, ''): unknown."""
+    sm_count, cc, name = _gpu_row(gpus, device)
+    source = "export" if sm_count > 0 else ""
+    if sm_count <= 0 and name:
+        from nsys_diag.analyses.roofline.gpu_specs import lookup_gpu  # the spec table
+
+        spec = lookup_gpu(name)
+        if spec is not None:
+            sm_count, source = spec.sm_count, f"spec table ({spec.display})"
+            cc = cc if cc[0] >= 0 else spec.cc
     fallback = limits_for(*cc) if cc[0] >= 0 else None
     lim = sm_limits.loc[sm_limits["device_id"].to_numpy() == device] if len(sm_limits) else sm_limits
     if len(lim):
@@ -228,7 +275,14 @@ def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int
                              int(r["registers_per_sm"]), int(r["smem_per_sm_bytes"]), fallback)
     else:
         limits = fallback
-    return max(sm_count, 0), limits
+    if sm_count <= 0 and shapes is not None:
+        cluster_limits = limits or limits_for(*CLUSTER_CC)
+        inferred = sm_count_from_clusters(shapes, cluster_limits) if cluster_limits else 0
+        if inferred > 0:
+            sm_count, limits = inferred, cluster_limits
+            source = ("inferred from thread-block-cluster launches (CUPTI maxActiveClusters; "
+                      "compute capability ≥ 9.0; a lower bound)")
+    return max(sm_count, 0), limits, source
 
 
 def process_gpu_fill(shapes: pd.DataFrame, gpus: pd.DataFrame, sm_limits: pd.DataFrame,
@@ -247,7 +301,10 @@ def process_gpu_fill(shapes: pd.DataFrame, gpus: pd.DataFrame, sm_limits: pd.Dat
     if not len(mine):
         return Unavailable("no sampled kernel launch of this process", "")
     device = int(devices[0]) if devices else int(mine["device_id"].iloc[0])
-    sm_count, limits = device_limits(gpus, sm_limits, device)
+    sm_count, limits, sm_source = device_limits(gpus, sm_limits, device, mine)
     note = "sample of the whole capture" + (f"; GPU {device} of {len(devices)}"
                                             if len(devices) > 1 else "")
+    if sm_source and sm_source != "export":
+        note += f"; SM count from the {sm_source}" if sm_source.startswith("spec") \
+            else f"; SM count {sm_source}"
     return analyze_gpu_fill(mine, sm_count=sm_count, limits=limits, basis_note=note)

@@ -155,6 +155,11 @@ def empty_name_table() -> pd.DataFrame:
     })[list(NAME_TABLE_COLUMNS)]
 
 
+NCU_EVIDENCE_COLUMNS = ("tensor_pipe_pct", "sm_throughput_pct")
+"""Per-name columns only an ncu CSV read alone gives (``kernels/ncu_kernels.py``): its tensor-pipe
+and SM-throughput readings, % of peak (duration-weighted over the launches)."""
+
+
 @dataclass(frozen=True)
 class KernelsResult:
     """Kernel summary. Times in integer ns; ``share`` fractions of total kernel time (0..1).
@@ -212,6 +217,10 @@ class KernelsResult:
             }
             for r in top
         ]
+        for key in NCU_EVIDENCE_COLUMNS:  # an ncu CSV read alone: each kernel's counters
+            if key in self.table.columns:
+                for row, r in zip(rows, top):
+                    row[key] = fnum(r[key])
         cats = [
             {"category": str(r["category"]), "count": int(r["count"]),
              "total_ns": int(r["total_ns"]), "share": fnum(r["share"]),

@@ -107,7 +107,7 @@ def analyze_roofline(ncu_launches: pd.DataFrame, ncu_metrics: pd.DataFrame,
     need = sorted(set(w.missing))
     if not roofline_complete and not have_sol.any():
         core = [n for n in need if n.startswith(("sm__sass", "dram__"))] or need
-        return Unavailable("roofline unavailable: need " + ", ".join(core) +
+        return Unavailable("roofline not available: counters missing — need " + ", ".join(core) +
                            " (or the SOL metrics sm__throughput.avg.pct_of_peak_sustained_elapsed "
                            "and gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed)",
                            capture_hint(core))

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from nsys_diag.analyses.diagnosis.pricing import Saving
-from nsys_diag.analyses.diagnosis.verdict import VerdictInputs, diagnose
+from nsys_diag.analyses.diagnosis.verdict import LARGER_BATCH, VerdictInputs, diagnose
 from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.model.thresholds import Thresholds
 
@@ -147,9 +147,11 @@ def test_no_tensor_cores():
 
 
 def test_compute_bound_healthy():
-    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01, metrics={"sm_active": 0.9}), TH)
+    v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01, comm_hidden_share=0.9,
+                    metrics={"sm_active": 0.9}), TH)
     assert v.code == "compute_bound" and v.confidence == "high"
-    assert v.scale_advice.startswith("Yes")
+    assert v.scale_advice.startswith("Yes") and "90% of it hidden" in v.scale_advice
+    assert any("roughly linearly" in r for r in v.recommendations)
     assert v.projected_step_ms_if_fixed is None
 
 
@@ -179,14 +181,39 @@ def test_scale_advice_quotes_the_data_parallel_replay():
     assert "4 GPUs 368 ms/step" in comm.scale_advice
 
 
+def test_scaling_claims_need_measured_hidden_communication():
+    """"close to linearly while communication stays hidden" beside 0 ms hidden contradicts the
+    page: the claim needs a measured hidden share > 0 (issue 26, item 6)."""
+    for hidden in (None, 0.0):
+        v = diagnose(_x(utilization=0.93, comm_exposed_share=0.01 if hidden == 0.0 else None,
+                        comm_hidden_share=hidden, metrics={"sm_active": 0.9}), TH)
+        assert v.code == "compute_bound"
+        assert "linearly while" not in v.scale_advice
+        assert hidden == 0.0 or not v.scale_advice.startswith("Yes")
+        assert not any("linearly" in r for r in v.recommendations), v.recommendations
+
+
 def test_secondary_codes_and_memory_advice():
     v = diagnose(_x(utilization=0.24, gap_share={"input": 0.5}, phase_share={"data": 0.52},
                     phase_ms={"data": 416.0}, non_tc_gemm_share=0.3, memory_peak_share=0.3), TH)
     assert v.code == "input_bound"
     assert "compute_bound_no_tensor_cores" in v.secondary
-    assert any("headroom" in r for r in v.recommendations)
+    # an input-bound run waits for its input: a larger batch is no advice (issue 26, item 6)
+    assert not any("headroom" in r or LARGER_BATCH.search(r) for r in v.recommendations)
+    head = diagnose(_x(memory_peak_share=0.3), TH)
+    assert head.code == "compute_bound"
+    assert any("headroom" in r and "batch" in r for r in head.recommendations)
     near = diagnose(_x(memory_peak_share=0.95), TH)
     assert any("nearly full" in r for r in near.recommendations)
+
+
+def test_memory_advice_fits_the_program():
+    for framework in ("cuda", "openmp_offload", "openacc", "stdpar"):
+        for peak, word in ((0.3, "headroom"), (0.95, "nearly full")):
+            v = diagnose(_x(memory_peak_share=peak, framework=framework), TH)
+            tip = [r for r in v.recommendations if word in r]
+            assert len(tip) == 1, (framework, peak, v.recommendations)
+            assert not any(w in tip[0] for w in ("FSDP", "gradient", "torch", "autocast")), tip
 
 
 def test_unattributed_idle_falls_back_to_low_confidence_host_bound():

@@ -59,3 +59,19 @@ def test_labelled_rows_strip_op_ids_and_find_the_best_overlap():
     ns, n = rows.weights(np.array([0, 50], np.int64), np.array([5, 55], np.int64))
     got = dict(zip(rows.labels, ns.tolist()))
     assert got == {"FSDP::pre_forward (NVTX)": 5, "MPI_Send (NVTX)": 5}
+
+
+def test_startup_before_the_first_kernel_leaves_out_the_programs_copies():
+    import numpy as np
+
+    from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, EvidenceRows,
+                                                  startup_without_copies)
+
+    rows = EvidenceRows.build(np.array([0, 10]), np.array([100, 20]), np.array([0, 1]),
+                              (BEFORE_FIRST_KERNEL, "cuInit"))
+    out = startup_without_copies(rows, (np.array([30, 60]), np.array([50, 200])))
+    pieces = sorted((int(s), int(e), out.labels[int(c)])
+                    for s, e, c in zip(out.starts, out.ends, out.label))
+    assert pieces == [(0, 30, BEFORE_FIRST_KERNEL), (10, 20, "cuInit"),
+                      (50, 60, BEFORE_FIRST_KERNEL)]
+    assert startup_without_copies(rows, (np.zeros(0, np.int64), np.zeros(0, np.int64))) is rows

@@ -67,13 +67,15 @@ def test_vocabulary_lists_twelve_causes_in_precedence_order_with_labels():
 
 def test_idle_before_the_first_kernel_is_startup():
     k = hf.kernels([dict(start_ns=30 * MS, end_ns=100 * MS)])
-    m = hf.memcpy([dict(start_ns=5 * MS, end_ns=15 * MS)])  # a copy before: start-up wins
+    m = hf.memcpy([dict(start_ns=5 * MS, end_ns=15 * MS)])  # the program's copy: a transfer
     g = _gaps(k, memcpy=m)
-    assert _ms(g, "startup") == 30 and _ms(g, "transfer") == 0
+    assert _ms(g, "startup") == 20 and _ms(g, "transfer") == 10
     assert g.first_kernel_ns == 30 * MS
     assert g.top[0].cause == "startup"
-    assert g.top[0].evidence[0] == {"cause": "startup", "ms": 30.0,
+    assert g.top[0].evidence[0] == {"cause": "startup", "ms": 20.0,
                                     "detail": "before the process's first kernel"}
+    alone = _gaps(k)  # nothing runs before the first kernel: all of it is start-up
+    assert _ms(alone, "startup") == 30 and _ms(alone, "transfer") == 0
     assert "before the process's first kernel" in g.by_cause_detail["startup"]
 
 

@@ -47,7 +47,7 @@ def test_nvfuser_compilation_gap_is_startup():
 
 def test_mordred_wait_before_the_first_kernel_is_startup():
     g = _gaps("mordred_rtx6000_2021")
-    assert g.by_cause_ns["startup"] / 1e9 == pytest.approx(6.04, abs=0.05)
+    assert g.by_cause_ns["startup"] / 1e9 == pytest.approx(5.94, abs=0.05)  # its H2D copies: transfer
     assert g.top[0].cause == "startup"
     assert g.first_kernel_ns is not None and g.first_kernel_ns > 6e9
     assert g.by_cause_detail["startup"].startswith("before the process's first kernel")

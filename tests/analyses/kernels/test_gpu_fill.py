@@ -97,3 +97,61 @@ def test_blocks_per_sm_register_granularity():
     per_sm, _ = blocks_per_sm(np.array([256]), np.array([255]), np.array([0]),
                               SmLimits(2048, 32, 65536, 96 * 1024))
     assert per_sm.tolist() == [1]
+
+
+# ------------------------------------------------------------- SM count without TARGET_INFO_GPU
+def _gpus(name: str = "", sm_count: int = -1, cc: tuple[int, int] = (-1, -1)) -> pd.DataFrame:
+    from nsys_diag.model import contracts as C
+
+    return C.GPUS.validate(pd.DataFrame({
+        "device_id": [0], "name": [name], "chip_name": [""], "sm_count": [sm_count],
+        "clock_hz": [-1], "memory_bandwidth_bytes_per_s": [float("nan")],
+        "total_memory_bytes": [-1], "cc_major": [cc[0]], "cc_minor": [cc[1]],
+        "bus_location": [""]}))
+
+
+def _no_limits() -> pd.DataFrame:
+    from nsys_diag.model import contracts as C
+
+    return C.SM_LIMITS.empty()
+
+
+def test_the_gpu_name_gives_the_sm_count_from_the_spec_table():
+    from nsys_diag.analyses.kernels.gpu_fill import device_limits
+
+    n, lim, source = device_limits(_gpus("NVIDIA H100 80GB HBM3"), _no_limits(), 0)
+    assert n == 132 and lim == H100 and source.startswith("spec table")
+    assert device_limits(_gpus(""), _no_limits(), 0)[:2] == (0, None)
+
+
+def test_cluster_launches_bound_the_sm_count_from_below():
+    """An H100 GEMM launched in clusters of 2 blocks, one block per SM (213 KB of shared memory):
+    CUPTI says 66 such clusters fit at once, so the GPU has at least 132 SMs."""
+    from nsys_diag.analyses.kernels.gpu_fill import device_limits, sm_count_from_clusters
+
+    rows = shapes({"name": "nvjet_tst_192x192", "duration_ns": 10_000, "grid_x": 2,
+                   "grid_y": 66, "block_x": 384, "registers_per_thread": 168,
+                   "smem_dynamic_bytes": 213_196, "cluster_x": 2, "cluster_y": 1, "cluster_z": 1,
+                   "max_active_clusters": 66},
+                  {"name": "elementwise", "duration_ns": 1000, "grid_x": 4096, "block_x": 128,
+                   "cluster_x": 0, "cluster_y": 0, "cluster_z": 0, "max_active_clusters": 0})
+    assert sm_count_from_clusters(rows, H100) == 132
+    n, lim, source = device_limits(_gpus(), _no_limits(), 0, rows)
+    assert (n, lim) == (132, H100) and "lower bound" in source
+    no_clusters = rows.iloc[[1]]
+    assert device_limits(_gpus(), _no_limits(), 0, no_clusters)[:2] == (0, None)
+
+
+def test_fastvideo_without_target_info_gpu_gets_its_gpu_fill():
+    """The shared H100 export has no TARGET_INFO_GPU and no GPU name: its cluster launches give
+    the SM count (132, an H100 SXM), so gpu_fill is computed, and says where the count came from."""
+    from conftest import shared_trace
+
+    from nsys_diag.analyses.kernels.gpu_fill import process_gpu_fill
+    from nsys_diag.loaders import load_trace
+
+    b = load_trace(str(shared_trace("nsys/fastvideo_train_2xh100_2026.2.sqlite")))
+    assert (b.gpus["sm_count"] <= 0).all()
+    r = process_gpu_fill(b.launch_shapes, b.gpus, b.sm_limits, -1, (0,))
+    assert is_available(r) and r.sm_count == 132
+    assert "maxActiveClusters" in r.basis

@@ -205,7 +205,7 @@ def test_no_flop_no_bytes_no_sol_is_unavailable_with_the_ncu_command(tmp_path):
              "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]
     r = roof(write_ncu_csv(tmp_path / "k.csv", layout="raw", drop_metrics=drop))
     assert isinstance(r, Unavailable)
-    assert r.reason.startswith("roofline unavailable: need ")
+    assert r.reason.startswith("roofline not available: counters missing — need ")
     assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in r.reason
     assert "dram__bytes.sum" in r.reason
     assert "ncu --set roofline" in r.hint and "--metrics" in r.hint

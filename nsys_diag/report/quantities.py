@@ -1,0 +1,142 @@
+"""Where each number a finding states lives in the analysis JSON: every evidence row of the
+verdict and the findings gets its ``unit`` and, when the document holds the same value, its
+``path`` — an RFC 6901 JSON pointer into the same document (``/gaps/by_cause_share/sync``; a
+process's own rows point into ``/processes/<i>/…``).
+
+A path is written only when it resolves to the row's value (floats equal to 1e-9 relative), so a
+reader can always follow it; a row whose quantity the document does not hold (a rate computed
+only for the rule, e.g. ``transfers.pageable_bytes_per_step``) keeps its unit and no path.
+Units: ``share`` (fraction 0..1), ``count``, ``ns``, ``ms``, ``bytes_per_step``,
+``bytes_per_s``, ``text``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from nsys_diag.model.vocabulary import GAP_CAUSES
+
+__all__ = ["METRIC_PATHS", "attach_paths", "resolve"]
+
+_GAP_ROWS = {f"gaps.{c}_share": (f"/gaps/by_cause_share/{c}", "share") for c in GAP_CAUSES}
+_GAP_ROWS.update({f"gaps.{c}_evidence": (f"/gaps/by_cause_detail/{c}", "text")
+                  for c in GAP_CAUSES})
+
+METRIC_PATHS: dict[str, tuple[str | None, str]] = {
+    **_GAP_ROWS,
+    "gpu.utilization": ("/gpu/utilization", "share"),
+    "gpu.copy_only_share": ("/gpu/copy_only_share", "share"),
+    "gpu.busy_share": (None, "share"),
+    "gaps.idle_share": ("/gaps/idle_share", "share"),
+    "tensor_cores.share_of_kernel_time": ("/tensor_cores/share_of_kernel_time", "share"),
+    "tensor_cores.non_tc_gemm_share": ("/tensor_cores/non_tc_gemm_share", "share"),
+    "gpu_fill.underfilled_share": ("/gpu_fill/underfilled_share", "share"),
+    "gpu_fill.small_grid_share": ("/gpu_fill/small_grid_share", "share"),
+    "gpu_fill.tiny_block_share": ("/gpu_fill/tiny_block_share", "share"),
+    "kernels.small_kernel_frac": ("/kernel_summary/small_fraction", "share"),
+    "kernels.count": ("/kernel_summary/count", "count"),
+    "kernels_in_window": ("/kernel_summary/count", "count"),
+    "kernels.total_ns": ("/kernel_summary/total_ns", "ns"),
+    "kernels.capture_time_ms": (None, "ms"),
+    "gpu_metrics.sm_active": ("/gpu_metrics/overall/sm_active", "share"),
+    "gpu_metrics.tensor_active": ("/gpu_metrics/overall/tensor_active", "share"),
+    "gpu_metrics.dram_bandwidth_util": ("/gpu_metrics/overall/dram_bandwidth", "share"),
+    "communication.exposed_share": ("/communication/exposed_share_of_step", "share"),
+    "roofline.memory_bound_share": ("/roofline/time_weighted/memory_bound", "share"),
+    "roofline.compute_bound_share": ("/roofline/time_weighted/compute_bound", "share"),
+    "memory.peak_share": ("/memory/max_peak_share", "share"),
+    "transfers.pageable_bytes_per_step": (None, "bytes_per_step"),
+    "transfers.pageable_bytes_per_s": (None, "bytes_per_s"),
+    "phases.data_share": (None, "share"),
+    "phases.overhead_names": (None, "text"),
+    "replay.saves_share": (None, "share"),
+    "replay.saves_ms_per_step": (None, "ms"),
+    "replay.what_if": (None, "text"),
+}
+"""Evidence metric → (JSON pointer below the process's root, unit); None: not in the document."""
+
+_FALLBACKS = {"communication.exposed_share": ("/communication/exposed_share",)}
+"""Other places a metric's value may sit (the first that holds the row's value wins)."""
+
+
+def _token(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def resolve(doc: Any, pointer: str) -> Any:
+    """The value at RFC 6901 ``pointer`` in ``doc`` (``KeyError`` when it does not resolve)."""
+    node = doc
+    for raw in pointer.split("/")[1:]:
+        part = _token(raw)
+        if isinstance(node, list):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node[part]
+        else:
+            raise KeyError(pointer)
+    return node
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """The evidence value and the document's value are the same quantity."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return str(a) == str(b)
+
+
+def _locate(root: dict, prefix: str, metric: str, value: Any) -> str | None:
+    pointer, _ = METRIC_PATHS.get(metric, (None, ""))
+    for candidate in ((pointer,) if pointer else ()) + _FALLBACKS.get(metric, ()):
+        try:
+            found = resolve(root, candidate)
+        except (KeyError, IndexError, ValueError):
+            continue
+        if same_value(found, value):
+            return prefix + candidate
+    return None
+
+
+_REPLAY_KEYS = {"replay.saves_share": "saves_share",
+                "replay.saves_ms_per_step": "saves_ms_per_step", "replay.what_if": "id"}
+"""A finding's replay price: the key of its what-if row (``/replay/what_if/<i>/…``)."""
+
+
+def _replay_paths(node: dict, prefix: str, rows: list[dict]) -> None:
+    """The replay rows of one finding point at the what-if they name (``replay.what_if``)."""
+    what = next((r.get("value") for r in rows if r.get("metric") == "replay.what_if"), None)
+    table = (node.get("replay") or {}).get("what_if") or []
+    i = next((k for k, w in enumerate(table) if w.get("id") == what), None)
+    if i is None:
+        return
+    for r in rows:
+        key = _REPLAY_KEYS.get(str(r.get("metric")))
+        if key is not None and same_value(table[i].get(key), r.get("value")):
+            r["path"] = f"{prefix}/replay/what_if/{i}/{key}"
+
+
+def _rows(node: dict) -> list[dict]:
+    rows = list((node.get("verdict") or {}).get("evidence") or [])
+    for f in node.get("findings") or []:
+        rows += list(f.get("evidence") or [])
+    return rows
+
+
+def attach_paths(view: dict) -> dict:
+    """``view`` with ``unit`` (and ``path`` where it resolves) on every evidence row of the
+    verdict and the findings, top level and per process (in place; returned)."""
+    nodes = [("", view)] + [(f"/processes/{i}", p)
+                            for i, p in enumerate(view.get("processes") or [])]
+    for prefix, node in nodes:
+        for f in [node.get("verdict") or {}] + list(node.get("findings") or []):
+            _replay_paths(node, prefix, list(f.get("evidence") or []))
+        for row in _rows(node):
+            metric = str(row.get("metric"))
+            if metric in METRIC_PATHS:
+                row["unit"] = METRIC_PATHS[metric][1]
+            path = None if metric in _REPLAY_KEYS else _locate(node, prefix, metric,
+                                                               row.get("value"))
+            if path is not None:
+                row["path"] = path
+    return view
