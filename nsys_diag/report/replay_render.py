@@ -56,10 +56,37 @@ def what_if_rows(view: dict) -> list[dict]:
         rows.append({"id": w["id"], "change": w.get("change") or w["id"],
                      "before": fmt_ms(after + saves), "after": fmt_ms(after),
                      "saves": fmt_ms(saves), "share": fmt_pct(share),
-                     "range": f"{fmt_ms(lo)}–{fmt_ms(hi)}" if lo is not None and hi is not None
-                     else "", "_saves": saves})
+                     "range": _range_text(lo, hi), "_saves": saves})
     rows.sort(key=lambda x: (-x["_saves"], x["id"]))
     return rows[:MAX_WHAT_IFS]
+
+
+def _range_text(lo, hi) -> str:
+    """"40 ms–60 ms" (the saving's min and max over the replayed steps, ms); "" when a side is
+    missing or both read the same (one value is not a range)."""
+    if lo is None or hi is None:
+        return ""
+    a, b = fmt_ms(lo), fmt_ms(hi)
+    return "" if a == b else f"{a}–{b}"
+
+
+def verdict_what_if(view: dict) -> dict | None:
+    """The what-if row the verdict is priced by (its evidence ``replay.what_if``, the one behind
+    its "projected step if fixed"), else None."""
+    ev = (view.get("verdict") or {}).get("evidence") or []
+    wid = next((e.get("value") for e in ev if isinstance(e, dict)
+                and e.get("metric") == "replay.what_if"), None)
+    if wid is None:
+        return None
+    r = replay_of(view)
+    for w in (r or {}).get("what_if") or []:
+        if w.get("id") == wid:
+            saves, after = finite(w.get("saves_ms_per_step")), finite(w.get("step_ms_after"))
+            if saves is None or after is None:
+                return None
+            return {"id": wid, "change": w.get("change") or wid,
+                    "before": fmt_ms(after + saves), "after": fmt_ms(after)}
+    return None
 
 
 def fidelity_text(view: dict) -> str:
@@ -86,7 +113,7 @@ def waits_on_text(view: dict, top: int = 4) -> str:
 
 
 __all__ = ["KIND_LABELS", "replay_of", "replay_page", "waits_on", "what_if_rows", "fidelity_text",
-           "waits_on_text", "capture_hints"]
+           "waits_on_text", "capture_hints", "verdict_what_if"]
 
 
 def replay_page(view: dict) -> dict:

@@ -7,7 +7,7 @@ not (``fit_line`` wraps a line to the terminal, it never cuts).
 from __future__ import annotations
 
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
-from nsys_diag.report.replay_render import waits_on_text, what_if_rows
+from nsys_diag.report.replay_render import verdict_what_if, waits_on_text, what_if_rows
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
 from nsys_diag.report.tables import gap_groups, step_list
@@ -199,11 +199,13 @@ def _gaps(v: dict) -> list[str]:
 
 
 def _replay(v: dict) -> list[str]:
-    """One line: what the step waits on and the largest what-if saving (causal replay)."""
+    """One line: what the step waits on and one what-if (causal replay): the one the verdict is
+    priced by, so the line agrees with "Projected step if fixed", else the largest saving."""
     waits = waits_on_text(v, top=3)
     if not waits:
         return []
-    best = what_if_rows(v)[:1]
+    priced = verdict_what_if(v)
+    best = [priced] if priced is not None else what_if_rows(v)[:1]
     fix = (f"; if {_c(best[0]['change'], 60)}: {best[0]['before']} → {best[0]['after']}"
            if best else "")
     return ["", f"Replay   waits on {waits}{fix}"]

@@ -59,3 +59,32 @@ def test_a_capture_hint_is_shown_escaped_in_html_and_markdown(view):
     assert "to replay more of it" in md and "--cuda-graph-trace=node" in md
     assert "<b>now</b>" not in md
     assert "To replay more of it" not in render_html(view).split('id="sec-replay"')[1]
+
+
+def test_the_text_replay_line_shows_the_what_if_the_verdict_is_priced_by(view):
+    """The terminal's one replay line agrees with "Projected step if fixed": the worked example's
+    verdict is priced by overlapped_input (800 → 420 ms), not the larger instant_input."""
+    text = render_text(view)
+    line = next(x for x in text.splitlines() if x.startswith("Replay "))
+    projected = view["verdict"]["projected_step_ms_if_fixed"]
+    assert projected == pytest.approx(420, rel=0.01)
+    assert line.endswith("800 ms → 420 ms")
+    assert "Projected step if fixed: 420 ms" in text
+
+
+def test_a_what_if_without_a_verdict_price_shows_the_largest_saving(view):
+    ev = [e for e in view["verdict"]["evidence"] if e.get("metric") != "replay.what_if"]
+    plain = dict(view, verdict=dict(view["verdict"], evidence=ev))
+    line = next(x for x in render_text(plain).splitlines() if x.startswith("Replay "))
+    assert line.endswith("800 ms → 380 ms")
+
+
+def test_a_saving_equal_in_every_replayed_step_shows_no_range(view):
+    """Both replayed steps save the same: "range 420 ms–420 ms" says nothing; a real spread
+    still shows."""
+    md = render_markdown(view)
+    assert "420 ms–420 ms" not in md and "(saves 420 ms)" in md
+    spread = [dict(w, saves_range_ms=[300.0, 450.0]) if w["id"] == "instant_input" else w
+              for w in view["replay"]["what_if"]]
+    rows = what_if_rows(dict(view, replay=dict(view["replay"], what_if=spread)))
+    assert next(r for r in rows if r["id"] == "instant_input")["range"] == "300 ms–450 ms"
