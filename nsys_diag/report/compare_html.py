@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nsys_diag.model.jsonsafe import finite
-from nsys_diag.report.formatting import MISSING, fmt_significant
+from nsys_diag.report.formatting import MISSING, fmt_signed, fmt_significant
 
 _UNITS = ((1000.0, "s"), (1.0, "ms"), (1e-3, "µs"), (1e-6, "ns"))
 """(scale in ms, label), largest first."""
@@ -52,7 +52,7 @@ def ms_row_texts(m: dict) -> dict:
     unit = row_unit([m.get("baseline"), m.get("candidate"), m.get("delta")])
     delta = MISSING if m.get("delta") is None else fmt_in(m["delta"], unit, signed=True)
     if m.get("delta") is not None and m.get("delta_pct") is not None:
-        delta += f" ({m['delta_pct']:+.1f}%)"
+        delta += f" ({fmt_signed(m['delta_pct'])}%)"
     return {"value_baseline": fmt_in(m.get("baseline"), unit),
             "value_candidate": fmt_in(m.get("candidate"), unit),
             "delta_text": delta, "unit_label": unit[1]}

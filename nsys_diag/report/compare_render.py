@@ -7,14 +7,14 @@ from __future__ import annotations
 
 
 from nsys_diag.report.compare_html import distribution_chart, ms_row_texts
-from nsys_diag.report.formatting import MISSING, fmt_ms, fmt_pct
+from nsys_diag.report.formatting import MISSING, fmt_ms, fmt_pct, fmt_signed
 from nsys_diag.report.render_common import (MD_MAX_LINES, clean_doc, md_code, md_escape, page_frame,
                                           text_safe)
 from nsys_diag.report.tables import cell, table
 
 
 def _signed_pct(x) -> str:
-    return MISSING if x is None else f"{x:+.1f}%"
+    return MISSING if x is None else f"{fmt_signed(x)}%"
 
 
 def _fmt_metric_value(value, unit: str) -> str:
@@ -38,13 +38,13 @@ def _fmt_delta(m: dict) -> str:
     if m.get("unit") == "ms":
         txt = ("+" if d >= 0 else "−") + fmt_ms(abs(d))
     elif m.get("unit") == "share":
-        txt = f"{d * 100:+.1f} pts"
+        txt = f"{fmt_signed(d * 100)} pts"
     elif m.get("unit") == "ms/s":
         txt = f"{d:+.3g} ms/s"
     else:
         txt = f"{d:+.3g}"
     if m.get("delta_pct") is not None:
-        txt += f" ({m['delta_pct']:+.1f}%)"
+        txt += f" ({fmt_signed(m['delta_pct'])}%)"
     return txt
 
 
@@ -52,9 +52,9 @@ def _fmt_ci(m: dict) -> str:
     if m.get("ci_low") is None:
         return "n/a"
     if m.get("ci_low_pct") is not None:
-        return f"{m['ci_low_pct']:+.1f}% … {m['ci_high_pct']:+.1f}%"
+        return f"{fmt_signed(m['ci_low_pct'])}% … {fmt_signed(m['ci_high_pct'])}%"
     if m.get("unit") == "share":
-        return f"{m['ci_low'] * 100:+.1f} … {m['ci_high'] * 100:+.1f} pts"
+        return f"{fmt_signed(m['ci_low'] * 100)} … {fmt_signed(m['ci_high'] * 100)} pts"
     return f"{m['ci_low']:+.3g} … {m['ci_high']:+.3g}"
 
 
@@ -140,7 +140,7 @@ def explain_rows(doc: dict, group: str | None = None) -> list[dict]:
         rows.append(dict(e, label=label, delta_text=t["delta_text"],
                          baseline_text=t["value_baseline"], candidate_text=t["value_candidate"],
                          share_text=MISSING if e.get("share_of_delta") is None
-                         else f"{e['share_of_delta'] * 100:+.0f}%"))
+                         else f"{fmt_signed(e['share_of_delta'] * 100, 0)}%"))
     return rows
 
 
@@ -191,7 +191,7 @@ def step_line(doc: dict) -> str:
     line = (f"step time (median): {fmt_ms(st['baseline'])} → {fmt_ms(st['candidate'])}, "
             f"{_signed_pct(st.get('delta_pct'))}")
     if st.get("ci_low_pct") is not None:
-        line += f" (95% CI {st['ci_low_pct']:+.1f}% … {st['ci_high_pct']:+.1f}%)"
+        line += f" (95% CI {fmt_signed(st['ci_low_pct'])}% … {fmt_signed(st['ci_high_pct'])}%)"
     return line + f" — {_change_word(st)}"
 
 
@@ -229,7 +229,7 @@ def _rest_line(rest: list[dict]) -> str:
     (+6% of the delta)' — the explain rows not listed, each named as the JSON names it."""
     delta = sum(float(e.get("delta") or 0.0) for e in rest)
     shares = [float(x) for e in rest if (x := e.get("share_of_delta")) is not None]
-    share = f" ({sum(shares) * 100:+.0f}% of the delta)" if len(shares) == len(rest) else ""
+    share = f" ({fmt_signed(sum(shares) * 100, 0)}% of the delta)" if len(shares) == len(rest) else ""
     t = ms_row_texts({"baseline": None, "candidate": None, "delta": delta})
     names = [text_safe(e.get("label") or e.get("name"), 60) for e in rest]
     listed = ", ".join(names[:4]) + (f", … (+{len(names) - 4})" if len(names) > 4 else "")

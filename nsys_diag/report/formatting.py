@@ -117,6 +117,12 @@ def fmt_pct(value, decimals: int = 1) -> str:
     return f"{x * 100:.{decimals}f}%"
 
 
+def fmt_signed(x: float, decimals: int = 1) -> str:
+    """``x`` with an explicit sign and fixed ``decimals``; a value that rounds to zero reads
+    "+0.0", never "-0.0" (a change too small to show has no direction): -0.0004 → '+0.0'."""
+    return f"{(x if round(x, decimals) != 0 else 0.0):+.{decimals}f}"
+
+
 def fmt_share(value) -> str:
     """A fraction 0..1 as a compact percentage for tables and labels: 0.525 → '52%',
     0.004 → '0.4%', 0.00001 → '<0.1%', 0 → '0%'."""

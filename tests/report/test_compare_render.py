@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nsys_diag.report.compare_render import render_compare_text
+from nsys_diag.report.compare_render import _fmt_delta, render_compare_text
 
 
 def _row(name: str, delta: float, share: float) -> dict:
@@ -72,3 +72,18 @@ def test_rates_per_second_are_labelled_as_time_per_second():
 
     assert metric_label("window.kernel_ms_per_s.attention") == "attention kernel time per second"
     assert metric_label("window.kernel.nvjet_ms_per_s") == "kernel nvjet time per second"
+
+
+def test_a_change_that_rounds_to_zero_has_no_minus_sign():
+    """A tiny negative share of the delta or GPU-busy change prints "+0%" / "+0.0 pts (+0.0%)",
+    not "-0%" / "-0.0 pts (-0.0%)"; a real negative change keeps its sign."""
+    rows = [_row("k0", -20.0, 1.002), _row("k1", 0.048, -0.0024)]
+    busy = {"name": "gpu_busy", "unit": "share", "baseline": 0.935, "candidate": 0.93499,
+            "delta": -0.00001, "delta_pct": -0.001, "change": "n/a"}
+    doc = {"summary": "x", "baseline": {"path": "a", "runs": 1, "steps": 9},
+           "candidate": {"path": "b", "runs": 1, "steps": 9}, "explain": rows, "metrics": [busy]}
+    text = "\n".join(render_compare_text(doc))
+    assert "(+0% of the delta)" in text and "-0%" not in text
+    assert "(+100% of the delta)" in text
+    assert _fmt_delta(busy) == "+0.0 pts (+0.0%)"
+    assert _fmt_delta(dict(busy, delta=-0.012, delta_pct=-1.3)) == "-1.2 pts (-1.3%)"

@@ -16,6 +16,7 @@ from nsys_diag.report.formatting import (
     fmt_rate,
     fmt_ratio,
     fmt_share,
+    fmt_signed,
     fmt_value,
 )
 
@@ -94,3 +95,11 @@ def test_fmt_count_and_number():
 ])
 def test_fmt_value_infers_units_from_the_metric_name(metric, value, text):
     assert fmt_value(value, metric) == text
+
+
+@pytest.mark.parametrize("x, decimals, text", [
+    (-0.0004, 1, "+0.0"), (-0.2, 0, "+0"), (0.0, 1, "+0.0"), (-0.05, 1, "-0.1"), (1.26, 1, "+1.3"),
+    (-3.0, 0, "-3"),
+])
+def test_fmt_signed_never_prints_minus_zero(x, decimals, text):
+    assert fmt_signed(x, decimals) == text
