@@ -118,7 +118,14 @@ NSYS_TRACE_CUDA = "nsys profile -t cuda"
 NSYS_TRACE_CUDA_NVTX = "nsys profile -t cuda,nvtx"
 """The short CUDA + NVTX tracing flags quoted inside longer hints."""
 
-NSYS_CAPTURE_COMMAND = f"{NSYS_TRACE_FLAGS} --cuda-graph-trace=node -o report python train.py"
+EXAMPLE_PYTHON_RUN = "python train.py"
+"""The program every example command line profiles (a PyTorch training script)."""
+
+EXAMPLE_NATIVE_RUN = "./app"
+"""The same place in an example command line for a compiled program (CUDA C/C++, OpenMP offload,
+OpenACC): advice to such a program names it instead of ``EXAMPLE_PYTHON_RUN``."""
+
+NSYS_CAPTURE_COMMAND = f"{NSYS_TRACE_FLAGS} --cuda-graph-trace=node -o report {EXAMPLE_PYTHON_RUN}"
 """A complete capture command line for a PyTorch training script."""
 
 NSYS_EXPORT_SQLITE = "nsys export --type sqlite"
@@ -227,7 +234,7 @@ HINT_CAPTURE_WORKERS = ("capture the workers too: nsys profile traces child proc
                         "annotate their fetches with NVTX or add `--sample=process-tree`")
 """No DataLoader worker in the export."""
 
-NCU_CAPTURE_COMMAND = ("ncu --set roofline --csv --page raw --print-units base python train.py > "
+NCU_CAPTURE_COMMAND = (f"ncu --set roofline --csv --page raw --print-units base {EXAMPLE_PYTHON_RUN} > "
                        "kernels.csv")
 """The Nsight Compute command line that records what the roofline needs."""
 

@@ -150,6 +150,14 @@ def test_no_pytorch_only_words_in_the_advice_of_a_program_that_is_not_pytorch(ca
         assert not [w for w in forbidden if w in text], text
 
 
+@pytest.mark.parametrize("name", [n for n in NSYS_CASES
+                                  if programs.facts(n)["framework"] in ("cuda", "openmp_offload",
+                                                                        "openacc")])
+def test_no_python_command_line_in_the_advice_of_a_compiled_program(case_paths, name):
+    view = _view(case_paths[name], memory_budget="none")
+    assert not [t for t in _advice_texts(view) if "python train.py" in t]
+
+
 def test_cuda_programs_get_cuda_wording():
     view = _view(shared_trace("nsys/saxpy_mpi_a100_2022.2.sqlite"))
     assert view["program"]["framework"] == "cuda"

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import (KINETO_ADVICE_LATE_START, KINETO_ADVICE_NAME_HOST,
+from nsys_diag.model.vocabulary import (EXAMPLE_NATIVE_RUN, EXAMPLE_PYTHON_RUN,
+                                        KINETO_ADVICE_LATE_START, KINETO_ADVICE_NAME_HOST,
                                         KINETO_ADVICE_SAMPLE_HOST, KINETO_ADVICE_SKIP_FIRST,
                                         KINETO_ADVICE_STEADY_STATE, KINETO_FORMAT, NCU_PROFILE,
                                         NSYS_TRACE_FLAGS)
@@ -80,17 +81,25 @@ def advice_flavour(framework: str | None, trace_format: str | None = None) -> st
     return "neutral"
 
 
+NATIVE_FLAVOURS = ("cuda", "openmp_offload", "openacc")
+"""Flavours of compiled programs: their example command lines run ``EXAMPLE_NATIVE_RUN``, not a
+Python script."""
+
+
 def worded(rule: Rule, flavour: str) -> str | None:
-    """The rule's text for ``flavour`` (None: the rule does not fit the program)."""
+    """The rule's text for ``flavour`` (None: the rule does not fit the program); a compiled
+    program's example command lines (``ncu … python train.py``) run ``./app`` instead."""
     if flavour == "pytorch":
         return rule.text
     variants = dict(rule.variants)
     if flavour == "kineto":
         return variants.get("kineto", rule.text)
     text = variants.get(flavour, variants.get("neutral"))
-    if text is not None:
-        return text
-    return None if any(w in rule.text for w in PYTORCH_ONLY_WORDS) else rule.text
+    if text is None and any(w in rule.text for w in PYTORCH_ONLY_WORDS):
+        return None
+    text = rule.text if text is None else text
+    return text.replace(EXAMPLE_PYTHON_RUN, EXAMPLE_NATIVE_RUN) if flavour in NATIVE_FLAVOURS \
+        else text
 
 
 def _in_use(x, technique: str) -> bool:

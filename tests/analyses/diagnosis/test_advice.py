@@ -1,0 +1,29 @@
+"""Advice wording per program (nsys_diag/analyses/diagnosis/advice.py: ``worded``)."""
+from __future__ import annotations
+
+import pytest
+
+from nsys_diag.analyses.diagnosis.advice import ADVICE, Rule, worded
+from nsys_diag.model.vocabulary import EXAMPLE_NATIVE_RUN, EXAMPLE_PYTHON_RUN, NCU_PROFILE
+
+NCU_RULE = Rule(f"Check the kernels with {NCU_PROFILE}.", ("gpu_fill.underfilled_share",))
+
+
+@pytest.mark.parametrize("flavour", ["cuda", "openmp_offload", "openacc"])
+def test_a_compiled_program_is_told_to_profile_its_binary_not_a_python_script(flavour):
+    text = worded(NCU_RULE, flavour)
+    assert text is not None and EXAMPLE_PYTHON_RUN not in text
+    assert f"--print-units base {EXAMPLE_NATIVE_RUN} > kernels.csv" in text
+
+
+@pytest.mark.parametrize("flavour", ["pytorch", "kineto", "neutral"])
+def test_python_programs_keep_the_python_command(flavour):
+    assert f"--print-units base {EXAMPLE_PYTHON_RUN} > kernels.csv" in (worded(NCU_RULE, flavour)
+                                                                      or "")
+
+
+def test_every_latency_rule_offered_to_a_cuda_program_runs_its_binary():
+    """The latency advice (under-filled launches, a CUDA-C symptom) quotes the ncu command."""
+    texts = [worded(r, "cuda") for r in ADVICE["latency"]]
+    assert any(t and "ncu " in t for t in texts)
+    assert not any(t and EXAMPLE_PYTHON_RUN in t for t in texts)
