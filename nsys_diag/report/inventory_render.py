@@ -13,7 +13,7 @@ from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.jsonsafe import escape_invisible
 from nsys_diag.model.text import clean_text, terminal_line
-from nsys_diag.report.formatting import fmt_bytes, fmt_count, fmt_ns, fmt_rate
+from nsys_diag.report.formatting import fmt_bytes, fmt_count, fmt_device_memory, fmt_ns, fmt_rate
 
 
 def build_inspect_view(bundle: TraceBundle, include_host_info: bool = False) -> dict:
@@ -37,7 +37,7 @@ def _gpu_line(g: dict) -> str:
     if g["sm_count"]:
         bits.append(f"{g['sm_count']} SMs")
     if g["memory_bytes"]:
-        bits.append(fmt_bytes(g["memory_bytes"]))
+        bits.append(fmt_device_memory(g["memory_bytes"]))
     if g["memory_bandwidth_bytes_per_s"]:
         bits.append(fmt_rate(g["memory_bandwidth_bytes_per_s"]))
     if g["clock_hz"]:
