@@ -150,7 +150,8 @@ _SHARE_KEY = re.compile(r"(share|utilization|fraction|_frac|ratio_of|active|_uti
 
 def fmt_value(value, metric: str = "") -> str:
     """Format a value whose unit is known only from its metric name (verdict evidence, thresholds):
-    ``*_ns`` → duration, ``*_ms`` → duration, share/utilization → percent, ``*bytes`` → bytes,
+    ``*_ns`` → duration, ``*_ms`` and ``*_ms_per_*`` → duration, share/utilization → percent,
+    ``*bytes`` → bytes,
     ``*_per_s`` → rate; strings pass through; other numbers → 3 significant digits."""
     if value is None:
         return MISSING
@@ -161,7 +162,7 @@ def fmt_value(value, metric: str = "") -> str:
     name = (metric or "").lower()
     if name.endswith("_ns"):
         return fmt_ns(value)
-    if name.endswith("_ms"):
+    if name.endswith("_ms") or "_ms_per_" in name:  # replay.saves_ms_per_step: ms per step
         return fmt_ms(value)
     if name.endswith("bytes_per_s"):
         return fmt_rate(value)

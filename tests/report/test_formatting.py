@@ -84,6 +84,7 @@ def test_fmt_count_and_number():
     ("gpu.utilization", 0.24, "24.0%"),
     ("phases.data_share", 0.525, "52.5%"),
     ("step_ms", 800.0, "800 ms"),
+    ("replay.saves_ms_per_step", 380.001, "380 ms"),
     ("min_gap_ns", 1000, "1 µs"),
     ("peak_bytes", 2_000_000, "2 MB"),
     ("dram_bytes_per_s", 1e12, "1 TB/s"),
