@@ -13,7 +13,7 @@ import pytest
 from nsys_diag.analyses.diagnosis.verdict import LARGER_BATCH
 from nsys_diag.app.analyze import analyze_path
 from nsys_diag.report.page import _pageable_note
-from nsys_diag.report.quantities import METRIC_PATHS, resolve, same_value
+from nsys_diag.report.quantities import METRIC_PATHS, attach_paths, resolve, same_value
 from nsys_diag.synth import PRESETS, preset, programs, write_nsys_sqlite
 from nsys_diag.synth.kineto_writer import write_kineto_json
 from nsys_diag.synth.replay_cases import REPLAY_CASES
@@ -177,6 +177,24 @@ def test_a_number_no_row_states_is_caught():
     assert _unearned("73% of the window in short gaps; 19.8 ms mean step",
                      _quantities(rows)) == ["73", "19.8"]
     assert _unearned("DataLoader(num_workers>0, prefetch_factor>=2) on int8", set()) == []
+
+
+def test_the_scale_projection_is_a_list_of_quantities_with_paths():
+    node = {"scaling": [{"gpus": 1, "step_ms": 100.0, "efficiency": 1.0, "exposed_ms": 0.0},
+                        {"gpus": 2, "step_ms": 120.0, "efficiency": 0.83, "exposed_ms": 20.0}],
+            "verdict": {"scale_advice": "The weak-scaling formula projects 2 GPUs 120 ms/step "
+                                        "(83% efficiency, 20.0 ms exposed communication).",
+                        "evidence": []},
+            "findings": []}
+    q = attach_paths(node)["verdict"]["quantities"]
+    assert [(r["name"], r["path"]) for r in q] == [
+        ("scaling.gpus", "/scaling/1/gpus"), ("scaling.step_ms", "/scaling/1/step_ms"),
+        ("scaling.efficiency", "/scaling/1/efficiency"),
+        ("scaling.exposed_ms", "/scaling/1/exposed_ms")]
+    assert not _unearned(node["verdict"]["scale_advice"], _quantities(q))
+    node["verdict"]["scale_advice"] = "More GPUs will not help."
+    node["verdict"].pop("quantities")
+    assert "quantities" not in attach_paths(node)["verdict"]
 
 
 # ----------------------------------------------------------------------- cross-section claims
