@@ -62,7 +62,7 @@ METRIC_PATHS: dict[str, tuple[str | None, str]] = {
     "replay.unavailable_reason": (None, "text"),
     "replay.change": (None, "text"),
     "replay.step_ms_after": (None, "ms"),
-    "replay.step_ms": (None, "ms"),
+    "replay.step_ms": ("/steps/mean_ms", "ms"),
     "communication.overlap_share": ("/communication/overlap_share", "share"),
     "thresholds.small_kernel_ns": ("/thresholds/small_kernel_ns", "ns"),
     "gpu_fill.example_kernel": (None, "text"),
@@ -165,9 +165,9 @@ def _example_paths(node: dict, prefix: str, rows: list[dict]) -> None:
     i = next((k for k, w in enumerate(table) if str(w.get("name", ""))[:80] == name), None)
     if name is None or i is None:
         return
-    for r in rows:  # the name row keeps no path: the headline quotes a prefix of the name
+    for r in rows:  # a name longer than the headline quotes keeps no path (not the same text)
         key = _EXAMPLE_KEYS.get(str(r.get("metric")))
-        if key not in (None, "name") and same_value(table[i].get(key), r.get("value")):
+        if key is not None and same_value(table[i].get(key), r.get("value")):
             r["path"] = f"{prefix}/gpu_fill/kernels/{i}/{key}"
 
 
