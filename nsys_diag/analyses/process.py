@@ -227,14 +227,25 @@ def _get(result, key, default=None):
 
 
 def _pageable_rates(transfers, steps_ok: bool, step_ms, window_ms: float
-                    ) -> tuple[float | None, float | None]:
-    """(pageable copy bytes per step, per second without steps) over the analysed window."""
+                    ) -> tuple[float | None, float | None, float | None]:
+    """(pageable copy bytes per step, per second without steps, pageable copy time over the
+    window — a share, capped at 1) over the analysed window (ms in, bytes and shares out)."""
     if not is_available(transfers) or window_ms <= 0:
-        return None, None
+        return None, None, None
     b = float(getattr(transfers, "pageable_bytes", 0) or 0)
+    share = min(float(getattr(transfers, "pageable_time_ns", 0) or 0) / 1e6 / window_ms, 1.0)
     if steps_ok and step_ms:
-        return b * step_ms / window_ms, None
-    return None, b / (window_ms / 1e3)
+        return b * step_ms / window_ms, None, share
+    return None, b / (window_ms / 1e3), share
+
+
+def with_pageable_rates(transfers, vin) -> Any:
+    """``transfers`` with the pageable rates the verdict read (``vin``) when it is available."""
+    if not isinstance(transfers, TransfersResult) or not transfers.available:
+        return transfers
+    return dataclasses.replace(transfers, pageable_bytes_per_step=vin.pageable_bytes_per_step,
+                               pageable_bytes_per_s=vin.pageable_bytes_per_s,
+                               pageable_window_share=vin.pageable_window_share)
 
 
 def _gap_detail(gaps) -> dict[str, str]:
@@ -266,6 +277,12 @@ def _roofline_facts(roofline) -> tuple[float | None, float | None, str | None]:
         return None, None, None
     tw = getattr(roofline, "time_weighted", {}) or {}
     return tw.get("memory_bound"), tw.get("compute_bound"), getattr(roofline, "confidence", None)
+
+
+def _blind_launches(bundle) -> int | None:
+    """Kernel launch calls traced without any kernel activity row (None: not that case)."""
+    launches = bundle.meta.extra.get("launch_calls_without_kernels")
+    return int(launches) if launches and dq.no_gpu_work_hint(bundle) else None
 
 
 def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
@@ -347,6 +364,7 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
                           if q.severity == "warning"),
         capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
         missing=_missing(bundle, has_kernels),
+        launch_calls_without_kernels=(_blind_launches(bundle) if not has_kernels else None),
         gap_detail=_gap_detail(gaps),
         kernel_count=(int(kernels.kernel_count) if hasattr(kernels, "kernel_count") else None),
         kernel_time_ms=(float(kernels.total_ns) / 1e6 if hasattr(kernels, "total_ns") else None),
@@ -354,6 +372,7 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         phase_names=tuple((r.name, r.canonical) for r in phases.rows) if phases_ok else (),
         periodic_slow_step=_periodic(steps) if steps_ok else None,
         pageable_bytes_per_step=pageable[0], pageable_bytes_per_s=pageable[1],
+        pageable_window_share=pageable[2],
         has_counters=bool(metrics) or roof_mem is not None,
         tc_engaged=getattr(tensor_cores, "engaged", None) if tc_ok else None,
         tensor_active_during_gemm=(getattr(tensor_cores, "tensor_active_during_gemm", None)
@@ -479,8 +498,8 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     return ProcessAnalysis(
         global_pid=gpid, pid=pid, name=pname, devices=devices, window=window, steps=steps,
         phases=phases, utilization=r["utilization"], gaps=r["gaps"], kernels=kres,
-        tensor_cores=r["tensor_cores"], transfers=r["transfers"], gpu_metrics=r["gpu_metrics"],
-        throughput=throughput, communication=r["communication"], memory=r["memory"],
+        tensor_cores=r["tensor_cores"], transfers=with_pageable_rates(r["transfers"], vin),
+        gpu_metrics=r["gpu_metrics"], throughput=throughput, communication=r["communication"], memory=r["memory"],
         timeline=r["timeline"], verdict=verdict, verdict_inputs=vin, data_quality=r["quality"],
         roofline=r["roofline"], mfu=mfu, scaling=scaling, nvtx_ranges=r.get("nvtx_ranges"),
         timeline_lanes=r.get("timeline_lanes"), gpu_fill=gpu_fill)

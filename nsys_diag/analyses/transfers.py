@@ -13,6 +13,10 @@ Definitions (GB = 1e9 bytes, so GB/s = bytes/ns)
   the async ones). ``sync_copies``: launched by a non-``Async`` memcpy API (``cudaMemcpy``,
   ``cudaMemcpy2D``, ``cuMemcpyHtoD`` …: nsys rule ``cuda_memcpy_sync``); ``sync_memsets`` likewise
   (``cuda_memset_sync``). Copies whose launching call is not in the export are not counted.
+* ``pageable_time_ms`` = Σ durations of the pageable copies; ``pageable_window_share`` = that
+  time over the analysed window (capped at 1), and ``pageable_bytes_per_step`` (per analysed
+  step) or ``pageable_bytes_per_s`` (without steps) — the rates the pinned-memory advice reads,
+  set by the process ending (``process.with_pageable_rates``); null before.
 """
 from __future__ import annotations
 
@@ -161,6 +165,10 @@ class TransfersResult:
     pageable_count: int = 0
     pageable_bytes: int = 0
     pageable_async_count: int = 0
+    pageable_time_ns: int = 0
+    pageable_bytes_per_step: float | None = None
+    pageable_bytes_per_s: float | None = None
+    pageable_window_share: float | None = None
     sync_copies: int = 0
     sync_memsets: int = 0
     memset_count: int = 0
@@ -177,6 +185,10 @@ class TransfersResult:
             "pageable_count": int(self.pageable_count),
             "pageable_bytes": int(self.pageable_bytes),
             "pageable_async_count": int(self.pageable_async_count),
+            "pageable_time_ms": ns_to_ms(self.pageable_time_ns),
+            "pageable_bytes_per_step": fnum(self.pageable_bytes_per_step),
+            "pageable_bytes_per_s": fnum(self.pageable_bytes_per_s),
+            "pageable_window_share": fnum(self.pageable_window_share),
             "sync_copies": int(self.sync_copies),
             "sync_memsets": int(self.sync_memsets),
             "memset": {"count": int(self.memset_count), "bytes": int(self.memset_bytes),
@@ -306,7 +318,8 @@ def transfers_result(by_kind: dict[str, KindStats], assumptions: tuple[str, ...]
     return TransfersResult(
         available=True, by_kind=by_kind, assumptions=assumptions,
         pageable_count=flags["pageable_count"], pageable_bytes=flags["pageable_bytes"],
-        pageable_async_count=flags["pageable_async_count"], sync_copies=flags["sync_copies"],
+        pageable_async_count=flags["pageable_async_count"],
+        pageable_time_ns=flags["pageable_time_ns"], sync_copies=flags["sync_copies"],
         sync_memsets=flags["sync_memsets"], memset_count=flags["memset_count"],
         memset_bytes=flags["memset_bytes"], memset_time_ns=flags["memset_time_ns"])
 
@@ -330,6 +343,9 @@ def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame) -> dict[str, int]:
         pageable_count=int(counts[pageable].sum()),
         pageable_bytes=exact_sum(mc["bytes"].to_numpy(dtype=np.int64)[pageable]) if len(mc) else 0,
         pageable_async_count=int(counts[pageable & is_async].sum()),
+        pageable_time_ns=exact_sum((mc["end_ns"].to_numpy(dtype=np.int64)
+                                    - mc["start_ns"].to_numpy(dtype=np.int64))[pageable])
+        if len(mc) else 0,
         sync_copies=int(counts[sync].sum()),
         sync_memsets=int(_api_matches(ms["launch_api"], _SYNC_MEMSET_RE).sum()) if len(ms) else 0,
         memset_count=int(len(ms)),

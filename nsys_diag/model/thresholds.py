@@ -141,6 +141,10 @@ class Thresholds:
     """Pinned-memory advice needs ≥ 1 MiB of pageable copies per step (per second without steps):
     below that the staging copy through a pinned bounce buffer costs < ~0.1 ms at PCIe rates
     (≥ 10 GB/s), too little to be worth changing the allocation."""
+    pageable_copy_min_window_share: float = 0.01
+    """Or pageable copies run ≥ 1% of the analysed window (Σ their durations): at that share
+    the synchronous staging is a cost worth naming even when the bytes per step are few (many
+    small copies each pay the driver's staging and the host's wait)."""
     min_steps_for_high_confidence: int = 5
     """Fewer than 5 analysed steps cap confidence at medium: the outlier rule (modified z-score,
     ``outlier_mad_k``) needs ≥ 3 normal steps and one slow step among 4 moves a mean by 25%."""

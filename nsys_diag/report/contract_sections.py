@@ -182,6 +182,8 @@ TRANSFERS = Section(Obj({
     "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
     "pageable_count": "int", "pageable_bytes": "int", "sync_copies": "int"},
     carried={"pageable_async_count": "int", "sync_memsets": "int", "assumptions": List("str"),
+             "pageable_time_ms": "num", "pageable_window_share": "share?",
+             "pageable_bytes_per_step": "num?", "pageable_bytes_per_s": "num?",
              "memset": Obj({"count": "int", "bytes": "int", "time_ms": "num"})}),
     "No memory transfers in the analysed window.", HINT_CAPTURE_CUDA,
     per_process=True)
@@ -369,7 +371,12 @@ VERDICT = Obj({
     "confidence": Enum("high", "medium", "low"), "scale_advice": "str+", "evidence": evidence(),
     "recommendations": List("str", min_items=1), "projected_step_ms_if_fixed": "num?",
     "secondary": List(VERDICT_CODE), "advice": List(ADVICE_ROW), "finding": "str?"},
-    per_process=True)
+    carried={"quantities": List(Obj({"name": "str", "value": "scalar", "unit": "str",
+                                     "path": "str"}),
+                                doc="the numbers the scale advice states beyond the evidence "
+                                    "rows, each with the JSON pointer that holds it "
+                                    "(report/quantities.py)")},
+    optional=("quantities",), per_process=True)
 
 FINDINGS = List(Obj({
     "code": VERDICT_CODE, "cause": "str+",
@@ -432,8 +439,12 @@ SECTIONS_SPEC: dict[str, Node] = {
                                             "capture_kernels": "int", "capture_kernel_ms": "num",
                                             "text": "str"},
                                            doc="how much of the capture's kernel work a step "
-                                               "selection or --window covers (report/view.py)")},
-                  optional=("coverage",), per_process=True),
+                                               "selection or --window covers (report/view.py)"),
+                           "capture": Obj({"kernel_ms": "num", "kernels": "int",
+                                           "busy_share": "share"},
+                                          doc="the whole capture's kernel time and GPU busy "
+                                              "share the abstain rule reads (report/view.py)")},
+                  optional=("coverage", "capture"), per_process=True),
     "steps": STEPS,
     "phases": PHASES,
     "phases_status": PHASES_STATUS,

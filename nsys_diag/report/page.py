@@ -355,18 +355,26 @@ PIN_HOW = {"pytorch": "pin_memory=True, non_blocking=True",
 
 def _pageable_note(v: dict) -> dict:
     """The transfers note on pageable copies, from the quantities it states: "pin it" only when
-    the pageable copies move at least ``pageable_copy_min_bytes`` (the pinned-memory advice's own
-    bar; below it the staging copy costs too little to change the allocation), worded for the
-    program; else the count and bytes, said to be too little to matter."""
+    the pageable copies move at least ``pageable_copy_min_bytes`` or run at least
+    ``pageable_copy_min_window_share`` of the window (the pinned-memory advice's own bars; below
+    both the staging copy costs too little to change the allocation), worded for the program;
+    else the count, bytes and copy time, said to be too little to matter."""
     t = v["transfers"]
+    th = v.get("thresholds") or {}
     n, size = finite(t.get("pageable_count")), finite(t.get("pageable_bytes"))
-    bar = finite((v.get("thresholds") or {}).get("pageable_copy_min_bytes")) or (1 << 20)
+    share = finite(t.get("pageable_window_share"))
+    bar = finite(th.get("pageable_copy_min_bytes")) or (1 << 20)
+    share_bar = finite(th.get("pageable_copy_min_window_share")) or 0.01
     if not n:
         return {"pageable_worth_pinning": False, "pageable_text": ""}
     what = f"{fmt_count(n)} copies ({fmt_bytes(size or 0)}) used pageable host memory"
-    if (size or 0) < bar:
+    if share is not None:
+        what += f", {fmt_share(share)} of the window"
+    if (size or 0) < bar and (share is None or share < share_bar):
+        under = f"under {fmt_bytes(bar)}" + (f" and {fmt_share(share_bar)} of the window"
+                                              if share is not None else "")
         return {"pageable_worth_pinning": False,
-                "pageable_text": f"{what}: under {fmt_bytes(bar)}, too little to be worth pinning."}
+                "pageable_text": f"{what}: {under}, too little to be worth pinning."}
     how = PIN_HOW.get(str((v.get("program") or {}).get("framework") or ""),
                       "page-locked (pinned) host memory with asynchronous copies")
     return {"pageable_worth_pinning": True,

@@ -146,12 +146,18 @@ def with_savings(findings: list[dict], replay) -> list[dict]:
 def _window_view(p) -> dict:
     """The analysed window, and — when it is a selection (steps, ``--window``) — how much of the
     capture's kernel work it covers (``coverage``: the window's kernels and kernel time beside
-    the capture's, from the launch-shape sample; absent when the capture's totals are unknown)."""
+    the capture's, from the launch-shape sample; absent when the capture's totals are unknown),
+    and ``capture``: the whole capture's kernel time (ms), kernel count and GPU busy share that
+    the abstain rule reads (absent without a launch-shape sample)."""
     out = p.window.to_json()
     vin = getattr(p, "verdict_inputs", None)
     kres = p.kernels
     total_ms = getattr(vin, "capture_kernel_ms", None)
     total_n = getattr(vin, "capture_kernel_count", None)
+    busy = getattr(vin, "capture_busy_share", None)
+    if total_ms is not None and total_n is not None and busy is not None:
+        out["capture"] = {"kernel_ms": float(total_ms), "kernels": int(total_n),
+                          "busy_share": float(busy)}
     if out.get("source") not in ("steps", "user") or total_ms is None or total_n is None \
             or not hasattr(kres, "kernel_count"):
         return out

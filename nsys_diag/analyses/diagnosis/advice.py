@@ -6,7 +6,9 @@ off the Tensor Cores); ``because`` names the metrics that earn it; ``when(x, th)
 Gates (issue 15): no checkpoint advice without a phase naming a checkpoint/save or a periodic slow
 step; no logging advice without a phase naming logging/eval or a host-sync finding; no pinned-memory
 advice under ``Thresholds.pageable_copy_min_bytes`` of pageable copies per step (per second
-without steps); no "add NVTX phases" when phases exist. Only fired findings carry advice.
+without steps) unless they run ≥ ``pageable_copy_min_window_share`` of the window; no "add
+NVTX phases" when phases exist. Only fired findings carry advice. The numbers a wording states
+that are general guidance, not measurements, are its ``Rule.constants``.
 """
 from __future__ import annotations
 
@@ -55,6 +57,10 @@ class Rule:
     because: tuple[str, ...]
     when: Callable[[Any, Thresholds], bool] = lambda x, th: True
     variants: tuple[tuple[str, str], ...] = ()
+    constants: tuple[str, ...] = ()
+    """The numbers the wording states that are general guidance, not measurements of the trace
+    ("multiples of 8", "128–256 threads"): documented here, and the only numbers of a text that
+    need no quantity of its finding (report/quantities.py, tests/report/test_quantities.py)."""
 
 
 FLAVOURS = ("pytorch", "kineto", "cuda", "openmp_offload", "openacc", "neutral")
@@ -133,9 +139,12 @@ def _logging_earned(x, th: Thresholds) -> bool:
 
 
 def pageable_earned(x, th: Thresholds) -> bool:
-    """Pageable copies move ≥ ``pageable_copy_min_bytes`` per step (per second without steps)."""
+    """Pageable copies move ≥ ``pageable_copy_min_bytes`` per step (per second without steps)
+    or run ≥ ``pageable_copy_min_window_share`` of the analysed window."""
     per = x.pageable_bytes_per_step if x.pageable_bytes_per_step is not None else x.pageable_bytes_per_s
-    return per is not None and per >= th.pageable_copy_min_bytes
+    share = getattr(x, "pageable_window_share", None)
+    return ((per is not None and per >= th.pageable_copy_min_bytes)
+            or (share is not None and share >= th.pageable_copy_min_window_share))
 
 
 def _comm_hidden(x, th: Thresholds) -> bool:
@@ -195,7 +204,8 @@ CAPTURE_RANGE = (
 
 PINNED = Rule("Use pinned host memory and asynchronous copies: DataLoader(pin_memory=True) and "
               ".to(device, non_blocking=True) (cudaMallocHost + cudaMemcpyAsync outside PyTorch).",
-              ("transfers.pageable_bytes_per_step",), pageable_earned,
+              ("transfers.pageable_bytes_per_step", "transfers.pageable_window_share"),
+              pageable_earned,
               variants=(
                   ("cuda", "Copy from pinned host buffers (cudaMallocHost, or cudaHostRegister on "
                            "existing ones) with cudaMemcpyAsync on a non-default stream, so "
@@ -399,14 +409,15 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              "torch.backends.cudnn.allow_tf32 = True.", ("tensor_cores.non_tc_gemm_share",)),
         Rule("Align GEMM/conv dimensions (batch, hidden, channels) to multiples of 8 for fp16/bf16 "
              "(16 for int8/fp8) so cuBLAS/cuDNN can pick Tensor Core kernels.",
-             ("tensor_cores.non_tc_gemm_share",)),
+             ("tensor_cores.non_tc_gemm_share",), constants=("8", "16")),
         Rule("Kernels to check first (GEMM/conv without Tensor Cores): {kernels}.",
              ("tensor_cores.non_tc_gemm_kernels",), _has_non_tc_kernels),
     ),
     "latency": (
         Rule("Give each launch more parallel work: at least as many blocks as the GPU has SMs "
              "(several per SM) and 128–256 threads per block, so every SM holds enough warps to "
-             "hide memory latency.", ("gpu_fill.underfilled_share",)),
+             "hide memory latency.", ("gpu_fill.underfilled_share",),
+             constants=("128", "256")),
         Rule("Batch or merge the small launches (process several rows, systems or levels per "
              "launch), or run independent ones concurrently on separate streams.",
              ("gpu_fill.underfilled_share",)),
@@ -455,6 +466,21 @@ def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:
             text = text.replace("FlashAttention, ", "")
         out.append(Advice(text.format(**fill), r.because))
     return tuple(out)
+
+
+def rule_constants(text: str) -> set[str]:
+    """The documented constants (``Rule.constants``) of the advice rule one of whose wordings
+    ``text`` is (its ``{…}`` fields filled with anything); empty for any other text."""
+    out: set[str] = set()
+    for rules in ADVICE.values():  # a few dozen rules
+        for r in rules:
+            if not r.constants:
+                continue
+            for wording in (r.text, *(w for _, w in r.variants)):
+                parts = re.split(r"\{\w+\}", wording)
+                if re.fullmatch(".*?".join(re.escape(p) for p in parts), text, re.DOTALL):
+                    out |= set(r.constants)
+    return out
 
 
 def with_advice(f: Finding, x, th: Thresholds, *, force: bool = False) -> Finding:

@@ -237,6 +237,9 @@ def transfer_finding(x, th: Thresholds) -> Finding:
         extra.append(context("transfers.pageable_bytes_per_step", x.pageable_bytes_per_step, "timeline"))
     elif x.pageable_bytes_per_s is not None:
         extra.append(context("transfers.pageable_bytes_per_s", x.pageable_bytes_per_s, "timeline"))
+    if getattr(x, "pageable_window_share", None) is not None:
+        extra.append(context("transfers.pageable_window_share", x.pageable_window_share,
+                             "timeline"))
     return _idle(x, th, "transfer", th.input_bound_verdict_share,
                  "Input-bound: the SMs idle {share} of the window while host↔device copies run{via} "
                  "(copy engines busy is not utilization)",
@@ -296,7 +299,9 @@ def launch_finding(x, th: Thresholds) -> Finding:
               "Launch-bound: " + pct(x.small_kernel_frac) + " of kernels run < "
               f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {pct(idle)} of the window, "
               "{share} of the window in short gaps between launches",
-              [small, context("gaps.idle_share", idle, "timeline")])
+              [small, context("gaps.idle_share", idle, "timeline"),
+               # the "< 10 µs" the headline states is this threshold (``/thresholds/…``)
+               context("thresholds.small_kernel_ns", th.small_kernel_ns, "thresholds")])
     return f
 
 
@@ -404,6 +409,10 @@ def latency_finding(x, th: Thresholds) -> Finding | None:
     if top:
         name, blocks, threads, sms = top
         shape = (f"; e.g. {name}: {blocks:,} blocks of {threads} threads on {sms} SMs")
+        ev += [context("gpu_fill.example_kernel", name, "launch shapes"),
+               context("gpu_fill.example_blocks", blocks, "launch shapes"),
+               context("gpu_fill.example_threads_per_block", threads, "launch shapes"),
+               context("gpu_fill.sm_count", sms, "launch shapes")]
     return make(x, "latency", u * float(under), ev, th.latency_underfilled_share, under,
                 f"Latency-bound: the GPU is busy in time, but its launches fill little of its "
                 f"SMs — {pct(under)} of kernel time in under-filled launches{shape}")
@@ -420,6 +429,11 @@ def compute_finding(x, th: Thresholds) -> Finding:
     sm = (x.metrics or {}).get("sm_active")
     if sm is not None:
         ev.append(context("gpu_metrics.sm_active", sm, "gpu_metrics"))
+    # the communication shares the scale advice and the scale-out tip state
+    if getattr(x, "comm_hidden_share", None) is not None:
+        ev.append(context("communication.overlap_share", x.comm_hidden_share, "nccl"))
+    if getattr(x, "comm_exposed_share", None) is not None:
+        ev.append(context("communication.exposed_share", x.comm_exposed_share, "nccl"))
     tc = (f"; {pct(x.tc_share_of_kernel_time)} of kernel time on Tensor Cores"
           if x.tc_share_of_kernel_time is not None else "")
     f = make(x, "compute", u, ev, th.high_utilization, u,

@@ -129,6 +129,7 @@ class VerdictInputs:
     data_warnings: int = 0
     capture_hints: tuple = ()
     missing: tuple = ()  # human list of what was not captured (for insufficient_data)
+    launch_calls_without_kernels: int | None = None  # API launches, no kernel rows (blind)
     gap_detail: dict = field(default_factory=dict)  # cause -> strongest evidence, human text
     kernel_count: int | None = None  # kernels in the analysed window (None: not counted)
     kernel_time_ms: float | None = None  # kernel time in the window, summed over GPUs
@@ -137,6 +138,7 @@ class VerdictInputs:
     periodic_slow_step: str | None = None  # e.g. "periodic (every 5 steps)" from steps.outliers
     pageable_bytes_per_step: float | None = None
     pageable_bytes_per_s: float | None = None  # set when there are no steps
+    pageable_window_share: float | None = None  # pageable copy time / analysed window
     has_counters: bool | None = None  # GPU metrics or ncu present (None: derive from the above)
     tc_engaged: bool | None = None  # tensor_cores.engaged
     tensor_active_during_gemm: float | None = None  # tensor_cores.tensor_active_during_gemm
@@ -261,7 +263,9 @@ def _insufficient(x: VerdictInputs) -> Verdict:
         confidence="medium" if x.data_warnings else "high",
         scale_advice="Unknown: the trace has no GPU activity to judge; re-capture it with the "
                      "flags below before deciding on more or bigger GPUs.",
-        evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),),
+        evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),) + ((
+            Evidence("capture.launch_calls_without_kernels", x.launch_calls_without_kernels,
+                     None, "info", "capture"),) if x.launch_calls_without_kernels else ()),
         recommendations=recs, projected_step_ms_if_fixed=None,
         advice=_as_advice(recs, ("kernels_in_window",)), finding="too_little_work")
 
@@ -474,7 +478,12 @@ def _with_price(f: Finding, s: Saving, th: Thresholds) -> Finding:
         # the replay's own figures, unrounded: the rows point at them (report/quantities.py)
         rule("replay.saves_share", s.saves_share, th.verdict_min_saving_share, ">=", "replay"),
         context("replay.saves_ms_per_step", s.saves_ms, "replay"),
-        context("replay.what_if", s.what_if, "replay")))
+        context("replay.what_if", s.what_if, "replay"),
+        context("replay.change", s.change, "replay"),
+        context("replay.step_ms_after", s.step_ms_after, "replay"),
+        # the mean step the saving is a share of (saving + step after: the headline's "of the
+        # … ms mean step")
+        context("replay.step_ms", s.saves_ms + s.step_ms_after, "replay")))
 
 
 def _saves(x: VerdictInputs, f: Finding) -> float:

@@ -111,6 +111,21 @@ def test_no_pinned_memory_advice_under_one_mib_per_step():
     assert "pin_memory" in _texts(per_s)
 
 
+def test_pinned_memory_advice_for_few_bytes_that_take_a_percent_of_the_window():
+    """Many small pageable copies: under 1 MiB per step, but ≥ 1% of the window in copies."""
+    slow = _f(_x(gap_share={"input": 0.5}, pageable_bytes_per_step=64 * 1024,
+                 pageable_window_share=0.02), "input")
+    fast = _f(_x(gap_share={"input": 0.5}, pageable_bytes_per_step=64 * 1024,
+                 pageable_window_share=0.005), "input")
+    assert "pin_memory" in _texts(slow)
+    assert "pin_memory" not in _texts(fast)
+    copies = _f(_x(gap_share={"transfer": 0.5}, pageable_bytes_per_step=64 * 1024,
+                   pageable_window_share=0.02), "transfer")
+    assert "pin_memory" in _texts(copies)
+    row = next(e for e in copies.evidence if e.metric == "transfers.pageable_window_share")
+    assert row.value == 0.02
+
+
 def test_gpu_side_findings_from_counters():
     m = _f(_x(utilization=0.9, metrics={"dram_bandwidth": 0.8, "tensor_active": 0.0}), "memory_bound")
     assert m.fired and m.code == "memory_bound"
