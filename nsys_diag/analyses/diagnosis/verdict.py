@@ -21,7 +21,7 @@ Rules, in the order they are applied
 3. With the replay's prices (``VerdictInputs.savings``: finding cause → what-if saving, the map
    of ``analyses/diagnosis/pricing.py``): the finding whose what-if saves the most wins when it
    saves ≥ ``verdict_min_saving_share`` of the mean analysed step (rule row
-   ``replay.saves_share``; a finding its own rule did not fire is promoted by that saving); its
+   ``replay.saves_share``; only a fired finding: one its own rule did not fire never decides); its
    headline says what the fix saves. Otherwise the fired idle findings that no what-if prices
    (none exists for the cause, or it saves nothing in every replayed step: the replay does not
    model that mechanism in this trace) by their measured cost (evidence ``replay.unpriced``, no
@@ -386,8 +386,9 @@ def _no_dominant_cause(comp: Finding, x: VerdictInputs, th: Thresholds,
         made = _made_of_words(x)
         tops = _top_savings_words(x)
         head = ("No dominant cause: " + (f"the step waits on {made}; " if made else "")
-                + f"no single fix saves {_pct(th.verdict_min_saving_share)} of the step"
-                + (f" (largest savings: {tops})" if tops else "")
+                + "no cause that reached its threshold has a fix saving "
+                + f"{_pct(th.verdict_min_saving_share)} of the step"
+                + (f" (largest what-if savings, any cause: {tops})" if tops else "")
                 + f"; GPU utilization {_pct(x.utilization)}")
     return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
                    fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
@@ -435,25 +436,23 @@ GPU_SIDE_ORDER = ("memory_bound", "latency", "no_tensor_cores")
 
 
 def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
-    """Rule 3 with the replay's prices: the priced finding that saves the most, when it saves ≥
-    ``verdict_min_saving_share`` of the step (a finding its own rule did not fire is promoted by
-    that saving: the replay's price is its evidence); else the fired idle findings no what-if
+    """Rule 3 with the replay's prices: the fired, priced finding that saves the most, when it
+    saves ≥ ``verdict_min_saving_share`` of the step (a finding its own rule did not fire never
+    decides: its saving is listed by ``no_dominant_cause`` and the what-if table, and the user's
+    thresholds keep their meaning); else the fired idle findings no what-if
     prices (none, or one that saves nothing in every replayed step: the replay does not model
     their mechanism in this trace, e.g. MPI host calls, unified-memory migrations) by their
     measured cost; else the GPU side in ``GPU_SIDE_ORDER``."""
     savings = {c: v for c, v in (x.savings or {}).items() if v.prices}
     priced = [(f, savings[f.cause]) for f in fs
-              if f.cause not in NOT_COMPETING and f.cause in savings]
+              if f.fired and f.cause not in NOT_COMPETING and f.cause in savings]
     if priced:
-        top, s = max(priced, key=lambda fs_: (fs_[1].saves_ms, fs_[0].fired, fs_[0].cost))
+        top, s = max(priced, key=lambda fs_: (fs_[1].saves_ms, fs_[0].cost))
         if s.saves_share >= th.verdict_min_saving_share:
             rest = [v.saves_ms for v in {v.what_if: v for v in savings.values()}.values()
                     if v.what_if != s.what_if]
             conf = "high" if s.saves_ms >= 2 * max(max(rest, default=0.0), 1e-12) else "medium"
-            chosen = _with_price(top, s, th)
-            if not top.fired:
-                chosen = dataclasses.replace(chosen, fired=True, severity="warning")
-            return chosen, "low" if top.cause == "other" else conf
+            return _with_price(top, s, th), "low" if top.cause == "other" else conf
     unpriced = [f for f in fs if f.fired and f.cause not in NOT_COMPETING
                 and f.cause not in savings and f.cause not in GPU_SIDE_CAUSES]
     if unpriced:  # the replay cannot model their mechanism here: their measured cost decides
