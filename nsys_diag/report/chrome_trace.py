@@ -206,7 +206,7 @@ def chrome_trace(bundle: TraceBundle, suite: AnalysisSuite, *, source: str = "",
         host = host[:max(budget, 0)]
         counts["host_written"] += len(host)
         budget -= len(host)
-        if host or getattr(getattr(p, "replay", None), "segments", ()):
+        if host or bool(getattr(getattr(p, "replay", None), "segments", None)):
             meta += _meta("process_name", host_pid, f"{label} · host") + \
                 _meta("thread_name", host_pid, "steps", STEPS_TID, 0) + \
                 _meta("thread_name", host_pid, "NVTX phases", PHASES_TID, 1) + \
