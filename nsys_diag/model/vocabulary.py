@@ -257,6 +257,10 @@ CRITICAL_PATH_KIND_LABELS = {
 }
 """The replay's critical-path kinds (``replay.critical_path[].kind``) in words, for the reports
 and the ``no_dominant_cause`` headline (unknown kinds show as they are)."""
+CRITICAL_PATH_WAIT_KINDS = ("blocking_wait", "host_cpu", "launch", "memory_management",
+                            "host_io", "transfer")
+"""The critical-path kinds that are waits — the GPU's compute is not what the step waits on
+there (``replay.critical_path_segments[]``, the whole-run timeline's "critical path waits")."""
 
 # ------------------------------------------------------------- PyTorch profiler (Kineto) traces
 KINETO_FORMAT = "kineto"

@@ -15,7 +15,9 @@ Tracks, per analysed process:
   cause's ns in ``args``;
 - one Chrome "process" for the host side (``<process> <pid> · host``): a thread ``steps`` (the
   detected steps, with their kind) and a thread ``NVTX phases`` (the exclusive phase instances of
-  ``steps/phases.py``).
+  ``steps/phases.py``), and — with the replay — a thread ``critical path waits`` (the replayed
+  steps' critical-path waits, ``replay.critical_path_segments``: capture times, named by kind
+  and call).
 
 Everything is clipped to the process's analysed window. Bounded: at most ``max_events`` complete
 events; over it, the GPU operations (kernels, copies, memsets) are thinned to the longest ones
@@ -42,7 +44,7 @@ MAX_EVENTS = 200_000
 IDLE_TID = 0
 """Chrome thread id of a GPU's ``idle`` track (streams are ``stream_id + STREAM_TID_BASE``)."""
 STREAM_TID_BASE = 1
-STEPS_TID, PHASES_TID = 1, 2
+STEPS_TID, PHASES_TID, PATH_TID = 1, 2, 3
 """Chrome thread ids of the host tracks."""
 GPU_PID_BASE, HOST_PID_BASE = 1_000_000, 2_000_000
 """Chrome process ids: ``GPU_PID_BASE + 1000 * process index + device``; ``HOST_PID_BASE +
@@ -150,6 +152,24 @@ def _host_events(p: ProcessAnalysis, pid: int, origin: int) -> list[dict]:
     return out
 
 
+def _path_events(p: ProcessAnalysis, pid: int, origin: int, budget: int
+                 ) -> tuple[list[dict], int]:
+    """The replay's critical-path waits in ``p``'s window (the longest ``budget``, named by kind
+    and call; ≤ ``analysis.MAX_PATH_SEGMENTS``); (events, total)."""
+    rp, w = getattr(p, "replay", None), p.window
+    segs = [(max(a, w.start_ns), min(b, w.end_ns), k, n)
+            for a, b, k, n in (getattr(rp, "segments", ()) if getattr(rp, "available", False)
+                               else ()) if min(b, w.end_ns) > max(a, w.start_ns)]
+    if not segs:
+        return [], 0
+    s = np.array([x[0] for x in segs], np.int64)
+    e = np.array([x[1] for x in segs], np.int64)
+    keep = _longest(s, e, budget)
+    names = [f"{k}: {n}" if n else k for _, _, k, n in segs]
+    return _events([names[i] for i in keep], ["critical_path"] * len(keep), pid,
+                   [PATH_TID] * len(keep), s[keep], e[keep], origin), len(segs)
+
+
 def _gap_events(p: ProcessAnalysis, gpu_pid, origin: int, budget: int) -> tuple[list[dict], int]:
     """The process's GPU gaps (longest ``budget``), named by their largest cause; (events, total)."""
     iv = p.gaps.intervals if isinstance(p.gaps, GapsResult) else None
@@ -186,10 +206,11 @@ def chrome_trace(bundle: TraceBundle, suite: AnalysisSuite, *, source: str = "",
         host = host[:max(budget, 0)]
         counts["host_written"] += len(host)
         budget -= len(host)
-        if host:
+        if host or bool(getattr(getattr(p, "replay", None), "segments", None)):
             meta += _meta("process_name", host_pid, f"{label} · host") + \
                 _meta("thread_name", host_pid, "steps", STEPS_TID, 0) + \
-                _meta("thread_name", host_pid, "NVTX phases", PHASES_TID, 1)
+                _meta("thread_name", host_pid, "NVTX phases", PHASES_TID, 1) + \
+                _meta("thread_name", host_pid, "critical path waits", PATH_TID, 2)
         events += host
 
         def gpu_pid(dev: int, pi: int = pi) -> int:
@@ -200,6 +221,11 @@ def chrome_trace(bundle: TraceBundle, suite: AnalysisSuite, *, source: str = "",
         counts["gaps"] += n_gaps
         counts["gaps_written"] += len(gaps)
         events += gaps
+        waits, n_waits = _path_events(p, host_pid, origin, budget // 4)
+        budget -= len(waits)
+        counts["host"] += n_waits
+        counts["host_written"] += len(waits)
+        events += waits
         ops = _gpu_ops(bundle, p)
         s, e = ops["start_ns"].to_numpy(np.int64), ops["end_ns"].to_numpy(np.int64)
         keep = _longest(s, e, budget)

@@ -6,19 +6,23 @@ waited on) marked.
 Each lane's runs (``[first column, columns, class, occupancy quarter]``) become one SVG path per
 class — a rectangle per run, its height the occupancy — so the drawn elements are bounded by lanes
 × classes whatever the trace's size (a run per column at most: ≤ 1,200 rectangles a lane). The
-step edges are one path, the gaps one rectangle each (``gaps.top`` is capped). Coordinates are
-viewBox user units; the template only draws them.
+step edges are one path, the gaps one rectangle each (``gaps.top`` is capped). A thin lane
+"critical path waits" marks the replayed steps' critical-path segments that are waits
+(``replay.critical_path_segments``, capture times, capped by the replay), coloured by kind as
+the replay's stacked bar. Coordinates are viewBox user units; the template only draws them.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from nsys_diag.model.jsonsafe import finite
-from nsys_diag.model.vocabulary import GAP_CAUSE_LABELS
+from nsys_diag.model.vocabulary import CRITICAL_PATH_KIND_LABELS, GAP_CAUSE_LABELS
 from nsys_diag.report.formatting import fmt_ms, fmt_ns, fmt_share
 from nsys_diag.report.tables import slug
 
 WIDTH, LABEL_W, VALUE_W, ROW_H, GAP, TOP = 720, 112, 44, 22, 5, 6
+PATH_H = 8
+"""Height of the thin "critical path waits" lane."""
 LEVELS = 4
 """Occupancy quarters of a run (as the analysis quantises them)."""
 CLASS_LABELS = {"gemm": "GEMM", "conv": "convolution", "attention": "attention",
@@ -74,6 +78,26 @@ def _gap_rects(v: dict, t0: int, dur: int, x0: float, tw: float, y: float) -> li
     return out
 
 
+def _path_rects(v: dict, t0: int, dur: int, x0: float, tw: float, y: float) -> list[dict]:
+    """The replay's critical-path waits inside the window as thin rectangles coloured by kind."""
+    rp = v.get("replay") or {}
+    out = []
+    for seg in (rp.get("critical_path_segments") or []) if rp.get("available") else []:
+        s, e = finite(seg.get("start_ns")), finite(seg.get("end_ns"))
+        if s is None or e is None:
+            continue
+        a, b = max(s, t0), min(e, t0 + dur)
+        if b <= a:
+            continue
+        kind = str(seg.get("kind") or "")
+        name = str(seg.get("name") or "")
+        label = CRITICAL_PATH_KIND_LABELS.get(kind, kind) + (f" ({name})" if name else "")
+        out.append({"x": _r(x0 + (a - t0) / dur * tw), "y": y, "h": PATH_H,
+                    "w": _r(max((b - a) / dur * tw, 0.6)), "cls": "cp-" + slug(kind),
+                    "kind": kind, "title": f"waits on {label}: {fmt_ns(int(b - a))}"})
+    return out
+
+
 def lane_chart(v: dict, ticks: Callable[[float, float, int], list[float]]) -> dict | None:
     """The whole-run timeline's geometry, or None when the section is not drawable. ``ticks``:
     the charts' 1-2-5 tick picker."""
@@ -99,6 +123,10 @@ def lane_chart(v: dict, ticks: Callable[[float, float, int], list[float]]) -> di
     gaps = _gap_rects(v, t0, dur, x0, tw, y)
     gap_row = {"label": "longest idle", "y": y, "ty": y + ROW_H // 2 + 4} if gaps else None
     y += (ROW_H + GAP) if gaps else 0
+    waits = _path_rects(v, t0, dur, x0, tw, y)
+    path_row = {"label": "critical path waits", "y": y, "ty": y + PATH_H // 2 + 4} \
+        if waits else None
+    y += (PATH_H + GAP) if waits else 0
     marks = [finite(m) for m in sec.get("step_marks") or []]
     step_d = "".join(f"M{_r(x0 + (m - t0) / dur * tw)},{TOP - 2}V{y - GAP + 2}" for m in marks
                      if m is not None and t0 <= m <= t0 + dur)
@@ -109,8 +137,11 @@ def lane_chart(v: dict, ticks: Callable[[float, float, int], list[float]]) -> di
     causes = dict(GAP_CAUSE_LABELS)
     legend += [{"cls": "cause-" + slug(c), "label": "idle: " + causes.get(c, c)}
                for c in dict.fromkeys(g["cause"] for g in gaps)]  # the causes drawn, in order
+    legend += [{"cls": "cp-" + slug(k), "label": "waits on: " + CRITICAL_PATH_KIND_LABELS.get(k, k)}
+               for k in dict.fromkeys(w["kind"] for w in waits)]
     return {"width": WIDTH, "height": y + 20, "label_x": x0 - 6, "track_x": x0, "track_w": tw,
             "value_x": x0 + tw + 4, "row_h": ROW_H, "rows": rows, "gaps": gaps, "gap_row": gap_row,
+            "waits": waits, "path_row": path_row, "path_h": PATH_H,
             "steps_path": step_d, "steps": int(finite(sec.get("steps")) or 0), "tick_y": y + 12,
             "ticks": xt, "legend": legend, "duration": fmt_ns(dur),
             "bin": fmt_ns(int(finite(sec.get("bin_ns")) or 0))}

@@ -116,6 +116,13 @@ __all__ = ["KIND_LABELS", "replay_of", "replay_page", "waits_on", "what_if_rows"
            "waits_on_text", "capture_hints", "verdict_what_if"]
 
 
+def _per(view: dict) -> str:
+    """What the replay's figures are of: ``window`` for a replay without steps (basis
+    ``window``: its what-ifs price the replayed window), else ``step``."""
+    rp = replay_of(view)
+    return "window" if ((rp or {}).get("fidelity") or {}).get("basis") == "window" else "step"
+
+
 def replay_page(view: dict) -> dict:
     """What ``templates/partials/_replay.html`` draws: the stacked bar of what the step waits on
     (``segments``: label, width %, ms, share; colour by kind) and the what-if table."""
@@ -127,7 +134,9 @@ def replay_page(view: dict) -> dict:
     rows = [[cell(w["change"], w["id"], cls="label"), cell(w["before"], None),
              cell(w["after"], None), cell(w["saves"], w["_saves"]), cell(w["range"] or None),
              cell(w["share"], w["_saves"])] for w in what_if_rows(view)]
-    cols = [("Fix", False), ("Step now", True), ("Step after", True), ("Saves", True),
-            ("Range", True), ("Of the step", True)]
+    per = _per(view)
+    cols = [("Fix", False), (f"{per.capitalize()} now", True), (f"{per.capitalize()} after", True),
+            ("Saves", True), ("Range", True), (f"Of the {per}", True)]
     return {"segments": segments, "fidelity": fidelity_text(view), "hints": capture_hints(view),
+            "per": per,
             "what_if_table": table("tbl-what-if", cols, rows, fold=(4,)) if rows else None}

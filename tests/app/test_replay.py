@@ -57,6 +57,27 @@ def test_streamed_replay_equals_in_memory():
     assert streamed["verdict"]["scale_advice"] == whole["verdict"]["scale_advice"]
 
 
+def test_streamed_window_replay_equals_in_memory(tmp_path):
+    """Without steps (basis ``window``): the same what-ifs, waits and verdict either way."""
+    import dataclasses
+
+    from nsys_diag.synth.replay_cases import REPLAY_CASES
+    from nsys_diag.synth.writer import write_nsys_sqlite
+
+    path = tmp_path / "no_steps.sqlite"
+    write_nsys_sqlite(path, dataclasses.replace(REPLAY_CASES["item_per_layer"](),
+                                                nvtx_steps=False))
+    whole = analyze_path(str(path), generated_at="2026-01-01T00:00:00Z")
+    streamed = analyze_path(str(path), AnalyzeOptions(chunk_rows=500),
+                            generated_at="2026-01-01T00:00:00Z")
+    assert streamed["trace"].get("chunks", {}).get("count", 0) > 1
+    assert whole["replay"]["fidelity"]["basis"] == "window"
+    assert whole["replay"]["what_if"] and whole["replay"]["critical_path_segments"]
+    assert streamed["replay"] == whole["replay"]
+    for key in ("code", "finding", "projected_step_ms_if_fixed", "headline"):
+        assert streamed["verdict"][key] == whole["verdict"][key]
+
+
 def test_no_replay_env_turns_it_off(monkeypatch):
     monkeypatch.setenv("NSYS_DIAG_NO_REPLAY", "1")
     view = analyze_path(str(SAMPLES / "worked_example.sqlite"))

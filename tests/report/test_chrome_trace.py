@@ -85,3 +85,21 @@ def test_capped_document_keeps_the_longest_and_says_so(analysed):
         if kept:
             assert min(kept) >= every[len(kept) - 1] - 1e-3
     assert meta["shortest_gpu_op_kept_ns"] is not None
+
+
+def test_the_replays_critical_path_waits_are_a_host_track(analysed):
+    bundle, suite = analysed
+    doc = chrome_trace(bundle, suite)
+    p = suite.headline
+    origin = doc["otherData"]["time_origin_ns"]
+    waits = [e for e in _complete(doc) if e["cat"] == "critical_path"]
+    segs = [s for s in p.replay.segments if s[1] > p.window.start_ns and s[0] < p.window.end_ns]
+    assert segs, "the sample's replay has critical-path waits in its window"
+    mine = [e for e in waits if e["pid"] == 2_000_000 + suite.headline_index]
+    assert len(mine) == len(segs)
+    first = min(mine, key=lambda e: e["ts"])
+    a, _, kind, name = segs[0]
+    assert first["ts"] == pytest.approx((max(a, p.window.start_ns) - origin) / 1e3)
+    assert first["name"] == (f"{kind}: {name}" if name else kind)
+    assert any(e["ph"] == "M" and e["args"].get("name") == "critical path waits"
+               for e in doc["traceEvents"])

@@ -69,3 +69,29 @@ def test_the_report_of_a_trace_has_the_whole_run_timeline(tmp_path):
     assert '<svg class="chart timeline lanes"' in body and 'class="step-mark"' in body
     paths = body.count("<path class=\"cat-")
     assert 1 <= paths <= 2 * len(CLASSES) * 14  # bounded by lanes × classes, not by kernels
+
+
+def test_the_critical_paths_waits_are_a_thin_lane_coloured_by_kind():
+    v = _view([[0, 10, GEMM, 4]])
+    v["replay"] = {"available": True, "critical_path_segments": [
+        {"start_ns": 100_000, "end_ns": 400_000, "kind": "host_cpu", "name": ""},
+        {"start_ns": 400_000, "end_ns": 450_000, "kind": "blocking_wait",
+         "name": "cudaStreamSynchronize"},
+        {"start_ns": 3_000_000, "end_ns": 3_100_000, "kind": "launch", "name": "x"}]}  # outside
+    m = lane_chart(v, nice_ticks)
+    assert m["path_row"]["label"] == "critical path waits"
+    assert [w["cls"] for w in m["waits"]] == ["cp-host-cpu", "cp-blocking-wait"]
+    tw = WIDTH - LABEL_W - 44
+    assert m["waits"][0]["x"] == pytest.approx(LABEL_W + 0.1 * tw, abs=0.1)
+    assert m["waits"][0]["w"] == pytest.approx(0.3 * tw, abs=0.1)
+    assert m["waits"][1]["title"] == "waits on blocking waits (cudaStreamSynchronize): 50 µs"
+    labels = [it["label"] for it in m["legend"]]
+    assert labels[-2:] == ["waits on: host CPU", "waits on: blocking waits"]
+    assert m["height"] > lane_chart(_view([[0, 10, GEMM, 4]]), nice_ticks)["height"]
+
+
+def test_no_replay_no_waits_lane():
+    v = _view([[0, 10, GEMM, 4]])
+    v["replay"] = {"available": False, "reason": "off"}
+    m = lane_chart(v, nice_ticks)
+    assert m["waits"] == [] and m["path_row"] is None

@@ -18,7 +18,9 @@ here only when it is a second price of a cause or priced under another name.
 on). Both read the replay duck-typed (``to_json()``), so this module imports no replay code.
 All times are milliseconds per analysed step, shares fractions of the mean analysed step (the
 replay weighs each replayed step's saving by the analysed steps of its kind:
-``replay/whatif.summarise``).
+``replay/whatif.summarise``). A replay without steps (fidelity basis ``window``) prices the
+replayed window instead: its savings are ms over the whole window, its shares fractions of the
+measured window (``Saving.basis`` says which, for the words the verdict uses).
 """
 from __future__ import annotations
 
@@ -47,6 +49,13 @@ class Saving:
     step_ms_after: float
     saves_share: float
     saves_range_ms: tuple[float, float] = (0.0, 0.0)
+    basis: str = "steps"
+    """``steps``: per mean analysed step; ``window``: over the replayed window (no steps)."""
+
+    @property
+    def per(self) -> str:
+        """What the saving is of, in words: ``step`` or ``window``."""
+        return "window" if self.basis == "window" else "step"
 
     @property
     def prices(self) -> bool:
@@ -67,12 +76,20 @@ def _rows(replay: Any) -> list[dict]:
     return list(replay.to_json().get("what_if", []) or [])
 
 
-def _saving(w: dict) -> Saving:
+def _basis(replay: Any) -> str:
+    """The replay's fidelity basis (``steps`` when unknown: rows given as a list)."""
+    if replay is None or isinstance(replay, (list, tuple)):
+        return "steps"
+    fid = replay.to_json().get("fidelity") or {} if getattr(replay, "available", False) else {}
+    return "window" if fid.get("basis") == "window" else "steps"
+
+
+def _saving(w: dict, basis: str = "steps") -> Saving:
     saves = float(w["saves_ms_per_step"])
     lo, hi = (list(w.get("saves_range_ms") or ()) + [saves, saves])[:2]
     return Saving(what_if=str(w["id"]), change=str(w.get("change", "")), saves_ms=saves,
                   step_ms_after=float(w["step_ms_after"]), saves_share=float(w["saves_share"]),
-                  saves_range_ms=(float(lo), float(hi)))
+                  saves_range_ms=(float(lo), float(hi)), basis=basis)
 
 
 def savings_of(replay: Any) -> dict[str, Saving]:
@@ -84,7 +101,8 @@ def savings_of(replay: Any) -> dict[str, Saving]:
         cause = str(w["finding"])
         if cause not in chosen or PREFERRED_WHAT_IF.get(cause) == w["id"]:
             chosen[cause] = w
-    out = {cause: _saving(w) for cause, w in chosen.items()}
+    basis = _basis(replay) if chosen else "steps"
+    out = {cause: _saving(w, basis) for cause, w in chosen.items()}
     for alias, cause in PRICED_AS.items():
         if cause in out and alias not in out:
             out[alias] = out[cause]

@@ -20,7 +20,8 @@ Rules, in the order they are applied
    capture is mostly start-up"), capture-range advice.
 3. With the replay's prices (``VerdictInputs.savings``: finding cause → what-if saving, the map
    of ``analyses/diagnosis/pricing.py``): the finding whose what-if saves the most wins when it
-   saves ≥ ``verdict_min_saving_share`` of the mean analysed step (rule row
+   saves ≥ ``verdict_min_saving_share`` of the mean analysed step — of the replayed window when
+   there are no steps (its savings are then ms over that window) — (rule row
    ``replay.saves_share``; only a fired finding: one its own rule did not fire never decides); its
    headline says what the fix saves. Otherwise the fired idle findings that no what-if prices
    (none exists for the cause, or it saves nothing in every replayed step: the replay does not
@@ -385,14 +386,21 @@ def _no_dominant_cause(comp: Finding, x: VerdictInputs, th: Thresholds,
     if x.savings is not None:
         made = _made_of_words(x)
         tops = _top_savings_words(x)
-        head = ("No dominant cause: " + (f"the step waits on {made}; " if made else "")
+        per = _per(x)
+        head = ("No dominant cause: " + (f"the {per} waits on {made}; " if made else "")
                 + "no cause that reached its threshold has a fix saving "
-                + f"{_pct(th.verdict_min_saving_share)} of the step"
+                + f"{_pct(th.verdict_min_saving_share)} of the {per}"
                 + (f" (largest what-if savings, any cause: {tops})" if tops else "")
                 + f"; GPU utilization {_pct(x.utilization)}")
     return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
                    fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
                    evidence=comp.evidence, headline=head)
+
+
+def _per(x: VerdictInputs) -> str:
+    """What the replay's savings are of: ``step`` (mean analysed step) or ``window`` (a replay
+    without steps prices the replayed window, ``pricing.Saving.basis``)."""
+    return next((s.per for s in (x.savings or {}).values()), "step")
 
 
 def _has_counters(x: VerdictInputs) -> bool:
@@ -593,7 +601,8 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     priced = any(e.metric == "replay.saves_share" for e in f.evidence)  # its numbers are rows
     if s is not None and s.prices and priced:
         step = s.saves_ms + s.step_ms_after
+        of = "mean step" if s.per == "step" else "window (no steps)"
         return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
-                f"{_ms(step)} ms mean step ({_pct(s.saves_share)}; {s.change}); GPU "
+                f"{_ms(step)} ms {of} ({_pct(s.saves_share)}; {s.change}); GPU "
                 f"utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."

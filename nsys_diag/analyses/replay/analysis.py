@@ -12,7 +12,11 @@ most ``MAX_REPLAY_OPS`` calls and operations (basis ``window``). A step with mor
 ``MAX_REPLAY_OPS`` is replayed in such slices too (each slice starts at its captured time; the
 step's replayed time is the sum of its slices'; a note says so). The what-ifs' savings are the
 mean over all analysed steps by step kind (``step_weights``: each replayed analysed step stands
-for the analysed steps of its kind nearest to it in duration; ``whatif.summarise``).
+for the analysed steps of its kind nearest to it in duration; ``whatif.summarise``). Without
+steps they price the replayed window: each slice under each what-if ends at its last replayed
+call or operation, the slices sum into the window, and ``saves_ms_per_step`` (the key kept) is
+the saving over the whole replayed window in ms, ``saves_share`` that saving over the measured
+window and ``step_ms_after`` the measured window less it.
 
 Fidelity: per replayed step the measured duration (its NVTX range) and the replayed one (where
 the step's thread reaches the range end in the replay); ``error_pct`` is signed (positive: the
@@ -38,7 +42,8 @@ from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay import scaling as S
 from nsys_diag.analyses.replay import whatif as W
-from nsys_diag.analyses.replay.critical_path import HostIo, Key, walk_step, walk_window
+from nsys_diag.analyses.replay.critical_path import (HostIo, Key, Segment, walk_step,
+                                                     walk_window)
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
 from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, window_model,
                                              with_kernel_streams)
@@ -51,6 +56,8 @@ from nsys_diag.model.vocabulary import (HINT_REPLAY, HINT_REPLAY_CUDA_EVENTS,
 MAX_STEPS = 5
 MAX_REPLAY_OPS = 200_000
 """Calls + operations replayed in one window (a longer window is cut into slices)."""
+MAX_PATH_SEGMENTS = 300
+"""Critical-path wait segments kept for the timeline (``critical_path_segments``): the longest."""
 NO_REPLAY_ENV = "NSYS_DIAG_NO_REPLAY"
 BAD_ROW_SHARE = 0.01
 """More than 1% of calls overlapping on a thread, or of GPU operations starting before their
@@ -114,6 +121,8 @@ class ReplayResult:
     """The data-parallel projection (``replay/scaling.py``); () without collectives or without
     the capture's rank count. Not part of ``to_json``: it becomes the process's ``scaling[]``."""
     ranks: int | None = None
+    segments: tuple[Segment, ...] = ()
+    """The replayed windows' critical-path waits (``keep_segments``: the longest, by start)."""
 
     available = True
 
@@ -156,7 +165,20 @@ class ReplayResult:
                 "explicit_edges": int(sum(s.explicit_edges for s in self.steps)),
                 "critical_path": [r.to_json() for r in self.critical_path],
                 "what_if": [w.to_json() for w in self.what_if],
+                "critical_path_segments": [{"start_ns": a, "end_ns": b, "kind": k, "name": n}
+                                           for a, b, k, n in self.segments],
                 "notes": list(self.notes), "capture_hints": list(self.capture_hints)}
+
+
+def keep_segments(segments: list[Segment], cap: int = MAX_PATH_SEGMENTS
+                  ) -> tuple[Segment, ...]:
+    """The ``cap`` longest wait segments (ties: the earlier), in start order."""
+    if not segments:
+        return ()
+    a = np.array([s[0] for s in segments], np.int64)
+    b = np.array([s[1] for s in segments], np.int64)
+    keep = np.lexsort((a, -(b - a)))[:cap]
+    return tuple(segments[i] for i in sorted(keep.tolist(), key=lambda i: (a[i], b[i])))
 
 
 # ---------------------------------------------------------------------------------- checks
@@ -256,7 +278,8 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
 
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
                   link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
-                  tc: W.TensorRule | None = None, ranks: int | None = None
+                  tc: W.TensorRule | None = None, ranks: int | None = None,
+                  segments: list[Segment] | None = None
                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...],
                              tuple[S.ScaledStep, ...]]:
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
@@ -282,7 +305,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
             r = replay_window(m)
             w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link, tc)
             end_r = W.step_end(w, r)
-            path = walk_step(m, r, pt, step_thread, end_r, phases, io)
+            path = walk_step(m, r, pt, step_thread, end_r, phases, io, segments)
             for k, v in path.items():
                 acc[k] = acc.get(k, 0) + v
             replayed += end_r - a
@@ -299,9 +322,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                               explicit))
         priced.append((why, replayed, W.finish(raw)))
         scaled.append((by_n if coll else {}, coll))
-    changes = {"tensor_cores_on": tc.change()} if tc is not None else \
-        {"tensor_cores_on": "not priced: the GPU's BF16 Tensor Core and FP32 rates are not in "
-                            "the spec table"}
+    changes = _changes(tc)
     weights = step_weights(steps, [r.index for r in out])
     projection: tuple[S.ScaledStep, ...] = ()
     if weights.any():  # the mean over all analysed steps, by step kind
@@ -325,8 +346,13 @@ def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
 
 
 def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io,
-                   phase_map=None) -> tuple[list[StepReplay], dict[Key, int], list[str]]:
-    """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations."""
+                   phase_map=None, link: float | None = None, tc: W.TensorRule | None = None,
+                   segments: list[Segment] | None = None
+                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
+    """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations, and its
+    what-ifs: each slice priced as a window (``StepWindow.whole``: it ends at its last replayed
+    call or operation), the slices' durations summed into one window, the saving over the
+    measured window (the sum of the slices' captured spans)."""
     lo, hi = (int(min(pt.h_start.min(initial=1 << 62), pt.o_start.min(initial=1 << 62))),
               int(max(pt.h_end.max(initial=0), pt.o_end.max(initial=0))) + 1) \
         if window is None else window
@@ -337,19 +363,36 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
                           phase_map)
     out: list[StepReplay] = []
     acc: dict[Key, int] = {}
+    raw: dict[str, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
-        m = window_model(pt, a, b, step_thread)
+        m = window_model(pt, a, b, step_thread, bursts=True)
         if not m.n_ops:
             continue
         r = replay_window(m)
-        path, end_r = walk_window(m, r, pt, step_thread, phases, io)
+        path, end_r = walk_window(m, r, pt, step_thread, phases, io, segments)
         end_c = int(max(m.h_end.max(initial=a), m.o_end.max(initial=a)))
         for k, v in path.items():
             acc[k] = acc.get(k, 0) + v
         out.append(StepReplay(-1, "window", a, end_c - a, end_r - a,
                               sum(v for k, v in path.items() if k[0] == "unexplained"),
                               m.n_ops, m.inferred_edges, m.explicit_edges))
-    return out, acc, []
+        w = W.StepWindow(m, r, pt, step_thread, end_c, phases, io, link, tc, whole=True)
+        for wid, ns in W.price(w).items():
+            raw[wid] = raw.get(wid, 0) + ns
+    what_if: tuple[W.WhatIf, ...] = ()
+    if out:
+        what_if = W.summarise([sum(s.replayed_ns for s in out)], [W.finish(raw)], [1],
+                              float(sum(s.measured_ns for s in out)),
+                              {**{wid: text.replace("the step", "the window")
+                                  for wid, (text, _) in W.WHAT_IFS.items()}, **_changes(tc)})
+    return out, acc, [], what_if
+
+
+def _changes(tc: W.TensorRule | None) -> dict[str, str]:
+    """A process's own words for its what-ifs' changes (``tensor_cores_on``: its bound)."""
+    return {"tensor_cores_on": tc.change()} if tc is not None else \
+        {"tensor_cores_on": "not priced: the GPU's BF16 Tensor Core and FP32 rates are not in "
+                            "the spec table"}
 
 
 def _gpu_row(gpus: pd.DataFrame | None, kernels: pd.DataFrame, memcpy: pd.DataFrame
@@ -456,19 +499,21 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     if why is not None:
         return Unavailable(why, REPLAY_HINT)
     io = _host_io(osrt)
+    segments: list[Segment] = []
     try:
         what_if: tuple[W.WhatIf, ...] = ()
         projection: tuple[S.ScaledStep, ...] = ()
+        row = _gpu_row(gpus, kernels, memcpy)
+        tc = W.tensor_rule(pt, str(row["name"].iloc[0]) if row is not None else None,
+                           ncu_dram_bytes)
+        link = _host_link(gpus, kernels, memcpy)
         if isinstance(steps, StepsResult) and steps.count:
-            row = _gpu_row(gpus, kernels, memcpy)
-            tc = W.tensor_rule(pt, str(row["name"].iloc[0]) if row is not None else None,
-                               ncu_dram_bytes)
             done, acc, notes, what_if, projection = _replay_steps(
-                pt, steps, nvtx, io, _host_link(gpus, kernels, memcpy), max_steps, phase_map,
-                tc, ranks)
+                pt, steps, nvtx, io, link, max_steps, phase_map, tc, ranks, segments)
             basis = "steps"
         else:
-            done, acc, notes = _replay_window(pt, window, nvtx, io, phase_map)
+            done, acc, notes, what_if = _replay_window(pt, window, nvtx, io, phase_map, link,
+                                                       tc, segments)
             basis = "window"
     except CyclicModel as exc:
         return Unavailable(f"the captured times contradict the model's edges: {exc}", REPLAY_HINT)
@@ -478,4 +523,4 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
     return ReplayResult(basis, tuple(done),
                         _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
                         what_if, capture_hints(pt, done, cuda_events), projection,
-                        ranks if projection else None)
+                        ranks if projection else None, keep_segments(segments))

@@ -19,6 +19,9 @@ The walk (times are replayed ns; segments before the window start are cut off):
   the walk continues on the step's thread (the thread that holds the step range) at that time.
 
 Every segment ends where the previous one began, so the rows add up to the replayed window.
+The segments of the wait kinds (``vocabulary.CRITICAL_PATH_WAIT_KINDS``) are kept with their
+replayed times too (``_Walk.segments``, consecutive ones of one kind and name merged): the
+replayed baseline reproduces the capture, so they are capture times.
 """
 from __future__ import annotations
 
@@ -33,11 +36,15 @@ from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.model import (EXPLAINED_DELAY_NS, OP_KINDS, ProcessTimeline,
                                              WindowModel)
 from nsys_diag.analyses.replay.phases import phase_at, phase_split
+from nsys_diag.model.vocabulary import CRITICAL_PATH_WAIT_KINDS
 
 Key = tuple[str, str, str]
 """(kind, name, phase) of a critical-path row."""
 HostIo = tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
 """OS-runtime I/O calls of the process: (starts, ends, global_tid, names), captured ns."""
+Segment = tuple[int, int, str, str]
+"""(start_ns, end_ns, kind, name) of a critical-path wait, replayed ns."""
+_WAITS = frozenset(CRITICAL_PATH_WAIT_KINDS)
 
 
 def _lists(obj, names: tuple[str, ...]) -> SimpleNamespace:
@@ -57,6 +64,7 @@ class _Walk:
         self.phases = (list(phases[0]), list(phases[1]), phases[2])
         self.step_thread = step_thread
         self.acc: dict[Key, int] = defaultdict(int)
+        self.segments: list[Segment] = []  # the waits, latest first (the walk goes backwards)
         calls = np.flatnonzero(m.h_thread == step_thread)
         self.step_calls = calls.tolist()
         self.step_starts = r.h_start[calls].tolist()
@@ -67,6 +75,15 @@ class _Walk:
         a = max(a, self.ws)
         if b > a:
             self.acc[key] += b - a
+            if key[0] in _WAITS:
+                seg = self.segments
+                same = bool(seg) and seg[-1][2] == key[0] and seg[-1][3] == key[1]
+                if same and seg[-1][0] == b:
+                    seg[-1] = (a, seg[-1][1], key[0], key[1])  # continues the later one
+                elif same and seg[-1][1] == a:
+                    seg[-1] = (seg[-1][0], b, key[0], key[1])  # a CPU segment cut by phase
+                else:
+                    seg.append((a, b, key[0], key[1]))
 
     def call_key(self, v: int) -> Key:
         name = self.pt.names[self.m.h_name[v]] if self.m.h_name[v] >= 0 else ""
@@ -192,23 +209,35 @@ class _Walk:
 
 
 def walk_step(m: WindowModel, r: E.Replayed, pt: ProcessTimeline, step_thread: int,
-              end_r: int, phases, io=None) -> dict[Key, int]:
-    """Critical path of a replayed step ending at ``end_r`` on ``step_thread`` (ns per key)."""
+              end_r: int, phases, io=None, segments: list[Segment] | None = None
+              ) -> dict[Key, int]:
+    """Critical path of a replayed step ending at ``end_r`` on ``step_thread`` (ns per key);
+    ``segments``: a list the walk's wait segments are appended to (``Segment``)."""
     w = _Walk(m, r, pt, step_thread, phases, io)
     if not w.step_calls:
         w.add(("host_cpu", "", phase_at(phases, m.start_ns)), m.start_ns, end_r)
-        return dict(w.acc)
-    return w.run(w.on_step_thread(end_r))
+        out = dict(w.acc)
+    else:
+        out = w.run(w.on_step_thread(end_r))
+    if segments is not None:
+        segments.extend(w.segments)
+    return out
 
 
 def walk_window(m: WindowModel, r: E.Replayed, pt: ProcessTimeline, step_thread: int,
-                phases, io=None) -> tuple[dict[Key, int], int]:
-    """Critical path of a replayed window ending at its last replayed event, and that end."""
+                phases, io=None, segments: list[Segment] | None = None
+                ) -> tuple[dict[Key, int], int]:
+    """Critical path of a replayed window ending at its last replayed event, and that end
+    (``segments`` as in ``walk_step``)."""
     w = _Walk(m, r, pt, step_thread, phases, io)
     h_last = int(r.h_end.max()) if r.h_end.size else E.NO_TIME
     o_last = int(r.o_end.max()) if r.o_end.size else E.NO_TIME
     if o_last >= h_last:
         k = int(np.argmax(r.o_end))
-        return w.run(("op", k, o_last)), o_last
-    v = int(np.argmax(r.h_end))
-    return w.run(("call", v, h_last)), h_last
+        out, end = w.run(("op", k, o_last)), o_last
+    else:
+        v = int(np.argmax(r.h_end))
+        out, end = w.run(("call", v, h_last)), h_last
+    if segments is not None:
+        segments.extend(w.segments)
+    return out, end

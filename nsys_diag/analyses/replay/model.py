@@ -455,26 +455,36 @@ def _cross_stream(o_stream, o_start, o_end, ready) -> np.ndarray:
     return xs
 
 
-def _anchors(h_start, h_end, h_thread, h_pred, step_thread: int) -> np.ndarray:
+def _anchors(h_start, h_end, h_thread, h_pred, step_thread: int, bursts: bool = False
+             ) -> np.ndarray:
     """Per call: for the first call of a thread other than the step's, the step thread's last
     call that ended before it starts (the step thread drives the others: a cross-thread cause the
-    export does not record), else -1."""
+    export does not record), else -1. ``bursts``: every call of another thread that starts a
+    burst — the step thread ended a call after its thread predecessor ended and before it
+    started — is anchored so too (a window with no steps: the autograd thread's backward is
+    driven by each iteration of the step thread, not by its own previous burst)."""
     out = np.full(h_start.size, -1, np.int64)
     mine = np.flatnonzero(h_thread == step_thread)
-    firsts = np.flatnonzero((h_pred < 0) & (h_thread != step_thread))
+    other = (h_thread != step_thread) & (h_pred < 0 if not bursts else True)
+    firsts = np.flatnonzero(other)
     if not mine.size or not firsts.size:
         return out
     by_end = mine[np.argsort(h_end[mine], kind="stable")]
     j = np.searchsorted(h_end[by_end], h_start[firsts], side="right") - 1
-    out[firsts[j >= 0]] = by_end[j[j >= 0]]
+    ok = j >= 0
+    if bursts:
+        pred = h_pred[firsts]
+        ok &= (pred < 0) | (h_end[by_end[np.maximum(j, 0)]] > h_end[np.maximum(pred, 0)])
+    out[firsts[ok]] = by_end[j[ok]]
     return out
 
 
 def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
-                 step_thread: int = -1) -> WindowModel:
+                 step_thread: int = -1, bursts: bool = False) -> WindowModel:
     """The replay inputs of ``[start_ns, end_ns)``: calls starting in it, operations launched by
     them or running in it (the others pinned); ``step_thread``: the thread code the other
-    threads' first calls are anchored on."""
+    threads' first calls are anchored on; ``bursts``: each burst of their calls too
+    (``_anchors``; an anchored call has no thread predecessor)."""
     h_idx = np.flatnonzero((pt.h_start >= start_ns) & (pt.h_start < end_ns))
     local_of = np.full(pt.h_start.size + 1, -1, np.int64)
     local_of[h_idx] = np.arange(h_idx.size)
@@ -502,7 +512,8 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
     t_call, t_op = _sync_targets(pt, h_idx, h_start, h_end, h_role, o_idx, o_stream,
                                  launch_t_or, o_end, o_launch)
     h_pred = _chain_pred(h_thread)
-    anchor = _anchors(h_start, h_end, h_thread, h_pred, step_thread)
+    anchor = _anchors(h_start, h_end, h_thread, h_pred, step_thread, bursts)
+    h_pred = np.where(anchor >= 0, -1, h_pred)
     before = np.where(h_pred >= 0, h_end[np.maximum(h_pred, 0)],
                       np.where(anchor >= 0, h_end[np.maximum(anchor, 0)], start_ns))
     awaited = np.full(h_start.size, NO_TIME, np.int64)

@@ -144,6 +144,9 @@ class StepWindow:
     io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
     link_bytes_per_s: float | None = None  # the GPU's host link (spec table), if known
     tc: TensorRule | None = None  # tensor_cores_on inputs (None: the GPU is not in the table)
+    whole: bool = False
+    """A slice of the replayed window (basis ``window``, no steps): it ends at its last replayed
+    call or operation (``step_end``), not where a step thread reaches a range end."""
 
 
 @dataclass(frozen=True)
@@ -177,8 +180,11 @@ def rerun(w: StepWindow, **changes: Any) -> Replayed:
 
 def step_end(w: StepWindow, r: Replayed, trailing_cut: int = 0) -> int:
     """Replayed end of the step: where its thread reaches the range end (the captured CPU time
-    after its last call, less ``trailing_cut``)."""
+    after its last call, less ``trailing_cut``). A window slice (``w.whole``): its last replayed
+    call or operation end — the window has no range end, so no captured tail to cut."""
     m = w.model
+    if w.whole:
+        return max(int(r.h_end.max(initial=m.start_ns)), int(r.o_end.max(initial=m.start_ns)))
     mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
     if not mine.size:
         return w.end_ns - trailing_cut
