@@ -56,10 +56,13 @@ OPTIONAL_PROCESS_FRAMES = ("osrt", "cpu_samples")
 """Frames split by ``global_pid`` when the bundle has them (OS-runtime calls, CPU samples: gap
 evidence)."""
 PARALLEL_MIN_ROWS = 200_000
-"""From this many kernel + CUDA API rows in a process, its kernel table, gap and GPU-metric
-analyses run on two worker threads while this thread does the busy intervals, phases, Tensor
-Core and the small analyses (perf, bench: numpy and pandas release the GIL in their array loops;
-same results: ``_process_tasks`` is a task graph, ``analyses/taskgraph.py``)."""
+"""From this many kernel + CUDA API rows in a process, its kernel table, NVTX ranges, gap,
+GPU-metric and Tensor Core analyses run on two worker threads while this thread does the busy
+intervals, phases, lanes and the small analyses (perf, bench: numpy and pandas release the GIL
+in their array loops; same results: ``_process_tasks`` is a task graph,
+``analyses/taskgraph.py``). The NVTX ranges read no other result and are the longest task
+(~0.3 s CPU at 2M kernels): they start first, beside the kernel table, instead of running last
+on this thread while the workers idle."""
 
 
 def _select_device(bundle: TraceBundle, device: int | None) -> TraceBundle:
@@ -90,9 +93,9 @@ def _process_tasks(bundle: TraceBundle, f: dict[str, pd.DataFrame], pid: int,
                    options: AnalyzeOptions, th: Thresholds, roofline: Any) -> list[Task]:
     """The analyses of one process after its steps and window, as a task graph: one task per
     declared analysis with an in-memory task (``Declaration.whole``, named by the results it
-    takes). Pooled: the kernel table, the gap evidence and gaps, the GPU metrics and the Tensor
-    Core levels (the heavy array work of a large process, on worker threads); the rest runs on
-    this thread."""
+    takes). Pooled: the kernel table, the NVTX ranges, the gap evidence and gaps, the GPU metrics
+    and the Tensor Core levels (the heavy array work of a large process, on worker threads); the
+    rest runs on this thread."""
     mem_frame = bundle.gpu_memory
     if pid != -1 and len(mem_frame):
         mem_frame = mem_frame.loc[mem_frame["pid"].to_numpy() == pid]

@@ -184,8 +184,9 @@ def test_suite_result_is_not_frozen_but_results_are():
 
 def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
     """The per-process analyses form a task graph (analyses/taskgraph.py): every dependency is
-    declared and the pooled (worker-thread) tasks are the kernel table, gap evidence, gaps, GPU
-    metrics and Tensor Core levels — the same split whatever order the tasks are listed in."""
+    declared and the pooled (worker-thread) tasks are the kernel table, NVTX ranges, gap evidence,
+    gaps, GPU metrics and Tensor Core levels — the same split whatever order the tasks are listed
+    in."""
     import random
 
     from nsys_diag.analyses import suite as S
@@ -205,8 +206,8 @@ def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
     def tasks():
         return S._process_tasks(bundle, f, 100, (0,), steps, window, opts, th, None)
 
-    assert {t.name for t in tasks() if t.pooled} == {"kernel_table", "evidence", "gaps",
-                                                     "gpu_metrics", "tensor_cores"}
+    assert {t.name for t in tasks() if t.pooled} == {"kernel_table", "nvtx_ranges", "evidence",
+                                                     "gaps", "gpu_metrics", "tensor_cores"}
     assert len(topological_order(tasks())) == len(tasks())
     ref = run_tasks(tasks(), parallel=False)
     shuffled = tasks()

@@ -1,6 +1,7 @@
 """GPU time projected onto NVTX ranges (analyses/steps/nvtx_ranges.py)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -172,3 +173,34 @@ def test_segmented_running_max_spanning_centuries():
     assert _prev_max(first, small).tolist() == [none, 5, 5, none, 1]
     big = small * 2 ** 60 // 4  # segments too wide to shift apart: one segment at a time
     assert _prev_max(first, big).tolist() == [none, big[0], big[0], none, big[3]]
+
+
+def test_search_from_the_small_side_equals_searchsorted():
+    """``_search_right`` (sorted points: the bounds placed among the points, then a running count)
+    gives ``np.searchsorted(bounds, points, "right")`` exactly — ties, points before and after
+    every bound, and unsorted points (the plain search)."""
+    from nsys_diag.analyses.steps.nvtx_ranges import _search_right
+
+    rng = np.random.default_rng(7)
+    bounds = np.unique(rng.integers(0, 1_000, 40))
+    for points in (np.sort(rng.integers(-50, 1_050, 5_000)),  # sorted, with ties on the bounds
+                   np.sort(np.concatenate([bounds, bounds, [-1, 2_000]])),
+                   rng.integers(-50, 1_050, 5_000)):  # unsorted: the plain search
+        got = _search_right(bounds, points)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, np.searchsorted(bounds, points, side="right"))
+    assert _search_right(bounds, np.zeros(0, np.int64)).size == 0
+
+
+def test_run_keys_are_equal_exactly_when_the_group_rows_are():
+    """Two kernels share a run key exactly when their rows of the group table hold the same
+    groups (distinct table rows with equal contents share a key)."""
+    from nsys_diag.analyses.steps.nvtx_ranges import _run_keys
+
+    table = np.array([[-1, -1], [3, -1], [3, 5], [3, -1], [4, 5]], np.int32)
+    row = np.array([0, 1, 3, 2, 2, 4, 0, 3])
+    keys = _run_keys(table, row)
+    rows = [tuple(r) for r in table[row]]
+    for i in range(row.size):
+        for j in range(row.size):
+            assert (keys[i] == keys[j]) == (rows[i] == rows[j])
