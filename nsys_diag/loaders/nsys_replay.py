@@ -156,7 +156,9 @@ def _first_rowid_from(db: NsysDb, table: str, lo: int, hi: int, t: int) -> int:
 
 def _kernel_rowids(db: NsysDb, windows: list[tuple[int, int]]) -> str | None:
     """``rowid BETWEEN …`` around the kernels of ``windows`` (``ROWID_MARGIN`` rows each side);
-    None when the table has no rowids to narrow."""
+    None when the table has no rowids to narrow (empty, or a ``WITHOUT ROWID`` table)."""
+    if db.without_rowid(KERNEL_TABLE):
+        return None
     bounds = db.rowid_bounds(KERNEL_TABLE)
     if bounds is None or not windows:
         return None

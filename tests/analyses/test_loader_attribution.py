@@ -86,4 +86,17 @@ def test_top_level_loader_is_the_headline_process(two_rank_view):
     _, v = two_rank_view
     head = next(r for r in v["processes"] if r["is_headline"])
     assert v["loader"] == head["loader"] and v["scope"]["pid"] == head["pid"]
-    assert v["verdict"] == head["verdict"]
+    # the same verdict; its JSON pointers differ only by where each copy sits in the document
+    # (``/scaling/…`` at the top, ``/processes/<i>/scaling/…`` in the process's row)
+    i = v["processes"].index(head)
+    assert _paths_rooted(v["verdict"], f"/processes/{i}") == head["verdict"]
+
+
+def _paths_rooted(node, root: str):
+    """``node`` with every ``path`` JSON pointer moved below ``root``."""
+    if isinstance(node, dict):
+        return {k: (root + x if k == "path" and isinstance(x, str) and not x.startswith(root)
+                    else _paths_rooted(x, root)) for k, x in node.items()}
+    if isinstance(node, list):
+        return [_paths_rooted(x, root) for x in node]
+    return node
