@@ -5,7 +5,7 @@
 declares:
 
 * ``SPEC`` — each top-level key of the view → its spec object (report/contract_sections.py, in
-  the spec language of report/schema_types.py): every key once, with its JSON type and default;
+  the spec language of model/schema_types.py): every key once, with its JSON type and default;
   a ``Section`` marks an optional section, with the ``reason``/``hint`` of its unavailable form
   ``{available: false, reason, hint}``;
 * ``unavailable(reason, hint)`` — that form, built in one place;
@@ -32,7 +32,7 @@ from nsys_diag.report.command_schemas import (COMPARE, INSPECT, SCHEMAS_DIR, com
                                               inspect_schema, schema_json_text)
 from nsys_diag.report.contract_sections import (PROCESS_KEYS, PROCESS_ROW, ROW_SPECS,
                                                 SECTIONS_SPEC)
-from nsys_diag.report.schema_types import Node, Obj, Section
+from nsys_diag.model.schema_types import Node, Obj, Section
 
 __all__ = ["ALIASES", "ANALYSIS", "LIST_CAPS", "PROCESS_KEYS", "SCHEMA_VERSION", "SECTIONS", "SPEC",
            "Section", "apply_aliases", "json_schema", "normalize", "normalize_as", "unavailable"]

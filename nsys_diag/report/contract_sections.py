@@ -1,4 +1,4 @@
-"""The sections of the analysis JSON, each one self-contained spec object (report/schema_types.py).
+"""The sections of the analysis JSON, each one self-contained spec object (model/schema_types.py).
 
 ``SECTIONS_SPEC`` is the one list of the JSON's top-level keys, in order: section name → spec.
 ``per_process=True`` marks the sections that describe one process (``contract.PROCESS_KEYS`` is
@@ -17,7 +17,7 @@ from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_N
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_STEPS, HINT_CAPTURE_WORKERS,
                                         HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
-from nsys_diag.report.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
+from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
                                            Section, Str)
 
 CAPTURE_CUDA = HINT_CAPTURE_CUDA_COMMAND

@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from nsys_diag.report import contract, schema_types
+from nsys_diag.report import contract
 from nsys_diag.report.clean import DEFAULT_LIMITS, Limits, clean_view
 from nsys_diag.report.json_out import load_schema, schema_path
 
@@ -87,11 +87,6 @@ def test_write_changes_nothing_unless_every_generated_file_generates(tmp_path, m
     monkeypatch.undo()
     assert contract.write_generated(docs) == [docs]  # the committed schemas are up to date
     assert contract.key_reference() in docs.read_text(encoding="utf-8")
-
-
-def test_a_spec_naming_an_optional_key_it_does_not_declare_fails():
-    with pytest.raises(KeyError, match="nope"):
-        schema_types.Obj({"a": "int"}, optional=("nope",))
 
 
 def test_schema_checks_types_ranges_and_section_forms():

@@ -1,5 +1,6 @@
-"""The typed spec language of the JSON contracts (report/contract.py, report/contract_sections.py,
-report/batch_schema.py, report/command_schemas.py).
+"""The typed spec language of the JSON contracts: the analyses' section specs (each beside its
+declaration, analyses/engine/declaration.py), the report's own sections (report/contract_sections.py),
+the batch index, compare and inspect schemas (report/batch_schema.py, report/command_schemas.py).
 
 A spec is a tree of nodes; each key of an output is declared once, with its JSON type and its
 default. From one tree come the JSON Schema (``schema()``), the defaults the renderers read
