@@ -1,6 +1,8 @@
 """The sections of the analysis JSON, each one self-contained spec object (model/schema_types.py).
 
-``SECTIONS_SPEC`` is the one list of the JSON's top-level keys, in order: section name → spec.
+``SECTION_ORDER`` is the one list of the JSON's top-level keys, in order: section name → the
+report's own spec, or ``DECLARED`` for a section whose spec is declared beside its analysis
+(``Declaration.spec``); ``report/contract.py`` assembles the two into ``SPEC``.
 ``per_process=True`` marks the sections that describe one process (``contract.PROCESS_KEYS`` is
 derived from it); a ``Section`` is optional (``null=True``: may also be ``null``). Each key is
 declared once, with its type and its default; the analyses' ``to_json`` write the values. Units
@@ -420,7 +422,11 @@ PROCESS_ROW_CARRIED = {"devices": List("int"), "steps_count": "int", "steps_medi
                        "confidence": Enum("high", "medium", "low"), "is_headline": "bool"}
 PROCESS_ROW_OPTIONAL = ("utilization",)
 
-SECTIONS_SPEC: dict[str, Node] = {
+DECLARED = None
+"""In ``SECTION_ORDER``: the section's spec is declared beside its analysis (``Declaration.spec``,
+analyses/engine/declaration.py)."""
+
+SECTION_ORDER: dict[str, Node | None] = {
     "schema_version": Const(1),
     "tool": Obj({"name": Const("nsys-diag", default="nsys-diag"), "version": "str"}),
     "generated_at": Leaf(TIMESTAMP),
@@ -459,7 +465,7 @@ SECTIONS_SPEC: dict[str, Node] = {
     "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
     "replay": REPLAY,
-    "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
+    "processes": List(Obj()),  # its rows: report/contract.py (summary keys + each process's sections)
     "verdict": VERDICT,
     "findings": FINDINGS,
     "data_quality": DATA_QUALITY,
@@ -468,16 +474,5 @@ SECTIONS_SPEC: dict[str, Node] = {
     "program": PROGRAM,
     "capabilities": CAPABILITIES,
 }
-"""Every top-level key of the analysis JSON, in order: key → its spec."""
-
-PROCESS_KEYS = tuple(k for k, v in SECTIONS_SPEC.items() if v.per_process)
-"""The sections that describe one process: the top level holds the headline process's; with two
-or more analysed processes every ``processes[]`` row holds its own as well."""
-
-for _key in PROCESS_KEYS:  # one $defs entry each: the top level and every processes[] row refer to it
-    SECTIONS_SPEC[_key].ref = _key
-
-SECTIONS_SPEC["processes"] = List(Obj(
-    {**PROCESS_ROW, **{k: SECTIONS_SPEC[k] for k in PROCESS_KEYS}},
-    carried=PROCESS_ROW_CARRIED,
-    optional=PROCESS_ROW_OPTIONAL + tuple(k for k in PROCESS_KEYS if k in ("phases_status",))))
+"""Every top-level key of the analysis JSON, in order: key → the report's own spec, or
+``DECLARED`` (the analysis declares it). ``report/contract.py`` assembles ``SPEC`` from it."""

@@ -51,6 +51,34 @@ def test_every_contract_key_is_in_the_json_schema():
     assert "boundary" in steps and "per_step" in steps
 
 
+def test_the_contract_takes_each_declared_section_from_its_declaration():
+    """A section declared beside its analysis (``Declaration.spec``) is the contract's spec of
+    that key, the very object; the report declares the rest, in ``SECTION_ORDER``'s order."""
+    from nsys_diag.analyses.engine.declaration import section_specs
+    from nsys_diag.report.contract_sections import DECLARED, SECTION_ORDER
+
+    declared = section_specs()
+    assert list(contract.SPEC) == list(SECTION_ORDER)
+    for key, own in SECTION_ORDER.items():
+        if own is DECLARED:
+            assert contract.SPEC[key] is declared[key], key
+        elif key != "processes":
+            assert contract.SPEC[key] is own and key not in declared, key
+
+
+def test_assembling_rejects_a_section_without_a_spec_with_two_or_unplaced():
+    from nsys_diag.model.schema_types import Int
+
+    a, b = Int(), Int()
+    assert contract.assemble_spec({"x": None, "y": a}, {"x": b}) == {"x": b, "y": a}
+    with pytest.raises(ValueError, match="no spec"):
+        contract.assemble_spec({"x": None}, {})
+    with pytest.raises(ValueError, match="twice"):
+        contract.assemble_spec({"x": a}, {"x": b})
+    with pytest.raises(ValueError, match="missing from SECTION_ORDER"):
+        contract.assemble_spec({"x": a}, {"z": b})
+
+
 def test_committed_schema_equals_the_generated_one():
     assert schema_path().read_text(encoding="utf-8") == contract.schema_text()
     assert load_schema() == contract.json_schema()

@@ -410,12 +410,12 @@ def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
 
 
 UTILIZATION = declare(Declaration(
-    "utilization", section="utilization", partial=lambda span, **_: partial_utilization(span),
+    "utilization", section="gpu", partial=lambda span, **_: partial_utilization(span),
     finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
                                                  gpus=ctx.bundle.gpus),
     rank=7, whole_reads=("busy",),
     whole=lambda p, busy: analyze_utilization(busy, p.window, p.bundle.gpus)))
-"""Busy and idle shares per device (the ``utilization`` section)."""
+"""Busy and idle shares per device (the ``gpu`` section)."""
 
 EVIDENCE = declare(Declaration("evidence", rank=3, pooled=True, whole_reads=("busy",),
                                whole=_whole_evidence))
