@@ -192,8 +192,9 @@ def section_specs() -> dict[str, Node]:
     by two declarations is an error)."""
     load_declarations()
     out: dict[str, Node] = {}
-    for d in (*_PROCESS.values(), *_JOB.values()):
-        spec = getattr(d, "spec", None)
+    decls: list[Declaration | JobDeclaration] = [*_PROCESS.values(), *_JOB.values()]
+    for d in decls:
+        spec = d.spec
         if spec is None:
             continue
         if d.section is None or d.section in out:
