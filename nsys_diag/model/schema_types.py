@@ -260,6 +260,11 @@ class List(Node):
         return f"[{{{inner}}}]" if inner else "[]"
 
 
+def Span(**kw: Any) -> List:  # noqa: N802
+    """An interval ``[start_ns, end_ns]`` of integer ns, or ``null``."""
+    return List("int", null=True, doc="[start_ns, end_ns]", **kw)
+
+
 UNAVAILABLE = {"available": Const(False), "reason": Str(), "hint": Str()}
 
 

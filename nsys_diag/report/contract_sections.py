@@ -17,15 +17,15 @@ from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
 from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
-                                        HINT_CAPTURE_STEPS, HINT_CAPTURE_WORKERS,
+                                        HINT_CAPTURE_WORKERS,
                                         HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
 from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
-                                           Section, Str)
+                                           Section, Span, Str)
 
 CAPTURE_CUDA = HINT_CAPTURE_CUDA_COMMAND
 VERDICT_CODE = Ref("verdict_code")
 TIMESTAMP = {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"}
-SPAN = List("int", null=True, doc="[start_ns, end_ns]")
+SPAN = Span()
 CAUSE = Enum(*GAP_CAUSES)
 
 
@@ -90,22 +90,6 @@ TRACE = Obj({
         "command_line": Str(null=True, doc="--include-host-info only")},
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
-
-STEPS = Section(Obj({
-    "count": "int", "analysed_count": "int", "source": "str", "range_name": "str", "mean_ms": "num?",
-    "median_ms": "num?", "p90_ms": "num?", "max_ms": "num?", "min_ms": "num?", "warmup": List("int"),
-    "incomplete": List("int"),
-    "outliers": List(Obj({"index": "int", "duration_ms": "num", "ratio_to_median": "num",
-                          "reason": "str"})),
-    "per_step": List(Obj({"index": "int", "start_ns": "int", "duration_ms": "num",
-                          "kind": Enum("warmup", "normal", "outlier", "incomplete", "unselected")},
-                         carried={"phases": Map("num", doc="exclusive ms per canonical phase in "
-                                                           "this step (analysed steps only)")},
-                         optional=("phases",)))},
-    carried={"boundary": Enum("range", "period")}),
-    "No training steps were found.",
-    HINT_CAPTURE_STEPS,
-    per_process=True)
 
 PHASES = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="other"),
                    "mean_ms": "num", "share": "share", "gpu_busy_ms": "num?",
@@ -440,7 +424,7 @@ SECTION_ORDER: dict[str, Node | None] = {
                                            doc="how much of the capture's kernel work a step "
                                                "selection or --window covers (report/view.py)")},
                   optional=("coverage",), per_process=True),
-    "steps": STEPS,
+    "steps": DECLARED,
     "phases": PHASES,
     "phases_status": PHASES_STATUS,
     "gpu": GPU,
