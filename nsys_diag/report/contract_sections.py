@@ -15,7 +15,7 @@ from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
 from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
-from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_NVTX,
+from nsys_diag.model.vocabulary import (GAP_CAUSES, HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
                                         HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
@@ -90,11 +90,6 @@ TRACE = Obj({
         "command_line": Str(null=True, doc="--include-host-info only")},
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
-
-PHASES = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="other"),
-                   "mean_ms": "num", "share": "share", "gpu_busy_ms": "num?",
-                   "gpu_busy_share": "share?", "gpu_work_ms": "num?", "count": "int"}),
-              per_process=True)
 
 GPU = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
                    "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
@@ -425,7 +420,7 @@ SECTION_ORDER: dict[str, Node | None] = {
                                                "selection or --window covers (report/view.py)")},
                   optional=("coverage",), per_process=True),
     "steps": DECLARED,
-    "phases": PHASES,
+    "phases": DECLARED,
     "phases_status": PHASES_STATUS,
     "gpu": GPU,
     "gaps": GAPS,

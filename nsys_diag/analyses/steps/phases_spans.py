@@ -35,7 +35,7 @@ from nsys_diag.analyses.steps.phases import (PhasesResult, analyze_phases, expla
                                              launched_work, phase_rows)
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
-from nsys_diag.model.vocabulary import HINT_CAPTURE_STEPS
+from nsys_diag.model.vocabulary import CANONICAL_PHASES, HINT_CAPTURE_STEPS
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,14 @@ def _partial_phases(span: ChunkInputs, **_) -> tuple:
     return partial_phases(span), (span.phases if span.index == 0 else None)
 
 
+PHASES_SPEC = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="other"),
+                   "mean_ms": "num", "share": "share", "gpu_busy_ms": "num?",
+                   "gpu_busy_share": "share?", "gpu_work_ms": "num?", "count": "int"}),
+              per_process=True)
+"""The ``phases`` section of the analysis JSON (model/schema_types.py)."""
+
 PHASES = declare(Declaration(
-    "phases", section="phases", partial=_partial_phases,
+    "phases", section="phases", spec=PHASES_SPEC, partial=_partial_phases,
     finish=lambda states, ctx: merge_phases([s[0] for s in states], base=states[0][1]),
     rank=2, whole_reads=("busy",), whole=lambda p, busy: analyze_phases(
         p.frames["nvtx"], p.steps, p.frames["kernels"], busy, phase_map=p.options.phase_map)))
