@@ -15,6 +15,7 @@ from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
 from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
+from nsys_diag.analyses.gaps.spans import GPU_ROW
 from nsys_diag.model.vocabulary import (GAP_CAUSES, HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
@@ -52,9 +53,6 @@ EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "co
                    doc="path: RFC 6901 pointer to the same value in this document "
                        "(report/quantities.py)")
 ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
-GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
-               "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
-              carried={"copy_only_ms": "num"})
 TRANSFER_KIND = Obj({"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
                      "expected_gb_per_s": "num?"},
                     carried={"busy_ms": "num", "gb_per_s_busy": "num?", "efficiency": "num?",
@@ -90,12 +88,6 @@ TRACE = Obj({
         "command_line": Str(null=True, doc="--include-host-info only")},
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
-
-GPU = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
-                   "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
-                   "per_device": List(GPU_ROW)},
-                  carried={"device_count": "int", "copy_only_share": "share"}),
-              "No GPU activity in the analysed window.", CAPTURE_CUDA, per_process=True)
 
 GAPS = Section(Obj({
     "count": "int", "total_ms": "num", "min_gap_ns": "int",
@@ -422,7 +414,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "steps": DECLARED,
     "phases": DECLARED,
     "phases_status": PHASES_STATUS,
-    "gpu": GPU,
+    "gpu": DECLARED,
     "gaps": GAPS,
     "timeline": TIMELINE,
     "kernels": KERNELS,

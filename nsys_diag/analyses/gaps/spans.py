@@ -59,7 +59,8 @@ from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsRe
                                      top_gaps,
                                      analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
+from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND
+from nsys_diag.model.schema_types import List, Obj, Section
 
 LAUNCH = GAP_CAUSES.index("launch")
 
@@ -409,8 +410,20 @@ def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
                         evidence=evidence, cpu_samples=f.get("cpu_samples"))
 
 
+GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
+               "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
+              carried={"copy_only_ms": "num"})
+"""One ``gpu.per_device`` row (the renderers also normalize one alone: ``contract.normalize_as``)."""
+
+GPU_SPEC = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
+                   "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
+                   "per_device": List(GPU_ROW)},
+                  carried={"device_count": "int", "copy_only_share": "share"}),
+              "No GPU activity in the analysed window.", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
+"""The ``gpu`` section of the analysis JSON (model/schema_types.py)."""
+
 UTILIZATION = declare(Declaration(
-    "utilization", section="gpu", partial=lambda span, **_: partial_utilization(span),
+    "utilization", section="gpu", spec=GPU_SPEC, partial=lambda span, **_: partial_utilization(span),
     finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
                                                  gpus=ctx.bundle.gpus),
     rank=7, whole_reads=("busy",),
