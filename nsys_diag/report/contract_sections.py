@@ -16,7 +16,7 @@ from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
 from nsys_diag.analyses.gaps.spans import GPU_ROW
-from nsys_diag.model.vocabulary import (GAP_CAUSES, HINT_ADD_NVTX,
+from nsys_diag.model.vocabulary import (HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
                                         HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
@@ -27,7 +27,6 @@ CAPTURE_CUDA = HINT_CAPTURE_CUDA_COMMAND
 VERDICT_CODE = Ref("verdict_code")
 TIMESTAMP = {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"}
 SPAN = Span()
-CAUSE = Enum(*GAP_CAUSES)
 
 
 def unit(**kw) -> Leaf:
@@ -88,24 +87,6 @@ TRACE = Obj({
         "command_line": Str(null=True, doc="--include-host-info only")},
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
-
-GAPS = Section(Obj({
-    "count": "int", "total_ms": "num", "min_gap_ns": "int",
-    "by_cause": Obj({c: "num" for c in GAP_CAUSES}),
-    "by_cause_detail": Obj({c: "str?" for c in GAP_CAUSES}),
-    "first_kernel_ns": "int?",
-    "histogram": List(Obj({"lo_ns": "int", "hi_ns": "int?", "count": "int", "total_ms": "num"})),
-    "top": List(Obj({"start_ns": "int", "duration_ms": "num", "device_id": "int", "cause": CAUSE,
-                     "cpu_activity": "str", "phase": "str?",
-                     "evidence": List(Obj({"cause": CAUSE, "ms": "num", "detail": "str"}))})),
-    "cpu_samples_available": "bool",
-    "other_top_frames": List(Obj({"frame": "str", "samples": "int", "share": "share"}))},
-    carried={"by_cause_share": Map("share", names=GAP_CAUSES),
-             "idle_share": "share",
-             "cause_priority": List(CAUSE),
-             "per_device": List(Obj({"device_id": "int", "count": "int", "total_ms": "num",
-                                     "by_cause": Map("num", names=GAP_CAUSES)}))}),
-    "GPU idle gaps could not be computed.", CAPTURE_CUDA, per_process=True)
 
 _BIN_SERIES = List("int")
 TIMELINE = Section(Obj({
@@ -415,7 +396,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "phases": DECLARED,
     "phases_status": PHASES_STATUS,
     "gpu": DECLARED,
-    "gaps": GAPS,
+    "gaps": DECLARED,
     "timeline": TIMELINE,
     "kernels": KERNELS,
     "kernels_total": Int(per_process=True),

@@ -60,7 +60,7 @@ from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsRe
                                      analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND
-from nsys_diag.model.schema_types import List, Obj, Section
+from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
 
 LAUNCH = GAP_CAUSES.index("launch")
 
@@ -422,6 +422,9 @@ GPU_SPEC = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_
               "No GPU activity in the analysed window.", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
 """The ``gpu`` section of the analysis JSON (model/schema_types.py)."""
 
+CAUSE = Enum(*GAP_CAUSES)
+"""A gap cause in the JSON (``model/vocabulary.GAP_CAUSES``)."""
+
 UTILIZATION = declare(Declaration(
     "utilization", section="gpu", spec=GPU_SPEC, partial=lambda span, **_: partial_utilization(span),
     finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
@@ -435,7 +438,26 @@ EVIDENCE = declare(Declaration("evidence", rank=3, pooled=True, whole_reads=("bu
 """The gap causes' evidence over the whole process (an in-memory step; a span's partial finds
 its own)."""
 
-GAPS = declare(Declaration("gaps", section="gaps", partial=_partial_gaps, finish=_finish_gaps,
+GAPS_SPEC = Section(Obj({
+    "count": "int", "total_ms": "num", "min_gap_ns": "int",
+    "by_cause": Obj({c: "num" for c in GAP_CAUSES}),
+    "by_cause_detail": Obj({c: "str?" for c in GAP_CAUSES}),
+    "first_kernel_ns": "int?",
+    "histogram": List(Obj({"lo_ns": "int", "hi_ns": "int?", "count": "int", "total_ms": "num"})),
+    "top": List(Obj({"start_ns": "int", "duration_ms": "num", "device_id": "int", "cause": CAUSE,
+                     "cpu_activity": "str", "phase": "str?",
+                     "evidence": List(Obj({"cause": CAUSE, "ms": "num", "detail": "str"}))})),
+    "cpu_samples_available": "bool",
+    "other_top_frames": List(Obj({"frame": "str", "samples": "int", "share": "share"}))},
+    carried={"by_cause_share": Map("share", names=GAP_CAUSES),
+             "idle_share": "share",
+             "cause_priority": List(CAUSE),
+             "per_device": List(Obj({"device_id": "int", "count": "int", "total_ms": "num",
+                                     "by_cause": Map("num", names=GAP_CAUSES)}))}),
+    "GPU idle gaps could not be computed.", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
+"""The ``gaps`` section of the analysis JSON (model/schema_types.py)."""
+
+GAPS = declare(Declaration("gaps", section="gaps", spec=GAPS_SPEC, partial=_partial_gaps, finish=_finish_gaps,
                            rank=4, pooled=True, whole_reads=("busy", "phases", "evidence"),
                            whole=_whole_gaps))
 """The compute-idle gaps and their causes (the ``gaps`` section)."""
