@@ -88,25 +88,6 @@ TRACE = Obj({
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
 
-_BIN_SERIES = List("int")
-TIMELINE = Section(Obj({
-    "bin_ns": Leaf({"type": "integer", "minimum": 1}), "strips": List(Obj({
-        "label": Enum("representative", "worst", "window"), "step_index": "int?",
-        "start_ns": "int", "end_ns": "int",
-        "phases": List(Obj({"name": "str", "canonical": Str(default="other"), "start_ns": "int",
-                            "end_ns": "int"})),
-        "devices": List(Obj({"device_id": "int", "busy": List("share", max_items=200)},
-                            carried={"copy": List("share")}))},
-        carried={"duration_ms": "num"})),
-    "window_bins": Obj({"start_ns": "int", "bin_ns": "int", "count": "int", "busy": List("share"),
-                        "tensor_core_ns": _BIN_SERIES, "exposed_comm_ns": _BIN_SERIES,
-                        "category_ns": Map(_BIN_SERIES), "kernel_ns": Map(_BIN_SERIES)},
-                       null=True, fill=False,
-                       doc="10 ms bins of a window without steps (analyses/timeline/window_bins.py)")},
-    carried={"max_bins": "int"}, optional=("window_bins",)),
-    "No step to draw.", HINT_ADD_NVTX,
-    per_process=True)
-
 KERNELS = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
                     "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
                     "category": "str", "tensor_core": "bool"},
@@ -397,7 +378,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "phases_status": PHASES_STATUS,
     "gpu": DECLARED,
     "gaps": DECLARED,
-    "timeline": TIMELINE,
+    "timeline": DECLARED,
     "kernels": KERNELS,
     "kernels_total": Int(per_process=True),
     "kernel_categories": KERNEL_CATEGORIES,
