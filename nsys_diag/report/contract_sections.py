@@ -88,14 +88,6 @@ TRACE = Obj({
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
 
-KERNELS = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
-                    "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
-                    "category": "str", "tensor_core": "bool"},
-                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str",
-                            "tensor_pipe_pct": "num?", "sm_throughput_pct": "num?"},
-                   optional=("tensor_pipe_pct", "sm_throughput_pct")),
-               per_process=True)
-
 _TC_KERNEL = Obj({"name": "str", "share": "share"},
                  carried={"short_name": "str", "label": "str", "total_ns": "int", "category": "str",
                           "evidence": "str"})
@@ -379,7 +371,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "gpu": DECLARED,
     "gaps": DECLARED,
     "timeline": DECLARED,
-    "kernels": KERNELS,
+    "kernels": DECLARED,
     "kernels_total": Int(per_process=True),
     "kernel_categories": KERNEL_CATEGORIES,
     "kernel_summary": KERNEL_SUMMARY,
