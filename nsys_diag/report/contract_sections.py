@@ -88,22 +88,6 @@ TRACE = Obj({
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
 
-_TC_KERNEL = Obj({"name": "str", "share": "share"},
-                 carried={"short_name": "str", "label": "str", "total_ns": "int", "category": "str",
-                          "evidence": "str"})
-TENSOR_CORES = Section(Obj({
-    "share_of_kernel_time": "share?", "gemm_share": "share?", "tc_share_of_gemm": "share?",
-    "evidence": "str", "confidence": "str", "non_tc_gemm_share": "share?", "source": "str",
-    "evidence_list": List("str"), "advice": "str?", "non_tc_gemm_kernels": List(_TC_KERNEL),
-    "tensor_active_during_gemm": "share?", "engaged": "bool?", "basis": "str?",
-    "non_tc_gemm_source": "str?"},
-    carried={"name_share_of_kernel_time": "share?", "metrics_share_of_kernel_time": "share?",
-             "counters_share_of_kernel_time": "share?", "tensor_active_mean": "share?",
-             "tensor_active_samples": "int", "tensor_active_gemm_samples": "int",
-             "non_tc_attention_share": "share?", "unknown_tc_share": "share?",
-             "unknown_tc_kernels": List(_TC_KERNEL), "tc_kernels": List(_TC_KERNEL)}),
-    "Tensor Core use could not be assessed (no kernels).", CAPTURE_CUDA, per_process=True)
-
 _COPY_KINDS = ("H2D", "D2H", "D2D", "P2P")
 TRANSFERS = Section(Obj({
     "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
@@ -375,7 +359,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "kernels_total": Int(per_process=True),
     "kernel_categories": KERNEL_CATEGORIES,
     "kernel_summary": KERNEL_SUMMARY,
-    "tensor_cores": TENSOR_CORES,
+    "tensor_cores": DECLARED,
     "transfers": TRANSFERS,
     "gpu_metrics": GPU_METRICS,
     "throughput": THROUGHPUT,
