@@ -29,6 +29,7 @@ from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
+from nsys_diag.model.schema_types import List, Obj, Section
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
@@ -435,8 +436,24 @@ def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None
 
 
 # -------------------------------------------------------------------------------- declaration
+TRANSFER_KIND = Obj({"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
+                     "expected_gb_per_s": "num?"},
+                    carried={"busy_ms": "num", "gb_per_s_busy": "num?", "efficiency": "num?",
+                             "link": "str", "rows": "int"})
+"""One ``transfers.by_kind`` row (the renderers also normalize one alone: ``contract.normalize_as``)."""
+
+_COPY_KINDS = ("H2D", "D2H", "D2D", "P2P")
+TRANSFERS_SPEC = Section(Obj({
+    "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
+    "pageable_count": "int", "pageable_bytes": "int", "sync_copies": "int"},
+    carried={"pageable_async_count": "int", "sync_memsets": "int", "assumptions": List("str"),
+             "memset": Obj({"count": "int", "bytes": "int", "time_ms": "num"})}),
+    "No memory transfers in the analysed window.", HINT_CAPTURE_CUDA,
+    per_process=True)
+"""The ``transfers`` section of the analysis JSON (model/schema_types.py)."""
+
 TRANSFERS = declare(Declaration(
-    "transfers", section="transfers", partial=lambda span, **_: partial_transfers(span),
+    "transfers", section="transfers", spec=TRANSFERS_SPEC, partial=lambda span, **_: partial_transfers(span),
     finish=lambda states, ctx: merge_transfers(list(states), gpus=ctx.bundle.gpus),
     rank=8, whole=lambda p: analyze_transfers(p.frames["memcpy"], p.frames["memset"],
                                               p.bundle.gpus, th=p.th, window=p.window_ns)))

@@ -16,8 +16,9 @@ from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
 from nsys_diag.analyses.gaps.spans import GPU_ROW
+from nsys_diag.analyses.transfers import TRANSFER_KIND
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX,
-                                        HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
+                                        HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
                                         HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
 from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
@@ -52,10 +53,6 @@ EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "co
                    doc="path: RFC 6901 pointer to the same value in this document "
                        "(report/quantities.py)")
 ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
-TRANSFER_KIND = Obj({"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
-                     "expected_gb_per_s": "num?"},
-                    carried={"busy_ms": "num", "gb_per_s_busy": "num?", "efficiency": "num?",
-                             "link": "str", "rows": "int"})
 METRICS_ROW = metrics(phase="str")
 ROW_SPECS: dict[str, Node] = {"transfer_kind": TRANSFER_KIND, "gpu_device": GPU_ROW,
                               "metrics_phase": METRICS_ROW, "evidence_row": EVIDENCE_ROW}
@@ -87,15 +84,6 @@ TRACE = Obj({
         "command_line": Str(null=True, doc="--include-host-info only")},
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
-
-_COPY_KINDS = ("H2D", "D2H", "D2D", "P2P")
-TRANSFERS = Section(Obj({
-    "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
-    "pageable_count": "int", "pageable_bytes": "int", "sync_copies": "int"},
-    carried={"pageable_async_count": "int", "sync_memsets": "int", "assumptions": List("str"),
-             "memset": Obj({"count": "int", "bytes": "int", "time_ms": "num"})}),
-    "No memory transfers in the analysed window.", HINT_CAPTURE_CUDA,
-    per_process=True)
 
 GPU_METRICS = Section(Obj({
     "per_device": List(metrics(read=(), device_id="int")), "overall": metrics(),
@@ -360,7 +348,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "kernel_categories": KERNEL_CATEGORIES,
     "kernel_summary": KERNEL_SUMMARY,
     "tensor_cores": DECLARED,
-    "transfers": TRANSFERS,
+    "transfers": DECLARED,
     "gpu_metrics": GPU_METRICS,
     "throughput": THROUGHPUT,
     "mfu": MFU,
