@@ -122,17 +122,6 @@ LOADER = Section(Obj({
     "No DataLoader worker processes or threads in the export.",
     HINT_CAPTURE_WORKERS, per_process=True)
 
-COMMUNICATION = Section(Obj({
-    "per_device": List(Obj({"device_id": "int", "comm_ms": "num", "hidden_ms": "num",
-                            "exposed_ms": "num"},
-                           carried={"comm_kernels": "int", "exposed_share": "share?",
-                                    "overlap_share": "share?"})),
-    "exposed_share": "share?"},
-    carried={"comm_ms": "num", "hidden_ms": "num", "exposed_ms": "num",
-             "exposed_share_of_step": "num?", "overlap_share": "share?",
-             "kernel_names": List("str"), "window": SPAN}),
-    "No communication kernels (single GPU or no NCCL).", "", null=True, per_process=True)
-
 MEMORY = Section(Obj({
     "per_device": List(Obj({"device_id": "int", "peak_bytes": "int", "device_bytes": "int?",
                             "peak_share": "share?"},
@@ -355,7 +344,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "scaling": SCALING,
     "scaling_reason": Str(null=True, per_process=True),
     "loader": LOADER,
-    "communication": COMMUNICATION,
+    "communication": DECLARED,
     "memory": MEMORY,
     "nvtx_ranges": NVTX_RANGES,
     "timeline_lanes": TIMELINE_LANES,
