@@ -20,7 +20,7 @@ from nsys_diag.analyses.transfers import TRANSFER_KIND
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX,
                                         HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
-                                        HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
+                                        HINT_GPU_METRICS, NCU_CAPTURE_COMMAND)
 from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
                                            Section, Span, Str)
 
@@ -121,17 +121,6 @@ LOADER = Section(Obj({
                            optional=("parent_pid", "attributed_by")))}),
     "No DataLoader worker processes or threads in the export.",
     HINT_CAPTURE_WORKERS, per_process=True)
-
-MEMORY = Section(Obj({
-    "per_device": List(Obj({"device_id": "int", "peak_bytes": "int", "device_bytes": "int?",
-                            "peak_share": "share?"},
-                           carried={"peak_ts_ns": "int", "alloc_count": "int", "free_count": "int",
-                                    "preexisting_bytes": "int"})),
-    "advice": "str?"},
-    carried={"advice_code": Enum("headroom", "near_full", "ok", "unknown"),
-             "max_peak_share": "share?"}),
-    "GPU memory usage was not captured.", HINT_MEMORY_USAGE,
-    null=True, per_process=True)
 
 NVTX_RANGES = Section(Obj({
     "ranges": List(Obj({"name": "str", "domain": "str", "count": "int", "cpu_ms": "num", "gpu_ms": "num",
@@ -345,7 +334,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "scaling_reason": Str(null=True, per_process=True),
     "loader": LOADER,
     "communication": DECLARED,
-    "memory": MEMORY,
+    "memory": DECLARED,
     "nvtx_ranges": NVTX_RANGES,
     "timeline_lanes": TIMELINE_LANES,
     "gpu_fill": GPU_FILL,
