@@ -17,8 +17,7 @@ from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
 from nsys_diag.analyses.gaps.spans import GPU_ROW
 from nsys_diag.analyses.transfers import TRANSFER_KIND
-from nsys_diag.model.vocabulary import (HINT_ADD_NVTX,
-                                        HINT_CAPTURE_CUDA_COMMAND,
+from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
                                         HINT_GPU_METRICS, NCU_CAPTURE_COMMAND)
 from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
@@ -121,14 +120,6 @@ LOADER = Section(Obj({
                            optional=("parent_pid", "attributed_by")))}),
     "No DataLoader worker processes or threads in the export.",
     HINT_CAPTURE_WORKERS, per_process=True)
-
-NVTX_RANGES = Section(Obj({
-    "ranges": List(Obj({"name": "str", "domain": "str", "count": "int", "cpu_ms": "num", "gpu_ms": "num",
-                        "gpu_self_ms": "num", "share": "share?"})),
-    "groups": "int", "kernel_ms": "num", "unattributed_kernels": "int"}),
-    "No NVTX ranges in the analysed window.", HINT_ADD_NVTX,
-    per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
-    "kernels launched while a range was open on the launching thread (docs/analyses.md)")
 
 TIMELINE_LANES = Section(Obj({
     "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
@@ -335,7 +326,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "loader": LOADER,
     "communication": DECLARED,
     "memory": DECLARED,
-    "nvtx_ranges": NVTX_RANGES,
+    "nvtx_ranges": DECLARED,
     "timeline_lanes": TIMELINE_LANES,
     "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
