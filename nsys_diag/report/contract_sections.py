@@ -14,7 +14,6 @@ from nsys_diag.analyses.diagnosis.program import FRAMEWORKS
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
 from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
-from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
 from nsys_diag.analyses.gaps.spans import GPU_ROW
 from nsys_diag.analyses.transfers import TRANSFER_KIND
 from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA_COMMAND,
@@ -120,17 +119,6 @@ LOADER = Section(Obj({
                            optional=("parent_pid", "attributed_by")))}),
     "No DataLoader worker processes or threads in the export.",
     HINT_CAPTURE_WORKERS, per_process=True)
-
-TIMELINE_LANES = Section(Obj({
-    "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
-    "columns": "int", "classes": List(Enum(*LANE_CLASSES)),
-    "lanes": List(Obj({"device_id": "int", "stream_id": "int?", "streams": "int", "ops": "int",
-                       "busy_ms": "num", "class_ms": Map("num", names=LANE_CLASSES),
-                       "runs": List(List("int", min_items=4, max_items=4))})),
-    "step_marks": List("int"), "steps": "int"}),
-    "No GPU activity in the analysed window.", per_process=True,
-    doc="the whole analysed window per (device, stream) lane in at most 1,200 columns: runs of "
-    "[first column, columns, class index, occupancy in quarters 1..4] (analyses/timeline/lanes.py)")
 
 _FILL_KERNEL = Obj({"name": "str", "launches": "int", "blocks": "int", "threads_per_block": "int",
                     "regs_per_thread": "int", "smem_bytes": "int", "blocks_per_sm": "int",
@@ -327,7 +315,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "communication": DECLARED,
     "memory": DECLARED,
     "nvtx_ranges": DECLARED,
-    "timeline_lanes": TIMELINE_LANES,
+    "timeline_lanes": DECLARED,
     "gpu_fill": GPU_FILL,
     "roofline": ROOFLINE,
     "replay": REPLAY,
