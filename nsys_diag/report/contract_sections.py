@@ -239,10 +239,6 @@ FINDINGS = List(Obj({
              "saves_reason": "str?"},
     optional=("saves_ms_per_step", "saves_reason")), per_process=True)
 
-DATA_QUALITY = List(Obj({"code": "str", "message": "str", "count": "int",
-                         "severity": Enum("info", "warning", default="info"), "hint": "str?"},
-                        optional=("hint",)), per_process=True)
-
 CAPABILITIES = Obj({
     "steps": "bool?", "phases": "bool?", "gpu_activity": "bool?", "nvtx_ranges": "int?",
     "gpu_metrics": "bool?", "tensor_active_metric": "bool?", "ncu": "bool?",
@@ -322,7 +318,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "processes": List(Obj()),  # its rows: report/contract.py (summary keys + each process's sections)
     "verdict": VERDICT,
     "findings": FINDINGS,
-    "data_quality": DATA_QUALITY,
+    "data_quality": DECLARED,
     "thresholds": Map("num"),
     "capture_hints": List("str"),
     "program": PROGRAM,
