@@ -11,14 +11,14 @@ follow docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0.
 from __future__ import annotations
 
 from nsys_diag.analyses.diagnosis.program import FRAMEWORKS
-from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
 from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.analyses.gaps.spans import GPU_ROW
 from nsys_diag.analyses.transfers import TRANSFER_KIND
+from nsys_diag.analyses.gpu_metrics import METRICS_ROW
 from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA_COMMAND,
                                         HINT_CAPTURE_WORKERS,
-                                        HINT_GPU_METRICS, NCU_CAPTURE_COMMAND)
+                                        NCU_CAPTURE_COMMAND)
 from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
                                            Section, Span, Str)
 
@@ -33,11 +33,6 @@ def unit(**kw) -> Leaf:
     return Leaf({"type": "number", "minimum": 0, "maximum": 1}, **kw)
 
 
-def metrics(read: tuple[str, ...] = ("sm_active", "tensor_active", "dram_bandwidth", "pcie_rx",
-                                     "pcie_tx"), **keys) -> Obj:
-    """A row of GPU metric means (``analyses/gpu_metrics.CANONICAL_KEYS``, None: not sampled)."""
-    return Obj({**keys, **{k: "num?" for k in read}},
-               carried={k: "num?" for k in METRIC_KEYS if k not in read})
 
 
 def evidence() -> List:
@@ -51,7 +46,6 @@ EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "co
                    doc="path: RFC 6901 pointer to the same value in this document "
                        "(report/quantities.py)")
 ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
-METRICS_ROW = metrics(phase="str")
 ROW_SPECS: dict[str, Node] = {"transfer_kind": TRANSFER_KIND, "gpu_device": GPU_ROW,
                               "metrics_phase": METRICS_ROW, "evidence_row": EVIDENCE_ROW}
 """Row specs the renderers normalize one at a time (``contract.normalize_as``)."""
@@ -82,13 +76,6 @@ TRACE = Obj({
         "command_line": Str(null=True, doc="--include-host-info only")},
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
-
-GPU_METRICS = Section(Obj({
-    "per_device": List(metrics(read=(), device_id="int")), "overall": metrics(),
-    "per_phase": List(METRICS_ROW)},
-    carried={"metrics": List("str"), "other": Map("num?"), "sample_count": "int",
-             "sample_period_ns": "int?", "window": SPAN}),
-    "No GPU metrics were sampled.", HINT_GPU_METRICS, null=True, per_process=True)
 
 THROUGHPUT = Section(Obj({
     "batch_size": "num", "source": "str", "loader_samples_per_s": "num?",
@@ -302,7 +289,7 @@ SECTION_ORDER: dict[str, Node | None] = {
     "kernel_summary": KERNEL_SUMMARY,
     "tensor_cores": DECLARED,
     "transfers": DECLARED,
-    "gpu_metrics": GPU_METRICS,
+    "gpu_metrics": DECLARED,
     "throughput": THROUGHPUT,
     "mfu": MFU,
     "scaling": SCALING,
