@@ -453,7 +453,8 @@ TRANSFERS_SPEC = Section(Obj({
 """The ``transfers`` section of the analysis JSON (model/schema_types.py)."""
 
 TRANSFERS = declare(Declaration(
-    "transfers", section="transfers", spec=TRANSFERS_SPEC, partial=lambda span, **_: partial_transfers(span),
+    "transfers", section="transfers", spec=TRANSFERS_SPEC,
+    partial=lambda span, **_: partial_transfers(span),
     finish=lambda states, ctx: merge_transfers(list(states), gpus=ctx.bundle.gpus),
     rank=8, whole=lambda p: analyze_transfers(p.frames["memcpy"], p.frames["memset"],
                                               p.bundle.gpus, th=p.th, window=p.window_ns)))

@@ -1,4 +1,5 @@
-"""The sections of the analysis JSON, each one self-contained spec object (model/schema_types.py).
+"""The key order of the analysis JSON and the specs of the sections no analysis declares
+(model/schema_types.py).
 
 ``SECTION_ORDER`` is the one list of the JSON's top-level keys, in order: section name → the
 report's own spec, or ``DECLARED`` for a section whose spec is declared beside its analysis

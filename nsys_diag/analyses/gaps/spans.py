@@ -426,7 +426,8 @@ CAUSE = Enum(*GAP_CAUSES)
 """A gap cause in the JSON (``model/vocabulary.GAP_CAUSES``)."""
 
 UTILIZATION = declare(Declaration(
-    "utilization", section="gpu", spec=GPU_SPEC, partial=lambda span, **_: partial_utilization(span),
+    "utilization", section="gpu", spec=GPU_SPEC,
+    partial=lambda span, **_: partial_utilization(span),
     finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
                                                  gpus=ctx.bundle.gpus),
     rank=7, whole_reads=("busy",),
@@ -457,7 +458,8 @@ GAPS_SPEC = Section(Obj({
     "GPU idle gaps could not be computed.", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
 """The ``gaps`` section of the analysis JSON (model/schema_types.py)."""
 
-GAPS = declare(Declaration("gaps", section="gaps", spec=GAPS_SPEC, partial=_partial_gaps, finish=_finish_gaps,
+GAPS = declare(Declaration("gaps", section="gaps", spec=GAPS_SPEC,
+                           partial=_partial_gaps, finish=_finish_gaps,
                            rank=4, pooled=True, whole_reads=("busy", "phases", "evidence"),
                            whole=_whole_gaps))
 """The compute-idle gaps and their causes (the ``gaps`` section)."""

@@ -439,7 +439,8 @@ KERNELS_SPEC = List(Obj({"name": "str", "short_name": "str", "count": "int", "to
 """The ``kernels`` section of the analysis JSON (model/schema_types.py)."""
 
 KERNEL_TABLE = declare(Declaration(
-    "kernel_table", section="kernels", spec=KERNELS_SPEC, partial=lambda span, **_: partial_kernels(span),
+    "kernel_table", section="kernels", spec=KERNELS_SPEC,
+    partial=lambda span, **_: partial_kernels(span),
     finish=_finish_kernels, pooled=True, rank=0,
     whole=lambda p: window_kernel_table(p.frames["kernels"], p.window, p.th, p.options.max_rows)))
 """The kernel table of the analysed window (the ``kernels`` section; in memory the window's

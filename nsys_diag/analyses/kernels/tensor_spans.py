@@ -308,7 +308,8 @@ TENSOR_CORES_SPEC = Section(Obj({
 """The ``tensor_cores`` section of the analysis JSON (model/schema_types.py)."""
 
 TENSOR_CORES = declare(Declaration(
-    "tensor_cores", section="tensor_cores", spec=TENSOR_CORES_SPEC, reads=("kernel_table", "roofline"),
+    "tensor_cores", section="tensor_cores", spec=TENSOR_CORES_SPEC,
+    reads=("kernel_table", "roofline"),
     partial=lambda span, *, glob, **_: partial_tensor_cores(span, sampling=glob.tensor_sampling),
     finish=_finish_tensor_cores, rank=12, pooled=True,
     whole_reads=("kernel_table", "roofline", "busy"), whole=_whole_tensor_cores))

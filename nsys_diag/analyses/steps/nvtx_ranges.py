@@ -469,7 +469,8 @@ NVTX_RANGES_SPEC = Section(Obj({
 """The ``nvtx_ranges`` section of the analysis JSON (model/schema_types.py)."""
 
 NVTX_RANGES = declare(Declaration(
-    "nvtx_ranges", section="nvtx_ranges", spec=NVTX_RANGES_SPEC, partial=lambda span, **_: partial_nvtx_ranges(span),
+    "nvtx_ranges", section="nvtx_ranges", spec=NVTX_RANGES_SPEC,
+    partial=lambda span, **_: partial_nvtx_ranges(span),
     finish=lambda states, ctx: merge_nvtx_ranges(states), rank=12,
     whole=lambda p: analyze_nvtx_ranges(p.frames["nvtx"], p.frames["kernels"], p.steps, p.window)))
 """GPU time per NVTX range (the ``nvtx_ranges`` section)."""
