@@ -25,6 +25,7 @@ import pandas as pd
 from nsys_diag.analyses.arrays import exact_sum
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.engine.declaration import Declaration, declare
+from nsys_diag.analyses.engine.context import over_one_span
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.model.thresholds import Thresholds
@@ -452,10 +453,11 @@ TRANSFERS_SPEC = Section(Obj({
     per_process=True)
 """The ``transfers`` section of the analysis JSON (model/schema_types.py)."""
 
-TRANSFERS = declare(Declaration(
+TRANSFERS: Declaration = declare(Declaration(
     "transfers", section="transfers", spec=TRANSFERS_SPEC,
     partial=lambda span, **_: partial_transfers(span),
     finish=lambda states, ctx: merge_transfers(list(states), gpus=ctx.bundle.gpus),
-    rank=8, whole=lambda p: analyze_transfers(p.frames["memcpy"], p.frames["memset"],
-                                              p.bundle.gpus, th=p.th, window=p.window_ns)))
-"""Memory transfers (the ``transfers`` section)."""
+    rank=8, whole_reads=("busy", "phases"),
+    whole=lambda p, busy, phases: over_one_span(TRANSFERS, p, busy, phases)))
+"""Memory transfers (the ``transfers`` section): in memory the same partial → merge → finish
+over one span (``engine.context.over_one_span``)."""

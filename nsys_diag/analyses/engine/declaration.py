@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from nsys_diag.model.schema_types import Node
 
@@ -131,7 +131,10 @@ DECLARING_PACKAGE = "nsys_diag.analyses"
 """The package whose modules are imported to fill the registry."""
 
 
-def declare(d: Declaration | JobDeclaration) -> Declaration | JobDeclaration:
+AnyDeclaration = TypeVar("AnyDeclaration", Declaration, JobDeclaration)
+
+
+def declare(d: AnyDeclaration) -> AnyDeclaration:
     """Register ``d`` (a second declaration under the same name is an error)."""
     reg: dict = _JOB if isinstance(d, JobDeclaration) else _PROCESS
     if d.name in reg and reg[d.name] is not d:
