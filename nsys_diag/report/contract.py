@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import nsys_diag.analyses.suite  # noqa: F401 - importing the suite registers every declared section
 from nsys_diag.analyses.engine.declaration import section_specs
 from nsys_diag.analyses.kernels.names import kernel_base_name
 from nsys_diag.model.vocabulary import VERDICT_CODES
@@ -63,7 +64,7 @@ def assemble_spec(order: dict[str, Node | None], declared: dict[str, Node]) -> d
     return spec
 
 
-SPEC: dict[str, Node] = assemble_spec(SECTION_ORDER, section_specs())
+SPEC: dict[str, Node] = assemble_spec(SECTION_ORDER, section_specs(walk=False))
 """Every top-level key of the analysis JSON → its spec (report/contract_sections.py and the
 analyses' declarations)."""
 

@@ -66,6 +66,22 @@ def test_the_contract_takes_each_declared_section_from_its_declaration():
             assert contract.SPEC[key] is own and key not in declared, key
 
 
+def test_the_suite_registers_every_declared_section_the_contract_needs():
+    """The contract takes the sections declared by the modules the suite imports (no walk of the
+    package); importing every module of the analyses declares no other section."""
+    import subprocess
+    import sys
+
+    code = ("from nsys_diag.report import contract\n"
+            "from nsys_diag.analyses.engine.declaration import section_specs\n"
+            "before = section_specs(walk=False)\n"
+            "after = section_specs()\n"
+            "assert before == after, sorted(set(after) - set(before))\n"
+            "print(len(after))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(out.stdout) >= 15
+
+
 def test_assembling_rejects_a_section_without_a_spec_with_two_or_unplaced():
     from nsys_diag.model.schema_types import Int
 
