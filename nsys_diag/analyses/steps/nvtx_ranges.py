@@ -41,6 +41,7 @@ import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.engine.declaration import Declaration, declare
+from nsys_diag.analyses.engine.context import over_one_span
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.steps.repeat import normalized_names
 from nsys_diag.analyses.timeline import intervals as iv
@@ -468,9 +469,10 @@ NVTX_RANGES_SPEC = Section(Obj({
     "kernels launched while a range was open on the launching thread (docs/analyses.md)")
 """The ``nvtx_ranges`` section of the analysis JSON (model/schema_types.py)."""
 
-NVTX_RANGES = declare(Declaration(
+NVTX_RANGES: Declaration = declare(Declaration(
     "nvtx_ranges", section="nvtx_ranges", spec=NVTX_RANGES_SPEC,
     partial=lambda span, **_: partial_nvtx_ranges(span),
-    finish=lambda states, ctx: merge_nvtx_ranges(states), rank=12,
-    whole=lambda p: analyze_nvtx_ranges(p.frames["nvtx"], p.frames["kernels"], p.steps, p.window)))
-"""GPU time per NVTX range (the ``nvtx_ranges`` section)."""
+    finish=lambda states, ctx: merge_nvtx_ranges(states), rank=12, whole_reads=("busy", "phases"),
+    whole=lambda p, busy, phases: over_one_span(NVTX_RANGES, p, busy, phases)))
+"""GPU time per NVTX range (the ``nvtx_ranges`` section): in memory the same partial → merge →
+finish over one span (``engine.context.over_one_span``)."""

@@ -12,6 +12,7 @@ from nsys_diag.analyses.arrays import process_rows
 from nsys_diag.analyses.engine.context import whole_span
 from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, chunk_frames
 from nsys_diag.analyses.engine.declaration import WholeProcess
+from nsys_diag.analyses.steps.nvtx_ranges import NVTX_RANGES, analyze_nvtx_ranges
 from nsys_diag.analyses.suite import _process_ids, analyze_process
 from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.transfers import TRANSFERS, analyze_transfers
@@ -38,6 +39,17 @@ def test_transfers_in_memory_over_one_span_equal_the_whole_process_analysis(path
         whole = analyze_transfers(process_rows(bundle.memcpy, gpid), process_rows(bundle.memset, gpid),
                                   bundle.gpus, th=TH, window=(w.start_ns, w.end_ns))
         assert json.dumps(proc.transfers.to_json()) == json.dumps(whole.to_json()), (path.name, gpid)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_nvtx_ranges_in_memory_over_one_span_equal_the_whole_process_analysis(path):
+    bundle = load_trace(str(path))
+    assert NVTX_RANGES.whole_reads == ("busy", "phases")
+    for gpid in _process_ids(bundle):
+        proc = analyze_process(bundle, gpid, AnalyzeOptions(), TH)
+        whole = analyze_nvtx_ranges(process_rows(bundle.nvtx, gpid), process_rows(bundle.kernels, gpid),
+                                    proc.steps, proc.window)
+        assert json.dumps(proc.nvtx_ranges.to_json()) == json.dumps(whole.to_json()), (path.name, gpid)
 
 
 def test_the_whole_span_owns_every_row_and_sees_what_a_chunk_over_everything_sees():
