@@ -4,7 +4,9 @@ The global values — the process's steps, its analysed window, its devices, its
 are computed once, before the chunks (``app/stream.py``); everything else is the chunk's own:
 its rows (``cuts.chunk_frames``), its share of the window, its busy intervals and the phases
 computed over its rows (whose NVTX part — instances, per-step wall time — is the same in every
-chunk; only the GPU part differs and is merged).
+chunk; only the GPU part differs and is merged). ``whole_span`` is the whole process as one
+span, and ``over_one_span`` a declaration's in-memory result as its partial → merge → finish
+over it.
 """
 from __future__ import annotations
 
