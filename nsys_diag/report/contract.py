@@ -45,7 +45,6 @@ SCHEMA_VERSION = 1
 """``schema_version`` of the analysis JSON."""
 
 
-
 def assemble_spec(order: dict[str, Node | None], declared: dict[str, Node]) -> dict[str, Node]:
     """Every top-level key of ``order`` → its spec: the report's own, or the one its analysis
     declares (``declared``, by section). Raises on a section with no spec or two, and on a

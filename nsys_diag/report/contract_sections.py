@@ -16,12 +16,10 @@ from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
 from nsys_diag.analyses.gaps.spans import GPU_ROW
 from nsys_diag.analyses.transfers import TRANSFER_KIND
 from nsys_diag.analyses.gpu_metrics import METRICS_ROW
-from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA_COMMAND,
-                                        HINT_CAPTURE_WORKERS)
+from nsys_diag.model.vocabulary import HINT_CAPTURE_WORKERS
 from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
                                            Section, Span, Str)
 
-CAPTURE_CUDA = HINT_CAPTURE_CUDA_COMMAND
 VERDICT_CODE = Ref("verdict_code")
 TIMESTAMP = {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"}
 SPAN = Span()
@@ -30,8 +28,6 @@ SPAN = Span()
 def unit(**kw) -> Leaf:
     """A fraction that is exactly within 0..1."""
     return Leaf({"type": "number", "minimum": 0, "maximum": 1}, **kw)
-
-
 
 
 def evidence() -> List:
