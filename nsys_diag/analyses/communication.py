@@ -28,6 +28,7 @@ from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_NCCL
 from typing import TYPE_CHECKING
 from nsys_diag.analyses.kernels.table import window_kernels
+from nsys_diag.model.schema_types import List, Obj, Section, Span
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
     from nsys_diag.analyses.engine.context import ChunkInputs
@@ -244,8 +245,20 @@ def _whole_communication(p, kt, steps) -> CommunicationResult | Unavailable:
     return analyze_communication(kt[0], window=p.window_ns, step_time_ns_total=total, th=p.th)
 
 
+COMMUNICATION_SPEC = Section(Obj({
+    "per_device": List(Obj({"device_id": "int", "comm_ms": "num", "hidden_ms": "num",
+                            "exposed_ms": "num"},
+                           carried={"comm_kernels": "int", "exposed_share": "share?",
+                                    "overlap_share": "share?"})),
+    "exposed_share": "share?"},
+    carried={"comm_ms": "num", "hidden_ms": "num", "exposed_ms": "num",
+             "exposed_share_of_step": "num?", "overlap_share": "share?",
+             "kernel_names": List("str"), "window": Span()}),
+    "No communication kernels (single GPU or no NCCL).", "", null=True, per_process=True)
+"""The ``communication`` section of the analysis JSON (model/schema_types.py)."""
+
 COMMUNICATION = declare(Declaration(
-    "communication", section="communication", reads=("steps",),
+    "communication", section="communication", spec=COMMUNICATION_SPEC, reads=("steps",),
     partial=lambda span, **_: partial_communication(span), finish=_finish_communication,
     rank=13, whole_reads=("kernel_table", "steps"), whole=_whole_communication))
 """Communication kernels and their exposed time (the ``communication`` section)."""

@@ -33,6 +33,7 @@ from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_GPU_METRICS
 from typing import TYPE_CHECKING
 from nsys_diag.analyses.steps.phases import PhasesResult
+from nsys_diag.model.schema_types import List, Map, Obj, Section, Span
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
     from nsys_diag.analyses.engine.context import ChunkInputs
@@ -587,8 +588,26 @@ def _whole_gpu_metrics(p, phases) -> GpuMetricsResult | Unavailable:
                                th=p.th, window=p.window_ns)
 
 
+def metrics(read: tuple[str, ...] = ("sm_active", "tensor_active", "dram_bandwidth", "pcie_rx",
+                                     "pcie_tx"), **keys) -> Obj:
+    """The spec of a row of GPU metric means (``CANONICAL_KEYS``; None: not sampled)."""
+    return Obj({**keys, **{k: "num?" for k in read}},
+               carried={k: "num?" for k in CANONICAL_KEYS if k not in read})
+
+
+METRICS_ROW = metrics(phase="str")
+"""One ``gpu_metrics.per_phase`` row (the renderers also normalize one alone)."""
+GPU_METRICS_SPEC = Section(Obj({
+    "per_device": List(metrics(read=(), device_id="int")), "overall": metrics(),
+    "per_phase": List(METRICS_ROW)},
+    carried={"metrics": List("str"), "other": Map("num?"), "sample_count": "int",
+             "sample_period_ns": "int?", "window": Span()}),
+    "No GPU metrics were sampled.", HINT_GPU_METRICS, null=True, per_process=True)
+"""The ``gpu_metrics`` section of the analysis JSON (model/schema_types.py)."""
+
 GPU_METRICS = declare(Declaration(
-    "gpu_metrics", section="gpu_metrics", partial=lambda span, **_: partial_gpu_metrics(span),
+    "gpu_metrics", section="gpu_metrics", spec=GPU_METRICS_SPEC,
+    partial=lambda span, **_: partial_gpu_metrics(span),
     finish=_finish_gpu_metrics, rank=5, pooled=True, whole_reads=("phases",),
     whole=_whole_gpu_metrics))
 """Sampled GPU metrics over the window, per device and phase (the ``gpu_metrics`` section)."""

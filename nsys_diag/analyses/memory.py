@@ -29,6 +29,7 @@ from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.engine.declaration import Declaration, declare
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_MEMORY_USAGE
+from nsys_diag.model.schema_types import Enum, List, Obj, Section
 
 CAPTURE_HINT = HINT_MEMORY_USAGE
 IMPLAUSIBLE_PEAK_SHARE = 4.0
@@ -153,6 +154,18 @@ def analyze_memory(gpu_memory: pd.DataFrame, gpus: pd.DataFrame | None, *, th: T
 
 
 # -------------------------------------------------------------------------------- declaration
-MEMORY = declare(Declaration("memory", section="memory", rank=9,
+MEMORY_SPEC = Section(Obj({
+    "per_device": List(Obj({"device_id": "int", "peak_bytes": "int", "device_bytes": "int?",
+                            "peak_share": "share?"},
+                           carried={"peak_ts_ns": "int", "alloc_count": "int", "free_count": "int",
+                                    "preexisting_bytes": "int"})),
+    "advice": "str?"},
+    carried={"advice_code": Enum("headroom", "near_full", "ok", "unknown"),
+             "max_peak_share": "share?"}),
+    "GPU memory usage was not captured.", HINT_MEMORY_USAGE,
+    null=True, per_process=True)
+"""The ``memory`` section of the analysis JSON (model/schema_types.py)."""
+
+MEMORY = declare(Declaration("memory", section="memory", spec=MEMORY_SPEC, rank=9,
                              whole=lambda p: analyze_memory(p.memory, p.bundle.gpus, th=p.th)))
 """GPU memory peaks (the ``memory`` section; streamed from the skeleton's memory events)."""

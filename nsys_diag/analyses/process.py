@@ -38,6 +38,7 @@ from nsys_diag.analyses.transfers import TransfersResult
 from nsys_diag.analyses.diagnosis.pricing import made_of, savings_of, unavailable_reason
 from nsys_diag.analyses.diagnosis.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
+from nsys_diag.analyses.roofline.results import ROOFLINE_SPEC  # the section spec only
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -571,7 +572,8 @@ def process_roofline(roofline, k_win):
     return joined if is_available(joined) else roofline
 
 
-ROOFLINE = declare(Declaration("roofline", section="roofline", reads=("kernel_table",),
-                               finish=_finish_roofline, rank=11, whole_reads=("kernel_table",),
+ROOFLINE = declare(Declaration("roofline", section="roofline", spec=ROOFLINE_SPEC,
+                               reads=("kernel_table",), finish=_finish_roofline, rank=11,
+                               whole_reads=("kernel_table",),
                                whole=lambda p, kt: process_roofline(p.roofline, kt[0])))
 """The ncu roofline of the process (no per-span work: it joins the merged kernel table)."""

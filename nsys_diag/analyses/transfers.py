@@ -29,10 +29,12 @@ import pandas as pd
 from nsys_diag.analyses.arrays import exact_sum
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.engine.declaration import Declaration, declare
+from nsys_diag.analyses.engine.context import over_one_span
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
+from nsys_diag.model.schema_types import List, Obj, Section
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
@@ -451,9 +453,29 @@ def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None
 
 
 # -------------------------------------------------------------------------------- declaration
-TRANSFERS = declare(Declaration(
-    "transfers", section="transfers", partial=lambda span, **_: partial_transfers(span),
+TRANSFER_KIND = Obj({"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
+                     "expected_gb_per_s": "num?"},
+                    carried={"busy_ms": "num", "gb_per_s_busy": "num?", "efficiency": "num?",
+                             "link": "str", "rows": "int"})
+"""One ``transfers.by_kind`` row (the renderers also normalize one alone: ``contract.normalize_as``)."""
+
+_COPY_KINDS = ("H2D", "D2H", "D2D", "P2P")
+TRANSFERS_SPEC = Section(Obj({
+    "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
+    "pageable_count": "int", "pageable_bytes": "int", "sync_copies": "int"},
+    carried={"pageable_async_count": "int", "sync_memsets": "int", "assumptions": List("str"),
+             "pageable_time_ms": "num", "pageable_window_share": "share?",
+             "pageable_bytes_per_step": "num?", "pageable_bytes_per_s": "num?",
+             "memset": Obj({"count": "int", "bytes": "int", "time_ms": "num"})}),
+    "No memory transfers in the analysed window.", HINT_CAPTURE_CUDA,
+    per_process=True)
+"""The ``transfers`` section of the analysis JSON (model/schema_types.py)."""
+
+TRANSFERS: Declaration = declare(Declaration(
+    "transfers", section="transfers", spec=TRANSFERS_SPEC,
+    partial=lambda span, **_: partial_transfers(span),
     finish=lambda states, ctx: merge_transfers(list(states), gpus=ctx.bundle.gpus),
-    rank=8, whole=lambda p: analyze_transfers(p.frames["memcpy"], p.frames["memset"],
-                                              p.bundle.gpus, th=p.th, window=p.window_ns)))
-"""Memory transfers (the ``transfers`` section)."""
+    rank=8, whole_reads=("busy", "phases"),
+    whole=lambda p, busy, phases: over_one_span(TRANSFERS, p, busy, phases)))
+"""Memory transfers (the ``transfers`` section): in memory the same partial → merge → finish
+over one span (``engine.context.over_one_span``)."""

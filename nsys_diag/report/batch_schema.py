@@ -4,7 +4,7 @@ batch_index.schema.json`` holds, generated from the shapes written down here.
 The index is built by ``app/batch_index.py: build_index`` (rows, cross-rank section, job verdict:
 ``analyses/job/ranks.py``, ``analyses/job/job_verdict.py``). Keys are only ever added, never renamed;
 every object is closed (an undeclared key fails validation), every map typed (spec language:
-report/schema_types.py). Units: ``*_ms`` float ms, shares fractions 0..1.
+model/schema_types.py). Units: ``*_ms`` float ms, shares fractions 0..1.
 ``python -m nsys_diag.report.batch_schema --write`` regenerates the file (``python -m
 nsys_diag.report.contract --write`` regenerates it with the other generated files);
 tests/report/test_batch_schema.py proves the committed file equals the generated one and every
@@ -17,7 +17,7 @@ from pathlib import Path
 from nsys_diag.model.vocabulary import GAP_CAUSES, VERDICT_CODES
 from nsys_diag.report.command_schemas import SCHEMAS_DIR, TOOL, document_schema, schema_json_text
 from nsys_diag.report.contract_sections import TIMESTAMP
-from nsys_diag.report.schema_types import Const, Enum, Leaf, List, Map, Obj, Section
+from nsys_diag.model.schema_types import Const, Enum, Leaf, List, Map, Obj, Section
 
 INDEX_SCHEMA_VERSION = 1
 """``schema_version`` of ``index.json`` (``app/batch_index.py`` writes the same number)."""

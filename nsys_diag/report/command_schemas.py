@@ -1,5 +1,5 @@
 """The JSON contracts of ``inspect --json`` and ``compare --json``, in the spec language of
-report/schema_types.py: each key declared once with its type; every object closed, every map typed.
+model/schema_types.py: each key declared once with its type; every object closed, every map typed.
 
 ``inspect_schema()`` → ``nsys_diag/schemas/inspect.schema.json`` (the document of
 ``analyses/inventory.py: Inventory.to_json``), ``compare_schema()`` →
@@ -16,7 +16,7 @@ from pathlib import Path
 from nsys_diag.analyses.inventory import INSPECT_VERSION
 from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.report.contract_sections import CAPABILITIES, TIMESTAMP
-from nsys_diag.report.schema_types import Const, Enum, Leaf, List, Map, Node, Obj
+from nsys_diag.model.schema_types import Const, Enum, Leaf, List, Map, Node, Obj
 
 COMPARE_SCHEMA_VERSION = 1
 """``schema_version`` of the compare JSON (``app/compare.py`` writes the same number)."""

@@ -4,8 +4,10 @@
 (report/clean.py) and every renderer (HTML, Markdown, terminal, JSON) read what this module
 declares:
 
-* ``SPEC`` — each top-level key of the view → its spec object (report/contract_sections.py, in
-  the spec language of report/schema_types.py): every key once, with its JSON type and default;
+* ``SPEC`` — each top-level key of the view → its spec object, in the spec language of
+  model/schema_types.py: the analyses' sections declared beside their code (``Declaration.spec``,
+  collected from the registry), the report's own in report/contract_sections.py, in the order of
+  ``SECTION_ORDER``: every key once, with its JSON type and default;
   a ``Section`` marks an optional section, with the ``reason``/``hint`` of its unavailable form
   ``{available: false, reason, hint}``;
 * ``unavailable(reason, hint)`` — that form, built in one place;
@@ -25,14 +27,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import nsys_diag.analyses.suite  # noqa: F401 - importing the suite registers every declared section
+from nsys_diag.analyses.engine.declaration import section_specs
 from nsys_diag.analyses.kernels.names import kernel_base_name
 from nsys_diag.model.vocabulary import VERDICT_CODES
 from nsys_diag.report.json_out import schema_path
 from nsys_diag.report.command_schemas import (COMPARE, INSPECT, SCHEMAS_DIR, compare_schema,
                                               inspect_schema, schema_json_text)
-from nsys_diag.report.contract_sections import (PROCESS_KEYS, PROCESS_ROW, ROW_SPECS,
-                                                SECTIONS_SPEC)
-from nsys_diag.report.schema_types import Node, Obj, Section
+from nsys_diag.report.contract_sections import (PROCESS_ROW, PROCESS_ROW_CARRIED,
+                                                PROCESS_ROW_OPTIONAL, ROW_SPECS, SECTION_ORDER)
+from nsys_diag.model.schema_types import List, Node, Obj, Section
 
 __all__ = ["ALIASES", "ANALYSIS", "LIST_CAPS", "PROCESS_KEYS", "SCHEMA_VERSION", "SECTIONS", "SPEC",
            "Section", "apply_aliases", "json_schema", "normalize", "normalize_as", "unavailable"]
@@ -40,8 +44,40 @@ __all__ = ["ALIASES", "ANALYSIS", "LIST_CAPS", "PROCESS_KEYS", "SCHEMA_VERSION",
 SCHEMA_VERSION = 1
 """``schema_version`` of the analysis JSON."""
 
-SPEC: dict[str, Node] = SECTIONS_SPEC
-"""Every top-level key of the analysis JSON → its spec (report/contract_sections.py)."""
+
+def assemble_spec(order: dict[str, Node | None], declared: dict[str, Node]) -> dict[str, Node]:
+    """Every top-level key of ``order`` → its spec: the report's own, or the one its analysis
+    declares (``declared``, by section). Raises on a section with no spec or two, and on a
+    declared section the order does not place."""
+    spec: dict[str, Node] = {}
+    for key, own in order.items():
+        node = declared.get(key) if own is None else own
+        if node is None:
+            raise ValueError(f"section {key!r} has no spec: declare it beside its analysis")
+        if own is not None and key in declared:
+            raise ValueError(f"section {key!r} is specified twice (report and declaration)")
+        spec[key] = node
+    unplaced = sorted(set(declared) - set(order))
+    if unplaced:
+        raise ValueError(f"declared sections missing from SECTION_ORDER: {unplaced}")
+    return spec
+
+
+SPEC: dict[str, Node] = assemble_spec(SECTION_ORDER, section_specs(walk=False))
+"""Every top-level key of the analysis JSON → its spec (report/contract_sections.py and the
+analyses' declarations)."""
+
+PROCESS_KEYS = tuple(k for k, v in SPEC.items() if v.per_process)
+"""The sections that describe one process: the top level holds the headline process's; with two
+or more analysed processes every ``processes[]`` row holds its own as well."""
+
+for _key in PROCESS_KEYS:  # one $defs entry each: the top level and every processes[] row refer to it
+    SPEC[_key].ref = _key
+
+SPEC["processes"] = List(Obj(
+    {**PROCESS_ROW, **{k: SPEC[k] for k in PROCESS_KEYS}},
+    carried=PROCESS_ROW_CARRIED,
+    optional=PROCESS_ROW_OPTIONAL + tuple(k for k in PROCESS_KEYS if k in ("phases_status",))))
 
 ANALYSIS = Obj(SPEC, optional=("phases_status",))
 """The analysis JSON as one object spec."""

@@ -1,6 +1,9 @@
-"""The sections of the analysis JSON, each one self-contained spec object (report/schema_types.py).
+"""The key order of the analysis JSON and the specs of the sections no analysis declares
+(model/schema_types.py).
 
-``SECTIONS_SPEC`` is the one list of the JSON's top-level keys, in order: section name → spec.
+``SECTION_ORDER`` is the one list of the JSON's top-level keys, in order: section name → the
+report's own spec, or ``DECLARED`` for a section whose spec is declared beside its analysis
+(``Declaration.spec``); ``report/contract.py`` assembles the two into ``SPEC``.
 ``per_process=True`` marks the sections that describe one process (``contract.PROCESS_KEYS`` is
 derived from it); a ``Section`` is optional (``null=True``: may also be ``null``). Each key is
 declared once, with its type and its default; the analyses' ``to_json`` write the values. Units
@@ -9,34 +12,22 @@ follow docs/JSON.md: ``*_ns`` integer ns, ``*_ms`` float ms, shares fractions 0.
 from __future__ import annotations
 
 from nsys_diag.analyses.diagnosis.program import FRAMEWORKS
-from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS as METRIC_KEYS
 from nsys_diag.analyses.kernels.gpu_fill import HINT_NO_SHAPE
-from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
-from nsys_diag.analyses.timeline.lanes import CLASSES as LANE_CLASSES
-from nsys_diag.model.vocabulary import (CANONICAL_PHASES, GAP_CAUSES, HINT_ADD_NVTX,
-                                        HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
-                                        HINT_CAPTURE_STEPS, HINT_CAPTURE_WORKERS,
-                                        HINT_GPU_METRICS, HINT_MEMORY_USAGE, NCU_CAPTURE_COMMAND)
-from nsys_diag.report.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
-                                           Section, Str)
+from nsys_diag.analyses.gaps.spans import GPU_ROW
+from nsys_diag.analyses.transfers import TRANSFER_KIND
+from nsys_diag.analyses.gpu_metrics import METRICS_ROW
+from nsys_diag.model.vocabulary import HINT_CAPTURE_WORKERS
+from nsys_diag.model.schema_types import (Const, Enum, Int, Leaf, List, Map, Node, Obj, Ref,
+                                           Section, Span, Str)
 
-CAPTURE_CUDA = HINT_CAPTURE_CUDA_COMMAND
 VERDICT_CODE = Ref("verdict_code")
 TIMESTAMP = {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$"}
-SPAN = List("int", null=True, doc="[start_ns, end_ns]")
-CAUSE = Enum(*GAP_CAUSES)
+SPAN = Span()
 
 
 def unit(**kw) -> Leaf:
     """A fraction that is exactly within 0..1."""
     return Leaf({"type": "number", "minimum": 0, "maximum": 1}, **kw)
-
-
-def metrics(read: tuple[str, ...] = ("sm_active", "tensor_active", "dram_bandwidth", "pcie_rx",
-                                     "pcie_tx"), **keys) -> Obj:
-    """A row of GPU metric means (``analyses/gpu_metrics.CANONICAL_KEYS``, None: not sampled)."""
-    return Obj({**keys, **{k: "num?" for k in read}},
-               carried={k: "num?" for k in METRIC_KEYS if k not in read})
 
 
 def evidence() -> List:
@@ -50,14 +41,6 @@ EVIDENCE_ROW = Obj({"metric": "str", "value": "scalar", "threshold": "num?", "co
                    doc="path: RFC 6901 pointer to the same value in this document "
                        "(report/quantities.py)")
 ADVICE_ROW = Obj({"text": "str+", "because": List("str")})
-GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
-               "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
-              carried={"copy_only_ms": "num"})
-TRANSFER_KIND = Obj({"count": "int", "bytes": "int", "time_ms": "num", "gb_per_s": "num?",
-                     "expected_gb_per_s": "num?"},
-                    carried={"busy_ms": "num", "gb_per_s_busy": "num?", "efficiency": "num?",
-                             "link": "str", "rows": "int"})
-METRICS_ROW = metrics(phase="str")
 ROW_SPECS: dict[str, Node] = {"transfer_kind": TRANSFER_KIND, "gpu_device": GPU_ROW,
                               "metrics_phase": METRICS_ROW, "evidence_row": EVIDENCE_ROW}
 """Row specs the renderers normalize one at a time (``contract.normalize_as``)."""
@@ -89,112 +72,6 @@ TRACE = Obj({
     optional=("schema_version", "session_start_utc_ns", "read_window", "chunks", "host",
               "command_line"))
 
-STEPS = Section(Obj({
-    "count": "int", "analysed_count": "int", "source": "str", "range_name": "str", "mean_ms": "num?",
-    "median_ms": "num?", "p90_ms": "num?", "max_ms": "num?", "min_ms": "num?", "warmup": List("int"),
-    "incomplete": List("int"),
-    "outliers": List(Obj({"index": "int", "duration_ms": "num", "ratio_to_median": "num",
-                          "reason": "str"})),
-    "per_step": List(Obj({"index": "int", "start_ns": "int", "duration_ms": "num",
-                          "kind": Enum("warmup", "normal", "outlier", "incomplete", "unselected")},
-                         carried={"phases": Map("num", doc="exclusive ms per canonical phase in "
-                                                           "this step (analysed steps only)")},
-                         optional=("phases",)))},
-    carried={"boundary": Enum("range", "period")}),
-    "No training steps were found.",
-    HINT_CAPTURE_STEPS,
-    per_process=True)
-
-PHASES = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="other"),
-                   "mean_ms": "num", "share": "share", "gpu_busy_ms": "num?",
-                   "gpu_busy_share": "share?", "gpu_work_ms": "num?", "count": "int"}),
-              per_process=True)
-
-GPU = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
-                   "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
-                   "per_device": List(GPU_ROW)},
-                  carried={"device_count": "int", "copy_only_share": "share"}),
-              "No GPU activity in the analysed window.", CAPTURE_CUDA, per_process=True)
-
-GAPS = Section(Obj({
-    "count": "int", "total_ms": "num", "min_gap_ns": "int",
-    "by_cause": Obj({c: "num" for c in GAP_CAUSES}),
-    "by_cause_detail": Obj({c: "str?" for c in GAP_CAUSES}),
-    "first_kernel_ns": "int?",
-    "histogram": List(Obj({"lo_ns": "int", "hi_ns": "int?", "count": "int", "total_ms": "num"})),
-    "top": List(Obj({"start_ns": "int", "duration_ms": "num", "device_id": "int", "cause": CAUSE,
-                     "cpu_activity": "str", "phase": "str?",
-                     "evidence": List(Obj({"cause": CAUSE, "ms": "num", "detail": "str"}))})),
-    "cpu_samples_available": "bool",
-    "other_top_frames": List(Obj({"frame": "str", "samples": "int", "share": "share"}))},
-    carried={"by_cause_share": Map("share", names=GAP_CAUSES),
-             "idle_share": "share",
-             "cause_priority": List(CAUSE),
-             "per_device": List(Obj({"device_id": "int", "count": "int", "total_ms": "num",
-                                     "by_cause": Map("num", names=GAP_CAUSES)}))}),
-    "GPU idle gaps could not be computed.", CAPTURE_CUDA, per_process=True)
-
-_BIN_SERIES = List("int")
-TIMELINE = Section(Obj({
-    "bin_ns": Leaf({"type": "integer", "minimum": 1}), "strips": List(Obj({
-        "label": Enum("representative", "worst", "window"), "step_index": "int?",
-        "start_ns": "int", "end_ns": "int",
-        "phases": List(Obj({"name": "str", "canonical": Str(default="other"), "start_ns": "int",
-                            "end_ns": "int"})),
-        "devices": List(Obj({"device_id": "int", "busy": List("share", max_items=200)},
-                            carried={"copy": List("share")}))},
-        carried={"duration_ms": "num"})),
-    "window_bins": Obj({"start_ns": "int", "bin_ns": "int", "count": "int", "busy": List("share"),
-                        "tensor_core_ns": _BIN_SERIES, "exposed_comm_ns": _BIN_SERIES,
-                        "category_ns": Map(_BIN_SERIES), "kernel_ns": Map(_BIN_SERIES)},
-                       null=True, fill=False,
-                       doc="10 ms bins of a window without steps (analyses/timeline/window_bins.py)")},
-    carried={"max_bins": "int"}, optional=("window_bins",)),
-    "No step to draw.", HINT_ADD_NVTX,
-    per_process=True)
-
-KERNELS = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
-                    "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
-                    "category": "str", "tensor_core": "bool"},
-                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str",
-                            "tensor_pipe_pct": "num?", "sm_throughput_pct": "num?"},
-                   optional=("tensor_pipe_pct", "sm_throughput_pct")),
-               per_process=True)
-
-_TC_KERNEL = Obj({"name": "str", "share": "share"},
-                 carried={"short_name": "str", "label": "str", "total_ns": "int", "category": "str",
-                          "evidence": "str"})
-TENSOR_CORES = Section(Obj({
-    "share_of_kernel_time": "share?", "gemm_share": "share?", "tc_share_of_gemm": "share?",
-    "evidence": "str", "confidence": "str", "non_tc_gemm_share": "share?", "source": "str",
-    "evidence_list": List("str"), "advice": "str?", "non_tc_gemm_kernels": List(_TC_KERNEL),
-    "tensor_active_during_gemm": "share?", "engaged": "bool?", "basis": "str?",
-    "non_tc_gemm_source": "str?"},
-    carried={"name_share_of_kernel_time": "share?", "metrics_share_of_kernel_time": "share?",
-             "counters_share_of_kernel_time": "share?", "tensor_active_mean": "share?",
-             "tensor_active_samples": "int", "tensor_active_gemm_samples": "int",
-             "non_tc_attention_share": "share?", "unknown_tc_share": "share?",
-             "unknown_tc_kernels": List(_TC_KERNEL), "tc_kernels": List(_TC_KERNEL)}),
-    "Tensor Core use could not be assessed (no kernels).", CAPTURE_CUDA, per_process=True)
-
-_COPY_KINDS = ("H2D", "D2H", "D2D", "P2P")
-TRANSFERS = Section(Obj({
-    "by_kind": Obj({kind: TRANSFER_KIND for kind in _COPY_KINDS}, optional=_COPY_KINDS),
-    "pageable_count": "int", "pageable_bytes": "int", "sync_copies": "int"},
-    carried={"pageable_async_count": "int", "sync_memsets": "int", "assumptions": List("str"),
-             "pageable_time_ms": "num", "pageable_window_share": "share?",
-             "pageable_bytes_per_step": "num?", "pageable_bytes_per_s": "num?",
-             "memset": Obj({"count": "int", "bytes": "int", "time_ms": "num"})}),
-    "No memory transfers in the analysed window.", HINT_CAPTURE_CUDA,
-    per_process=True)
-
-GPU_METRICS = Section(Obj({
-    "per_device": List(metrics(read=(), device_id="int")), "overall": metrics(),
-    "per_phase": List(METRICS_ROW)},
-    carried={"metrics": List("str"), "other": Map("num?"), "sample_count": "int",
-             "sample_period_ns": "int?", "window": SPAN}),
-    "No GPU metrics were sampled.", HINT_GPU_METRICS, null=True, per_process=True)
-
 THROUGHPUT = Section(Obj({
     "batch_size": "num", "source": "str", "loader_samples_per_s": "num?",
     "model_samples_per_s": "num?", "bottleneck": Enum("loader", "model")},
@@ -225,47 +102,6 @@ LOADER = Section(Obj({
     "No DataLoader worker processes or threads in the export.",
     HINT_CAPTURE_WORKERS, per_process=True)
 
-COMMUNICATION = Section(Obj({
-    "per_device": List(Obj({"device_id": "int", "comm_ms": "num", "hidden_ms": "num",
-                            "exposed_ms": "num"},
-                           carried={"comm_kernels": "int", "exposed_share": "share?",
-                                    "overlap_share": "share?"})),
-    "exposed_share": "share?"},
-    carried={"comm_ms": "num", "hidden_ms": "num", "exposed_ms": "num",
-             "exposed_share_of_step": "num?", "overlap_share": "share?",
-             "kernel_names": List("str"), "window": SPAN}),
-    "No communication kernels (single GPU or no NCCL).", "", null=True, per_process=True)
-
-MEMORY = Section(Obj({
-    "per_device": List(Obj({"device_id": "int", "peak_bytes": "int", "device_bytes": "int?",
-                            "peak_share": "share?"},
-                           carried={"peak_ts_ns": "int", "alloc_count": "int", "free_count": "int",
-                                    "preexisting_bytes": "int"})),
-    "advice": "str?"},
-    carried={"advice_code": Enum("headroom", "near_full", "ok", "unknown"),
-             "max_peak_share": "share?"}),
-    "GPU memory usage was not captured.", HINT_MEMORY_USAGE,
-    null=True, per_process=True)
-
-NVTX_RANGES = Section(Obj({
-    "ranges": List(Obj({"name": "str", "domain": "str", "count": "int", "cpu_ms": "num", "gpu_ms": "num",
-                        "gpu_self_ms": "num", "share": "share?"})),
-    "groups": "int", "kernel_ms": "num", "unattributed_kernels": "int"}),
-    "No NVTX ranges in the analysed window.", HINT_ADD_NVTX,
-    per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
-    "kernels launched while a range was open on the launching thread (docs/analyses.md)")
-
-TIMELINE_LANES = Section(Obj({
-    "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
-    "columns": "int", "classes": List(Enum(*LANE_CLASSES)),
-    "lanes": List(Obj({"device_id": "int", "stream_id": "int?", "streams": "int", "ops": "int",
-                       "busy_ms": "num", "class_ms": Map("num", names=LANE_CLASSES),
-                       "runs": List(List("int", min_items=4, max_items=4))})),
-    "step_marks": List("int"), "steps": "int"}),
-    "No GPU activity in the analysed window.", per_process=True,
-    doc="the whole analysed window per (device, stream) lane in at most 1,200 columns: runs of "
-    "[first column, columns, class index, occupancy in quarters 1..4] (analyses/timeline/lanes.py)")
-
 _FILL_KERNEL = Obj({"name": "str", "launches": "int", "blocks": "int", "threads_per_block": "int",
                     "regs_per_thread": "int", "smem_bytes": "int", "blocks_per_sm": "int",
                     "fill": "share", "time_share": "share"},
@@ -291,59 +127,6 @@ PROGRAM = Obj({
     null=True, doc="what ran: framework, libraries and techniques in use, by name heuristics "
                    "(analyses/diagnosis/program.py)")
 
-_BY_PRECISION = Map("num?")
-_ROOFLINE_KERNEL = Obj({
-    "name": "str", "short_name": "str", "launches": "int", "time_share": "share?",
-    "arithmetic_intensity": "num?", "achieved_flops_per_s": "num?", "sm_pct": "num?",
-    "mem_pct": "num?", "bound": "str", "precision": "str?"},
-    carried={"normalized_name": "str", "time_ns": "int", "flops": "num?",
-             "flops_by_precision": _BY_PRECISION, "dram_bytes": "num?", "l2_bytes": "num?",
-             "l1_bytes": "num?", "ai_dram": "num?", "ai_l2": "num?", "ai_l1": "num?",
-             "achieved_flop_per_s": "num?", "achieved_dram_bytes_per_s": "num?",
-             "achieved_l2_bytes_per_s": "num?", "achieved_l1_bytes_per_s": "num?",
-             "dominant_precision": "str?", "pct_of_peak_flop": "num?", "pct_of_peak_dram": "num?",
-             "bound_shares": Map("num?"), "bound_source": "str?", "tensor_core_share": "share?",
-             "tensor_pipe_pct": "num?", "tensor_mma_inst": "num?", "achieved_occupancy": "num?",
-             "sol_compute_pct": "num?", "sol_memory_pct": "num?", "waves_per_sm": "num?",
-             "timeline_time_ns": "int?", "timeline_share": "share?"},
-    optional=("timeline_time_ns", "timeline_share"))
-_BOUND_SHARES = Map("num?", doc="share of time per bound class")
-ROOFLINE = Section(Obj({
-    "source": "str", "device": "str?", "clock_source": "str", "memory_level": "str",
-    "roofs": List(Obj({"name": "str", "kind": "str", "value": "num"},
-                      carried={"precision": "str"}, optional=("precision",))),
-    "kernels": List(_ROOFLINE_KERNEL), "kernels_total": "int", "notes": List("str"),
-    "peaks_source": Enum(*PEAKS_SOURCES),
-    "matches": List(Obj({"timeline_name": "str", "ncu_names": List("str"),
-                         "level": Enum("signature", "base", "family"), "duration_ratio": "num?",
-                         "launches": "int", "ncu_launches": "int",
-                         "launch_config": Enum("same", "different", "unknown"),
-                         "timeline_launch_config": "str?"}))},
-    carried={
-        "gpu": "str?",
-        "peaks": Obj({"flop_per_s": _BY_PRECISION, "dram_bytes_per_s": "num?",
-                      "l2_bytes_per_s": "num?", "l1_bytes_per_s": "num?", "provenance": "str",
-                      "provenance_by_peak": Map("str"), "sm_clock_hz": "num?",
-                      "ridge_point": _BY_PRECISION}),
-        "time_weighted": _BOUND_SHARES, "time_basis": "str", "total_time_ns": "int",
-        "launch_count": "int", "kernel_count": "int", "duration_source": "str",
-        "bound_source": "str?", "tensor_evidence": "str?", "tensor_core_share_by_time": "share?",
-        "roofline_complete": "bool", "missing_metrics": List("str"), "above_peak": List("str"),
-        "confidence": "str",
-        # joined to a timeline (analyses/roofline/ncu_join.py) only
-        "time_weighted_ncu": _BOUND_SHARES, "time_weighted_matched": _BOUND_SHARES,
-        "timeline_kernel_time_ns": "int", "matched_time_ns": "int", "matched_share": "share?",
-        "match_levels": Map("num?"),
-        "unmatched": List(Obj({"name": "str", "time_ns": "int", "share": "share?"})),
-        "unmatched_ncu": List("str"), "tensor_core_share_of_matched": "share?",
-        "tensor_core_evidence": "str?", "refused_pairings": "int"},
-    optional=("time_weighted_ncu", "time_weighted_matched", "timeline_kernel_time_ns",
-              "matched_time_ns", "matched_share", "match_levels", "unmatched", "unmatched_ncu",
-              "tensor_core_share_of_matched", "tensor_core_evidence", "refused_pairings")),
-    "No Nsight Compute data was given.",
-    f"{NCU_CAPTURE_COMMAND}, then: nsys-diag analyze TRACE --ncu kernels.csv", null=True,
-    per_process=True)
-
 _REPLAY_STEP = Obj({"index": "int", "kind": "str", "start_ns": "int", "measured_ms": "num",
                     "replayed_ms": "num", "error_pct": "num", "unexplained_ms": "num",
                     "operations": "int", "inferred_edges": "int", "explicit_edges": "int"})
@@ -359,15 +142,7 @@ REPLAY = Section(Obj({
     "what_if": List(Obj({"id": "str", "change": "str", "finding": "str",
                          "saves_ms_per_step": "num", "saves_range_ms": List("num"),
                          "saves_share": "num", "step_ms_after": "num"}),
-                    doc="one change per replay, priced over the analysed steps (basis window: "
-                        "over the replayed window — saves_ms_per_step is then ms over that "
-                        "window, saves_share and step_ms_after of the measured window)"),
-    "critical_path_segments": List(Obj({"start_ns": "int", "end_ns": "int", "kind": "str",
-                                        "name": "str"}),
-                                   doc="the replayed steps' critical-path waits (blocking_wait, "
-                                       "host_cpu, launch, memory_management, host_io, "
-                                       "transfer) on the capture's clock: the 300 longest, by "
-                                       "start")},
+                    doc="one change per replay, priced over the analysed steps")},
     carried={"inferred_edges": "int", "explicit_edges": "int", "notes": List("str"),
              "capture_hints": List("str", doc="what to capture for what the model lacked "
                                              "(graph node tracing, CUDA event records)")}),
@@ -379,12 +154,7 @@ VERDICT = Obj({
     "confidence": Enum("high", "medium", "low"), "scale_advice": "str+", "evidence": evidence(),
     "recommendations": List("str", min_items=1), "projected_step_ms_if_fixed": "num?",
     "secondary": List(VERDICT_CODE), "advice": List(ADVICE_ROW), "finding": "str?"},
-    carried={"quantities": List(Obj({"name": "str", "value": "scalar", "unit": "str",
-                                     "path": "str"}),
-                                doc="the numbers the scale advice states beyond the evidence "
-                                    "rows, each with the JSON pointer that holds it "
-                                    "(report/quantities.py)")},
-    optional=("quantities",), per_process=True)
+    per_process=True)
 
 FINDINGS = List(Obj({
     "code": VERDICT_CODE, "cause": "str+",
@@ -397,10 +167,6 @@ FINDINGS = List(Obj({
                                            "the replay's what-if (null: saves_reason)"),
              "saves_reason": "str?"},
     optional=("saves_ms_per_step", "saves_reason")), per_process=True)
-
-DATA_QUALITY = List(Obj({"code": "str", "message": "str", "count": "int",
-                         "severity": Enum("info", "warning", default="info"), "hint": "str?"},
-                        optional=("hint",)), per_process=True)
 
 CAPABILITIES = Obj({
     "steps": "bool?", "phases": "bool?", "gpu_activity": "bool?", "nvtx_ranges": "int?",
@@ -435,7 +201,11 @@ PROCESS_ROW_CARRIED = {"devices": List("int"), "steps_count": "int", "steps_medi
                        "confidence": Enum("high", "medium", "low"), "is_headline": "bool"}
 PROCESS_ROW_OPTIONAL = ("utilization",)
 
-SECTIONS_SPEC: dict[str, Node] = {
+DECLARED = None
+"""In ``SECTION_ORDER``: the section's spec is declared beside its analysis (``Declaration.spec``,
+analyses/engine/declaration.py)."""
+
+SECTION_ORDER: dict[str, Node | None] = {
     "schema_version": Const(1),
     "tool": Obj({"name": Const("nsys-diag", default="nsys-diag"), "version": "str"}),
     "generated_at": Leaf(TIMESTAMP),
@@ -453,50 +223,39 @@ SECTIONS_SPEC: dict[str, Node] = {
                                           doc="the whole capture's kernel time and GPU busy "
                                               "share the abstain rule reads (report/view.py)")},
                   optional=("coverage", "capture"), per_process=True),
-    "steps": STEPS,
-    "phases": PHASES,
+    "steps": DECLARED,
+    "phases": DECLARED,
     "phases_status": PHASES_STATUS,
-    "gpu": GPU,
-    "gaps": GAPS,
-    "timeline": TIMELINE,
-    "kernels": KERNELS,
+    "gpu": DECLARED,
+    "gaps": DECLARED,
+    "timeline": DECLARED,
+    "kernels": DECLARED,
     "kernels_total": Int(per_process=True),
     "kernel_categories": KERNEL_CATEGORIES,
     "kernel_summary": KERNEL_SUMMARY,
-    "tensor_cores": TENSOR_CORES,
-    "transfers": TRANSFERS,
-    "gpu_metrics": GPU_METRICS,
+    "tensor_cores": DECLARED,
+    "transfers": DECLARED,
+    "gpu_metrics": DECLARED,
     "throughput": THROUGHPUT,
     "mfu": MFU,
     "scaling": SCALING,
     "scaling_reason": Str(null=True, per_process=True),
     "loader": LOADER,
-    "communication": COMMUNICATION,
-    "memory": MEMORY,
-    "nvtx_ranges": NVTX_RANGES,
-    "timeline_lanes": TIMELINE_LANES,
+    "communication": DECLARED,
+    "memory": DECLARED,
+    "nvtx_ranges": DECLARED,
+    "timeline_lanes": DECLARED,
     "gpu_fill": GPU_FILL,
-    "roofline": ROOFLINE,
+    "roofline": DECLARED,
     "replay": REPLAY,
-    "processes": List(Obj()),  # its rows, set below: summary keys + every per-process section
+    "processes": List(Obj()),  # its rows: report/contract.py (summary keys + each process's sections)
     "verdict": VERDICT,
     "findings": FINDINGS,
-    "data_quality": DATA_QUALITY,
+    "data_quality": DECLARED,
     "thresholds": Map("num"),
     "capture_hints": List("str"),
     "program": PROGRAM,
     "capabilities": CAPABILITIES,
 }
-"""Every top-level key of the analysis JSON, in order: key → its spec."""
-
-PROCESS_KEYS = tuple(k for k, v in SECTIONS_SPEC.items() if v.per_process)
-"""The sections that describe one process: the top level holds the headline process's; with two
-or more analysed processes every ``processes[]`` row holds its own as well."""
-
-for _key in PROCESS_KEYS:  # one $defs entry each: the top level and every processes[] row refer to it
-    SECTIONS_SPEC[_key].ref = _key
-
-SECTIONS_SPEC["processes"] = List(Obj(
-    {**PROCESS_ROW, **{k: SECTIONS_SPEC[k] for k in PROCESS_KEYS}},
-    carried=PROCESS_ROW_CARRIED,
-    optional=PROCESS_ROW_OPTIONAL + tuple(k for k in PROCESS_KEYS if k in ("phases_status",))))
+"""Every top-level key of the analysis JSON, in order: key → the report's own spec, or
+``DECLARED`` (the analysis declares it). ``report/contract.py`` assembles ``SPEC`` from it."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from nsys_diag.report import contract, schema_types
+from nsys_diag.report import contract
 from nsys_diag.report.clean import DEFAULT_LIMITS, Limits, clean_view
 from nsys_diag.report.json_out import load_schema, schema_path
 
@@ -51,6 +51,50 @@ def test_every_contract_key_is_in_the_json_schema():
     assert "boundary" in steps and "per_step" in steps
 
 
+def test_the_contract_takes_each_declared_section_from_its_declaration():
+    """A section declared beside its analysis (``Declaration.spec``) is the contract's spec of
+    that key, the very object; the report declares the rest, in ``SECTION_ORDER``'s order."""
+    from nsys_diag.analyses.engine.declaration import section_specs
+    from nsys_diag.report.contract_sections import DECLARED, SECTION_ORDER
+
+    declared = section_specs()
+    assert list(contract.SPEC) == list(SECTION_ORDER)
+    for key, own in SECTION_ORDER.items():
+        if own is DECLARED:
+            assert contract.SPEC[key] is declared[key], key
+        elif key != "processes":
+            assert contract.SPEC[key] is own and key not in declared, key
+
+
+def test_the_suite_registers_every_declared_section_the_contract_needs():
+    """The contract takes the sections declared by the modules the suite imports (no walk of the
+    package); importing every module of the analyses declares no other section."""
+    import subprocess
+    import sys
+
+    code = ("from nsys_diag.report import contract\n"
+            "from nsys_diag.analyses.engine.declaration import section_specs\n"
+            "before = section_specs(walk=False)\n"
+            "after = section_specs()\n"
+            "assert before == after, sorted(set(after) - set(before))\n"
+            "print(len(after))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(out.stdout) >= 15
+
+
+def test_assembling_rejects_a_section_without_a_spec_with_two_or_unplaced():
+    from nsys_diag.model.schema_types import Int
+
+    a, b = Int(), Int()
+    assert contract.assemble_spec({"x": None, "y": a}, {"x": b}) == {"x": b, "y": a}
+    with pytest.raises(ValueError, match="no spec"):
+        contract.assemble_spec({"x": None}, {})
+    with pytest.raises(ValueError, match="twice"):
+        contract.assemble_spec({"x": a}, {"x": b})
+    with pytest.raises(ValueError, match="missing from SECTION_ORDER"):
+        contract.assemble_spec({"x": a}, {"z": b})
+
+
 def test_committed_schema_equals_the_generated_one():
     assert schema_path().read_text(encoding="utf-8") == contract.schema_text()
     assert load_schema() == contract.json_schema()
@@ -87,11 +131,6 @@ def test_write_changes_nothing_unless_every_generated_file_generates(tmp_path, m
     monkeypatch.undo()
     assert contract.write_generated(docs) == [docs]  # the committed schemas are up to date
     assert contract.key_reference() in docs.read_text(encoding="utf-8")
-
-
-def test_a_spec_naming_an_optional_key_it_does_not_declare_fails():
-    with pytest.raises(KeyError, match="nope"):
-        schema_types.Obj({"a": "int"}, optional=("nope",))
 
 
 def test_schema_checks_types_ranges_and_section_forms():

@@ -22,6 +22,7 @@ from nsys_diag.analyses.diagnosis.program import analyze_program
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from typing import TYPE_CHECKING
 from nsys_diag.analyses.timeline.busy import Window
+from nsys_diag.model.schema_types import Enum, List, Obj
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
     from nsys_diag.analyses.engine.context import ChunkInputs
@@ -221,7 +222,12 @@ def _finish_quality(states, ctx: FinishContext) -> list[QualityItem]:
                          profiler_overhead_rows=int(ctx.bundle.meta.tables.get("PROFILER_OVERHEAD", 0)))
 
 
+DATA_QUALITY_SPEC = List(Obj({"code": "str", "message": "str", "count": "int",
+                         "severity": Enum("info", "warning", default="info"), "hint": "str?"},
+                        optional=("hint",)), per_process=True)
+"""The ``data_quality`` section of the analysis JSON (model/schema_types.py)."""
+
 QUALITY = declare(Declaration(
-    "quality", section="data_quality", reads=("steps", "phases"),
+    "quality", section="data_quality", spec=DATA_QUALITY_SPEC, reads=("steps", "phases"),
     partial=lambda span, **_: partial_quality(span), finish=_finish_quality))
 """The process's data-quality items (the ``data_quality`` section, with the file's)."""

@@ -4,7 +4,9 @@ The global values — the process's steps, its analysed window, its devices, its
 are computed once, before the chunks (``app/stream.py``); everything else is the chunk's own:
 its rows (``cuts.chunk_frames``), its share of the window, its busy intervals and the phases
 computed over its rows (whose NVTX part — instances, per-step wall time — is the same in every
-chunk; only the GPU part differs and is merged).
+chunk; only the GPU part differs and is merged). ``whole_span`` is the whole process as one
+span, and ``over_one_span`` a declaration's in-memory result as its partial → merge → finish
+over it.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import pandas as pd
 
 from nsys_diag.analyses.arrays import take_rows
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, WholeProcess
+from nsys_diag.analyses.engine.globals import ProcessGlobals
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window, device_busy
 from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, chunk_frames, owned
 from nsys_diag.analyses.steps.phases import PhasesResult, analyze_phases
@@ -78,3 +82,27 @@ def chunk_inputs(index: int, frames: dict[str, pd.DataFrame], lo_ns: int, hi_ns:
     phases = analyze_phases(cf["nvtx"], steps, cf["kernels"], busy, phase_map=phase_map)
     return ChunkInputs(index=index, lo_ns=lo_ns, hi_ns=hi_ns, frames=cf, window=window,
                        devices=devices, steps=steps, busy=busy, phases=phases)
+
+
+def whole_span(proc: WholeProcess, busy: dict[int, DeviceBusy],
+               phases: PhasesResult | Unavailable) -> ChunkInputs:
+    """The whole process as one span ``[FIRST_LO, LAST_HI)``: every row is the span's own (its
+    frames are the process's: ``chunk_frames`` over that span keeps every row), its busy
+    intervals and phases those of the in-memory run (the chunk window is the analysed window)."""
+    return ChunkInputs(index=0, lo_ns=FIRST_LO, hi_ns=LAST_HI, frames=proc.frames,
+                       window=proc.window, devices=proc.devices, steps=proc.steps, busy=busy,
+                       phases=phases)
+
+
+def over_one_span(d: Declaration, proc: WholeProcess, busy: dict[int, DeviceBusy],
+                  phases: PhasesResult | Unavailable):
+    """``d``'s in-memory result as the streamed run computes it over one span: ``partial`` on
+    ``whole_span``, ``merge`` of that one state, ``finish`` — for a declaration (no ``reads``)
+    whose ``finish`` reads of the process's global values only its steps, window and devices."""
+    assert d.partial is not None and d.finish is not None and not d.reads, d.name
+    glob = ProcessGlobals(global_pid=proc.pid, steps=proc.steps, window=proc.window,
+                          devices=proc.devices)
+    state = d.partial(whole_span(proc, busy, phases), glob=glob, th=proc.th, options=proc.options)
+    ctx = FinishContext(glob=glob, bundle=proc.bundle, options=proc.options, th=proc.th,
+                        roofline=proc.roofline, results={})
+    return d.finish(d.merge([state]), ctx)

@@ -22,7 +22,10 @@ in-memory task.
 
 ``spans(glob, lo_ns, hi_ns) -> bool`` (optional) selects the spans the partial runs on — e.g. the
 few steps a later analysis replays, known from the step skeleton before any chunk is read;
-unselected spans give no state. ``section`` names the JSON section the result fills.
+unselected spans give no state. ``section`` names the JSON section the result fills, ``spec``
+its JSON spec (``model/schema_types.py``: every key once, typed, closed), written beside the
+declaration; ``report/contract.py`` assembles the closed contract from the registry
+(``section_specs``) and the report's own sections.
 
 Registration is automatic: ``declare(d)`` at import time of the declaring module;
 ``declarations()`` imports every module of ``nsys_diag.analyses`` once and returns the
@@ -33,7 +36,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
+
+from nsys_diag.model.schema_types import Node
 
 
 def keep_states(states: Sequence[Any]) -> tuple:
@@ -93,6 +98,8 @@ class Declaration:
     merge: Callable[[Sequence[Any]], Any] = keep_states
     reads: tuple[str, ...] = ()
     section: str | None = None
+    spec: Node | None = None
+    """The JSON spec of ``section`` (None: the report declares it, or there is no section)."""
     spans: Callable[[Any, int, int], bool] | None = None
     whole: Callable[..., Any] | None = None
     whole_reads: tuple[str, ...] = ()
@@ -113,6 +120,7 @@ class JobDeclaration:
     run: Callable[[Sequence[Any], Mapping[str, Any]], Any]
     reads: tuple[str, ...] = ()
     section: str | None = None
+    spec: Node | None = None
 
 
 _PROCESS: dict[str, Declaration] = {}
@@ -123,7 +131,10 @@ DECLARING_PACKAGE = "nsys_diag.analyses"
 """The package whose modules are imported to fill the registry."""
 
 
-def declare(d: Declaration | JobDeclaration) -> Declaration | JobDeclaration:
+AnyDeclaration = TypeVar("AnyDeclaration", Declaration, JobDeclaration)
+
+
+def declare(d: AnyDeclaration) -> AnyDeclaration:
     """Register ``d`` (a second declaration under the same name is an error)."""
     reg: dict = _JOB if isinstance(d, JobDeclaration) else _PROCESS
     if d.name in reg and reg[d.name] is not d:
@@ -177,6 +188,25 @@ def whole_declarations() -> list[Declaration]:
     far (perf: no walk of the package): a module that declares an in-memory task is imported by
     ``analyses/suite.py``, so the in-memory run never depends on what else was imported."""
     return sorted((d for d in _PROCESS.values() if d.whole is not None), key=lambda d: d.rank)
+
+
+def section_specs(*, walk: bool = True) -> dict[str, Node]:
+    """The JSON spec of every declared section, by section name (a section declared with a spec
+    by two declarations is an error). ``walk=False``: those of the modules imported so far
+    (perf: importing the whole package costs ≈ 0.1 s of CPU that the report does not need once
+    ``analyses/suite.py``, which imports every declaring module, is imported)."""
+    if walk:
+        load_declarations()
+    out: dict[str, Node] = {}
+    decls: list[Declaration | JobDeclaration] = [*_PROCESS.values(), *_JOB.values()]
+    for d in decls:
+        spec = d.spec
+        if spec is None:
+            continue
+        if d.section is None or d.section in out:
+            raise ValueError(f"analysis {d.name!r}: a spec needs its own section name")
+        out[d.section] = spec
+    return out
 
 
 def job_declarations() -> list[JobDeclaration]:

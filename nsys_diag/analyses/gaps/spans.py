@@ -59,7 +59,8 @@ from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsRe
                                      top_gaps,
                                      analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA
+from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND
+from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
 
 LAUNCH = GAP_CAUSES.index("launch")
 
@@ -409,20 +410,56 @@ def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
                         evidence=evidence, cpu_samples=f.get("cpu_samples"))
 
 
+GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
+               "copy_busy_ms": "num", "busy_ms": "num", "idle_ms": "num"},
+              carried={"copy_only_ms": "num"})
+"""One ``gpu.per_device`` row (the renderers also normalize one alone: ``contract.normalize_as``)."""
+
+GPU_SPEC = Section(Obj({"utilization": "share", "compute_busy_ms": "num", "copy_busy_ms": "num",
+                   "busy_ms": "num", "idle_ms": "num", "window_ms": "num", "copy_only_ms": "num",
+                   "per_device": List(GPU_ROW)},
+                  carried={"device_count": "int", "copy_only_share": "share"}),
+              "No GPU activity in the analysed window.", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
+"""The ``gpu`` section of the analysis JSON (model/schema_types.py)."""
+
+CAUSE = Enum(*GAP_CAUSES)
+"""A gap cause in the JSON (``model/vocabulary.GAP_CAUSES``)."""
+
 UTILIZATION = declare(Declaration(
-    "utilization", section="utilization", partial=lambda span, **_: partial_utilization(span),
+    "utilization", section="gpu", spec=GPU_SPEC,
+    partial=lambda span, **_: partial_utilization(span),
     finish=lambda states, ctx: merge_utilization(list(states), window=ctx.glob.window,
                                                  gpus=ctx.bundle.gpus),
     rank=7, whole_reads=("busy",),
     whole=lambda p, busy: analyze_utilization(busy, p.window, p.bundle.gpus)))
-"""Busy and idle shares per device (the ``utilization`` section)."""
+"""Busy and idle shares per device (the ``gpu`` section)."""
 
 EVIDENCE = declare(Declaration("evidence", rank=3, pooled=True, whole_reads=("busy",),
                                whole=_whole_evidence))
 """The gap causes' evidence over the whole process (an in-memory step; a span's partial finds
 its own)."""
 
-GAPS = declare(Declaration("gaps", section="gaps", partial=_partial_gaps, finish=_finish_gaps,
+GAPS_SPEC = Section(Obj({
+    "count": "int", "total_ms": "num", "min_gap_ns": "int",
+    "by_cause": Obj({c: "num" for c in GAP_CAUSES}),
+    "by_cause_detail": Obj({c: "str?" for c in GAP_CAUSES}),
+    "first_kernel_ns": "int?",
+    "histogram": List(Obj({"lo_ns": "int", "hi_ns": "int?", "count": "int", "total_ms": "num"})),
+    "top": List(Obj({"start_ns": "int", "duration_ms": "num", "device_id": "int", "cause": CAUSE,
+                     "cpu_activity": "str", "phase": "str?",
+                     "evidence": List(Obj({"cause": CAUSE, "ms": "num", "detail": "str"}))})),
+    "cpu_samples_available": "bool",
+    "other_top_frames": List(Obj({"frame": "str", "samples": "int", "share": "share"}))},
+    carried={"by_cause_share": Map("share", names=GAP_CAUSES),
+             "idle_share": "share",
+             "cause_priority": List(CAUSE),
+             "per_device": List(Obj({"device_id": "int", "count": "int", "total_ms": "num",
+                                     "by_cause": Map("num", names=GAP_CAUSES)}))}),
+    "GPU idle gaps could not be computed.", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
+"""The ``gaps`` section of the analysis JSON (model/schema_types.py)."""
+
+GAPS = declare(Declaration("gaps", section="gaps", spec=GAPS_SPEC,
+                           partial=_partial_gaps, finish=_finish_gaps,
                            rank=4, pooled=True, whole_reads=("busy", "phases", "evidence"),
                            whole=_whole_gaps))
 """The compute-idle gaps and their causes (the ``gaps`` section)."""

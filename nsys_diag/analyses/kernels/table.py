@@ -24,6 +24,7 @@ from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, de
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernels.catalog import CATEGORIES, catalogue
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.schema_types import List, Obj
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
@@ -428,8 +429,18 @@ def window_kernel_table(kernels: pd.DataFrame, window, th: Thresholds, max_rows:
     return k_win, analyze_kernels(k_win, th=th, max_rows=max_rows)
 
 
+KERNELS_SPEC = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
+                    "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
+                    "category": "str", "tensor_core": "bool"},
+                   carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str",
+                            "tensor_pipe_pct": "num?", "sm_throughput_pct": "num?"},
+                   optional=("tensor_pipe_pct", "sm_throughput_pct")),
+               per_process=True)
+"""The ``kernels`` section of the analysis JSON (model/schema_types.py)."""
+
 KERNEL_TABLE = declare(Declaration(
-    "kernel_table", section="kernels", partial=lambda span, **_: partial_kernels(span),
+    "kernel_table", section="kernels", spec=KERNELS_SPEC,
+    partial=lambda span, **_: partial_kernels(span),
     finish=_finish_kernels, pooled=True, rank=0,
     whole=lambda p: window_kernel_table(p.frames["kernels"], p.window, p.th, p.options.max_rows)))
 """The kernel table of the analysed window (the ``kernels`` section; in memory the window's

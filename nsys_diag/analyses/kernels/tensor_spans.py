@@ -47,6 +47,8 @@ from nsys_diag.analyses.kernels.tensor_counters import (RESOLVE_PERIODS, Samples
                                                 device_orders, inside_merged, merged_by_device,
                                                 metric_samples)
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.schema_types import List, Obj, Section
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_COMMAND
 
 _NO_END = int(np.iinfo(np.int64).min)
 
@@ -288,8 +290,26 @@ def _whole_tensor_cores(p, kt, roofline, busy) -> TensorCoreResult:
                                 busy=busy, busy_window=p.window_ns)  # and the kernels merged once
 
 
+_TC_KERNEL = Obj({"name": "str", "share": "share"},
+                 carried={"short_name": "str", "label": "str", "total_ns": "int", "category": "str",
+                          "evidence": "str"})
+TENSOR_CORES_SPEC = Section(Obj({
+    "share_of_kernel_time": "share?", "gemm_share": "share?", "tc_share_of_gemm": "share?",
+    "evidence": "str", "confidence": "str", "non_tc_gemm_share": "share?", "source": "str",
+    "evidence_list": List("str"), "advice": "str?", "non_tc_gemm_kernels": List(_TC_KERNEL),
+    "tensor_active_during_gemm": "share?", "engaged": "bool?", "basis": "str?",
+    "non_tc_gemm_source": "str?"},
+    carried={"name_share_of_kernel_time": "share?", "metrics_share_of_kernel_time": "share?",
+             "counters_share_of_kernel_time": "share?", "tensor_active_mean": "share?",
+             "tensor_active_samples": "int", "tensor_active_gemm_samples": "int",
+             "non_tc_attention_share": "share?", "unknown_tc_share": "share?",
+             "unknown_tc_kernels": List(_TC_KERNEL), "tc_kernels": List(_TC_KERNEL)}),
+    "Tensor Core use could not be assessed (no kernels).", HINT_CAPTURE_CUDA_COMMAND, per_process=True)
+"""The ``tensor_cores`` section of the analysis JSON (model/schema_types.py)."""
+
 TENSOR_CORES = declare(Declaration(
-    "tensor_cores", section="tensor_cores", reads=("kernel_table", "roofline"),
+    "tensor_cores", section="tensor_cores", spec=TENSOR_CORES_SPEC,
+    reads=("kernel_table", "roofline"),
     partial=lambda span, *, glob, **_: partial_tensor_cores(span, sampling=glob.tensor_sampling),
     finish=_finish_tensor_cores, rank=12, pooled=True,
     whole_reads=("kernel_table", "roofline", "busy"), whole=_whole_tensor_cores))

@@ -5,7 +5,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.model.jsonsafe import fnum
+from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
 from nsys_diag.model.vocabulary import NCU_CAPTURE_COMMAND
 
 
@@ -220,3 +222,57 @@ def _roofs(peaks: Peaks, kernels) -> list[dict]:
     return roofs
 
 
+_BY_PRECISION = Map("num?")
+_ROOFLINE_KERNEL = Obj({
+    "name": "str", "short_name": "str", "launches": "int", "time_share": "share?",
+    "arithmetic_intensity": "num?", "achieved_flops_per_s": "num?", "sm_pct": "num?",
+    "mem_pct": "num?", "bound": "str", "precision": "str?"},
+    carried={"normalized_name": "str", "time_ns": "int", "flops": "num?",
+             "flops_by_precision": _BY_PRECISION, "dram_bytes": "num?", "l2_bytes": "num?",
+             "l1_bytes": "num?", "ai_dram": "num?", "ai_l2": "num?", "ai_l1": "num?",
+             "achieved_flop_per_s": "num?", "achieved_dram_bytes_per_s": "num?",
+             "achieved_l2_bytes_per_s": "num?", "achieved_l1_bytes_per_s": "num?",
+             "dominant_precision": "str?", "pct_of_peak_flop": "num?", "pct_of_peak_dram": "num?",
+             "bound_shares": Map("num?"), "bound_source": "str?", "tensor_core_share": "share?",
+             "tensor_pipe_pct": "num?", "tensor_mma_inst": "num?", "achieved_occupancy": "num?",
+             "sol_compute_pct": "num?", "sol_memory_pct": "num?", "waves_per_sm": "num?",
+             "timeline_time_ns": "int?", "timeline_share": "share?"},
+    optional=("timeline_time_ns", "timeline_share"))
+_BOUND_SHARES = Map("num?", doc="share of time per bound class")
+ROOFLINE_SPEC = Section(Obj({
+    "source": "str", "device": "str?", "clock_source": "str", "memory_level": "str",
+    "roofs": List(Obj({"name": "str", "kind": "str", "value": "num"},
+                      carried={"precision": "str"}, optional=("precision",))),
+    "kernels": List(_ROOFLINE_KERNEL), "kernels_total": "int", "notes": List("str"),
+    "peaks_source": Enum(*PEAKS_SOURCES),
+    "matches": List(Obj({"timeline_name": "str", "ncu_names": List("str"),
+                         "level": Enum("signature", "base", "family"), "duration_ratio": "num?",
+                         "launches": "int", "ncu_launches": "int",
+                         "launch_config": Enum("same", "different", "unknown"),
+                         "timeline_launch_config": "str?"}))},
+    carried={
+        "gpu": "str?",
+        "peaks": Obj({"flop_per_s": _BY_PRECISION, "dram_bytes_per_s": "num?",
+                      "l2_bytes_per_s": "num?", "l1_bytes_per_s": "num?", "provenance": "str",
+                      "provenance_by_peak": Map("str"), "sm_clock_hz": "num?",
+                      "ridge_point": _BY_PRECISION}),
+        "time_weighted": _BOUND_SHARES, "time_basis": "str", "total_time_ns": "int",
+        "launch_count": "int", "kernel_count": "int", "duration_source": "str",
+        "bound_source": "str?", "tensor_evidence": "str?", "tensor_core_share_by_time": "share?",
+        "roofline_complete": "bool", "missing_metrics": List("str"), "above_peak": List("str"),
+        "confidence": "str",
+        # joined to a timeline (analyses/roofline/ncu_join.py) only
+        "time_weighted_ncu": _BOUND_SHARES, "time_weighted_matched": _BOUND_SHARES,
+        "timeline_kernel_time_ns": "int", "matched_time_ns": "int", "matched_share": "share?",
+        "match_levels": Map("num?"),
+        "unmatched": List(Obj({"name": "str", "time_ns": "int", "share": "share?"})),
+        "unmatched_ncu": List("str"), "tensor_core_share_of_matched": "share?",
+        "tensor_core_evidence": "str?", "refused_pairings": "int"},
+    optional=("time_weighted_ncu", "time_weighted_matched", "timeline_kernel_time_ns",
+              "matched_time_ns", "matched_share", "match_levels", "unmatched", "unmatched_ncu",
+              "tensor_core_share_of_matched", "tensor_core_evidence", "refused_pairings")),
+    "No Nsight Compute data was given.",
+    f"{NCU_CAPTURE_COMMAND}, then: nsys-diag analyze TRACE --ncu kernels.csv", null=True,
+    per_process=True)
+"""The ``roofline`` section of the analysis JSON (model/schema_types.py; declared with the
+roofline in analyses/process.py)."""

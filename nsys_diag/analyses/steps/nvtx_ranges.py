@@ -46,6 +46,7 @@ from nsys_diag.analyses.steps.repeat import normalized_names
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.model.contracts import MISSING
 from nsys_diag.model.vocabulary import HINT_ADD_NVTX
+from nsys_diag.model.schema_types import List, Obj, Section
 
 MAX_RANGE_ROWS = 30
 """Groups listed at most (longest GPU time first)."""
@@ -479,10 +480,22 @@ def merge_nvtx_ranges(parts) -> NvtxRangesResult | Unavailable:
 
 
 # -------------------------------------------------------------------------------- declaration
-NVTX_RANGES = declare(Declaration(
-    "nvtx_ranges", section="nvtx_ranges", partial=lambda span, **_: partial_nvtx_ranges(span),
+NVTX_RANGES_SPEC = Section(Obj({
+    "ranges": List(Obj({"name": "str", "domain": "str", "count": "int", "cpu_ms": "num", "gpu_ms": "num",
+                        "gpu_self_ms": "num", "share": "share?"})),
+    "groups": "int", "kernel_ms": "num", "unattributed_kernels": "int"}),
+    "No NVTX ranges in the analysed window.", HINT_ADD_NVTX,
+    per_process=True, doc="GPU time projected onto NVTX ranges, grouped by (domain, name): the "
+    "kernels launched while a range was open on the launching thread (docs/analyses.md)")
+"""The ``nvtx_ranges`` section of the analysis JSON (model/schema_types.py)."""
+
+NVTX_RANGES: Declaration = declare(Declaration(
+    "nvtx_ranges", section="nvtx_ranges", spec=NVTX_RANGES_SPEC,
+    partial=lambda span, **_: partial_nvtx_ranges(span),
     finish=lambda states, ctx: merge_nvtx_ranges(states), rank=0, pooled=True,
     whole=lambda p: analyze_nvtx_ranges(p.frames["nvtx"], p.frames["kernels"], p.steps, p.window)))
 """GPU time per NVTX range (the ``nvtx_ranges`` section). In memory a pooled task of rank 0: it
 reads no other result and is the suite's longest task, so it starts first on a worker thread
-(perf, bench: run last on the suite's own thread it left the workers idle for ~0.3 s)."""
+(perf, bench: run last on the suite's own thread it left the workers idle for ~0.3 s) — so
+not ``engine.context.over_one_span``, which waits for ``busy`` and ``phases``; the equality of
+the two is tested (tests/analyses/engine/test_context.py)."""

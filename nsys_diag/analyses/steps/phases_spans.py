@@ -34,6 +34,8 @@ from nsys_diag.analyses.engine.declaration import Declaration, declare
 from nsys_diag.analyses.steps.phases import (PhasesResult, analyze_phases, explain_outliers,
                                              launched_work, phase_rows)
 from nsys_diag.analyses.steps.detection import StepsResult
+from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
+from nsys_diag.model.vocabulary import CANONICAL_PHASES, HINT_CAPTURE_STEPS
 
 
 @dataclass(frozen=True)
@@ -133,15 +135,38 @@ def _partial_phases(span: ChunkInputs, **_) -> tuple:
     return partial_phases(span), (span.phases if span.index == 0 else None)
 
 
+PHASES_SPEC = List(Obj({"name": "str", "canonical": Enum(*CANONICAL_PHASES, default="other"),
+                   "mean_ms": "num", "share": "share", "gpu_busy_ms": "num?",
+                   "gpu_busy_share": "share?", "gpu_work_ms": "num?", "count": "int"}),
+              per_process=True)
+"""The ``phases`` section of the analysis JSON (model/schema_types.py)."""
+
 PHASES = declare(Declaration(
-    "phases", section="phases", partial=_partial_phases,
+    "phases", section="phases", spec=PHASES_SPEC, partial=_partial_phases,
     finish=lambda states, ctx: merge_phases([s[0] for s in states], base=states[0][1]),
     rank=2, whole_reads=("busy",), whole=lambda p, busy: analyze_phases(
         p.frames["nvtx"], p.steps, p.frames["kernels"], busy, phase_map=p.options.phase_map)))
 """The phase breakdown of the steps (the ``phases`` section)."""
 
+STEPS_SPEC = Section(Obj({
+    "count": "int", "analysed_count": "int", "source": "str", "range_name": "str", "mean_ms": "num?",
+    "median_ms": "num?", "p90_ms": "num?", "max_ms": "num?", "min_ms": "num?", "warmup": List("int"),
+    "incomplete": List("int"),
+    "outliers": List(Obj({"index": "int", "duration_ms": "num", "ratio_to_median": "num",
+                          "reason": "str"})),
+    "per_step": List(Obj({"index": "int", "start_ns": "int", "duration_ms": "num",
+                          "kind": Enum("warmup", "normal", "outlier", "incomplete", "unselected")},
+                         carried={"phases": Map("num", doc="exclusive ms per canonical phase in "
+                                                           "this step (analysed steps only)")},
+                         optional=("phases",)))},
+    carried={"boundary": Enum("range", "period")}),
+    "No training steps were found.",
+    HINT_CAPTURE_STEPS,
+    per_process=True)
+"""The ``steps`` section of the analysis JSON (model/schema_types.py)."""
+
 STEPS = declare(Declaration(
-    "steps", section="steps", reads=("phases",),
+    "steps", section="steps", spec=STEPS_SPEC, reads=("phases",),
     finish=lambda states, ctx: explain_outliers(ctx.glob.steps, ctx.results["phases"]),
     rank=6, whole_reads=("phases",), whole=lambda p, ph: explain_outliers(p.steps, ph)))
 """The steps (global, known before the spans), their outliers explained by the phases."""

@@ -30,6 +30,7 @@ from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, de
 from nsys_diag.analyses.kernels.catalog import CATEGORIES
 from nsys_diag.analyses.timeline.busy import Window
 from nsys_diag.analyses.timeline.strips import chunk_name_table
+from nsys_diag.model.schema_types import Enum, Leaf, List, Map, Obj, Section
 
 MAX_COLUMNS = 1200
 """Columns of the window (the drawn width of a lane: ~1 column per pixel of a wide report)."""
@@ -274,8 +275,20 @@ def _finish(states, ctx: FinishContext):
                         ctx.results["steps"])
 
 
+TIMELINE_LANES_SPEC = Section(Obj({
+    "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
+    "columns": "int", "classes": List(Enum(*CLASSES)),
+    "lanes": List(Obj({"device_id": "int", "stream_id": "int?", "streams": "int", "ops": "int",
+                       "busy_ms": "num", "class_ms": Map("num", names=CLASSES),
+                       "runs": List(List("int", min_items=4, max_items=4))})),
+    "step_marks": List("int"), "steps": "int"}),
+    "No GPU activity in the analysed window.", per_process=True,
+    doc="the whole analysed window per (device, stream) lane in at most 1,200 columns: runs of "
+    "[first column, columns, class index, occupancy in quarters 1..4] (analyses/timeline/lanes.py)")
+"""The ``timeline_lanes`` section of the analysis JSON (model/schema_types.py)."""
+
 TIMELINE_LANES = declare(Declaration(
-    "timeline_lanes", section="timeline_lanes", reads=("steps",),
+    "timeline_lanes", section="timeline_lanes", spec=TIMELINE_LANES_SPEC, reads=("steps",),
     partial=lambda span, **_: partial_lanes(span), finish=_finish, rank=11,
     whole_reads=("steps", "kernel_table"),
     whole=lambda p, st, kt: analyze_lanes(kt[0], p.frames["memcpy"], p.frames["memset"],

@@ -25,6 +25,8 @@ from nsys_diag.analyses.kernels.table import UNNAMED
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.timeline.window_bins import (binned_sum, empty_bins, exposed_comm, row_attrs,
                                                      top_families, window_edges)
+from nsys_diag.model.schema_types import Enum, Leaf, List, Map, Obj, Section, Str
+from nsys_diag.model.vocabulary import HINT_ADD_NVTX
 
 if TYPE_CHECKING:  # the span type only: the engine's context imports the analyses
     from nsys_diag.analyses.engine.context import ChunkInputs
@@ -336,8 +338,28 @@ def _finish_timeline(states, ctx: FinishContext) -> TimelineResult | None:
                           window=ctx.glob.window)
 
 
+_BIN_SERIES = List("int")
+TIMELINE_SPEC = Section(Obj({
+    "bin_ns": Leaf({"type": "integer", "minimum": 1}), "strips": List(Obj({
+        "label": Enum("representative", "worst", "window"), "step_index": "int?",
+        "start_ns": "int", "end_ns": "int",
+        "phases": List(Obj({"name": "str", "canonical": Str(default="other"), "start_ns": "int",
+                            "end_ns": "int"})),
+        "devices": List(Obj({"device_id": "int", "busy": List("share", max_items=200)},
+                            carried={"copy": List("share")}))},
+        carried={"duration_ms": "num"})),
+    "window_bins": Obj({"start_ns": "int", "bin_ns": "int", "count": "int", "busy": List("share"),
+                        "tensor_core_ns": _BIN_SERIES, "exposed_comm_ns": _BIN_SERIES,
+                        "category_ns": Map(_BIN_SERIES), "kernel_ns": Map(_BIN_SERIES)},
+                       null=True, fill=False,
+                       doc="10 ms bins of a window without steps (analyses/timeline/window_bins.py)")},
+    carried={"max_bins": "int"}, optional=("window_bins",)),
+    "No step to draw.", HINT_ADD_NVTX,
+    per_process=True)
+"""The ``timeline`` section of the analysis JSON (model/schema_types.py)."""
+
 TIMELINE = declare(Declaration(
-    "timeline", section="timeline", reads=("steps", "phases"),
+    "timeline", section="timeline", spec=TIMELINE_SPEC, reads=("steps", "phases"),
     partial=lambda span, **_: partial_timeline(span), finish=_finish_timeline, rank=10,
     whole_reads=("steps", "phases", "busy", "kernel_table"),
     whole=lambda p, st, ph, busy, kt: build_timeline(st, ph, busy, p.window, kernels=kt[0],

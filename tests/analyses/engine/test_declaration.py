@@ -68,6 +68,21 @@ def test_a_new_declaration_runs_over_the_spans_it_selects(monkeypatch):
     assert got == {"total": 50, "late_share": 30 / 50}
 
 
+def test_a_declared_spec_is_found_by_its_section(monkeypatch):
+    from nsys_diag.model.schema_types import Obj
+
+    monkeypatch.setattr(D, "_PROCESS", {})
+    monkeypatch.setattr(D, "_JOB", {})
+    monkeypatch.setattr(D, "_LOADED", [True])
+    spec = Obj({"n": "int"})
+    D.declare(D.Declaration("count", section="counts", spec=spec, finish=lambda s, c: s))
+    D.declare(D.Declaration("helper", finish=lambda s, c: s))  # no section: no spec
+    assert D.section_specs() == {"counts": spec}
+    D.declare(D.Declaration("again", section="counts", spec=Obj(), finish=lambda s, c: s))
+    with pytest.raises(ValueError, match="own section"):
+        D.section_specs()
+
+
 def test_job_declarations_register_beside_their_code(monkeypatch):
     monkeypatch.setattr(D, "_JOB", {})
     monkeypatch.setattr(D, "_LOADED", [True])

@@ -1,5 +1,6 @@
-"""The typed spec language of the JSON contracts (report/contract.py, report/contract_sections.py,
-report/batch_schema.py, report/command_schemas.py).
+"""The typed spec language of the JSON contracts: the analyses' section specs (each beside its
+declaration, analyses/engine/declaration.py), the report's own sections (report/contract_sections.py),
+the batch index, compare and inspect schemas (report/batch_schema.py, report/command_schemas.py).
 
 A spec is a tree of nodes; each key of an output is declared once, with its JSON type and its
 default. From one tree come the JSON Schema (``schema()``), the defaults the renderers read
@@ -257,6 +258,11 @@ class List(Node):
     def keys_text(self) -> str:
         inner = self.item.keys_text() if isinstance(self.item, (Obj, Map)) else ""
         return f"[{{{inner}}}]" if inner else "[]"
+
+
+def Span(**kw: Any) -> List:  # noqa: N802
+    """An interval ``[start_ns, end_ns]`` of integer ns, or ``null``."""
+    return List("int", null=True, doc="[start_ns, end_ns]", **kw)
 
 
 UNAVAILABLE = {"available": Const(False), "reason": Str(), "hint": Str()}
