@@ -142,7 +142,15 @@ REPLAY = Section(Obj({
     "what_if": List(Obj({"id": "str", "change": "str", "finding": "str",
                          "saves_ms_per_step": "num", "saves_range_ms": List("num"),
                          "saves_share": "num", "step_ms_after": "num"}),
-                    doc="one change per replay, priced over the analysed steps")},
+                    doc="one change per replay, priced over the analysed steps (basis window: "
+                        "over the replayed window — saves_ms_per_step is then ms over that "
+                        "window, saves_share and step_ms_after of the measured window)"),
+    "critical_path_segments": List(Obj({"start_ns": "int", "end_ns": "int", "kind": "str",
+                                        "name": "str"}),
+                                   doc="the replayed steps' critical-path waits (blocking_wait, "
+                                       "host_cpu, launch, memory_management, host_io, "
+                                       "transfer) on the capture's clock: the 300 longest, by "
+                                       "start")},
     carried={"inferred_edges": "int", "explicit_edges": "int", "notes": List("str"),
              "capture_hints": List("str", doc="what to capture for what the model lacked "
                                              "(graph node tracing, CUDA event records)")}),
@@ -154,7 +162,12 @@ VERDICT = Obj({
     "confidence": Enum("high", "medium", "low"), "scale_advice": "str+", "evidence": evidence(),
     "recommendations": List("str", min_items=1), "projected_step_ms_if_fixed": "num?",
     "secondary": List(VERDICT_CODE), "advice": List(ADVICE_ROW), "finding": "str?"},
-    per_process=True)
+    carried={"quantities": List(Obj({"name": "str", "value": "scalar", "unit": "str",
+                                     "path": "str"}),
+                                doc="the numbers the scale advice states beyond the evidence "
+                                    "rows, each with the JSON pointer that holds it "
+                                    "(report/quantities.py)")},
+    optional=("quantities",), per_process=True)
 
 FINDINGS = List(Obj({
     "code": VERDICT_CODE, "cause": "str+",
