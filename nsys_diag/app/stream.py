@@ -206,7 +206,7 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     import functools
 
     from nsys_diag.analyses.engine.driver import run_pass, run_stream, with_skeleton_nvtx
-    from nsys_diag.loaders import load_trace
+    from nsys_diag.loaders import Format, load_trace
     from nsys_diag.loaders.nsys_cuda import unmatched_warning
 
     plan = chunk_plan(path, chunk_rows)
@@ -223,9 +223,11 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
         runner = dask_runner(path, skeleton, targets, options, th, zones)
     else:
         def read(lo: int, hi: int):
+            # the file was sniffed once, when the memory plan chose the stream (not per chunk)
             return with_skeleton_nvtx(load_trace(path, kernel_detail=False, time_window=(lo, hi),
                                                  chunk=True, zones=zones, nvtx=False,
-                                                 known_threads=skeleton.threads),
+                                                 known_threads=skeleton.threads,
+                                                 format=Format.NSYS_SQLITE),
                                       skeleton, lo, hi)
 
         def runner(assume, only, keep_launches):
@@ -261,11 +263,12 @@ def _skeleton_and_zones(path: str, options: AnalyzeOptions, chunked: bool):
     from concurrent.futures import ThreadPoolExecutor
 
     from nsys_diag.analyses.selection import check_step_range
-    from nsys_diag.loaders import load_trace
+    from nsys_diag.loaders import Format, load_trace
 
     with ThreadPoolExecutor(1) as pool:
         mapping = pool.submit(zone_map, path) if chunked else None
-        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
+        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True,
+                              format=Format.NSYS_SQLITE)
         check_step_range(skeleton, options)
         if options.device is not None:
             check_device(path, options.device)
