@@ -24,9 +24,9 @@ How (``docs/streaming.md``):
    (``analyses/engine/assemble.py``), then the verdicts.
 
 Memory: one chunk's rows at a time plus the skeleton, the partials (per kernel name, per step, per
-phase, top gaps) and 8 bytes per kernel (name code and duration: exact per-name medians; 16 are
-reserved, ``RETAINED_BYTES_PER_KERNEL``) — ``trace.chunks`` reports the chunk count and the
-largest chunk's rows.
+phase, top gaps) and 4 bytes per kernel (its duration, grouped by name: exact per-name medians;
+8 while the merge gathers them; 16 are reserved, ``RETAINED_BYTES_PER_KERNEL``) —
+``trace.chunks`` reports the chunk count and the largest chunk's rows.
 """
 from __future__ import annotations
 
@@ -45,9 +45,11 @@ the skeleton's NVTX, counted apart): interpreter and libraries, the rest of the 
 partials (measured ≈ 200–250 MB on 2M–8M-kernel exports, per-kernel state included — so this
 errs on the safe side)."""
 RETAINED_BYTES_PER_KERNEL = 16
-"""What a streamed analysis keeps per kernel of the export across its chunks: the name code and
-duration (8 bytes: exact per-name medians) and as much again while the merge joins the chunks'
-arrays — taken off the budget's room for a chunk."""
+"""What a streamed analysis is allowed per kernel of the export across its chunks, taken off the
+budget's room for a chunk: it keeps each kernel's duration grouped by name (4 bytes: exact
+per-name medians, ``kernels/table.py:KernelsPart``) and as much again while the merge gathers
+each name's durations — 8 at the peak; the other 8 are margin (and keep the chunk plans of
+earlier releases)."""
 SKELETON_BYTES_PER_NVTX_ROW = 100
 """The skeleton's NVTX frame per NVTX row, held through every chunk (measured 69 B/row on a
 3M-range ``emit_nvtx``-like export, plus its categorical labels)."""
