@@ -429,6 +429,11 @@ def _small_mask(dur: np.ndarray, limit: int) -> np.ndarray:
     return dur < (np.uint32(limit) if dur.dtype == np.uint32 else limit)
 
 
+def _slice_stats(x: np.ndarray) -> tuple[int, int, int, float]:
+    """(sum, min, max, median) of one name's durations (reordered in place; sum in int64)."""
+    return int(x.sum(dtype=np.int64)), int(x.min()), int(x.max()), _median_in_place(x)
+
+
 def merged_groups(parts: list[KernelsPart]):
     """(global names, short names, ``group_stats``-like output in order of first appearance,
     every duration grouped by name) of non-empty parts (see the comment above ``KernelsPart``)."""
@@ -442,11 +447,11 @@ def merged_groups(parts: list[KernelsPart]):
     count = np.bincount(seg_code, weights=seg_len, minlength=len(names)).astype(np.int64)
     stop = np.cumsum(count)
     first = stop - count
-    g = {"count": count, "sum": np.add.reduceat(dur, first, dtype=np.int64),
-         "min": np.minimum.reduceat(dur, first).astype(np.int64),
-         "max": np.maximum.reduceat(dur, first).astype(np.int64),
-         "median": np.array([_median_in_place(dur[a:b]) for a, b in  # one slice per name
-                             zip(first.tolist(), stop.tolist())], np.float64)}
+    # per name, on its slice in place: an int64 reduceat would first widen every duration
+    stats = np.array([_slice_stats(dur[a:b]) for a, b in  # one slice per name
+                      zip(first.tolist(), stop.tolist())], dtype=object).reshape(-1, 4)
+    g = {"count": count, "sum": stats[:, 0].astype(np.int64), "min": stats[:, 1].astype(np.int64),
+         "max": stats[:, 2].astype(np.int64), "median": stats[:, 3].astype(np.float64)}
     appearance = np.lexsort((np.array([r for _, r in firsts], np.int64),
                              np.array([p for p, _ in firsts], np.int64)))
     g = {k: v[appearance] for k, v in g.items()}
