@@ -194,12 +194,13 @@ def span_reader(path: str, skeleton, zones=None):
     8M-kernel bench export; the rows ``span_frames`` keeps are the same."""
     def read(span: Span):
         from nsys_diag.analyses.engine.driver import with_skeleton_nvtx
-        from nsys_diag.loaders import load_trace
+        from nsys_diag.loaders import Format, load_trace
         from nsys_diag.loaders.load_request import LoadRequest
 
         got = load_trace(path, LoadRequest(kernel_detail=False, time_window=(span[0], span[2]),
                                            chunk=True, zones=zones, nvtx=False,
-                                           known_threads=skeleton.threads))
+                                           known_threads=skeleton.threads,
+                                           format=Format.NSYS_SQLITE))
         return with_skeleton_nvtx(got, skeleton, span[0], span[2])
     return read
 

@@ -24,9 +24,9 @@ How (``docs/streaming.md``):
    (``analyses/engine/assemble.py``), then the verdicts.
 
 Memory: one chunk's rows at a time plus the skeleton, the partials (per kernel name, per step, per
-phase, top gaps) and 8 bytes per kernel (name code and duration: exact per-name medians; 16 are
-reserved, ``RETAINED_BYTES_PER_KERNEL``) — ``trace.chunks`` reports the chunk count and the
-largest chunk's rows.
+phase, top gaps) and 4 bytes per kernel (its duration, grouped by name: exact per-name medians;
+8 while the merge gathers them; 16 are reserved, ``RETAINED_BYTES_PER_KERNEL``) —
+``trace.chunks`` reports the chunk count and the largest chunk's rows.
 """
 from __future__ import annotations
 
@@ -45,9 +45,11 @@ the skeleton's NVTX, counted apart): interpreter and libraries, the rest of the 
 partials (measured ≈ 200–250 MB on 2M–8M-kernel exports, per-kernel state included — so this
 errs on the safe side)."""
 RETAINED_BYTES_PER_KERNEL = 16
-"""What a streamed analysis keeps per kernel of the export across its chunks: the name code and
-duration (8 bytes: exact per-name medians) and as much again while the merge joins the chunks'
-arrays — taken off the budget's room for a chunk."""
+"""What a streamed analysis is allowed per kernel of the export across its chunks, taken off the
+budget's room for a chunk: it keeps each kernel's duration grouped by name (4 bytes: exact
+per-name medians, ``kernels/table.py:KernelsPart``) and as much again while the merge gathers
+each name's durations — 8 at the peak; the other 8 are margin (and keep the chunk plans of
+earlier releases)."""
 SKELETON_BYTES_PER_NVTX_ROW = 100
 """The skeleton's NVTX frame per NVTX row, held through every chunk (measured 69 B/row on a
 3M-range ``emit_nvtx``-like export, plus its categorical labels)."""
@@ -206,7 +208,7 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     import functools
 
     from nsys_diag.analyses.engine.driver import run_pass, run_stream, with_skeleton_nvtx
-    from nsys_diag.loaders import load_trace
+    from nsys_diag.loaders import Format, load_trace
     from nsys_diag.loaders.nsys_cuda import unmatched_warning
 
     plan = chunk_plan(path, chunk_rows)
@@ -223,9 +225,11 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
         runner = dask_runner(path, skeleton, targets, options, th, zones)
     else:
         def read(lo: int, hi: int):
+            # the file was sniffed once, when the memory plan chose the stream (not per chunk)
             return with_skeleton_nvtx(load_trace(path, kernel_detail=False, time_window=(lo, hi),
                                                  chunk=True, zones=zones, nvtx=False,
-                                                 known_threads=skeleton.threads),
+                                                 known_threads=skeleton.threads,
+                                                 format=Format.NSYS_SQLITE),
                                       skeleton, lo, hi)
 
         def runner(assume, only, keep_launches):
@@ -261,11 +265,12 @@ def _skeleton_and_zones(path: str, options: AnalyzeOptions, chunked: bool):
     from concurrent.futures import ThreadPoolExecutor
 
     from nsys_diag.analyses.selection import check_step_range
-    from nsys_diag.loaders import load_trace
+    from nsys_diag.loaders import Format, load_trace
 
     with ThreadPoolExecutor(1) as pool:
         mapping = pool.submit(zone_map, path) if chunked else None
-        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True)
+        skeleton = load_trace(path, ncu=options.ncu_path, kernel_detail=False, skeleton=True,
+                              format=Format.NSYS_SQLITE)
         check_step_range(skeleton, options)
         if options.device is not None:
             check_device(path, options.device)

@@ -23,12 +23,13 @@ def _read(path: str, lo: int, hi: int, zones, skeleton=None):
     """The chunk ``[lo, hi)`` (``skeleton``: its NVTX taken from it, ``driver.with_skeleton_nvtx``;
     None: none — a cut needs only the kernels)."""
     from nsys_diag.analyses.engine.driver import with_skeleton_nvtx
-    from nsys_diag.loaders import load_trace
+    from nsys_diag.loaders import Format, load_trace
 
     if zones is not None and not zones.matches(path):  # not the client's file: plain reads
         zones = None
     bundle = load_trace(path, kernel_detail=False, time_window=(lo, hi), chunk=True, zones=zones,
-                        nvtx=False, known_threads=None if skeleton is None else skeleton.threads)
+                        nvtx=False, known_threads=None if skeleton is None else skeleton.threads,
+                        format=Format.NSYS_SQLITE)  # sniffed once, by the client
     return bundle if skeleton is None else with_skeleton_nvtx(bundle, skeleton, lo, hi)
 
 

@@ -282,14 +282,25 @@ def kernels_result(table: pd.DataFrame, dur: np.ndarray, devices: tuple[int, ...
     """The ``KernelsResult`` of a name table and every kept kernel's duration (ns, int64):
     categories, counts and the small-kernel figures (shared with ``kernels/table.py``)."""
     small = dur < int(th.small_kernel_ns)
+    return result_of_counts(table, (int(dur.size), int(dur.sum()), int(small.sum()),
+                                    int(dur.sum(where=small))), devices, th=th,
+                            max_rows=max_rows, window=window)
+
+
+def result_of_counts(table: pd.DataFrame, counts: tuple[int, int, int, int],
+                     devices: tuple[int, ...], *, th: Thresholds, max_rows: int = 200,
+                     window: tuple[int, int] | None = None) -> KernelsResult:
+    """The ``KernelsResult`` of a name table and ``counts``: (kernels, their total ns, kernels
+    shorter than ``th.small_kernel_ns``, those kernels' total ns)."""
+    n, total, small_n, small_total = counts
     return KernelsResult(
         table=table,
         categories=_category_table(table),
-        kernel_count=int(dur.size),
-        total_ns=int(dur.sum()),
+        kernel_count=int(n),
+        total_ns=int(total),
         small_kernel_ns=int(th.small_kernel_ns),
-        small_count=int(small.sum()),
-        small_total_ns=int(dur.sum(where=small)),
+        small_count=int(small_n),
+        small_total_ns=int(small_total),
         max_rows=int(max_rows),
         window=None if window is None else (int(window[0]), int(window[1])),
         device_ids=devices,
@@ -305,30 +316,44 @@ def kernels_result(table: pd.DataFrame, dur: np.ndarray, devices: tuple[int, ...
 # and only if it overlaps the process's window, as ``suite._in_window`` keeps it.
 #
 # Memory: exact per-name medians (``median_ns``) need every duration, so a part keeps its owned
-# kernels as two compact arrays — an int32 code into the part's own name list and the duration
-# (uint32 when every kernel of the chunk is shorter than 4.29 s, else int64: 8 bytes per kernel,
-# ≈ 8 MB per million kernels) — **the one O(kernels) state of streaming** (the steps' kernel
-# counts, ``engine/globals.py``, are O(steps)). Everything else in a part is O(names).
-# ``merge_kernels`` unifies the name lists (in chunk order, so a name's first appearance — and
-# the short name it takes from its first row — is the in-memory one when rows are in time order,
-# as nsys writes them) and runs the in-memory ``group_stats`` / ``table_from_groups`` on the
-# concatenated arrays.
+# kernels' durations grouped by name (uint32 when every kernel of the chunk is shorter than
+# 4.29 s, else int64: 4 bytes per kernel, ≈ 4 MB per million kernels) with a count per name —
+# **the one O(kernels) state of streaming** (the steps' kernel counts, ``engine/globals.py``, are
+# O(steps)). Everything else in a part is O(names). The chunk sorts its own durations by name
+# (a radix sort of small codes); ``merge_kernels`` unifies the name lists (in chunk order, so a
+# name's first appearance — and the short name it takes from its first row — is the in-memory
+# one when rows are in time order, as nsys writes them), gathers each name's slices of every
+# part into one array (4 more bytes per kernel: the merge holds 8 per kernel at its peak) and
+# reduces each name's run as ``group_stats`` does (sum, min, max, in-place median).
 @dataclass(frozen=True)
 class KernelsPart:
-    """One chunk's owned window kernels: ``names`` (None for a missing name) and ``shorts`` (the
-    short name of each name's first row) per local code; ``codes`` (int32) and ``dur_ns``
-    (uint32 when every duration fits, else int64) per kernel, in row order; the devices."""
+    """One chunk's owned window kernels: ``names`` (None for a missing name), ``shorts`` (the
+    short name of each name's first row), ``first_rows`` (that row in the chunk) and ``counts``
+    (kernels) per local code; ``dur_ns`` (uint32 when every duration fits, else int64) per
+    kernel, grouped by local code (``counts[0]`` durations of code 0 first…); the devices."""
 
     names: tuple[str | None, ...]
     shorts: tuple[str, ...]
-    codes: np.ndarray
+    first_rows: np.ndarray
+    counts: np.ndarray
     dur_ns: np.ndarray
     devices: tuple[int, ...]
 
     @property
+    def kernels(self) -> int:
+        """Kernels the part holds."""
+        return int(self.dur_ns.size)
+
+    @property
     def nbytes(self) -> int:
-        """Bytes held by the per-kernel arrays (8 per kernel; 12 when a kernel runs ≥ 4.29 s)."""
-        return int(self.codes.nbytes + self.dur_ns.nbytes)
+        """Bytes held by the per-kernel array (4 per kernel; 8 when a kernel runs ≥ 4.29 s)."""
+        return int(self.dur_ns.nbytes)
+
+
+def empty_kernels_part() -> KernelsPart:
+    """A part without kernels."""
+    return KernelsPart((), (), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                       np.zeros(0, np.int64), ())
 
 
 def window_kernels(ci: ChunkInputs, *, owned_only: bool) -> pd.DataFrame:
@@ -348,19 +373,20 @@ def _categorical(col: pd.Series) -> pd.Series:
 
 
 U32_MAX = int(np.iinfo(np.uint32).max)
-"""Durations up to this many ns (4.29 s) are kept as ``uint32`` (8 bytes per kernel in all)."""
+"""Durations up to this many ns (4.29 s) are kept as ``uint32`` (4 bytes per kernel)."""
 
 
 def partial_kernels(ci: ChunkInputs) -> KernelsPart:
-    """The chunk's share of the kernel table (see the module docstring)."""
+    """The chunk's share of the kernel table (see the comment above ``KernelsPart``)."""
     k = window_kernels(ci, owned_only=True)
     if not len(k):
-        return KernelsPart((), (), np.zeros(0, np.int32), np.zeros(0, np.int64), ())
+        return empty_kernels_part()
     names = _categorical(k["name"])
     shorts = _categorical(k["short_name"])
     raw = names.cat.codes.to_numpy().astype(np.int64)
     # local codes: the categories present, plus one code for a missing name
     present, first, local = np.unique(raw, return_index=True, return_inverse=True)
+    local = local.reshape(-1)
     cats = np.asarray(names.cat.categories, dtype=object)
     s_codes = shorts.cat.codes.to_numpy()[first]
     s_cats = np.asarray(shorts.cat.categories, dtype=object)
@@ -369,45 +395,87 @@ def partial_kernels(ci: ChunkInputs) -> KernelsPart:
     dur = k["end_ns"].to_numpy(np.int64) - k["start_ns"].to_numpy(np.int64)
     if dur.size and 0 <= int(dur.min()) and int(dur.max()) <= U32_MAX:
         dur = dur.astype(np.uint32)  # kept across chunks: 4 bytes when every kernel < 4.29 s
+    # perf: a radix sort (16-bit keys) groups the durations by name in O(kernels)
+    key = local.astype(np.uint16) if present.size <= 1 << 16 else local
+    dur = dur[np.argsort(key, kind="stable")]
+    counts = np.bincount(local, minlength=present.size).astype(np.int64)
     devices = tuple(sorted(unique_ints(k["device_id"].to_numpy())))
-    return KernelsPart(name_list, short_list, local.astype(np.int32).reshape(-1), dur, devices)
+    return KernelsPart(name_list, short_list, first.astype(np.int64), counts, dur, devices)
 
 
-def unify_names(parts: list[KernelsPart]) -> tuple[tuple[str | None, ...], tuple[str, ...],
-                                                    np.ndarray, np.ndarray]:
-    """(global names, their short names, global codes, durations) over the parts, in part order:
-    a name's global code and short name come from the first part holding it."""
+def _unify(parts: list[KernelsPart]):
+    """(global names, their short names, each global code's (first part, first row), and per
+    slice of a part — one per local code, parts in order — its global code): a name's global
+    code and short name come from the first part holding it."""
     index: dict[str | None, int] = {}
     shorts: list[str] = []
-    codes, durs = [], []
-    for p in parts:  # one per chunk
+    firsts: list[tuple[int, int]] = []
+    seg_codes = []
+    for pi, p in enumerate(parts):  # one per chunk
         remap = np.empty(len(p.names), np.int64)
         for i, (n, s) in enumerate(zip(p.names, p.shorts)):  # O(names) per chunk
             if n not in index:
                 index[n] = len(index)
                 shorts.append(s)
+                firsts.append((pi, int(p.first_rows[i])))
             remap[i] = index[n]
-        if p.codes.size:
-            codes.append(remap.astype(np.int32)[p.codes])
-            durs.append(p.dur_ns.astype(np.int64))
-    gcodes = np.concatenate(codes) if codes else np.zeros(0, np.int32)
-    dur = np.concatenate(durs) if durs else np.zeros(0, np.int64)
-    return tuple(index), tuple(shorts), gcodes, dur
+        seg_codes.append(remap)
+    return tuple(index), tuple(shorts), firsts, np.concatenate(seg_codes)
+
+
+def _small_mask(dur: np.ndarray, limit: int) -> np.ndarray:
+    """``dur < limit`` without widening a uint32 array (nor overflowing on ``limit``)."""
+    if dur.dtype == np.uint32 and not 0 < limit <= U32_MAX:
+        return np.full(dur.size, limit > U32_MAX)
+    return dur < (np.uint32(limit) if dur.dtype == np.uint32 else limit)
+
+
+def _slice_stats(x: np.ndarray) -> tuple[int, int, int, float]:
+    """(sum, min, max, median) of one name's durations (reordered in place; sum in int64)."""
+    return int(x.sum(dtype=np.int64)), int(x.min()), int(x.max()), _median_in_place(x)
+
+
+def merged_groups(parts: list[KernelsPart]):
+    """(global names, short names, ``group_stats``-like output in order of first appearance,
+    every duration grouped by name) of non-empty parts (see the comment above ``KernelsPart``)."""
+    names, shorts, firsts, seg_code = _unify(parts)
+    seg_len = np.concatenate([p.counts for p in parts])
+    seg_part = np.repeat(np.arange(len(parts)), [p.counts.size for p in parts])
+    seg_at = np.concatenate([np.cumsum(p.counts) - p.counts for p in parts])
+    order = np.argsort(seg_code, kind="stable").tolist()  # per name, its slices in part order
+    dur = np.concatenate([parts[seg_part[i]].dur_ns[seg_at[i]:seg_at[i] + seg_len[i]]
+                          for i in order])  # one slice per (part, name): O(names × chunks)
+    count = np.bincount(seg_code, weights=seg_len, minlength=len(names)).astype(np.int64)
+    stop = np.cumsum(count)
+    first = stop - count
+    # per name, on its slice in place: an int64 reduceat would first widen every duration
+    stats = np.array([_slice_stats(dur[a:b]) for a, b in  # one slice per name
+                      zip(first.tolist(), stop.tolist())], dtype=object).reshape(-1, 4)
+    g = {"count": count, "sum": stats[:, 0].astype(np.int64), "min": stats[:, 1].astype(np.int64),
+         "max": stats[:, 2].astype(np.int64), "median": stats[:, 3].astype(np.float64)}
+    appearance = np.lexsort((np.array([r for _, r in firsts], np.int64),
+                             np.array([p for p, _ in firsts], np.int64)))
+    g = {k: v[appearance] for k, v in g.items()}
+    g["code"] = appearance.astype(np.int64)
+    return names, shorts, g, dur
 
 
 def merge_kernels(parts: list[KernelsPart], *, th: Thresholds, max_rows: int = 200
                   ) -> KernelsResult:
     """The process's ``KernelsResult`` from its chunks' parts (in chunk order); ``max_rows`` is
     ``AnalyzeOptions.max_rows`` as the suite passes it."""
-    names, shorts, codes, dur = unify_names(parts)
+    kept = [p for p in parts if p.dur_ns.size]
+    if not kept:
+        return result_of_counts(empty_name_table(), (0, 0, 0, 0), (), th=th, max_rows=max_rows)
     devices = tuple(sorted({d for p in parts for d in p.devices}))
-    if not dur.size:
-        return kernels_result(empty_name_table(), dur, (), th=th, max_rows=max_rows)
-    g = group_stats(codes, dur)
+    names, shorts, g, dur = merged_groups(kept)
     name_arr = np.array([UNNAMED if n is None else n for n in names], dtype=object)
     short_arr = np.array(shorts, dtype=object)
     table = table_from_groups(g, name_arr[g["code"]], short_arr[g["code"]])
-    return kernels_result(table, dur, devices, th=th, max_rows=max_rows)
+    small = _small_mask(dur, int(th.small_kernel_ns))
+    counts = (int(dur.size), int(g["sum"].sum()), int(np.count_nonzero(small)),
+              int(dur.sum(where=small, dtype=np.int64)))
+    return result_of_counts(table, counts, devices, th=th, max_rows=max_rows)
 
 
 # -------------------------------------------------------------------------------- declaration

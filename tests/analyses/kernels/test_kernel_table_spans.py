@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import numpy as np
+
 import pytest
 
-from nsys_diag.analyses.kernels.table import merge_kernels, partial_kernels
+from nsys_diag.analyses.kernels.table import empty_kernels_part, merge_kernels, partial_kernels
 from nsys_diag.model.thresholds import Thresholds
 from tests.analyses.engine.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
                                           multi_gpu_split,
                                           split_process, whole)
+from tests.analyses.engine.chunking import split_frames
 
 TH = Thresholds()
 
@@ -21,9 +23,9 @@ def _check(sp, max_rows: int = 200):
     assert_json_equal(w.kernels.to_json(), merged.to_json())
     assert merged.table.equals(w.kernels.table)
     assert merged.device_ids == w.kernels.device_ids
-    assert sum(p.codes.size for p in parts) == len(w.k_win)
-    assert sum(p.nbytes for p in parts) in (8 * len(w.k_win), 12 * len(w.k_win))
-    assert all(p.nbytes == (4 + p.dur_ns.itemsize) * p.codes.size for p in parts)
+    assert sum(p.kernels for p in parts) == len(w.k_win)
+    assert all(p.nbytes in (4 * p.kernels, 8 * p.kernels) for p in parts)
+    assert all(int(p.counts.sum()) == p.kernels and (p.counts > 0).all() for p in parts)
     return parts
 
 
@@ -53,15 +55,33 @@ def test_a_kernel_crossing_an_edge_counts_once_with_its_full_duration():
     crossing = [c for c in sp.chunks[1:] if ((k["start_ns"] < c.lo_ns) & (k["end_ns"] > c.lo_ns)).any()]
     assert crossing  # cuts are inside kernels of every device
     parts = _check(sp)
-    assert parts[0].codes.size and all(p.codes.size for p in parts)
+    assert parts[0].kernels and all(p.kernels for p in parts)
 
 
 def test_chunks_without_kernels_and_an_empty_process():
     sp = split_process(str(SAMPLES / "worked_example.sqlite"), 3)
-    empty = partial_kernels(sp.chunks[0]).__class__((), (), np.zeros(0, np.int32),
-                                                   np.zeros(0, np.int64), ())
+    empty = empty_kernels_part()
     w = whole(sp, TH)
     parts = [empty, *[partial_kernels(c) for c in sp.chunks], empty]
     assert_json_equal(w.kernels.to_json(), merge_kernels(parts, th=TH).to_json())
     nothing = merge_kernels([empty], th=TH)
     assert nothing.kernel_count == 0 and nothing.table.empty and not nothing.available
+
+
+@pytest.mark.parametrize("small_ns", [0, 1, 10_000, 2**32, 2**40])
+def test_small_kernel_limits_beyond_the_compact_durations(small_ns):
+    th = Thresholds(small_kernel_ns=small_ns)
+    sp = split_process(str(SAMPLES / "worked_example.sqlite"), 4)
+    w = whole(sp, th)
+    merged = merge_kernels([partial_kernels(c) for c in sp.chunks], th=th)
+    assert_json_equal(w.kernels.to_json(), merged.to_json())
+    assert merged.small_count == w.kernels.small_count
+
+
+def test_a_kernel_over_four_seconds_widens_only_its_chunk():
+    sp = split_process(str(SAMPLES / "worked_example.sqlite"), 1)
+    k = sp.frames["kernels"].copy()
+    k.loc[k.index[len(k) // 2], "end_ns"] += 5 * 10**9  # one kernel of > 4.29 s
+    sp = split_frames(sp.bundle, {**sp.frames, "kernels": k}, 4)
+    parts = _check(sp)
+    assert {p.dur_ns.dtype for p in parts if p.kernels} == {np.dtype(np.uint32), np.dtype(np.int64)}
