@@ -160,7 +160,6 @@ def _priced_verdict(view: dict) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize("name, code, what_if", [
     ("input_bound_loop", "input_bound", "overlapped_input"),
-    ("item_per_layer", "overhead_bound", "no_host_sync"),
     ("allreduce_after_backward", "communication_bound", "hidden_communication")])
 def test_the_verdict_and_its_projection_are_the_replays(replay_cases, name, code, what_if):
     from tests.analyses.replay.replay_helpers import case_path

@@ -8,7 +8,7 @@ The replay (``analyses/replay/whatif.py``) names, for each what-if, the finding 
   instant input of ``instant_input``);
 * ``PRICED_AS`` — a finding cause priced by the what-if of another cause name
   (``exposed_communication``: the collectives hidden behind backward, ``hidden_communication``,
-  whose cause is ``communication``; ``host_cpu``: ``no_host_sync``).
+  whose cause is ``communication``).
 
 A new cause/what-if pair is one entry: the what-if's ``finding`` in ``WHAT_IFS``, plus a line
 here only when it is a second price of a cause or priced under another name.
@@ -29,12 +29,11 @@ from typing import Any
 
 PREFERRED_WHAT_IF = {"input": "overlapped_input"}
 """The what-if that prices a cause with more than one (the one its advice achieves)."""
-PRICED_AS = {"exposed_communication": "communication", "host_cpu": "sync"}
-"""Finding causes priced by the what-if of another cause name: exposed communication by the
-collectives hidden behind backward; ``host_cpu`` — the host's own code after a sync returned,
-with the GPU idle — by ``no_host_sync``: without the sync the host would have run that code
-while the GPU still worked (a read it needs, larger than ``SMALL_READ_BYTES``, still waits,
-so serial host code that consumes a GPU result is not priced away)."""
+PRICED_AS = {"exposed_communication": "communication"}
+"""Finding causes priced by the what-if of another cause name. ``host_cpu`` (the host's own
+code after a sync) has no what-if of its own: deferring the sync (``no_host_sync``) does not
+remove serial host code that consumes a GPU result, so that finding decides by its measured
+cost (``replay.unpriced``)."""
 
 
 @dataclass(frozen=True)

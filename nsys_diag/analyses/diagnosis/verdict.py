@@ -463,6 +463,8 @@ def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple
             return _with_price(top, s, th), "low" if top.cause == "other" else conf
     unpriced = [f for f in fs if f.fired and f.cause not in NOT_COMPETING
                 and f.cause not in savings and f.cause not in GPU_SIDE_CAUSES]
+    gpu_side = max((f.cost for f in fs if f.fired and f.cause in GPU_SIDE_ORDER), default=0.0)
+    unpriced = [f for f in unpriced if f.cost > gpu_side]  # a larger GPU-side limit comes first
     if unpriced:  # the replay cannot model their mechanism here: their measured cost decides
         top = max(unpriced, key=lambda f: f.cost)
         rest = sorted((f.cost for f in unpriced if f is not top), reverse=True)
