@@ -142,6 +142,11 @@ def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
+def ms_text(v: float) -> str:
+    """Milliseconds in words: no decimals from 100 ms, one from 1 ms, two below."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 1 else f"{v:.2f}"
+
+
 def severity(fired: bool, value: float | None, threshold: float | None) -> str:
     """critical ≥ 2 × threshold, warning when fired, else info."""
     if not fired:

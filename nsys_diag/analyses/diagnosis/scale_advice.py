@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nsys_diag.analyses.diagnosis.findings import ms_text as _ms
 from nsys_diag.analyses.diagnosis.findings import pct as _pct
 from nsys_diag.model.vocabulary import GAP_CAUSE_TABLE
 
 __all__ = ["scale_advice"]
-
-
-def _ms(v: float) -> str:
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 1 else f"{v:.2f}"
 
 
 _MECHANISM = {c.name: c.mechanism for c in GAP_CAUSE_TABLE}

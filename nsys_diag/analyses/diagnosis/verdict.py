@@ -74,6 +74,7 @@ from nsys_diag.analyses.diagnosis.findings import (
     promote,
     rule,
 )
+from nsys_diag.analyses.diagnosis.findings import ms_text as _ms
 from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
                                                  worded)
 from nsys_diag.analyses.diagnosis.pricing import Saving
@@ -358,10 +359,6 @@ def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Find
     counters = _has_counters(x)
     high = x.utilization >= th.high_utilization
     return comp, "high" if high and counters else "medium"
-
-
-def _ms(v: float) -> str:
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 1 else f"{v:.2f}"
 
 
 def _made_of_words(x: VerdictInputs) -> str:
