@@ -48,7 +48,8 @@ from nsys_diag.analyses.timeline.intervals import clip, merge_intervals, total_l
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.text import clean_text
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import HINT_CAPTURE_WORKERS
+from nsys_diag.model.vocabulary import (HINT_CAPTURE_WORKERS, NO_LOADER_WORKERS,
+                                        NO_LOADER_WORKERS_OF_PROCESS)
 
 WORKER_NAME_RE = re.compile(r"pt_data_worker|dataloader|data_worker", re.IGNORECASE)
 """Thread/process names of DataLoader workers (PyTorch names its worker threads
@@ -329,11 +330,10 @@ def workers_result(workers: list[WorkerActivity], window: Window, th: Thresholds
     ``loader_spans.py``); Unavailable, saying why, when there are none."""
     if not workers:
         if owner is not None:
-            return Unavailable("no DataLoader worker of this process in the export",
+            return Unavailable(NO_LOADER_WORKERS_OF_PROCESS,
                                "workers are attributed to the GPU process they were forked from "
                                "(the closest pid on the same host)")
-        return Unavailable("no DataLoader worker processes or threads in the export",
-                           HINT_CAPTURE_WORKERS)
+        return Unavailable(NO_LOADER_WORKERS, HINT_CAPTURE_WORKERS)
     return LoaderWorkersResult(workers=tuple(workers), window_ms=window.duration_ns / 1e6,
                                saturated_at=th.loader_saturated_busy_share,
                                idle_below=th.loader_idle_busy_share)

@@ -125,6 +125,10 @@ EXAMPLE_NATIVE_RUN = "./app"
 """The same place in an example command line for a compiled program (CUDA C/C++, OpenMP offload,
 OpenACC): advice to such a program names it instead of ``EXAMPLE_PYTHON_RUN``."""
 
+EXAMPLE_ANY_RUN = "<application> [arguments]"
+"""The same place for a program that is neither PyTorch nor compiled, or not known (Nsight's own
+documentation writes it so)."""
+
 NSYS_CAPTURE_COMMAND = f"{NSYS_TRACE_FLAGS} --cuda-graph-trace=node -o report {EXAMPLE_PYTHON_RUN}"
 """A complete capture command line for a PyTorch training script."""
 
@@ -285,7 +289,7 @@ one spelling: a Kineto run's advice quotes nsys flags only beside it)."""
 
 HINT_KINETO_NOT_IN_FORMAT = (f"each {NEEDS_NSYS_CAPTURE}: capture the same run with "
                              f"`{NSYS_TRACE_FLAGS} {NSYS_FLAG_GPU_METRICS} --sample=process-tree "
-                             "-o report python train.py` to add them")
+                             f"-o report {EXAMPLE_PYTHON_RUN}` to add them")
 """The nsys capture that adds what a Kineto trace lacks."""
 
 HINT_KINETO_CAPTURE = (f"record a PyTorch profiler trace with CUDA activity: `{KINETO_CAPTURE}`, "
@@ -358,9 +362,88 @@ KINETO_HINTS = {
 how to record it with torch.profiler, or that it needs an Nsight Systems capture."""
 
 
-def hint_for(hint: str, trace_format: str | None) -> str:
-    """``hint`` worded for the input format (a Kineto trace reads ``KINETO_HINTS``)."""
-    return KINETO_HINTS.get(hint, hint) if trace_format == KINETO_FORMAT else hint
+NATIVE_FRAMEWORKS = ("cuda", "openmp_offload", "openacc", "stdpar")
+"""``program.framework`` values of compiled programs (CUDA C/C++, OpenMP offload, OpenACC, C++/
+Fortran standard parallelism): their example command lines run ``EXAMPLE_NATIVE_RUN``."""
+
+NATIVE_MARK_STEPS = ("mark each iteration of the main loop with an NVTX range "
+                     "(`nvtxRangePushA(\"step\")` … `nvtxRangePop()` from NVTX's C API, or your "
+                     "language's NVTX binding), or pass `--step-range NAME`")
+"""``HINT_MARK_STEPS`` for a compiled program: the C API, no Python."""
+
+NEUTRAL_MARK_STEPS = ("mark each iteration of the main loop with an NVTX range "
+                      "(`nvtx.annotate('step')` in Python, `nvtxRangePushA`/`nvtxRangePop` in "
+                      "C/C++), or pass `--step-range NAME`")
+"""``HINT_MARK_STEPS`` for a program that is not (or not known to be) PyTorch."""
+
+NATIVE_ADD_PHASES = ("wrap the loop's phases (input, compute, data exchange, output) in NVTX "
+                     "ranges (`nvtxRangePushA`/`nvtxRangePop`) inside each step range")
+"""``HINT_ADD_PHASES`` for a program that is not PyTorch."""
+
+NO_LOADER_WORKERS = "no DataLoader worker processes or threads in the export"
+"""Why the loader-workers section is empty (a PyTorch program; others read ``PROGRAM_HINTS``)."""
+
+NO_LOADER_WORKERS_OF_PROCESS = "no DataLoader worker of this process in the export"
+"""Why it is empty for one process of several."""
+
+NATIVE_CAPTURE_WORKERS = ("capture the child processes too (nsys profile traces them by default) "
+                          "and mark their work with NVTX ranges")
+"""``HINT_CAPTURE_WORKERS`` for a program that is not PyTorch (no DataLoader)."""
+
+
+def _reworded(commands_run: str, mark_steps: str) -> dict[str, str]:
+    """The PyTorch-worded hints that read otherwise for another program: the steps marked with
+    ``mark_steps``, example command lines running ``commands_run``."""
+    out = {HINT_MARK_STEPS: mark_steps,
+           HINT_CAPTURE_STEPS: f"capture with `{NSYS_TRACE_CUDA_NVTX}` and {mark_steps}",
+           HINT_ADD_NVTX: HINT_ADD_NVTX_NEUTRAL, HINT_ADD_PHASES: NATIVE_ADD_PHASES,
+           HINT_CAPTURE_WORKERS: NATIVE_CAPTURE_WORKERS,
+           NO_LOADER_WORKERS: "no data-loading worker processes or threads in the export",
+           NO_LOADER_WORKERS_OF_PROCESS: "no data-loading worker of this process in the export"}
+    for hint in (HINT_CAPTURE_CUDA_COMMAND, HINT_NCU, HINT_NCU_CSV):
+        out[hint] = commands_for(hint, commands_run)
+    return out
+
+
+def commands_for(text: str, run: str) -> str:
+    """``text`` with its example command lines (the nsys and ncu capture commands, which profile
+    ``EXAMPLE_PYTHON_RUN``) running ``run`` instead; only those command shapes are touched, so
+    user text that happens to hold the words is left alone."""
+    for shape in ("-o report {}", "{} > kernels.csv"):
+        text = text.replace(shape.format(EXAMPLE_PYTHON_RUN), shape.format(run))
+    return text
+
+
+PROGRAM_HINTS = {"native": _reworded(EXAMPLE_NATIVE_RUN, NATIVE_MARK_STEPS),
+                 "neutral": _reworded(EXAMPLE_ANY_RUN, NEUTRAL_MARK_STEPS)}
+"""Each PyTorch-worded capture hint -> its wording for a compiled program (``native``) or for one
+that is neither PyTorch nor compiled, or not known (``neutral``: JAX, TensorFlow, TensorRT,
+``unknown``)."""
+
+
+def hint_wording(trace_format: str | None, framework: str | None) -> str:
+    """Which wording the capture hints take: ``kineto`` on a PyTorch profiler trace, ``pytorch``
+    for PyTorch (or when no program was detected, as before), ``native`` for the compiled
+    frameworks of ``NATIVE_FRAMEWORKS``, ``neutral`` for the rest."""
+    if trace_format == KINETO_FORMAT:
+        return "kineto"
+    if framework is None or framework == "pytorch":
+        return "pytorch"
+    return "native" if framework in NATIVE_FRAMEWORKS else "neutral"
+
+
+def hint_for(hint: str, trace_format: str | None, framework: str | None = None) -> str:
+    """``hint`` worded for the input format and the program that ran (``hint_wording``): a Kineto
+    trace reads ``KINETO_HINTS``, another program ``PROGRAM_HINTS``; wherever the example command
+    lines are quoted, a compiled program's run ``EXAMPLE_NATIVE_RUN``, another's
+    ``EXAMPLE_ANY_RUN``."""
+    wording = hint_wording(trace_format, framework)
+    if wording == "kineto":
+        return KINETO_HINTS.get(hint, hint)
+    if wording == "pytorch":
+        return hint
+    worded = PROGRAM_HINTS[wording].get(hint, hint)
+    return commands_for(worded, EXAMPLE_NATIVE_RUN if wording == "native" else EXAMPLE_ANY_RUN)
 
 
 KINETO_ADVICE_STEADY_STATE = ("Profile a steady-state window: torch.profiler.profile(schedule="

@@ -111,7 +111,8 @@ def _section_status(v: dict) -> dict:
         status["kernels"] = na(gpu["reason"], gpu["hint"])
     else:
         status["kernels"] = na("No CUDA kernels in the analysed window.",
-                               hint_for(HINT_CAPTURE_CUDA, v["trace"].get("format")))
+                               hint_for(HINT_CAPTURE_CUDA, v["trace"].get("format"),
+                                        (v.get("program") or {}).get("framework")))
     status["roofline"] = of(v["roofline"])
     status["transfers"] = of(v["transfers"])
     status["replay"] = of(v["replay"])

@@ -17,7 +17,8 @@ from nsys_diag._version import __version__
 from nsys_diag.analyses.diagnosis.pricing import savings_of
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, HINT_NCU, KINETO_FORMAT, hint_for
+from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA, HINT_NCU, hint_for,
+                                        hint_wording)
 from nsys_diag.report.quantities import attach_paths
 from nsys_diag.report.contract import (PROCESS_KEYS, SCHEMA_VERSION, apply_aliases,
                                       unavailable)
@@ -266,18 +267,20 @@ def build_view(bundle_meta, suite, *, generated_at: str, options=None) -> dict:
                          if getattr(suite, "capabilities", None) is not None else {}),
     }
     view = jsonable(view)
-    if bundle_meta.format == KINETO_FORMAT:
-        view = worded_for_format(view, bundle_meta.format)
+    framework = getattr(getattr(suite, "program", None), "framework", None)
+    if hint_wording(bundle_meta.format, framework) != "pytorch":
+        view = worded_for_program(view, bundle_meta.format, framework)
     return attach_paths(view)
 
 
-def worded_for_format(node: Any, trace_format: str | None) -> Any:
-    """``node`` with every capture hint (a whole string equal to one of ``KINETO_HINTS``' keys)
-    worded for ``trace_format``: on a PyTorch profiler trace, torch.profiler's way of recording
-    it, or that it needs an Nsight Systems capture. One pass over the view (its tables are
-    bounded by ``--max-rows``)."""
+def worded_for_program(node: Any, trace_format: str | None, framework: str | None) -> Any:
+    """``node`` with every capture hint worded for the input format and the program that ran
+    (``vocabulary.hint_for``): on a PyTorch profiler trace, torch.profiler's way of recording it
+    or that it needs an Nsight Systems capture; for a compiled program, NVTX's C API and command
+    lines that run ``./app``; for another framework, no PyTorch names. One pass over the view
+    (its tables are bounded by ``--max-rows``)."""
     if isinstance(node, dict):
-        return {k: worded_for_format(v, trace_format) for k, v in node.items()}
+        return {k: worded_for_program(v, trace_format, framework) for k, v in node.items()}
     if isinstance(node, list):
-        return [worded_for_format(v, trace_format) for v in node]
-    return hint_for(node, trace_format) if isinstance(node, str) else node
+        return [worded_for_program(v, trace_format, framework) for v in node]
+    return hint_for(node, trace_format, framework) if isinstance(node, str) else node

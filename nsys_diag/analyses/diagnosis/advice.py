@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import (EXAMPLE_NATIVE_RUN, EXAMPLE_PYTHON_RUN,
+from nsys_diag.model.vocabulary import (EXAMPLE_NATIVE_RUN, commands_for,
                                         KINETO_ADVICE_LATE_START, KINETO_ADVICE_NAME_HOST,
                                         KINETO_ADVICE_SAMPLE_HOST, KINETO_ADVICE_SKIP_FIRST,
                                         KINETO_ADVICE_STEADY_STATE, KINETO_FORMAT, NCU_PROFILE,
@@ -82,14 +82,15 @@ def advice_flavour(framework: str | None, trace_format: str | None = None) -> st
         return "kineto"
     if framework is None or framework == "pytorch":
         return "pytorch"
-    if framework in ("cuda", "openmp_offload", "openacc"):
+    if framework in NATIVE_FLAVOURS:
         return framework
     return "neutral"
 
 
 NATIVE_FLAVOURS = ("cuda", "openmp_offload", "openacc")
-"""Flavours of compiled programs: their example command lines run ``EXAMPLE_NATIVE_RUN``, not a
-Python script."""
+"""Flavours of compiled programs that have advice of their own (``vocabulary.NATIVE_FRAMEWORKS``
+adds ``stdpar``, which reads the neutral advice): their example command lines run
+``EXAMPLE_NATIVE_RUN``, not a Python script."""
 
 
 def worded(rule: Rule, flavour: str) -> str | None:
@@ -104,8 +105,7 @@ def worded(rule: Rule, flavour: str) -> str | None:
     if text is None and any(w in rule.text for w in PYTORCH_ONLY_WORDS):
         return None
     text = rule.text if text is None else text
-    return text.replace(EXAMPLE_PYTHON_RUN, EXAMPLE_NATIVE_RUN) if flavour in NATIVE_FLAVOURS \
-        else text
+    return commands_for(text, EXAMPLE_NATIVE_RUN) if flavour in NATIVE_FLAVOURS else text
 
 
 def _in_use(x, technique: str) -> bool:

@@ -8,7 +8,7 @@ import pandas as pd
 from nsys_diag.analyses.roofline.gpu_choice import PEAKS_SOURCES
 from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
-from nsys_diag.model.vocabulary import NCU_CAPTURE_COMMAND
+from nsys_diag.model.vocabulary import EXAMPLE_PYTHON_RUN, NCU_CAPTURE_COMMAND
 
 
 BOUND_CLASSES = ("memory", "compute", "latency", "under_occupied", "balanced", "unknown")
@@ -40,8 +40,8 @@ CAPTURE_COMMAND = NCU_CAPTURE_COMMAND
 def capture_hint(missing: list[str] | tuple[str, ...] = ()) -> str:
     """The ncu command that captures what the roofline needs."""
     return (f"capture with `{CAPTURE_COMMAND}` (or the exact list: `ncu --csv --page raw "
-            f"--print-units base --metrics {','.join(ROOFLINE_METRICS)} python train.py > "
-            f"kernels.csv`)")
+            f"--print-units base --metrics {','.join(ROOFLINE_METRICS)} "
+            f"{EXAMPLE_PYTHON_RUN} > kernels.csv`)")
 
 
 # ---------------------------------------------------------------------------------- results
