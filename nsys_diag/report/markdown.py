@@ -14,7 +14,7 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 from __future__ import annotations
 
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
-from nsys_diag.report.replay_render import (capture_hints, fidelity_text, waits_on_text,
+from nsys_diag.report.replay_render import (capture_hints, fidelity_text, pace_note, waits_on_text,
                                             what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share,
                                          scaling_line)
@@ -200,7 +200,9 @@ def _replay(view: dict) -> list[str]:
     if not waits:
         return []
     out = [f"**What the step waits on** (causal replay, {md_text(fidelity_text(view), 80)}): "
-           f"{md_text(waits, 200)}"]
+           f"{md_text(waits, 320)}"]
+    if pace_note(view):
+        out.append(f"- _{md_text(pace_note(view), 300)}_")
     for w in what_if_rows(view)[:3]:
         rng = f", range {w['range']}" if w["range"] else ""
         out.append(f"- if {md_text(w['change'], 120)}: {w['before']} → {w['after']} "

@@ -24,20 +24,55 @@ def replay_of(view: dict) -> dict | None:
     return r if isinstance(r, dict) and r.get("available") else None
 
 
+PACED_HOST_SHARE = 0.5
+PACED_GPU_BUSY = 0.8
+"""``pace_note``: host rows holding ≥ 50% of the path while the GPU ran ≥ 80% of their time."""
+
+
 def waits_on(view: dict) -> list[dict]:
-    """The critical path per step by kind: ``[{kind, label, ms, share}]``, largest first."""
+    """The critical path per step by kind: ``[{kind, label, ms, share, gpu_busy_share, note}]``,
+    largest first; host rows carry how much of their time the GPU was running (``note``: "GPU
+    busy 97% meanwhile"), the other kinds None and ""."""
     r = replay_of(view)
     if r is None:
         return []
     by: dict[tuple[str, str], float] = {}
+    busy: dict[tuple[str, str], float | None] = {}
     for row in r.get("critical_path") or []:
         key = (row["kind"], row.get("phase") or "" if row["kind"] == "host_cpu" else "")
-        by[key] = by.get(key, 0.0) + (finite(row.get("ms_per_step")) or 0.0)
+        ms = finite(row.get("ms_per_step")) or 0.0
+        by[key] = by.get(key, 0.0) + ms
+        b = finite(row.get("gpu_busy_share"))
+        if b is not None:
+            busy[key] = (busy.get(key) or 0.0) + b * ms
     total = sum(by.values())
-    rows = [{"kind": k, "label": KIND_LABELS.get(k, k) + (f" ({phase})" if phase else ""),
-             "ms": ms, "share": ms / total if total else 0.0}
-            for (k, phase), ms in by.items() if total and ms / total >= MIN_SAVING_SHARE]
+    rows = []
+    for (k, phase), ms in by.items():
+        if not total or ms / total < MIN_SAVING_SHARE:
+            continue
+        b_ms = busy.get((k, phase))
+        share_busy = min(1.0, b_ms / ms) if b_ms is not None and ms else None
+        rows.append({"kind": k, "label": KIND_LABELS.get(k, k) + (f" ({phase})" if phase else ""),
+                     "ms": ms, "share": ms / total, "gpu_busy_share": share_busy,
+                     "note": (f"GPU busy {fmt_pct(share_busy)} meanwhile"
+                              if share_busy is not None else "")})
     return sorted(rows, key=lambda x: (-x["ms"], x["label"]))
+
+
+def pace_note(view: dict) -> str:
+    """When the host holds most of the path while the GPU ran through most of that time: the
+    host keeps pace with a busy GPU rather than starving it, so a faster host gains only the
+    GPU's idle part (the what-ifs price it). "" otherwise."""
+    rows = [x for x in waits_on(view) if x["gpu_busy_share"] is not None]
+    host = sum(x["share"] for x in rows)
+    if host < PACED_HOST_SHARE:
+        return ""
+    busy = sum(x["share"] * x["gpu_busy_share"] for x in rows) / host
+    if busy < PACED_GPU_BUSY:
+        return ""
+    return (f"The host's own time is {fmt_pct(host)} of the path, but the GPU ran through "
+            f"{fmt_pct(busy)} of it: the host keeps pace with a busy GPU rather than starving "
+            f"it, so a faster host gains only the GPU's idle part (the what-ifs price it).")
 
 
 def what_if_rows(view: dict) -> list[dict]:
@@ -109,11 +144,12 @@ def capture_hints(view: dict) -> list[str]:
 def waits_on_text(view: dict, top: int = 4) -> str:
     """"host CPU 62% · GPU compute 30% · …" or ""."""
     rows = waits_on(view)[:top]
-    return " · ".join(f"{x['label']} {fmt_pct(x['share'])}" for x in rows)
+    return " · ".join(f"{x['label']} {fmt_pct(x['share'])}"
+                      + (f" ({x['note']})" if x["note"] else "") for x in rows)
 
 
 __all__ = ["KIND_LABELS", "replay_of", "replay_page", "waits_on", "what_if_rows", "fidelity_text",
-           "waits_on_text", "capture_hints", "verdict_what_if"]
+           "waits_on_text", "capture_hints", "verdict_what_if", "pace_note"]
 
 
 def _per(view: dict) -> str:
@@ -129,7 +165,8 @@ def replay_page(view: dict) -> dict:
     from nsys_diag.report.tables import cell, table
 
     segments = [{"label": x["label"], "kind": x["kind"], "ms": fmt_ms(x["ms"]),
-                 "share": fmt_pct(x["share"]), "width": round(100 * x["share"], 2)}
+                 "share": fmt_pct(x["share"]), "width": round(100 * x["share"], 2),
+                 "note": x["note"]}
                 for x in waits_on(view)]
     rows = [[cell(w["change"], w["id"], cls="label"), cell(w["before"], None),
              cell(w["after"], None), cell(w["saves"], w["_saves"]), cell(w["range"] or None),
@@ -138,5 +175,5 @@ def replay_page(view: dict) -> dict:
     cols = [("Fix", False), (f"{per.capitalize()} now", True), (f"{per.capitalize()} after", True),
             ("Saves", True), ("Range", True), (f"Of the {per}", True)]
     return {"segments": segments, "fidelity": fidelity_text(view), "hints": capture_hints(view),
-            "per": per,
+            "per": per, "pace_note": pace_note(view),
             "what_if_table": table("tbl-what-if", cols, rows, fold=(4,)) if rows else None}

@@ -88,3 +88,22 @@ def test_a_saving_equal_in_every_replayed_step_shows_no_range(view):
               for w in view["replay"]["what_if"]]
     rows = what_if_rows(dict(view, replay=dict(view["replay"], what_if=spread)))
     assert next(r for r in rows if r["id"] == "instant_input")["range"] == "300 ms–450 ms"
+
+
+def test_a_host_that_keeps_pace_with_a_busy_gpu_is_said_so_in_every_report():
+    """healthy_tc's path is host time the GPU ran through (compute-bound): each host row says how
+    busy the GPU was meanwhile and the pace note says a faster host gains only the idle part; the
+    worked example's host starves the GPU, so it gets no such note."""
+    from nsys_diag.report.replay_render import pace_note
+
+    healthy = analyze_path(str(SAMPLES / "healthy_tc.sqlite"), generated_at="t")
+    note = pace_note(healthy)
+    assert note and "keeps pace with a busy GPU" in note
+    rows = [r for r in waits_on(healthy) if r["kind"] == "host_cpu"]
+    assert rows and all(r["note"].startswith("GPU busy") for r in rows)
+    phrase = "the host keeps pace with a busy GPU rather than starving it"
+    assert phrase in render_html(healthy) and phrase in render_markdown(healthy)
+    worked = analyze_path(str(SAMPLES / "worked_example.sqlite"), generated_at="t")
+    assert pace_note(worked) == ""
+    data = next(r for r in waits_on(worked) if "(data)" in r["label"])
+    assert data["gpu_busy_share"] < 0.05

@@ -32,7 +32,7 @@ order), GPU work that starts before its launching call (clock skew), edges that 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -42,8 +42,8 @@ from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay import scaling as S
 from nsys_diag.analyses.replay import whatif as W
-from nsys_diag.analyses.replay.critical_path import (HostIo, Key, Segment, walk_step,
-                                                     walk_window)
+from nsys_diag.analyses.replay.critical_path import (BUSY, HOST_KINDS, HostIo, Key, Segment,
+                                                     walk_step, walk_window)
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
 from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, window_model,
                                              with_kernel_streams)
@@ -80,6 +80,9 @@ class StepReplay:
     operations: int
     inferred_edges: int
     explicit_edges: int = 0
+    path_ns: tuple[tuple[Key, int], ...] = ()
+    """This window's critical path: (kind, name, phase) -> ns, as walked (not in ``to_json``:
+    the result's ``critical_path`` is their weighted mean)."""
 
     @property
     def error_pct(self) -> float:
@@ -101,10 +104,16 @@ class CriticalPathRow:
     phase: str
     ms_per_step: float
     share: float
+    gpu_busy_share: float | None = None
+    """Host rows (``critical_path.HOST_KINDS``): the share of the row's time the process's GPU
+    work was running meanwhile (near 1: the host keeps pace with a busy GPU, so a faster host
+    gains little — the what-ifs price it); None for the other kinds."""
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "name": self.name, "phase": self.phase,
-                "ms_per_step": self.ms_per_step, "share": self.share}
+                "ms_per_step": self.ms_per_step, "share": self.share,
+                "gpu_busy_share": (None if self.gpu_busy_share is None
+                                   else round(self.gpu_busy_share, 4))}
 
 
 @dataclass(frozen=True)
@@ -123,16 +132,30 @@ class ReplayResult:
     ranks: int | None = None
     segments: tuple[Segment, ...] = ()
     """The replayed windows' critical-path waits (``keep_segments``: the longest, by start)."""
+    weights: tuple[float, ...] = ()
+    """With steps: how many analysed steps each replayed step stands for (``step_weights``; ()
+    or all zeros: equal weights, as when only warm-up steps were replayed)."""
 
     available = True
 
-    @property
-    def measured_ns(self) -> int:
-        return int(sum(s.measured_ns for s in self.steps))
+    def per_step(self, values: list[int]) -> float:
+        """``values`` (ns, one per replayed window) as one step: with steps, their mean weighted
+        by ``weights`` (a replayed warm-up step stands for no analysed step); with the window,
+        their sum (the window's slices)."""
+        v = np.asarray(values, np.float64)
+        if self.basis != "steps":
+            return float(v.sum())
+        w = np.asarray(self.weights, np.float64) if self.weights else np.zeros(len(v))
+        w = w if w.sum() > 0 else np.ones(len(v))
+        return float(np.dot(w, v) / w.sum()) if len(v) else 0.0
 
     @property
-    def replayed_ns(self) -> int:
-        return int(sum(s.replayed_ns for s in self.steps))
+    def measured_ns(self) -> float:
+        return self.per_step([s.measured_ns for s in self.steps])
+
+    @property
+    def replayed_ns(self) -> float:
+        return self.per_step([s.replayed_ns for s in self.steps])
 
     @property
     def error_pct(self) -> float:
@@ -141,18 +164,16 @@ class ReplayResult:
 
     @property
     def unexplained_ms(self) -> float:
-        n = len(self.steps) if self.basis == "steps" else 1
-        return sum(s.unexplained_ns for s in self.steps) / 1e6 / max(n, 1)
+        return self.per_step([s.unexplained_ns for s in self.steps]) / 1e6
 
     @property
     def unexplained_share(self) -> float:
         r = self.replayed_ns
-        return sum(s.unexplained_ns for s in self.steps) / r if r else 0.0
+        return self.unexplained_ms * 1e6 / r if r else 0.0
 
     def fidelity(self) -> dict:
-        n = len(self.steps) if self.basis == "steps" else 1
-        return {"basis": self.basis, "measured_ms": self.measured_ns / 1e6 / max(n, 1),
-                "replayed_ms": self.replayed_ns / 1e6 / max(n, 1),
+        return {"basis": self.basis, "measured_ms": self.measured_ns / 1e6,
+                "replayed_ms": self.replayed_ns / 1e6,
                 "error_pct": round(self.error_pct, 3),
                 "unexplained_share": round(self.unexplained_share, 4),
                 "steps": [s.to_json() for s in self.steps]}
@@ -280,13 +301,16 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                   link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
                   tc: W.TensorRule | None = None, ranks: int | None = None,
                   segments: list[Segment] | None = None
-                  ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...],
-                             tuple[S.ScaledStep, ...]]:
+                  ) -> tuple[list[StepReplay], dict[Key, float], tuple[float, ...], list[str],
+                             tuple[W.WhatIf, ...], tuple[S.ScaledStep, ...]]:
+    """Replay the representative steps: the replays, the critical path per step (the mean
+    weighted by ``step_weights``: a replayed warm-up step counts only when no analysed step was
+    replayed), those weights, notes, the what-ifs and the data-parallel projection."""
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
     out: list[StepReplay] = []
-    acc: dict[Key, int] = {}
+    step_paths: list[dict[Key, int]] = []
     notes: list[str] = []
     priced: list[tuple[str, int, dict[str, int]]] = []
     scaled: list[tuple[dict[int, int], int]] = []  # per step: {N: replayed ns}, collective ns
@@ -300,6 +324,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         raw: dict[str, int] = {}
         by_n: dict[int, int] = {}
         coll = 0
+        acc: dict[Key, int] = {}
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
@@ -319,7 +344,8 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
             for n in S.SCALE_GPUS:
                 by_n[n] = by_n.get(n, 0) + sc.get(n, end_r - a)
         out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
-                              explicit))
+                              explicit, tuple(sorted(acc.items()))))
+        step_paths.append(acc)
         priced.append((why, replayed, W.finish(raw)))
         scaled.append((by_n if coll else {}, coll))
     changes = _changes(tc)
@@ -333,7 +359,19 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                                [s[1] for s in scaled], weights.tolist(), mean, ranks or 0)
     else:  # only warm-up steps replayed: their plain mean
         what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced], changes=changes)
-    return out, acc, notes, what_if, projection
+    return (out, weighted_path(step_paths, weights), tuple(float(x) for x in weights), notes,
+            what_if, projection)
+
+
+def weighted_path(paths: list[dict[Key, int]], weights: np.ndarray) -> dict[Key, float]:
+    """The critical path per step (ns by key): the mean of the replayed steps' paths weighted by
+    how many analysed steps each stands for (``step_weights``), so a warm-up step's allocations
+    and first launches do not colour the steady state; the plain mean when only warm-up steps
+    were replayed."""
+    w = weights.astype(np.float64) if weights.any() else np.ones(len(paths))
+    total_w = float(w.sum()) or 1.0
+    keys = {k for p in paths for k in p}
+    return {k: sum(wi * p.get(k, 0) for wi, p in zip(w, paths)) / total_w for k in keys}
 
 
 def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
@@ -430,9 +468,12 @@ def capture_hints(pt: ProcessTimeline, done: list[StepReplay],
     return tuple(out)
 
 
-def _rows(acc: dict[Key, int], n: int, total_ns: int) -> tuple[CriticalPathRow, ...]:
-    rows = [CriticalPathRow(k, name, phase, v / 1e6 / max(n, 1), v / total_ns if total_ns else 0.0)
-            for (k, name, phase), v in acc.items() if v > 0]
+def _rows(path: dict[Key, float], step_ns: float) -> tuple[CriticalPathRow, ...]:
+    """Critical-path rows from ``path`` (ns per step by key) and the step it adds up to."""
+    rows = [CriticalPathRow(k, name, phase, v / 1e6, v / step_ns if step_ns else 0.0,
+                            min(1.0, path.get((BUSY + k, name, phase), 0) / v)
+                            if k in HOST_KINDS else None)
+            for (k, name, phase), v in path.items() if v > 0 and not k.startswith(BUSY)]
     return tuple(sorted(rows, key=lambda r: (-r.ms_per_step, r.kind, r.name, r.phase)))
 
 
@@ -508,19 +549,20 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                            ncu_dram_bytes)
         link = _host_link(gpus, kernels, memcpy)
         if isinstance(steps, StepsResult) and steps.count:
-            done, acc, notes, what_if, projection = _replay_steps(
+            done, path, weights, notes, what_if, projection = _replay_steps(
                 pt, steps, nvtx, io, link, max_steps, phase_map, tc, ranks, segments)
             basis = "steps"
         else:
-            done, acc, notes, what_if = _replay_window(pt, window, nvtx, io, phase_map, link,
-                                                       tc, segments)
+            done, window_path, notes, what_if = _replay_window(pt, window, nvtx, io, phase_map,
+                                                               link, tc, segments)
+            path = {k: float(v) for k, v in window_path.items()}
+            weights = ()
             basis = "window"
     except CyclicModel as exc:
         return Unavailable(f"the captured times contradict the model's edges: {exc}", REPLAY_HINT)
     if not done:
         return Unavailable("; ".join(notes) or "nothing to replay", REPLAY_HINT)
-    total = sum(s.replayed_ns for s in done)
-    return ReplayResult(basis, tuple(done),
-                        _rows(acc, len(done) if basis == "steps" else 1, total), tuple(notes),
-                        what_if, capture_hints(pt, done, cuda_events), projection,
-                        ranks if projection else None, keep_segments(segments))
+    result = ReplayResult(basis, tuple(done), (), tuple(notes), what_if,
+                          capture_hints(pt, done, cuda_events), projection,
+                          ranks if projection else None, keep_segments(segments), weights)
+    return replace(result, critical_path=_rows(path, result.replayed_ns))

@@ -19,13 +19,17 @@ The walk (times are replayed ns; segments before the window start are cut off):
   the walk continues on the step's thread (the thread that holds the step range) at that time.
 
 Every segment ends where the previous one began, so the rows add up to the replayed window.
+A host segment on the path (``host_cpu``, ``host_io``) also counts how much of it the process's GPU
+work (kernels, copies, collectives, replayed) was running: stored under ``(BUSY + kind, name,
+phase)`` beside the row's own key, it tells a host that paces an idle GPU from one that merely
+keeps pace with a busy GPU (``CriticalPathRow.gpu_busy_share``).
 The segments of the wait kinds (``vocabulary.CRITICAL_PATH_WAIT_KINDS``) are kept with their
 replayed times too (``_Walk.segments``, consecutive ones of one kind and name merged): the
 replayed baseline reproduces the capture, so they are capture times.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from types import SimpleNamespace
 
@@ -33,9 +37,10 @@ import numpy as np
 
 from nsys_diag.analyses.replay import engine as E
 from nsys_diag.analyses.replay import roles as R
-from nsys_diag.analyses.replay.model import (EXPLAINED_DELAY_NS, OP_KINDS, ProcessTimeline,
-                                             WindowModel)
+from nsys_diag.analyses.replay.model import (EXPLAINED_DELAY_NS, NO_TIME, OP_KINDS,
+                                             ProcessTimeline, WindowModel)
 from nsys_diag.analyses.replay.phases import phase_at, phase_split
+from nsys_diag.analyses.timeline.intervals import merge_intervals
 from nsys_diag.model.vocabulary import CRITICAL_PATH_WAIT_KINDS
 
 Key = tuple[str, str, str]
@@ -45,6 +50,10 @@ HostIo = tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
 Segment = tuple[int, int, str, str]
 """(start_ns, end_ns, kind, name) of a critical-path wait, replayed ns."""
 _WAITS = frozenset(CRITICAL_PATH_WAIT_KINDS)
+HOST_KINDS = frozenset(("host_cpu", "host_io"))
+"""Path kinds of host time without a CUDA call: their GPU-busy overlap is kept (``BUSY``)."""
+BUSY = "gpu_busy_in:"
+"""Prefix of the key kind that holds a host row's GPU-busy ns (``BUSY + kind``)."""
 
 
 def _lists(obj, names: tuple[str, ...]) -> SimpleNamespace:
@@ -69,12 +78,25 @@ class _Walk:
         self.step_calls = calls.tolist()
         self.step_starts = r.h_start[calls].tolist()
         self.ws = m.start_ns
+        ran = (r.o_start > NO_TIME) & (r.o_end > r.o_start)
+        bs, be = merge_intervals(r.o_start[ran], r.o_end[ran])
+        self.busy_s, self.busy_e = bs.tolist(), be.tolist()
+        self.busy_before = np.concatenate(([0], np.cumsum(be - bs))).tolist()
+
+    def busy_until(self, x: int) -> int:
+        """Replayed ns before ``x`` during which the process's GPU work was running."""
+        i = bisect_right(self.busy_s, x) - 1
+        return 0 if i < 0 else int(self.busy_before[i] + min(x, self.busy_e[i])
+                                   - self.busy_s[i])
 
     # ------------------------------------------------------------------ attribution
     def add(self, key: Key, a: int, b: int) -> None:
         a = max(a, self.ws)
         if b > a:
             self.acc[key] += b - a
+            if key[0] in HOST_KINDS:
+                self.acc[(BUSY + key[0], key[1], key[2])] += self.busy_until(b) - \
+                    self.busy_until(a)
             if key[0] in _WAITS:
                 seg = self.segments
                 same = bool(seg) and seg[-1][2] == key[0] and seg[-1][3] == key[1]

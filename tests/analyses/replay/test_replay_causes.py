@@ -83,3 +83,33 @@ def test_launches_block_beyond_1024_outstanding_operations(cases):
     (r,) = replay_trace(case_path(cases, "deep_queue", deep_queue))
     # the generator does not block the 1,025th launch; the replay does, so it runs longer
     assert r.error_pct > 0
+
+
+@pytest.mark.parametrize("name", ["worked_example", "launch_bound", "dataloader_workers"])
+def test_the_critical_path_is_the_steady_state_step(cases, name):
+    """The replayed warm-up step (it carries ``warmup_extra_ns`` of first-step work) stands for
+    no analysed step: the path per step adds up to the mean analysed step, not to a mean with the
+    warm-up in it."""
+    sc = preset(name)
+    (r,) = replay_trace(case_path(cases, f"steady_{name}", lambda: sc))
+    kinds = {s.kind for s in r.steps}
+    assert "warmup" in kinds and len(kinds) > 1
+    steady = [s.replayed_ns / 1e6 for s in _normal_steps(r)]
+    total = sum(x.ms_per_step for x in r.critical_path)
+    assert total == pytest.approx(sum(steady) / len(steady), rel=0.02)
+    assert sum(x.share for x in r.critical_path) == pytest.approx(1.0, abs=0.02)
+
+
+def test_host_rows_say_whether_the_gpu_ran_meanwhile(cases):
+    """A host that keeps pace with a busy GPU (healthy_tc: kernels ≥ 90% of each phase) is told
+    apart from one that starves it (the worked example's 420 ms data phase: the GPU idle)."""
+    (healthy,) = replay_trace(case_path(cases, "busy_healthy", lambda: preset("healthy_tc")))
+    host = [x for x in healthy.critical_path if x.kind == "host_cpu"
+            and x.phase in ("forward", "backward")]
+    assert host and all(x.gpu_busy_share >= 0.9 for x in host), host
+    (worked,) = replay_trace(case_path(cases, "busy_worked", lambda: preset("worked_example")))
+    data = [x for x in worked.critical_path if x.kind == "host_cpu" and x.phase == "data"]
+    assert data and all(x.gpu_busy_share <= 0.05 for x in data), data
+    assert all(x.gpu_busy_share is None for x in worked.critical_path
+               if x.kind not in ("host_cpu", "host_io"))
+    assert all(0.0 <= (x.gpu_busy_share or 0.0) <= 1.0 for x in healthy.critical_path)
