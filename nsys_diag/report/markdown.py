@@ -14,7 +14,8 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 from __future__ import annotations
 
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
-from nsys_diag.report.replay_render import (capture_hints, fidelity_text, pace_note, waits_on_text,
+from nsys_diag.report.replay_render import (capture_hints, fidelity_text, pace_note,
+                                            projection as verdict_projection, waits_on_text,
                                             what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_ratio, fmt_share,
                                          scaling_line)
@@ -50,7 +51,7 @@ def md_text(value, max_len: int = TEXT_LEN, *, line_start: bool = False) -> str:
 
 
 def _key_numbers(v: dict) -> str:
-    steps, gpu, tc, vd = v["steps"], v["gpu"], v["tensor_cores"], v["verdict"]
+    steps, gpu, tc = v["steps"], v["gpu"], v["tensor_cores"]
     parts = []
     if steps["available"]:
         n = fmt_count(steps["analysed_count"])
@@ -71,11 +72,13 @@ def _key_numbers(v: dict) -> str:
     if ld.get("available") and ld.get("workers"):
         parts.append(f"**DataLoader** {ld['workers']} workers busy {fmt_pct(ld.get('busy_share'))} "
                      f"({md_text(ld.get('state'), 20)})")
-    proj = finite(vd["projected_step_ms_if_fixed"])
+    proj = verdict_projection(v)
     if proj is not None:
-        cur = finite(steps["mean_ms"]) if steps["available"] else None
-        speed = f", {fmt_ratio(cur / proj)} faster" if cur and proj > 0 and cur / proj > 1.0001 else ""
-        parts.append(f"**If fixed** ≈ {fmt_ms(proj)} per step{speed}")
+        cur, fixed = proj["now_ms"], proj["fixed_ms"]
+        speed = (f", {fmt_ratio(cur / fixed)} faster" if cur and fixed > 0
+                 and cur / fixed > 1.0001 else "")
+        per = "per step" if proj["per"] == "step" else "for the window"
+        parts.append(f"**If fixed** ≈ {fmt_ms(fixed)} {per}{speed}")
     return " · ".join(parts)
 
 

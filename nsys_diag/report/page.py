@@ -18,7 +18,7 @@ from typing import Any
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES, hint_for
-from nsys_diag.report.replay_render import replay_page
+from nsys_diag.report.replay_render import projection as replay_projection, replay_page
 from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
 from nsys_diag.report.clean import (
     DEFAULT_LIMITS,
@@ -248,12 +248,12 @@ def _metric_cards(v: dict) -> list[dict]:
 def _verdict(v: dict) -> dict:
     vd, steps = v["verdict"], v["steps"]
     code = vd["code"] or "insufficient_data"
-    proj = finite(vd["projected_step_ms_if_fixed"])
-    cur = finite(steps["mean_ms"]) if steps["available"] else None
+    proj = replay_projection(v)
     projection = None
     if proj is not None:
-        speedup = cur / proj if cur and proj > 0 else None
-        projection = {"now": fmt_ms(cur), "fixed": fmt_ms(proj),
+        cur, fixed = proj["now_ms"], proj["fixed_ms"]
+        speedup = cur / fixed if cur and fixed > 0 else None
+        projection = {"now": fmt_ms(cur), "fixed": fmt_ms(fixed), "per": proj["per"],
                       "speedup": fmt_ratio(speedup) if speedup and speedup > 1.0001 else None}
     gpu, tc = v["gpu"], v["tensor_cores"]
     kpis = [

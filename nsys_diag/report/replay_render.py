@@ -124,6 +124,28 @@ def verdict_what_if(view: dict) -> dict | None:
     return None
 
 
+def projection(view: dict) -> dict | None:
+    """The verdict's "if fixed" figures in the basis they were priced in: ``{per, now_ms,
+    fixed_ms}`` — ``per`` ``step`` (now: the mean step) or ``window`` (a replay without steps
+    prices the replayed window: now is that window as measured); None without a projection."""
+    vd = view.get("verdict") or {}
+    fixed = finite(vd.get("projected_step_ms_if_fixed"))
+    if fixed is None:
+        return None
+    per = _per(view)
+    steps = view.get("steps") or {}
+    now = finite(steps.get("mean_ms")) if per == "step" and steps.get("available") else None
+    if per == "window":
+        r = replay_of(view) or {}
+        now = finite((r.get("fidelity") or {}).get("measured_ms"))
+        for w in r.get("what_if") or []:
+            after, saves = finite(w.get("step_ms_after")), finite(w.get("saves_ms_per_step"))
+            if after is not None and saves is not None and abs(after - fixed) < 1e-6:
+                now = after + saves
+                break
+    return {"per": per, "now_ms": now, "fixed_ms": fixed}
+
+
 def fidelity_text(view: dict) -> str:
     """"replayed 812 ms vs 800 ms measured (+1.5%)" or ""."""
     r = replay_of(view)
@@ -149,7 +171,8 @@ def waits_on_text(view: dict, top: int = 4) -> str:
 
 
 __all__ = ["KIND_LABELS", "replay_of", "replay_page", "waits_on", "what_if_rows", "fidelity_text",
-           "waits_on_text", "capture_hints", "verdict_what_if", "pace_note"]
+           "waits_on_text", "capture_hints", "verdict_what_if", "pace_note",
+           "projection"]
 
 
 def _per(view: dict) -> str:

@@ -7,7 +7,8 @@ not (``fit_line`` wraps a line to the terminal, it never cuts).
 from __future__ import annotations
 
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
-from nsys_diag.report.replay_render import verdict_what_if, waits_on_text, what_if_rows
+from nsys_diag.report.replay_render import (projection as verdict_projection, verdict_what_if,
+                                            waits_on_text, what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
 from nsys_diag.report.tables import gap_groups, step_list
@@ -73,11 +74,10 @@ def _verdict(v: dict) -> list[str]:
     projection = scaling_line(v.get("scaling"))
     if projection:
         out.append(f"             {projection}")
-    proj = vd.get("projected_step_ms_if_fixed")
-    steps = v.get("steps") or {}
+    proj = verdict_projection(v)
     if proj is not None:
-        now = f" (now {fmt_ms(steps.get('mean_ms'))})" if steps.get("available") else ""
-        out.append(f"  Projected step if fixed: {fmt_ms(proj)}{now}")
+        now = f" (now {fmt_ms(proj['now_ms'])})" if proj["now_ms"] is not None else ""
+        out.append(f"  Projected {proj['per']} if fixed: {fmt_ms(proj['fixed_ms'])}{now}")
     ev = vd.get("evidence") or []
     if ev:
         out.append("  Evidence:")

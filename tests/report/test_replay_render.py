@@ -107,3 +107,26 @@ def test_a_host_that_keeps_pace_with_a_busy_gpu_is_said_so_in_every_report():
     assert pace_note(worked) == ""
     data = next(r for r in waits_on(worked) if "(data)" in r["label"])
     assert data["gpu_busy_share"] < 0.05
+
+
+def test_a_window_priced_projection_is_labelled_as_the_window(tmp_path):
+    """Without steps the replay prices the replayed window: the verdict's "if fixed" figure is a
+    window, shown beside the window as measured, never as a step (cutlass_pageable: a CUDA C
+    program without NVTX); a stepped run keeps "step" (mpi_saxpy)."""
+    from nsys_diag.report.replay_render import projection
+    from nsys_diag.synth import programs
+
+    win = analyze_path(str(programs.write_case("cutlass_pageable", tmp_path / "w.sqlite")),
+                       generated_at="t")
+    proj = projection(win)
+    assert proj is not None and proj["per"] == "window"
+    assert proj["now_ms"] == pytest.approx(win["replay"]["fidelity"]["measured_ms"], rel=0.05)
+    assert proj["fixed_ms"] == win["verdict"]["projected_step_ms_if_fixed"] < proj["now_ms"]
+    text, md, page = render_text(win), render_markdown(win), render_html(win)
+    assert "Projected window if fixed" in text and "Projected step" not in text
+    assert "for the window" in md and "per step" not in md.split("**If fixed**")[1][:40]
+    assert "Window if fixed" in page and "Step time if fixed" not in page
+    stepped = analyze_path(str(programs.write_case("mpi_saxpy", tmp_path / "s.sqlite")),
+                           generated_at="t")
+    assert projection(stepped)["per"] == "step"
+    assert "Projected step if fixed" in render_text(stepped)
