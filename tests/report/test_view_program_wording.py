@@ -16,6 +16,7 @@ from nsys_diag.model.vocabulary import (EXAMPLE_NATIVE_RUN, EXAMPLE_PYTHON_RUN, 
                                         hint_wording)
 from nsys_diag.report.markdown import render_markdown
 from nsys_diag.synth import preset, programs, write_nsys_sqlite
+from tests.report.test_view import _walk
 
 PYTORCH_WORDS = re.compile(r"python train\.py|ProfilerStep|torch\.|DataLoader|num_workers|"
                            r"pin_memory|\.item\(\)")
@@ -23,14 +24,7 @@ PYTORCH_WORDS = re.compile(r"python train\.py|ProfilerStep|torch\.|DataLoader|nu
 
 
 def _strings(node):
-    if isinstance(node, dict):
-        for v in node.values():
-            yield from _strings(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from _strings(v)
-    elif isinstance(node, str):
-        yield node
+    return (x for x in _walk(node) if isinstance(x, str))
 
 
 def _case_path(name: str, tmp: Path) -> Path:
