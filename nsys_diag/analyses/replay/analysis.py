@@ -32,7 +32,8 @@ order), GPU work that starts before its launching call (clock skew), edges that 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,7 @@ class StepReplay:
     explicit_edges: int = 0
     path_ns: tuple[tuple[Key, int], ...] = ()
     """This window's critical path: (kind, name, phase) -> ns, as walked (not in ``to_json``:
-    the result's ``critical_path`` is their weighted mean)."""
+    the result's ``critical_path`` is their mean as one step, ``ReplayResult.per_step``)."""
 
     @property
     def error_pct(self) -> float:
@@ -122,7 +123,6 @@ class ReplayResult:
 
     basis: str  # steps | window
     steps: tuple[StepReplay, ...]
-    critical_path: tuple[CriticalPathRow, ...]
     notes: tuple[str, ...] = ()
     what_if: tuple[W.WhatIf, ...] = ()
     capture_hints: tuple[str, ...] = ()
@@ -148,6 +148,16 @@ class ReplayResult:
         w = np.asarray(self.weights, np.float64) if self.weights else np.zeros(len(v))
         w = w if w.sum() > 0 else np.ones(len(v))
         return float(np.dot(w, v) / w.sum()) if len(v) else 0.0
+
+    @cached_property
+    def critical_path(self) -> tuple[CriticalPathRow, ...]:
+        """The critical path per step: each key's walked ns over the replayed windows as one
+        step (``per_step``: a warm-up step's allocations and first launches do not colour the
+        steady state), largest first; the rows add up to ``replayed_ns``."""
+        walked = [dict(s.path_ns) for s in self.steps]
+        keys = {k for p in walked for k in p}
+        return _rows({k: self.per_step([p.get(k, 0) for p in walked]) for k in keys},
+                     self.replayed_ns)
 
     @property
     def measured_ns(self) -> float:
@@ -301,16 +311,15 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                   link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
                   tc: W.TensorRule | None = None, ranks: int | None = None,
                   segments: list[Segment] | None = None
-                  ) -> tuple[list[StepReplay], dict[Key, float], tuple[float, ...], list[str],
+                  ) -> tuple[list[StepReplay], tuple[float, ...], list[str],
                              tuple[W.WhatIf, ...], tuple[S.ScaledStep, ...]]:
-    """Replay the representative steps: the replays, the critical path per step (the mean
-    weighted by ``step_weights``: a replayed warm-up step counts only when no analysed step was
-    replayed), those weights, notes, the what-ifs and the data-parallel projection."""
+    """Replay the representative steps: the replays (each with its walked path), how many
+    analysed steps each stands for (``step_weights``), notes, the what-ifs and the data-parallel
+    projection."""
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
     out: list[StepReplay] = []
-    step_paths: list[dict[Key, int]] = []
     notes: list[str] = []
     priced: list[tuple[str, int, dict[str, int]]] = []
     scaled: list[tuple[dict[int, int], int]] = []  # per step: {N: replayed ns}, collective ns
@@ -345,7 +354,6 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                 by_n[n] = by_n.get(n, 0) + sc.get(n, end_r - a)
         out.append(StepReplay(i, why, s, e - s, replayed, unexplained, n_ops, inferred,
                               explicit, tuple(sorted(acc.items()))))
-        step_paths.append(acc)
         priced.append((why, replayed, W.finish(raw)))
         scaled.append((by_n if coll else {}, coll))
     changes = _changes(tc)
@@ -359,19 +367,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
                                [s[1] for s in scaled], weights.tolist(), mean, ranks or 0)
     else:  # only warm-up steps replayed: their plain mean
         what_if = W.summarise([p[1] for p in priced], [p[2] for p in priced], changes=changes)
-    return (out, weighted_path(step_paths, weights), tuple(float(x) for x in weights), notes,
-            what_if, projection)
-
-
-def weighted_path(paths: list[dict[Key, int]], weights: np.ndarray) -> dict[Key, float]:
-    """The critical path per step (ns by key): the mean of the replayed steps' paths weighted by
-    how many analysed steps each stands for (``step_weights``), so a warm-up step's allocations
-    and first launches do not colour the steady state; the plain mean when only warm-up steps
-    were replayed."""
-    w = weights.astype(np.float64) if weights.any() else np.ones(len(paths))
-    total_w = float(w.sum()) or 1.0
-    keys = {k for p in paths for k in p}
-    return {k: sum(wi * p.get(k, 0) for wi, p in zip(w, paths)) / total_w for k in keys}
+    return out, tuple(float(x) for x in weights), notes, what_if, projection
 
 
 def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
@@ -386,7 +382,7 @@ def _cuts(pt: ProcessTimeline, start: int, end: int) -> list[int]:
 def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd.DataFrame, io,
                    phase_map=None, link: float | None = None, tc: W.TensorRule | None = None,
                    segments: list[Segment] | None = None
-                   ) -> tuple[list[StepReplay], dict[Key, int], list[str], tuple[W.WhatIf, ...]]:
+                   ) -> tuple[list[StepReplay], list[str], tuple[W.WhatIf, ...]]:
     """The window cut into slices of at most ``MAX_REPLAY_OPS`` calls and operations, and its
     what-ifs: each slice priced as a window (``StepWindow.whole``: it ends at its last replayed
     call or operation), the slices' durations summed into one window, the saving over the
@@ -400,7 +396,6 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None,
                           phase_map)
     out: list[StepReplay] = []
-    acc: dict[Key, int] = {}
     raw: dict[str, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
         m = window_model(pt, a, b, step_thread, bursts=True)
@@ -409,11 +404,10 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
         r = replay_window(m)
         path, end_r = walk_window(m, r, pt, step_thread, phases, io, segments)
         end_c = int(max(m.h_end.max(initial=a), m.o_end.max(initial=a)))
-        for k, v in path.items():
-            acc[k] = acc.get(k, 0) + v
         out.append(StepReplay(-1, "window", a, end_c - a, end_r - a,
                               sum(v for k, v in path.items() if k[0] == "unexplained"),
-                              m.n_ops, m.inferred_edges, m.explicit_edges))
+                              m.n_ops, m.inferred_edges, m.explicit_edges,
+                              tuple(sorted(path.items()))))
         w = W.StepWindow(m, r, pt, step_thread, end_c, phases, io, link, tc, whole=True)
         for wid, ns in W.price(w).items():
             raw[wid] = raw.get(wid, 0) + ns
@@ -423,7 +417,7 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
                               float(sum(s.measured_ns for s in out)),
                               {**{wid: text.replace("the step", "the window")
                                   for wid, (text, _) in W.WHAT_IFS.items()}, **_changes(tc)})
-    return out, acc, [], what_if
+    return out, [], what_if
 
 
 def _changes(tc: W.TensorRule | None) -> dict[str, str]:
@@ -549,20 +543,18 @@ def analyze_replay(kernels: pd.DataFrame, memcpy: pd.DataFrame, memset: pd.DataF
                            ncu_dram_bytes)
         link = _host_link(gpus, kernels, memcpy)
         if isinstance(steps, StepsResult) and steps.count:
-            done, path, weights, notes, what_if, projection = _replay_steps(
+            done, weights, notes, what_if, projection = _replay_steps(
                 pt, steps, nvtx, io, link, max_steps, phase_map, tc, ranks, segments)
             basis = "steps"
         else:
-            done, window_path, notes, what_if = _replay_window(pt, window, nvtx, io, phase_map,
-                                                               link, tc, segments)
-            path = {k: float(v) for k, v in window_path.items()}
+            done, notes, what_if = _replay_window(pt, window, nvtx, io, phase_map, link, tc,
+                                                  segments)
             weights = ()
             basis = "window"
     except CyclicModel as exc:
         return Unavailable(f"the captured times contradict the model's edges: {exc}", REPLAY_HINT)
     if not done:
         return Unavailable("; ".join(notes) or "nothing to replay", REPLAY_HINT)
-    result = ReplayResult(basis, tuple(done), (), tuple(notes), what_if,
-                          capture_hints(pt, done, cuda_events), projection,
-                          ranks if projection else None, keep_segments(segments), weights)
-    return replace(result, critical_path=_rows(path, result.replayed_ns))
+    return ReplayResult(basis, tuple(done), tuple(notes), what_if,
+                        capture_hints(pt, done, cuda_events), projection,
+                        ranks if projection else None, keep_segments(segments), weights)
