@@ -74,11 +74,9 @@ def _key_numbers(v: dict) -> str:
                      f"({md_text(ld.get('state'), 20)})")
     proj = verdict_projection(v)
     if proj is not None:
-        cur, fixed = proj["now_ms"], proj["fixed_ms"]
-        speed = (f", {fmt_ratio(cur / fixed)} faster" if cur and fixed > 0
-                 and cur / fixed > 1.0001 else "")
+        speed = f", {fmt_ratio(proj['speedup'])} faster" if proj["speedup"] else ""
         per = "per step" if proj["per"] == "step" else "for the window"
-        parts.append(f"**If fixed** ≈ {fmt_ms(fixed)} {per}{speed}")
+        parts.append(f"**If fixed** ≈ {fmt_ms(proj['fixed_ms'])} {per}{speed}")
     return " · ".join(parts)
 
 
@@ -204,8 +202,9 @@ def _replay(view: dict) -> list[str]:
         return []
     out = [f"**What the step waits on** (causal replay, {md_text(fidelity_text(view), 80)}): "
            f"{md_text(waits, 320)}"]
-    if pace_note(view):
-        out.append(f"- _{md_text(pace_note(view), 300)}_")
+    pace = pace_note(view)
+    if pace:
+        out.append(f"- _{md_text(pace, 300)}_")
     for w in what_if_rows(view)[:3]:
         rng = f", range {w['range']}" if w["range"] else ""
         out.append(f"- if {md_text(w['change'], 120)}: {w['before']} → {w['after']} "

@@ -251,10 +251,9 @@ def _verdict(v: dict) -> dict:
     proj = replay_projection(v)
     projection = None
     if proj is not None:
-        cur, fixed = proj["now_ms"], proj["fixed_ms"]
-        speedup = cur / fixed if cur and fixed > 0 else None
-        projection = {"now": fmt_ms(cur), "fixed": fmt_ms(fixed), "per": proj["per"],
-                      "speedup": fmt_ratio(speedup) if speedup and speedup > 1.0001 else None}
+        projection = {"now": fmt_ms(proj["now_ms"]), "fixed": fmt_ms(proj["fixed_ms"]),
+                      "per": proj["per"],
+                      "speedup": fmt_ratio(proj["speedup"]) if proj["speedup"] else None}
     gpu, tc = v["gpu"], v["tensor_cores"]
     kpis = [
         {"label": "Mean step", "value": fmt_ms(steps["mean_ms"]) if steps["available"] else MISSING,

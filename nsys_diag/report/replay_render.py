@@ -37,14 +37,14 @@ def waits_on(view: dict) -> list[dict]:
     if r is None:
         return []
     by: dict[tuple[str, str], float] = {}
-    busy: dict[tuple[str, str], float | None] = {}
+    busy: dict[tuple[str, str], float] = {}
     for row in r.get("critical_path") or []:
         key = (row["kind"], row.get("phase") or "" if row["kind"] == "host_cpu" else "")
         ms = finite(row.get("ms_per_step")) or 0.0
         by[key] = by.get(key, 0.0) + ms
         b = finite(row.get("gpu_busy_share"))
         if b is not None:
-            busy[key] = (busy.get(key) or 0.0) + b * ms
+            busy[key] = busy.get(key, 0.0) + b * ms
     total = sum(by.values())
     rows = []
     for (k, phase), ms in by.items():
@@ -105,9 +105,10 @@ def _range_text(lo, hi) -> str:
     return "" if a == b else f"{a}–{b}"
 
 
-def verdict_what_if(view: dict) -> dict | None:
-    """The what-if row the verdict is priced by (its evidence ``replay.what_if``, the one behind
-    its "projected step if fixed"), else None."""
+def _priced_what_if(view: dict) -> tuple[dict, float, float] | None:
+    """The ``replay.what_if`` row the verdict is priced by (its evidence ``replay.what_if``, the
+    one behind its "projected step if fixed") with its ``saves_ms_per_step`` and
+    ``step_ms_after`` (both finite); else None."""
     ev = (view.get("verdict") or {}).get("evidence") or []
     wid = next((e.get("value") for e in ev if isinstance(e, dict)
                 and e.get("metric") == "replay.what_if"), None)
@@ -117,17 +118,31 @@ def verdict_what_if(view: dict) -> dict | None:
     for w in (r or {}).get("what_if") or []:
         if w.get("id") == wid:
             saves, after = finite(w.get("saves_ms_per_step")), finite(w.get("step_ms_after"))
-            if saves is None or after is None:
-                return None
-            return {"id": wid, "change": w.get("change") or wid,
-                    "before": fmt_ms(after + saves), "after": fmt_ms(after)}
+            return None if saves is None or after is None else (w, saves, after)
     return None
+
+
+def verdict_what_if(view: dict) -> dict | None:
+    """The what-if row the verdict is priced by (``_priced_what_if``) for display:
+    ``{id, change, before, after}``, else None."""
+    priced = _priced_what_if(view)
+    if priced is None:
+        return None
+    w, saves, after = priced
+    return {"id": w["id"], "change": w.get("change") or w["id"],
+            "before": fmt_ms(after + saves), "after": fmt_ms(after)}
+
+
+SPEEDUP_SHOWN = 1.0001
+"""A projected speed-up is shown only above this ratio (now / fixed): equal times are no gain."""
 
 
 def projection(view: dict) -> dict | None:
     """The verdict's "if fixed" figures in the basis they were priced in: ``{per, now_ms,
-    fixed_ms}`` — ``per`` ``step`` (now: the mean step) or ``window`` (a replay without steps
-    prices the replayed window: now is that window as measured); None without a projection."""
+    fixed_ms, speedup}`` — ``per`` ``step`` (now: the mean step) or ``window`` (a replay without
+    steps prices the replayed window: now is that window before the priced fix, else as
+    measured); ``speedup`` now / fixed when above ``SPEEDUP_SHOWN``, else None; None without a
+    projection."""
     vd = view.get("verdict") or {}
     fixed = finite(vd.get("projected_step_ms_if_fixed"))
     if fixed is None:
@@ -136,14 +151,12 @@ def projection(view: dict) -> dict | None:
     steps = view.get("steps") or {}
     now = finite(steps.get("mean_ms")) if per == "step" and steps.get("available") else None
     if per == "window":
-        r = replay_of(view) or {}
-        now = finite((r.get("fidelity") or {}).get("measured_ms"))
-        for w in r.get("what_if") or []:
-            after, saves = finite(w.get("step_ms_after")), finite(w.get("saves_ms_per_step"))
-            if after is not None and saves is not None and abs(after - fixed) < 1e-6:
-                now = after + saves
-                break
-    return {"per": per, "now_ms": now, "fixed_ms": fixed}
+        priced = _priced_what_if(view)
+        now = (priced[1] + priced[2] if priced is not None else
+               finite(((replay_of(view) or {}).get("fidelity") or {}).get("measured_ms")))
+    speedup = now / fixed if now and fixed > 0 else None
+    return {"per": per, "now_ms": now, "fixed_ms": fixed,
+            "speedup": speedup if speedup is not None and speedup > SPEEDUP_SHOWN else None}
 
 
 def fidelity_text(view: dict) -> str:
