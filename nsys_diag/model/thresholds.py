@@ -101,6 +101,11 @@ class Thresholds:
     when its fix saves ≥ 10% of the mean analysed step (``analyses/diagnosis/verdict.py``); a
     smaller saving leaves the verdict to the GPU side or ``no_dominant_cause``. The same 10%
     bar as ``overhead_share`` (TB plugin precedent: below it a cost needs no advice)."""
+    limiting_min_saving_share: float = 0.01
+    """A fired finding whose what-if the replay applied but that saves < 1% of the mean
+    analysed step is listed as not limiting: the step does not wait on it in this trace (e.g.
+    exposed communication on a host-paced step), so it gives no secondary verdict and no
+    advice (``analyses/diagnosis/verdict.py``)."""
     launch_bound_small_kernel_frac: float = 0.5
     """≥ 50% of kernels shorter than ``small_kernel_ns`` and launch gaps dominant → launch bound."""
     communication_share: float = 0.10

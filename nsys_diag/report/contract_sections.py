@@ -142,10 +142,12 @@ REPLAY = Section(Obj({
                           doc="what each replayed step waits on, every ns once"),
     "what_if": List(Obj({"id": "str", "change": "str", "finding": "str",
                          "saves_ms_per_step": "num", "saves_range_ms": List("num"),
-                         "saves_share": "num", "step_ms_after": "num"}),
+                         "saves_share": "num", "step_ms_after": "num", "changed": "bool"}),
                     doc="one change per replay, priced over the analysed steps (basis window: "
                         "over the replayed window — saves_ms_per_step is then ms over that "
-                        "window, saves_share and step_ms_after of the measured window)"),
+                        "window, saves_share and step_ms_after of the measured window); "
+                        "changed: the change applied to a replayed step at all (false: its "
+                        "zero saving says nothing about its cause)"),
     "critical_path_segments": List(Obj({"start_ns": "int", "end_ns": "int", "kind": "str",
                                         "name": "str"}),
                                    doc="the replayed steps' critical-path waits (blocking_wait, "

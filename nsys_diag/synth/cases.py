@@ -262,15 +262,18 @@ def _host_event_cases() -> dict[str, object]:
         return Scenario(
             name="uvm_migrations",
             description="Unified memory (stdpar/OpenACC style): page-fault migrations of managed "
-                        "memory (copyKind 11) run 40 ms of each 85 ms iteration while no kernel "
-                        "computes — input-bound on unified-memory migrations.",
+                        "memory (copyKind 11) run 40 ms of each 85 ms iteration on the compute "
+                        "stream ahead of the kernels, no kernel computing meanwhile; the host "
+                        "waits for the queue — input-bound on unified-memory migrations.",
             expected_verdict="input_bound", steps=6, warmup_extra_ns=20 * MS,
             warmup_phase="compute", gpu="A100", step_prefix="iteration_",
-            phases=(PhaseSpec("touch_arrays", 42 * MS, canonical="other", memcpys=(
+            phases=(PhaseSpec("touch_arrays", 1 * MS, canonical="other", memcpys=(
                         MemcpySpec("uvm_h2d", 2 * MiB, 400 * US, count=100, at=0.0),)),
-                    PhaseSpec("compute", 43 * MS, canonical="forward", kernels=(
+                    PhaseSpec("compute", 2 * MS, canonical="forward", kernels=(
                         KernelSpec("stencil_kernel(double*, const double*)", 2_000 * US, 20,
-                                   at=0.0),))))
+                                   at=0.0),)),
+                    PhaseSpec("wait", 82 * MS, canonical="other",
+                              syncs=(SyncSpec("cudaDeviceSynchronize", at=0.0),))))
 
     def host_io_stalls() -> Scenario:
         return Scenario(

@@ -22,7 +22,10 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
   beside the 90 ms backward (launched at its start), the host waits for both at the step end;
 * ``checkpoint_every_fourth`` — a fast majority and a few slow steps: 70 ms steps with 10 ms of
   logging, and every fourth step also saves a 200 ms checkpoint (host only, GPU idle): nine
-  normal steps and three outliers among the twelve analysed.
+  normal steps and three outliers among the twelve analysed;
+* ``module_load_at_launch`` — queued GEMM steps; every fourth step a recompiled Triton kernel's
+  first ``cuLaunchKernel`` takes 8 ms (its module loaded inside the call, CUDA lazy loading)
+  while the GPU has drained: the gap walk calls that time ``launch``, named by the call.
 """
 from __future__ import annotations
 
@@ -199,6 +202,18 @@ FAST_STEP_NS = 70 * MS
 optimizer 8, logging 10 ms)."""
 
 
+def _queued_step() -> tuple[PhaseSpec, ...]:
+    """A 60 ms step whose phases queue their GEMMs at once: data 2, forward 20 (18 × 1 ms),
+    backward 30 (28 × 1 ms), optimizer 8 ms (6 × 1 ms)."""
+    return (PhaseSpec("data", 2 * MS, canonical="data"),
+            PhaseSpec("forward", 20 * MS, canonical="forward", kernels=(
+                KernelSpec("gemm_bf16_sm90", 1 * MS, 18, at=0.0),)),
+            PhaseSpec("backward", 30 * MS, canonical="backward", kernels=(
+                KernelSpec("gemm_bf16_sm90", 1 * MS, 28, at=0.0),)),
+            PhaseSpec("optimizer", 8 * MS, canonical="optimizer",
+                      kernels=(KernelSpec("adam", 1 * MS, 6, at=0.0),)))
+
+
 def checkpoint_every_fourth() -> Scenario:
     return Scenario(
         name="checkpoint_every_fourth",
@@ -206,19 +221,33 @@ def checkpoint_every_fourth() -> Scenario:
                     "checkpoint on the host while the GPU idles.",
         expected_verdict="overhead_bound", steps=13, warmup_extra_ns=20 * MS,
         warmup_phase="forward", gpu="H100",
-        phases=(PhaseSpec("data", 2 * MS, canonical="data"),
-                PhaseSpec("forward", 20 * MS, canonical="forward", kernels=(
-                    KernelSpec("gemm_bf16_sm90", 1 * MS, 18, at=0.0),)),
-                PhaseSpec("backward", 30 * MS, canonical="backward", kernels=(
-                    KernelSpec("gemm_bf16_sm90", 1 * MS, 28, at=0.0),)),
-                PhaseSpec("optimizer", 8 * MS, canonical="optimizer",
-                          kernels=(KernelSpec("adam", 1 * MS, 6, at=0.0),)),
-                PhaseSpec("log_metrics", LOG_NS, canonical="overhead")),
+        phases=(*_queued_step(), PhaseSpec("log_metrics", LOG_NS, canonical="overhead")),
         periodic=(PeriodicSpec(every=CHECKPOINT_EVERY, phase=PhaseSpec(
             "save_checkpoint", CHECKPOINT_NS, canonical="overhead")),))
 
 
+MODULE_LOAD_NS = 8 * MS
+"""How long the first launch of a recompiled kernel holds the host (the module loaded inside it)."""
+RECOMPILE_EVERY = 4
+
+
+def module_load_at_launch() -> Scenario:
+    return Scenario(
+        name="module_load_at_launch",
+        description="60 ms steps of queued GEMMs; every fourth step a new shape recompiles a "
+                    "Triton kernel and CUDA lazy loading loads its module inside the first "
+                    "cuLaunchKernel (8 ms) while the GPU has drained.",
+        expected_verdict="compute_bound", steps=12, warmup_extra_ns=20 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=_queued_step(),
+        periodic=(PeriodicSpec(every=RECOMPILE_EVERY, phase=PhaseSpec(
+            "recompiled_forward", MODULE_LOAD_NS + 2 * MS, canonical="forward", kernels=(
+                KernelSpec("triton_fused", 500 * US, 1, api="cuLaunchKernel",
+                           launch_ns=MODULE_LOAD_NS, at=0.0),))),))
+
+
 REPLAY_CASES = {"item_per_layer": item_per_layer,
+                "module_load_at_launch": module_load_at_launch,
                 "allreduce_after_backward": allreduce_after_backward,
                 "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop,
                 "sgemm_no_tensor_cores": sgemm_no_tensor_cores,

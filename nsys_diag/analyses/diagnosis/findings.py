@@ -303,7 +303,7 @@ def launch_finding(x, th: Thresholds) -> Finding:
     f = _idle(x, th, "launch", th.overhead_share,
               "Launch-bound: " + pct(x.small_kernel_frac) + " of kernels run < "
               f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {pct(idle)} of the window, "
-              "{share} of the window in short gaps between launches",
+              "{share} of the window waiting for kernel launches",
               [small, context("gaps.idle_share", idle, "timeline"),
                # the "< 10 µs" the headline states is this threshold (``/thresholds/…``)
                context("thresholds.small_kernel_ns", th.small_kernel_ns, "thresholds")])

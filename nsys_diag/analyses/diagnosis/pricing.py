@@ -24,8 +24,11 @@ measured window (``Saving.basis`` says which, for the words the verdict uses).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from nsys_diag.analyses.diagnosis.findings import Finding, context, ms_text
+from nsys_diag.model.vocabulary import CRITICAL_PATH_KIND_LABELS
 
 PREFERRED_WHAT_IF = {"input": "overlapped_input"}
 """The what-if that prices a cause with more than one (the one its advice achieves)."""
@@ -50,6 +53,9 @@ class Saving:
     saves_range_ms: tuple[float, float] = (0.0, 0.0)
     basis: str = "steps"
     """``steps``: per mean analysed step; ``window``: over the replayed window (no steps)."""
+    changed: bool | None = None
+    """The what-if applied to a replayed step (``None``: not recorded — rows written before the
+    key existed; a saving above zero then stands for it)."""
 
     @property
     def per(self) -> str:
@@ -58,10 +64,18 @@ class Saving:
 
     @property
     def prices(self) -> bool:
-        """The what-if changed something of its cause: a saving above zero in at least one
-        replayed step (a what-if with nothing to change — no collectives for
-        ``hidden_communication`` — saves exactly zero everywhere and prices nothing)."""
+        """The what-if changed something of its cause in a replayed step, so its saving —
+        zero included — is the cause's price (a what-if with nothing to change — no
+        collectives for ``hidden_communication`` — prices nothing). Rows without ``changed``:
+        a saving above zero in at least one replayed step."""
+        if self.changed is not None:
+            return self.changed or self.saves_range_ms[1] > 0
         return self.saves_range_ms[1] > 0
+
+    def not_limiting(self, min_share: float) -> bool:
+        """The replay made the change and the step stayed (almost) as long: it saves less than
+        ``min_share`` of the step — the step does not wait on this cause in this trace."""
+        return self.prices and self.saves_share < min_share
 
 
 def _rows(replay: Any) -> list[dict]:
@@ -86,9 +100,11 @@ def _basis(replay: Any) -> str:
 def _saving(w: dict, basis: str = "steps") -> Saving:
     saves = float(w["saves_ms_per_step"])
     lo, hi = (list(w.get("saves_range_ms") or ()) + [saves, saves])[:2]
+    changed = w.get("changed")
     return Saving(what_if=str(w["id"]), change=str(w.get("change", "")), saves_ms=saves,
                   step_ms_after=float(w["step_ms_after"]), saves_share=float(w["saves_share"]),
-                  saves_range_ms=(float(lo), float(hi)), basis=basis)
+                  saves_range_ms=(float(lo), float(hi)), basis=basis,
+                  changed=None if changed is None else bool(changed))
 
 
 def savings_of(replay: Any) -> dict[str, Saving]:
@@ -131,3 +147,43 @@ def unavailable_reason(replay: Any) -> str:
 
 __all__ = ["PREFERRED_WHAT_IF", "PRICED_AS", "Saving", "made_of", "savings_of",
            "unavailable_reason"]
+
+
+def not_limiting(f: Finding, savings: dict[str, Saving] | None, min_share: float) -> bool:
+    """A fired finding the replay priced at less than ``min_share`` of the step: it made the
+    change and the step stayed (almost) as long — the step does not wait on this cause here."""
+    s = (savings or {}).get(f.cause)
+    return f.fired and s is not None and s.not_limiting(min_share)
+
+
+def as_not_limiting(f: Finding, s: Saving) -> Finding:
+    """``f`` without advice, at severity ``info``, with the replay's reason as evidence
+    (``replay.not_limiting``):
+    its rule holds, but fixing it would not shorten the step (the time the step waits on lies
+    elsewhere), so nothing is argued from it."""
+    why = (f"the replay made this change ({s.change}) and the {s.per} stayed "
+           f"{ms_text(s.step_ms_after)} ms: it saves {ms_text(s.saves_ms)} ms "
+           f"({100 * s.saves_share:.1f}%) — the {s.per} does not wait on it")
+    return replace(f, advice=(), severity="info",
+                   evidence=f.evidence + (context("replay.not_limiting", why, "replay"),))
+
+
+def per_of(savings: dict[str, Saving] | None) -> str:
+    """What the replay's savings are of: ``step`` (mean analysed step) or ``window`` (a replay
+    without steps prices the replayed window, ``Saving.basis``)."""
+    return next((s.per for s in (savings or {}).values()), "step")
+
+
+def made_of_words(made: tuple[tuple[str, float, float], ...]) -> str:
+    """The critical path's top kinds (``made_of``) in words ("host CPU 52%, GPU compute 30%")."""
+    return ", ".join(f"{CRITICAL_PATH_KIND_LABELS.get(k, k)} {100 * share:.0f}%"
+                     for k, _, share in made)
+
+
+def top_savings_words(savings: dict[str, Saving] | None, top: int = 3) -> str:
+    """The largest what-if savings above zero in words, one per what-if."""
+    seen = {s.what_if: s for s in (savings or {}).values() if s.saves_ms > 0}
+    best = sorted(seen.values(), key=lambda s: -s.saves_ms)[:top]
+    return ", ".join(f"{s.what_if} {ms_text(s.saves_ms)} ms ({100 * s.saves_share:.0f}%)"
+                     for s in best)
+

@@ -51,7 +51,10 @@ side: counters and
 steps, without phases, without counters (no GPU metrics, no ncu) or without steps; lowered one
 level by data-quality warnings. ``secondary`` lists the codes of the other fired findings at
 warning or above. ``recommendations`` (= ``advice`` texts) hold only advice of fired findings, the
-verdict's first. ``projected_step_ms_if_fixed`` is the replay's ``step_ms_after`` of the
+verdict's first. A fired finding the replay priced below ``limiting_min_saving_share`` of the step
+(it made the change; the step stayed as long) is not limiting: it stays listed, without advice,
+with the evidence ``replay.not_limiting``, and gives no secondary verdict.
+``projected_step_ms_if_fixed`` is the replay's ``step_ms_after`` of the
 verdict finding's what-if, ``None`` when no what-if prices it. Fallback without the replay's
 prices only: the verdict finding's share removed from the mean step (input with a data phase:
 loader overlapped → max(data, rest of step); no Tensor Cores: non-TC GEMM time halved, a
@@ -77,10 +80,11 @@ from nsys_diag.analyses.diagnosis.findings import (
 from nsys_diag.analyses.diagnosis.findings import ms_text as _ms
 from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
                                                  worded)
-from nsys_diag.analyses.diagnosis.pricing import Saving
+from nsys_diag.analyses.diagnosis.pricing import (Saving, as_not_limiting, made_of_words,
+                                                  not_limiting, per_of, top_savings_words)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.analyses.diagnosis.scale_advice import scale_advice
-from nsys_diag.model.vocabulary import (CRITICAL_PATH_KIND_LABELS,
+from nsys_diag.model.vocabulary import (
                                         NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
                                         NSYS_EXPORT_SQLITE, NSYS_TRACE_CUDA_NVTX)
 
@@ -361,29 +365,19 @@ def _gpu_side(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Find
     return comp, "high" if high and counters else "medium"
 
 
-def _made_of_words(x: VerdictInputs) -> str:
-    """The critical path's top kinds in words ("host CPU 52%, GPU compute 30%")."""
-    return ", ".join(f"{CRITICAL_PATH_KIND_LABELS.get(k, k)} {_pct(share)}"
-                     for k, _, share in x.made_of)
-
-
-def _top_savings_words(x: VerdictInputs, top: int = 3) -> str:
-    """The largest what-if savings in words, one per what-if."""
-    seen = {s.what_if: s for s in (x.savings or {}).values()}
-    best = sorted(seen.values(), key=lambda s: -s.saves_ms)[:top]
-    return ", ".join(f"{s.what_if} {_ms(s.saves_ms)} ms ({_pct(s.saves_share)})" for s in best)
-
-
 def _no_dominant_cause(comp: Finding, x: VerdictInputs, th: Thresholds,
                        fs: list[Finding]) -> Finding:
     """No rule decided, the compute-bound one included: say so, with the rule rows that did not
     fire; with the replay's prices, what the step is made of and the largest savings."""
     head = (f"No dominant cause: no rule fired (GPU utilization {_pct(x.utilization)}, below the "
             "compute-bound level, and no idle cause or GPU-side limit reached its threshold)")
+    evidence = comp.evidence
     if x.savings is not None:
-        made = _made_of_words(x)
-        tops = _top_savings_words(x)
-        per = _per(x)
+        made = made_of_words(x.made_of)
+        tops = top_savings_words(x.savings)
+        per = per_of(x.savings)
+        evidence += tuple(context(m, v, "replay") for m, v in (
+            ("replay.waits_on", made), ("replay.top_savings", tops)) if v)
         head = ("No dominant cause: " + (f"the {per} waits on {made}; " if made else "")
                 + "no cause that reached its threshold has a fix saving "
                 + f"{_pct(th.verdict_min_saving_share)} of the {per}"
@@ -391,13 +385,7 @@ def _no_dominant_cause(comp: Finding, x: VerdictInputs, th: Thresholds,
                 + f"; GPU utilization {_pct(x.utilization)}")
     return Finding(code="no_dominant_cause", cause="no_dominant_cause", severity="info",
                    fired=False, share_of_window=None, per_step_ms=None, threshold=comp.threshold,
-                   evidence=comp.evidence, headline=head)
-
-
-def _per(x: VerdictInputs) -> str:
-    """What the replay's savings are of: ``step`` (mean analysed step) or ``window`` (a replay
-    without steps prices the replayed window, ``pricing.Saving.basis``)."""
-    return next((s.per for s in (x.savings or {}).values()), "step")
+                   evidence=evidence, headline=head)
 
 
 def _has_counters(x: VerdictInputs) -> bool:
@@ -471,7 +459,7 @@ def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple
             "the verdict by its measured cost", "replay"),)), conf
     for cause in GPU_SIDE_ORDER:
         f = _by_cause(fs, cause)
-        if f is not None and f.fired:
+        if f is not None and f.fired and not not_limiting(f, savings, th.limiting_min_saving_share):
             s_ = savings.get(cause)
             f = _with_price(f, s_, th) if s_ is not None else f
             return f, "high" if _has_counters(x) and cause != "latency" else "medium"
@@ -519,6 +507,9 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         return _insufficient(x)
     fs = build_findings(x, th)
     chosen, conf = _choose(x, th, fs)
+    # priced by the replay at (almost) nothing: listed with the reason, argued from never
+    fs = [as_not_limiting(f, (x.savings or {})[f.cause]) if f.cause != chosen.cause
+          and not_limiting(f, x.savings, th.limiting_min_saving_share) else f for f in fs]
     chosen = with_advice(chosen, x, th, force=True)
     fs = [chosen if f.cause == chosen.cause else f for f in fs]
     if all(f.cause != chosen.cause for f in fs):
@@ -527,7 +518,8 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
     # abstaining: the findings stay listed, but no secondary verdict or advice is argued from them
     others = [] if chosen.code == "insufficient_data" else [
         f for f in fs if f is not chosen and f.fired and f.severity != "info"
-        and f.code != "insufficient_data"]
+        and f.code != "insufficient_data"
+        and not not_limiting(f, x.savings, th.limiting_min_saving_share)]
     others.sort(key=lambda f: (-_saves(x, f), -f.cost))
     secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
     advice = list(chosen.advice)

@@ -13,7 +13,9 @@ work) do not hold that call, nor, at the chunk's end, the next enqueue call when
 it exactly as the whole export does (``tests/analyses/gaps/test_gaps_spans.py``):
 
 a. the first enqueue call (``gap_evidence.ENQUEUE_API_RE``) starting after ``hi`` — the end of
-   every interval that starts inside the chunk and runs past ``hi``;
+   every interval that starts inside the chunk and runs past ``hi`` (when it lies beyond the
+   chunk's read margin, ``gap_evidence.sync_rows`` runs such an interval to the chunk's end —
+   the same gap time);
 b. the blocking calls (``SYNC_API_RE`` API rows, blocking CUPTI synchronization records) that
    end in ``(E, lo]``, ``E`` the start of the last enqueue call at or before ``lo`` — exactly the
    calls whose interval reaches ``lo``;

@@ -61,9 +61,12 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
         the phase it ran in: the step phases (canonical name, else the phase's own), or, without
         them, the outermost NVTX range of a launching thread (``in forward``); the pieces outside
         every range say so;
-    11. ``launch`` — a short gap (≤ ``launch_gap_max_ns``, 50 µs) while the CPU issues launches:
-        a launch/enqueue call overlaps the gap, or the kernel that ends the gap was launched after
-        the gap began (the GPU had nothing queued); the gap's time left after causes 1–10;
+    11. ``launch`` — the GPU waits for a launch: a short gap (≤ ``launch_gap_max_ns``, 50 µs)
+        while the CPU issues launches (a launch/enqueue call overlaps the gap, or the kernel that
+        ends the gap was launched after the gap began: the GPU had nothing queued) takes the
+        gap's time left after causes 1–10; in a longer gap, the time a launch call covers (a
+        launch that outlasts the queued work: a module loaded or code compiled at first launch,
+        a driver stall), labelled by the call;
     12. ``other`` — the residual: host time no evidence above covers. With CPU sampling, the most
         sampled host frames of the process's threads in that time are named
         (``other_top_frames``).
@@ -329,8 +332,9 @@ def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray,
               unions: list | None = None, totals: list | None = None) -> np.ndarray:
     """Gap ns per cause (gaps × ``GAP_CAUSES``): each cause takes the gap time its evidence covers
     that no earlier cause took. ``evidence``: merged (start, end) sets of the causes before
-    ``launch``, in precedence order; ``launch``: per gap, whether the whole gap is launch
-    evidence. ``unions``: when given, receives each growing union U_k (for ``gap_detail``);
+    ``other`` (``ROW_CAUSES``: startup … launch's long launch calls), in precedence order;
+    ``launch``: per gap, whether the whole gap is launch evidence (a short gap, what the rows
+    left of it). ``unions``: when given, receives each growing union U_k (for ``gap_detail``);
     ``totals``: when given, receives the ns per cause summed over the gaps.
 
     A cause's time in a gap is |gap ∩ U_k| − |gap ∩ U_{k-1}|, U_k the union of the evidence of
@@ -344,7 +348,7 @@ def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray,
     sums = [0] * n_causes
     u_s, u_e = np.zeros(0, np.int64), np.zeros(0, np.int64)
     before = np.zeros(gs.size, np.int64)
-    for ci, (ev_s, ev_e) in enumerate(evidence):  # the causes before launch, in order
+    for ci, (ev_s, ev_e) in enumerate(evidence):  # the row causes (through launch), in order
         if ev_s.size:  # perf: an empty set covers nothing new
             u_s, u_e = iv.union_merged(u_s, u_e, ev_s, ev_e)
             idx, covered = iv.covered_length_touched(u_s, u_e, gs, ge)
@@ -354,10 +358,11 @@ def _cause_ns(gs: np.ndarray, ge: np.ndarray, evidence, launch: np.ndarray,
             before[idx] = covered
         if unions is not None:
             unions.append((u_s, u_e))
-    left = (ge - gs) - before  # launch takes the selected gaps whole; other, what is left
+    left = (ge - gs) - before  # launch also takes the flagged short gaps whole; other, the rest
     li, oi = GAP_CAUSES.index("launch"), GAP_CAUSES.index("other")
-    mat[:, li] = np.where(launch, left, 0)
-    mat[:, oi] = left - mat[:, li]
+    whole = np.where(launch, left, 0)
+    mat[:, li] += whole
+    mat[:, oi] = left - whole
     sums[li], sums[oi] = int(mat[:, li].sum()), int(mat[:, oi].sum())
     if totals is not None:
         totals.extend(sums)
@@ -402,7 +407,7 @@ def host_rows(ev: GapEvidence, phases) -> dict[str, EvidenceRows]:
     host_cpu = split_by_phase(cut_at(ev.sync_follow, stops), named_spans(ev, phases))
     return {"startup": ev.startup, "input": data, "overhead": over, "communication": comm,
             "sync": ev.sync, "memory_management": ev.memory_management, "host_io": ev.host_io,
-            "host_cpu": host_cpu}
+            "host_cpu": host_cpu, "launch": ev.launch_calls}
 
 
 def device_causes(ev: GapEvidence, host: dict[str, EvidenceRows]

@@ -21,8 +21,9 @@ TOP_FRAMES = 5
 """``other_top_frames`` lists at most this many frames."""
 UNRESOLVED_FRAME = "(unresolved)"
 EMPTY = np.zeros(0, np.int64)
-ROW_CAUSES = GAP_CAUSES[:GAP_CAUSES.index("launch")]
-"""The causes whose evidence is a set of named rows (everything before ``launch``)."""
+ROW_CAUSES = GAP_CAUSES[:GAP_CAUSES.index("other")]
+"""The causes whose evidence is a set of named rows (everything before ``other``; ``launch``'s
+rows are the long launch calls, its short gaps are taken whole besides)."""
 
 
 def fmt_ms(ns: float) -> str:
@@ -48,14 +49,32 @@ class DeviceCauses:
 
     def pieces(self, cause: str) -> tuple[np.ndarray, np.ndarray]:
         """Merged intervals of the gap time ``cause`` took on this device (ns)."""
-        if cause in ("launch", "other"):
-            keep = self.launch if cause == "launch" else ~self.launch
+        if cause == "other":
             last = self.unions[-1] if self.unions else (EMPTY, EMPTY)
-            return iv.subtract_merged(self.gs[keep], self.ge[keep], *last)
+            return iv.subtract_merged(self.gs[~self.launch], self.ge[~self.launch], *last)
+        got = self.row_pieces(cause)
+        if cause == "launch" and self.launch.any():  # and the flagged short gaps, whole
+            k = ROW_CAUSES.index(cause)
+            before = self.unions[k - 1] if len(self.unions) >= k else (EMPTY, EMPTY)
+            got = iv.union_merged(*got, *iv.subtract_merged(self.gs[self.launch],
+                                                            self.ge[self.launch], *before))
+        return got
+
+    def taken_whole(self, gap_start_ns: int) -> bool:
+        """The gap starting at ``gap_start_ns`` is a short launch gap (``launch`` takes it
+        whole)."""
+        i = int(np.searchsorted(self.gs, gap_start_ns))
+        return i < self.gs.size and int(self.gs[i]) == gap_start_ns and bool(self.launch[i])
+
+    def row_pieces(self, cause: str) -> tuple[np.ndarray, np.ndarray]:
+        """The part of ``pieces(cause)`` its evidence rows cover (``launch``: in the gaps not
+        taken whole — a chunk of a streamed run sees the same rows there)."""
         k = ROW_CAUSES.index(cause)
         new = self.rows[k].cover
-        if k and self.unions[k - 1][0].size:
+        if k and len(self.unions) >= k and self.unions[k - 1][0].size:
             new = iv.subtract_merged(*new, *self.unions[k - 1])
+        if cause == "launch":
+            return iv.intersect_merged(*new, self.gs[~self.launch], self.ge[~self.launch])
         return iv.intersect_merged(*new, self.gs, self.ge)  # perf: the small side first
 
 
@@ -67,7 +86,7 @@ def label_weights(devices: list[DeviceCauses], cause: str) -> dict[str, tuple[in
         rows = d.rows[k]
         if not len(rows):
             continue
-        ns, n = rows.weights(*d.pieces(cause))
+        ns, n = rows.weights(*d.row_pieces(cause))
         for i in np.flatnonzero(ns):  # labels that covered anything (a few)
             lab = rows.labels[int(i)]
             a, b = out.get(lab, (0, 0))
@@ -121,12 +140,15 @@ def _other_where(other_phases: dict[str, int] | None) -> tuple[str, bool]:
 def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
                  launch_gaps: int, launch_max_ns: int, other_frames: list[dict],
                  samples_available: bool, osrt_available: bool, host_io_min_ns: int,
-                 other_phases: dict[str, int] | None = None) -> str:
+                 other_phases: dict[str, int] | None = None,
+                 launch_weights: dict[str, tuple[int, int]] | None = None) -> str:
     """A short description of the strongest evidence behind ``cause``'s ``total_ns`` (per GPU);
-    ``other_phases``: ``other_phase_ns`` (the phase holding most ``other`` time is named)."""
+    ``other_phases``: ``other_phase_ns`` (the phase holding most ``other`` time is named);
+    ``launch_weights``: the long launch calls' ``label_weights`` when ``devices`` is not given
+    (the streamed merge)."""
     if cause == "launch":
-        return (f"{launch_gaps} short gap{'s' if launch_gaps != 1 else ''} "
-                f"(≤ {launch_max_ns / 1e3:.0f} µs) while the CPU was launching work")
+        calls = launch_weights if launch_weights is not None else label_weights(devices, cause)
+        return launch_detail(total_ns, launch_gaps, launch_max_ns, calls)
     if cause == "other":
         where, in_range = _other_where(other_phases)
         if other_frames:
@@ -139,6 +161,20 @@ def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
         return f"host time{where} that no {covered} covers{tail}"
     return weights_detail(cause, total_ns, label_weights(devices, cause),
                           host_io_min_ns=host_io_min_ns)
+
+
+def launch_detail(total_ns: float, short_gaps: int, short_max_ns: int,
+                  calls: dict[str, tuple[int, int]]) -> str:
+    """``launch``'s detail: the short gaps it took whole and the launch calls that outlast the
+    queued work in longer gaps (``calls``: label → (ns, rows), the strongest named)."""
+    parts = []
+    if short_gaps:
+        parts.append(f"{short_gaps} short gap{'s' if short_gaps != 1 else ''} "
+                     f"(≤ {short_max_ns / 1e3:.0f} µs) while the CPU was launching work")
+    if calls:
+        parts.append("launch calls the GPU waited for: "
+                     + weights_detail("launch", total_ns, calls, host_io_min_ns=0))
+    return "; ".join(parts) or "launch"
 
 
 def weights_detail(cause: str, total_ns: float, weights: dict[str, tuple[int, int]], *,
@@ -214,11 +250,11 @@ def gap_evidence_rows(row: np.ndarray, gs: int, ge: int, d: DeviceCauses,
         if ns <= 0:
             break
         cause = GAP_CAUSES[int(ci)]
-        if cause == "launch":
-            detail = "short gap while the CPU was launching work"
-        elif cause == "other":
+        if cause == "other":
             detail = _sampled_in(samples, gs, ge) or "no trace evidence covers this time"
-        else:
+        elif cause == "launch" and d.taken_whole(gs):
+            detail = "short gap while the CPU was launching work"
+        else:  # launch: the long launch call that covers most of the gap
             best = d.rows[ROW_CAUSES.index(cause)].best(gs, ge)
             detail = best[0] if best else cause
         out.append({"cause": cause, "ms": ns / 1e6, "detail": detail})

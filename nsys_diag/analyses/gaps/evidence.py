@@ -32,6 +32,8 @@ NON_BLOCKING_SYNC_RE = re.compile(r"Query|WaitEvent|WaitValue")
 ``cudaStreamQuery``, ``cudaStreamWaitEvent`` — a wait the GPU does): not ``sync`` evidence."""
 LAUNCH_API_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
 """Calls that enqueue GPU work."""
+KERNEL_LAUNCH_API_RE = re.compile(r"^cu(?:da)?\w*Launch\w*$")
+"""Calls that launch a kernel or a graph (no copies): a long one holds the GPU idle."""
 ENQUEUE_API_RE = re.compile(
     LAUNCH_API_RE.pattern + "|" + r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
     r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
@@ -102,7 +104,8 @@ def _search(cats: pd.Index, rx: re.Pattern) -> np.ndarray:
 
 
 API_PATTERNS = {"sync": SYNC_API_RE, "launch": LAUNCH_API_RE, "enqueue": ENQUEUE_API_RE,
-                "init": INIT_API_RE, "comm": COMM_NAME_RE, "mem": MEM_API_RE}
+                "init": INIT_API_RE, "comm": COMM_NAME_RE, "mem": MEM_API_RE,
+                "kernel_launch": KERNEL_LAUNCH_API_RE}
 """The name patterns API rows are classified by."""
 
 
@@ -362,13 +365,16 @@ def while_gpu_works(rows: EvidenceRows, busy: dict | None) -> EvidenceRows:
 
 
 def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = None,
-              busy: dict | None = None) -> tuple[EvidenceRows, EvidenceRows]:
+              busy: dict | None = None, open_end_ns: int | None = None
+              ) -> tuple[EvidenceRows, EvidenceRows]:
     """(host blocked in a synchronising call while a GPU still works, the host's own time
     around it): each blocking call (API row or CUPTI synchronization record) is a wait for the
     GPU while any device of the process is busy (``while_gpu_works``); from the call's start to
     the start of the next call of the process that enqueues GPU work (``ENQUEUE_API_RE``) the
-    rest is the host's — the call after the GPU drained, then its own code. None when no call
-    follows."""
+    rest is the host's — the call after the GPU drained, then its own code. When the rows hold
+    no later enqueue call, to ``open_end_ns`` (the end of the analysed span: every gap after the
+    call is the host's; a chunk of a streamed run, whose rows stop past its end, then covers
+    its gaps exactly as the whole export does); None without it."""
     names = names or ApiNames(api)
     blocked = [labelled(api, names.mask("sync"), "name", "in {}")] if len(api) else []
     if len(sync):  # CUPTI records: named by their API call when it is known
@@ -391,11 +397,14 @@ def sync_rows(api: pd.DataFrame, sync: pd.DataFrame, names: ApiNames | None = No
         if not len(rows):
             continue
         waits.append(while_gpu_works(rows, busy))
-        if not enq.size:
+        if not enq.size and open_end_ns is None:
             continue
         i = np.searchsorted(enq, rows.ends, side="left")
         ok = i < enq.size
-        nxt = enq[np.minimum(i, enq.size - 1)]
+        nxt = enq[np.minimum(i, enq.size - 1)] if enq.size else np.zeros(i.size, np.int64)
+        if open_end_ns is not None and not ok.all():  # no later enqueue: to the span's end
+            nxt = np.where(ok, nxt, max(open_end_ns, 0))
+            ok = np.ones(ok.size, bool)
         labels = tuple(lab.replace("in ", "after ", 1) + " returned" for lab in rows.labels)
         follow.append(EvidenceRows.build(rows.starts[ok], nxt[ok], rows.label[ok], labels))
     return EvidenceRows.concat(*waits), EvidenceRows.concat(*follow)
@@ -549,6 +558,8 @@ class GapEvidence:
     memory_management: EvidenceRows
     host_io: EvidenceRows
     first_kernel_ns: int | None
+    launch_calls: EvidenceRows = field(default_factory=EvidenceRows.none)
+    """launch: the kernel/graph launch calls that overlap a gap longer than ``launch_gap_max_ns``."""
     osrt_available: bool = False
     nvtx_spans: PhaseSpans = (EMPTY, EMPTY, ())  # host_cpu's phases when there are no step phases
 
@@ -568,9 +579,11 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
                 for d, b in sorted(busy.items())}
     first = first_kernel_ns(kernels)
     names = ApiNames(api)
-    waits, follow = sync_rows(api, sync, names, busy)
+    # the CUDA API traced: a blocking call no enqueue call follows is the host's to the end
+    waits, follow = sync_rows(api, sync, names, busy, open_end_ns=hi if len(api) else None)
     return GapEvidence(
         devices=_launch_flags(dev_gaps, kernels, api, th, names),
+        launch_calls=long_launch_rows(api, names, dev_gaps, th.launch_gap_max_ns),
         copies={d: copy_rows(memcpy, memset, d, (b.copy_starts, b.copy_ends))
                 for d, b in sorted(busy.items())},
         startup=startup_rows(first, lo, api, nvtx, names),
@@ -590,6 +603,34 @@ def enqueuing_threads(api: pd.DataFrame, names: ApiNames) -> np.ndarray:
     tids = api["global_tid"].to_numpy(np.int64)
     launching = tids[names.mask("enqueue")]
     return np.unique(launching if launching.size else tids)
+
+
+LONG_LAUNCH_BLOCK = 1 << 18
+"""API rows searched at a time by ``long_launch_rows`` (its temporaries stay a few MiB)."""
+
+
+def long_launch_rows(api: pd.DataFrame, names: ApiNames, dev_gaps: dict, max_short_ns: int
+                     ) -> EvidenceRows:
+    """The kernel/graph launch calls (labelled by API name) that overlap a gap longer than
+    ``max_short_ns`` on any device: a launch call that outlasts the queued work (a module loaded
+    or code compiled at first launch, a driver stall) holds the GPU idle for the time it covers.
+    perf (bench: 2M launch rows): one ``searchsorted`` of the launch rows' ends into the long
+    gaps, merged over the devices; only the calls that touch one are kept."""
+    if not len(api) or not dev_gaps:
+        return EvidenceRows.none()
+    gs = np.concatenate([g[0] for g in dev_gaps.values()])
+    ge = np.concatenate([g[1] for g in dev_gaps.values()])
+    long_ = (ge - gs) > max_short_ns
+    if not long_.any():
+        return EvidenceRows.none()
+    ls, le = iv.merge_intervals(gs[long_], ge[long_])
+    mask = names.mask("kernel_launch")
+    starts, ends = api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64)
+    for a in range(0, mask.size, LONG_LAUNCH_BLOCK):  # perf (bench): bounded temporaries
+        rows = a + np.flatnonzero(mask[a:a + LONG_LAUNCH_BLOCK])
+        j = np.searchsorted(ls, ends[rows], side="left") - 1  # last long gap starting before
+        mask[rows] = (j >= 0) & (le[np.maximum(j, 0)] > starts[rows])  # the call's end
+    return labelled(api, mask, "name", "{}") if mask.any() else EvidenceRows.none()
 
 
 def _launch_flags(dev_gaps: dict, kernels: pd.DataFrame, api: pd.DataFrame, th,

@@ -212,7 +212,7 @@ def chunk_evidence(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | No
 
 def _label_ns(devices: list[DeviceCauses]) -> dict[str, tuple[tuple[int, str, int], ...]]:
     out = {}
-    for cause in ROW_CAUSES:  # nine causes
+    for cause in ROW_CAUSES:  # ten causes
         out[cause] = tuple((d.device_id, lab, ns) for d in devices  # a handful of devices
                            for lab, (ns, _n) in label_weights([d], cause).items())
     return out
@@ -369,7 +369,8 @@ def _detail(cause: str, total_ns: float, parts: list[GapsPart], frames: list[dic
                             samples_available=samples_ok,
                             osrt_available=any(p.osrt_seen for p in parts),
                             host_io_min_ns=th.host_io_min_call_ns,
-                            other_phases=_merged_phases(parts))
+                            other_phases=_merged_phases(parts),
+                            launch_weights=_weights(parts, "launch"))
     return weights_detail(cause, total_ns, _weights(parts, cause),
                           host_io_min_ns=th.host_io_min_call_ns)
 

@@ -47,7 +47,8 @@ GPU work can drain with the lag behind the host the capture showed (``after_end`
 lets the host run ahead does not hide GPU work that still has to run.
 
 Each result: ``{id, change, finding, saves_ms_per_step, saves_range_ms [min, max], saves_share,
-step_ms_after}``. The saving is the mean over **all analysed steps, by step kind**: each replayed
+step_ms_after, changed}`` (``changed``: the change applied to a replayed step at all).
+The saving is the mean over **all analysed steps, by step kind**: each replayed
 analysed step stands for the analysed steps of its kind (normal or outlier) nearest to it in
 duration (``analysis.step_weights``; a kind with no replayed step goes to the nearest replayed
 one), and its saving counts that many times. ``saves_share`` is that saving over the mean
@@ -59,7 +60,7 @@ was replayed (warm-up only): the plain mean over the replayed steps and their me
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -147,6 +148,9 @@ class StepWindow:
     whole: bool = False
     """A slice of the replayed window (basis ``window``, no steps): it ends at its last replayed
     call or operation (``step_end``), not where a step thread reaches a range end."""
+    reruns: list = field(default_factory=list, compare=False, repr=False)
+    """One entry per ``rerun`` that changed the model (``price`` reads whether a what-if had
+    anything to change in this step)."""
 
 
 @dataclass(frozen=True)
@@ -158,12 +162,15 @@ class WhatIf:
     saves_range_ms: tuple[float, float]
     saves_share: float
     step_ms_after: float
+    changed: bool = True
+    """The change applied to at least one replayed step (false: nothing of it was there —
+    its zero saving then says nothing about its cause)."""
 
     def to_json(self) -> dict:
         return {"id": self.id, "change": self.change, "finding": self.finding,
                 "saves_ms_per_step": self.saves_ms_per_step,
                 "saves_range_ms": list(self.saves_range_ms), "saves_share": self.saves_share,
-                "step_ms_after": self.step_ms_after}
+                "step_ms_after": self.step_ms_after, "changed": self.changed}
 
 
 def rerun(w: StepWindow, **changes: Any) -> Replayed:
@@ -175,6 +182,7 @@ def rerun(w: StepWindow, **changes: Any) -> Replayed:
     m = w.model
     if all(np.array_equal(getattr(m, k), v) for k, v in changes.items()):
         return w.base
+    w.reruns.append(None)
     return replay_window(replace(m, **changes), w.base.order)
 
 
@@ -506,18 +514,35 @@ PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhea
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
 
 
+CHANGED = "changed:"
+"""``price``/``finish`` key prefix: ``changed:<id>`` ≥ 1 when the what-if changed the model of
+the step (or of one of its slices) — 0: it had nothing to change there (no collectives, no data
+phase, a GPU outside the spec table …)."""
+
+
 def price(w: StepWindow) -> dict[str, int]:
-    """Replayed duration (ns) of one step (or slice) under the additive what-ifs, and its data
-    time (``data``): summed over a step's slices, then ``finish``-ed."""
-    instant, data = instant_input(w)
-    return {**{wid: f(w) for wid, f in PRICERS.items()}, "instant_input": instant, "data": data}
+    """Replayed duration (ns) of one step (or slice) under the additive what-ifs, its data time
+    (``data``) and, per what-if, whether it changed anything (``CHANGED``): summed over a step's
+    slices, then ``finish``-ed."""
+    out: dict[str, int] = {}
+    for wid, f in {**PRICERS, "instant_input": None}.items():  # eleven what-ifs
+        before = len(w.reruns)
+        if f is None:
+            out[wid], out["data"] = instant_input(w)
+        else:
+            out[wid] = f(w)
+        out[CHANGED + wid] = int(len(w.reruns) > before)
+    return out
 
 
 def finish(raw: dict[str, int]) -> dict[str, int]:
-    """A step's what-if durations (ns) from its summed ``price`` values, in ``WHAT_IFS`` order."""
+    """A step's what-if durations (ns) from its summed ``price`` values, in ``WHAT_IFS`` order,
+    then their ``CHANGED`` counts."""
     out = {k: v for k, v in raw.items() if k != "data"}
     out["overlapped_input"] = max(raw["data"], raw["instant_input"])
-    return {wid: out[wid] for wid in WHAT_IFS}
+    out[CHANGED + "overlapped_input"] = raw.get(CHANGED + "instant_input", 0)
+    return {**{wid: out[wid] for wid in WHAT_IFS},
+            **{CHANGED + wid: out.get(CHANGED + wid, 0) for wid in WHAT_IFS}}
 
 
 def summarise(base_ns: list[int], after: list[dict[str, int]], weights: list[int] | None = None,
@@ -545,8 +570,9 @@ def summarise(base_ns: list[int], after: list[dict[str, int]], weights: list[int
         saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
         mean = min(float(np.dot(saves, wts) / wts.sum()), mean_step / 1e6)
         change = (changes or {}).get(wid, change)
+        changed = any(a.get(CHANGED + wid, 0) for a, u in zip(after, used) if u)
         out.append(WhatIf(wid, change, finding, mean,
                           (float(saves[used].min()), float(saves[used].max())),
                           mean / (mean_step / 1e6) if mean_step else 0.0,
-                          float(mean_step / 1e6 - mean)))
+                          float(mean_step / 1e6 - mean), bool(changed)))
     return tuple(out)

@@ -61,3 +61,34 @@ def test_a_what_if_that_saves_nothing_anywhere_prices_nothing():
     got = savings_of([_row("hidden_communication", "communication", 0.0),
                       _row("no_host_sync", "sync", 0.5)])
     assert not got["communication"].prices and got["sync"].prices
+
+
+def test_changed_tells_a_zero_price_from_nothing_to_change():
+    zero = _row("hidden_communication", "communication", 0.0) | {"saves_range_ms": [0.0, 0.0]}
+    assert not savings_of([zero])["communication"].prices  # rows written before the key
+    moved = savings_of([zero | {"changed": True}])["exposed_communication"]
+    assert moved.prices and moved.not_limiting(0.01)
+    assert not savings_of([zero | {"changed": False}])["communication"].prices
+    assert not savings_of([_row("no_host_sync", "sync", 5.0) | {"changed": True}])[
+        "sync"].not_limiting(0.01)  # 5% of the step: limiting
+
+
+def test_exposed_communication_on_a_host_paced_real_step_is_not_limiting():
+    """A torch.profiler trace (HTA test data) whose step the host paces: 26% of it is exposed
+    SendRecv communication, yet the replay moves the collectives behind backward and the step
+    stays as long — so no communication advice and no secondary communication verdict."""
+    import json
+    from pathlib import Path
+
+    from nsys_diag import api
+
+    trace = Path(__file__).resolve().parents[2] / "loaders/kineto_traces/hta_sampled_rank-0.json.gz"
+    doc = json.loads(api.analyze(trace).to_json())
+    hidden = next(w for w in doc["replay"]["what_if"] if w["id"] == "hidden_communication")
+    assert hidden["changed"] and hidden["saves_ms_per_step"] < 0.01 * doc["steps"]["mean_ms"]
+    f = next(f for f in doc["findings"] if f["cause"] == "exposed_communication")
+    assert f["fired"] and f["severity"] == "info" and f["advice"] == []
+    assert any(e["metric"] == "replay.not_limiting" for e in f["evidence"])
+    v = doc["verdict"]
+    assert "communication_bound" not in v["secondary"]
+    assert not any("ommunicat" in r for r in v["recommendations"])

@@ -403,6 +403,26 @@ def test_a_fired_finding_no_what_if_models_decides_by_its_measured_cost():
         assert any(e.metric == "replay.unpriced" for e in v.evidence)
 
 
+def test_a_fired_finding_the_replay_applied_without_saving_is_not_limiting():
+    """Exposed communication on a host-paced step: the replay moved the collectives behind
+    backward (``changed``) and the step stayed as long. The finding stays listed, at info, with
+    the replay's reason — no verdict, no secondary verdict, no advice argued from it."""
+    moved = dataclasses.replace(_save("hidden_communication", 0.0), changed=True)
+    v = diagnose(_x(utilization=0.4, gap_share={"other": 0.45}, comm_exposed_share=0.26,
+                    savings=_priced(communication=moved, exposed_communication=moved)), TH)
+    assert v.code == "overhead_bound" and "communication_bound" not in v.secondary
+    f = next(f for f in v.findings if f.cause == "exposed_communication")
+    assert f.fired and f.severity == "info" and f.advice == ()
+    why = next(e.value for e in f.evidence if e.metric == "replay.not_limiting")
+    assert "the step stayed 800 ms: it saves 0.00 ms (0.0%)" in why
+    assert not any("backward" in r for r in v.recommendations)
+    # the same zero from a what-if that had nothing to change says nothing: measured cost decides
+    legacy = diagnose(_x(utilization=0.4, gap_share={"other": 0.45}, comm_exposed_share=0.26,
+                         savings=_priced(exposed_communication=_save("hidden_communication", 0.0))),
+                      TH)
+    assert "communication_bound" in legacy.secondary
+
+
 def test_a_priced_saving_never_promotes_a_finding_that_did_not_fire():
     """Advice comes only from findings that fired, and the user's thresholds keep their meaning:
     a 120 ms saving of a transfer finding under its bar is listed, not made the verdict."""

@@ -135,8 +135,10 @@ def test_idle_after_a_sync_that_drained_the_gpu_is_host_cpu_not_sync():
                   dict(start_ns=25 * MS, end_ns=25 * MS + 10 * US, name="cudaLaunchKernel")])
     g = _gaps(k, api=api)
     # the call waits for the GPU 8–10 (no gap); 10–12 (the rest of the call, the GPU drained)
-    # and 12–25 are the host's own time until the next launch; 25–30 other
-    assert _ms(g, "sync") == 0 and _ms(g, "host_cpu") == 15 and _ms(g, "other") == 5
+    # and 12–25 are the host's own time until the next launch; the launch call 25–25.01 is
+    # launch, 25.01–30 other
+    assert _ms(g, "sync") == 0 and _ms(g, "host_cpu") == 15
+    assert _ms(g, "launch") == pytest.approx(0.01) and _ms(g, "other") == pytest.approx(4.99)
     assert g.by_cause_detail["host_cpu"] == ("after cudaStreamSynchronize returned, outside "
                                              "every NVTX range 15 ms")
 
@@ -182,7 +184,7 @@ def test_non_blocking_sync_records_are_not_sync():
          "start_ns": 14 * MS, "end_ns": 15 * MS}]))
     api = hf.api([dict(start_ns=28 * MS, end_ns=29 * MS, name="cudaLaunchKernel")])
     g = _gaps(k, sync=sync, api=api)
-    assert _ms(g, "sync") == 0 and _ms(g, "other") == 20
+    assert _ms(g, "sync") == 0 and _ms(g, "launch") == 1 and _ms(g, "other") == 19  # the launch 28–29
 
 
 def _steps_with_data_phase():
@@ -208,9 +210,10 @@ def test_sync_follow_never_runs_across_the_start_of_a_data_phase():
     ph = analyze_phases(nv, steps, k, busy)
     g = analyze_gaps(busy, k, api, C.SYNC.empty(), ph, w, th=TH, nvtx=nv)
     # gap 110–150: the call waited until 110; 110–120 is the host's after it (cut at the data
-    # phase), 120–130 input, 130–150 other (host_cpu does not resume after the phase)
+    # phase), 120–130 input, the launch call 140–141 launch, 130–140 and 141–150 other
+    # (host_cpu does not resume after the phase)
     assert _ms(g, "sync") == 0 and _ms(g, "host_cpu") == 10
-    assert _ms(g, "input") == 10 and _ms(g, "other") == 20
+    assert _ms(g, "input") == 10 and _ms(g, "launch") == 1 and _ms(g, "other") == 19
     assert "data_loading (data phase)" in g.by_cause_detail["input"]
 
 
@@ -233,7 +236,8 @@ def test_host_io_counts_every_file_call_on_a_thread_that_launches():
                   dict(start_ns=23 * MS, end_ns=25 * MS, name="poll"),  # a wait, not I/O
                   dict(start_ns=25 * MS, end_ns=27 * MS, name="nanosleep")])
     g = _gaps(k, api=api, osrt=osrt)
-    assert _ms(g, "host_io") == 5.5 and _ms(g, "other") == 14.5
+    assert _ms(g, "host_io") == 5.5 and _ms(g, "launch") == pytest.approx(0.01)
+    assert _ms(g, "other") == pytest.approx(14.49)
     assert g.by_cause_detail["host_io"] == "read() 1 call, 5 ms"
     many = _gaps(k, api=api, osrt=_osrt([dict(start_ns=(11 + i) * MS, end_ns=(11 + i) * MS + 80 * US,
                                               name="pwrite64") for i in range(15)]))
@@ -255,10 +259,11 @@ def test_precedence_startup_over_communication_over_memory_over_host_cpu():
     assert _ms(g, "startup") == 4  # MPI_Init 10–14
     assert _ms(g, "communication") == 4  # the barrier's 14–18
     # the sync waits for no GPU work (both GPUs idle): 18–19 is the host's own time, the
-    # cudaFree 19–24 memory management, 24–29 the host's again until the launch; 29–30 other
+    # cudaFree 19–24 memory management, 24–29 the host's again until the launch, the launch
+    # call 29–29.01 launch; 29.01–30 other
     assert _ms(g, "sync") == 0 and _ms(g, "memory_management") == 5
-    assert _ms(g, "host_cpu") == 6
-    assert _ms(g, "other") == pytest.approx(1.0)
+    assert _ms(g, "host_cpu") == 6 and _ms(g, "launch") == pytest.approx(0.01)
+    assert _ms(g, "other") == pytest.approx(0.99)
     assert sum(g.by_cause_ns.values()) == g.total_ns
 
 
@@ -271,6 +276,23 @@ def test_short_gaps_with_launch_evidence_stay_launch():
     assert g.by_cause_detail["launch"].startswith("1 short gap (≤ 50 µs)")
     assert g.top[0].evidence == ({"cause": "launch", "ms": 0.02,
                                   "detail": "short gap while the CPU was launching work"},)
+
+
+def test_a_long_launch_call_in_a_long_gap_is_launch_for_the_time_it_covers():
+    # the kernel ending the 10–30 ms gap was launched by a 6 ms call (22–28: a module loaded at
+    # first launch); the GPU waits for it: launch 6 ms, named by the call; the rest is other
+    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS),
+                    dict(start_ns=30 * MS, end_ns=100 * MS, launch_start_ns=22 * MS,
+                         launch_end_ns=28 * MS)])
+    api = hf.api([dict(start_ns=22 * MS, end_ns=28 * MS, name="cuLaunchKernel"),
+                  dict(start_ns=40 * MS, end_ns=46 * MS, name="cuLaunchKernel")])  # GPU busy
+    g = _gaps(k, api=api)
+    assert _ms(g, "launch") == 6 and _ms(g, "other") == 14
+    assert g.by_cause_detail["launch"] == "launch calls the GPU waited for: cuLaunchKernel 6 ms"
+    assert {e["cause"]: e["detail"] for e in g.top[0].evidence}["launch"] == "cuLaunchKernel"
+    # a long copy call is not a launch: its host time stays other
+    copy = hf.api([dict(start_ns=22 * MS, end_ns=28 * MS, name="cudaMemcpyAsync")])
+    assert _ms(_gaps(k, api=copy), "launch") == 0
 
 
 def test_cpu_samples_name_the_host_frames_of_other_time_only():

@@ -143,7 +143,7 @@ def test_launch_bound_headline_states_the_whole_idle_share(case):
     idle = g["total_ms"] / doc["window"]["duration_ms"]
     launch = g["by_cause_share"]["launch"]
     assert f"idles {100 * idle:.0f}% of the window" in v["headline"]
-    assert f"{100 * launch:.0f}% of the window in short gaps" in v["headline"]
+    assert f"{100 * launch:.0f}% of the window waiting for kernel launches" in v["headline"]
 
 
 @pytest.mark.parametrize("phases, words", [
@@ -157,3 +157,22 @@ def test_other_names_the_ranges_that_hold_it(phases, words):
     from nsys_diag.analyses.gaps.detail import _other_where
 
     assert _other_where(phases)[0] == words
+
+
+def test_a_module_loaded_inside_a_launch_call_is_launch_named_by_the_call(case, tmp_path):
+    from nsys_diag.synth.replay_cases import MODULE_LOAD_NS
+    from tests.analyses.gaps.test_gaps_spans import check_split
+    path, doc = case("module_load_at_launch")
+    w = doc["window"]
+    lo, hi = w["start_ns"], w["end_ns"]
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:  # the 8 ms calls as written
+        n = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end - start = ? "
+                       "AND start >= ? AND end <= ?", (MODULE_LOAD_NS, lo, hi)).fetchone()[0]
+    assert n >= 2
+    launch = _device(doc)["launch"]
+    # each call holds the drained GPU idle for almost all of its 8 ms (the work queued before it
+    # finishes first); before the change this time was `other`
+    assert 0.9 * n * MODULE_LOAD_NS / MS <= launch <= n * MODULE_LOAD_NS / MS + 1
+    assert doc["gaps"]["by_cause_detail"]["launch"].startswith(
+        "launch calls the GPU waited for: cuLaunchKernel")
+    assert check_split(str(path), 3) >= 2  # streamed: the same causes, chunk by chunk

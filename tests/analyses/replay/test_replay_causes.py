@@ -113,3 +113,19 @@ def test_host_rows_say_whether_the_gpu_ran_meanwhile(cases):
     assert all(x.gpu_busy_share is None for x in worked.critical_path
                if x.kind not in ("host_cpu", "host_io"))
     assert all(0.0 <= (x.gpu_busy_share or 0.0) <= 1.0 for x in healthy.critical_path)
+
+
+def test_a_host_that_runs_ahead_puts_the_gpu_work_on_the_path(cases):
+    """simt_gemm launches its 248 ms of FP32 GEMMs in 84 ms and waits in loss.item(): the step
+    waits on the GPU's GEMMs (not on host time the GPU runs through), so making them Tensor-Core
+    kernels shortens it — by at most the 4× cap on the GEMM time the generator wrote."""
+    from nsys_diag import synth
+
+    (r,) = replay_trace(case_path(cases, "host_ahead", lambda: preset("simt_gemm")))
+    gemm = path_ms(r, "gpu_compute", "gemm")
+    step = r.fidelity()["replayed_ms"]
+    assert gemm >= 0.75 * step and path_ms(r, "host_cpu") < 0.1 * step
+    e = synth.expected("simt_gemm")  # one stream: kernel busy time is kernel time
+    gemm_ms = e["kernels"]["gemm_share"] * e["gpu"]["compute_busy_ms_per_step"]
+    tc = next(w for w in r.what_if if w.id == "tensor_cores_on")
+    assert tc.changed and 0.5 * gemm_ms <= tc.saves_ms_per_step <= 0.75 * gemm_ms * 1.02
