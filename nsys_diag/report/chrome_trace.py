@@ -43,7 +43,14 @@ MAX_EVENTS = 200_000
 """Complete events written at most (about 150 bytes each: a file of ~30 MB at the cap)."""
 IDLE_TID = 0
 """Chrome thread id of a GPU's ``idle`` track (streams are ``stream_id + STREAM_TID_BASE``)."""
-STREAM_TID_BASE = 1
+STREAM_TID_BASE = 2
+"""Stream ``s`` is thread ``s + 2``: kernels whose stream was not read (``stream_id`` -1, the
+whole-run load skips that column) are thread 1, apart from the idle track."""
+
+
+def stream_track(stream_id: int) -> str:
+    """The Chrome thread name of a GPU stream's track."""
+    return f"stream {stream_id}" if stream_id >= 0 else "kernels (stream ids not read)"
 STEPS_TID, PHASES_TID, PATH_TID = 1, 2, 3
 """Chrome thread ids of the host tracks."""
 GPU_PID_BASE, HOST_PID_BASE = 1_000_000, 2_000_000
@@ -247,7 +254,8 @@ def chrome_trace(bundle: TraceBundle, suite: AnalysisSuite, *, source: str = "",
             meta += _meta("process_name", gpu_pid(d), f"GPU {d} · {label}") + \
                 _meta("thread_name", gpu_pid(d), "idle (gap cause)", IDLE_TID, 0)
         for d, st in sorted(set(zip((int(x) for x in dev), (int(x) for x in stream)))):
-            meta += _meta("thread_name", gpu_pid(d), f"stream {st}", st + STREAM_TID_BASE, st + STREAM_TID_BASE)
+            meta += _meta("thread_name", gpu_pid(d), stream_track(st), st + STREAM_TID_BASE,
+                          st + STREAM_TID_BASE)
     dropped = sum(counts[k] - counts[f"{k}_written"] for k in ("host", "gpu_ops", "gaps"))
     note = ("complete" if not dropped else
             f"capped at {max_events} events: {dropped} events dropped (the shortest GPU operations and "

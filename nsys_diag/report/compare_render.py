@@ -241,7 +241,7 @@ def render_compare_text(doc: dict) -> list[str]:
     """A few terminal lines (strings sanitised)."""
     b, c = doc.get("baseline") or {}, doc.get("candidate") or {}
     cl = comparability_line(doc)
-    lines = [f"nsys-diag compare: {text_safe(cl, 300)}", f"  result: {text_safe(doc.get('summary'))}"] \
+    lines = [f"nsys-diag compare: {text_safe(cl, None)}", f"  result: {text_safe(doc.get('summary'), None)}"] \
         if cl and not _comparable(doc) else [f"nsys-diag compare: {text_safe(doc.get('summary'))}"]
     lines += [
              f"  baseline:  {text_safe(b.get('path'))} ({b.get('runs')} run(s), {b.get('steps')} steps)",
@@ -250,33 +250,33 @@ def render_compare_text(doc: dict) -> list[str]:
     for title, rows in explain_groups(doc):
         lines.append(f"  what explains it, {title}:")
         for e in rows[:5]:
-            lines.append(f"    {text_safe(e['label'], 60)}: {e['baseline_text']} → "
+            lines.append(f"    {text_safe(e['label'], None)}: {e['baseline_text']} → "
                          f"{e['candidate_text']}, {e['delta_text']} per step "
                          f"({e['share_text']} of the delta)")
         if len(rows) > 5:  # the rest in one line, so the lines add up to the delta
             lines.append("    " + _rest_line(rows[5:]))
     wl = window_rates_line(doc)
     if wl:
-        lines.append("  " + text_safe(wl, 240))
+        lines.append("  " + text_safe(wl, None))
     for r in window_rate_rows(doc)[:8]:
         lines.append(f"    {text_safe(r['label'], 60)}: {r['value_baseline']} → "
                      f"{r['value_candidate']} ({r['delta_text']}; CI {r['ci_text']}) "
                      f"{r['change_text']}")
     if cl and _comparable(doc):
-        lines.append("  " + text_safe(cl, 300))
+        lines.append("  " + text_safe(cl, None))
     pl = predicted_line(doc)
     if pl:
-        lines.append("  " + text_safe(pl, 300))
+        lines.append("  " + text_safe(pl, None))
     vc = doc.get("verdict_change") or {}
     if vc.get("changed"):
         lines.append(f"  verdict: {vc.get('baseline')} → {vc.get('candidate')}")
     for s in doc.get("skipped") or []:
         lines.append(f"  skipped ({s['side']}) {text_safe(s['label'])}: {text_safe(s['reason'])}")
     for n in doc.get("notes") or []:
-        lines.append(f"  note: {text_safe(n, 200)}")
+        lines.append(f"  note: {text_safe(n, None)}")
     g = gate_line(doc)
     if g:
-        lines.append("  " + text_safe(g, 400))
+        lines.append("  " + text_safe(g, None))
     return lines
 
 
@@ -299,20 +299,26 @@ def render_compare_markdown(doc: dict) -> str:
         out.append(("**" + md_escape(g, 400) + "**") if loud else md_escape(g, 400))
     if cl:
         out += ["", md_escape(cl, 400)]
-    out += ["", "| metric | baseline | candidate | Δ | 95% CI | |", "|---|---:|---:|---:|---:|---|"]
+    out += ["", "| metric | baseline | candidate | Δ | 95% CI | change |",
+            "|---|---:|---:|---:|---:|---|"]
     md_limit = 12 if doc.get("explain") or doc.get("window_rates") else 22
-    for r in compare_rows(doc, limit=md_limit):
+    shown, every = compare_rows(doc, limit=md_limit), len(doc.get("metrics") or [])
+    for r in shown:
         mark = "**" if r.get("significant") else ""
         out.append(f"| {mark}{md_escape(r['label'], 60)}{mark} | {r['value_baseline']} | "
                    f"{r['value_candidate']} | {r['delta_text']} | {r['ci_text']} | {r['change_text']} |")
-    if any(r.get("change") == "n/a" for r in compare_rows(doc, limit=md_limit)):
+    if len(shown) < every:
+        out.append(f"\n<sub>Showing {len(shown)} of {every} metrics: the JSON (`metrics[]`) and "
+                   "the HTML report hold them all.</sub>")
+    if any(r.get("change") == "n/a" for r in shown):
         out.append(f"\n<sub>{NA_NOTE}</sub>")
     wl = window_rates_line(doc)
     if wl:
         out += ["", md_escape(wl, 300)]
         wrows = window_rate_rows(doc)[:10]
         if wrows:
-            out += ["", "| rate | baseline | candidate | Δ | 95% CI | |", "|---|---:|---:|---:|---:|---|"]
+            out += ["", "| rate | baseline | candidate | Δ | 95% CI | change |",
+                    "|---|---:|---:|---:|---:|---|"]
             for r in wrows:
                 out.append(f"| {md_escape(r['label'], 60)} | {r['value_baseline']} | "
                            f"{r['value_candidate']} | {r['delta_text']} | {r['ci_text']} | "

@@ -39,7 +39,8 @@ def _lane_label(lane: dict) -> str:
     dev = lane.get("device_id")
     if lane.get("stream_id") is None:
         return f"GPU {dev} · {lane.get('streams') or 0} more streams"
-    return f"GPU {dev} · stream {lane['stream_id']}" if lane["stream_id"] >= 0 else f"GPU {dev}"
+    return (f"GPU {dev} · stream {lane['stream_id']}" if lane["stream_id"] >= 0
+            else f"GPU {dev} · kernels")
 
 
 def _lane_paths(lane: dict, classes: list[str], n_cols: int, x0: float, tw: float, y: float

@@ -279,8 +279,8 @@ def render_markdown(view: dict) -> str:
     if replay:
         blocks.append((4, replay))
     t = v["trace"]
-    source = KINETO_LABEL if t.get("format") == KINETO_FORMAT else \
-        f"nsys {md_text(t['nsys_version'] or 'unknown', 20)}"
+    source = KINETO_LABEL if t.get("format") == KINETO_FORMAT else "Nsight Compute CSV" \
+        if t.get("format") == "ncu-csv" else f"nsys {md_text(t['nsys_version'] or 'unknown', 20)}"
     footer = (f"<sub>nsys-diag {md_text(v['tool']['version'], 20)} · {md_text(t['path'], 80)} · "
               f"{source} · {md_text(v['generated_at'], 40)}</sub>")
     blocks.append((0, [footer]))

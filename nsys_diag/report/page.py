@@ -245,7 +245,7 @@ def _metric_cards(v: dict) -> list[dict]:
     return cards
 
 
-def _verdict(v: dict) -> dict:
+def _verdict(v: dict, ncu_only: bool = False) -> dict:
     vd, steps = v["verdict"], v["steps"]
     code = vd["code"] or "insufficient_data"
     proj = replay_projection(v)
@@ -266,6 +266,8 @@ def _verdict(v: dict) -> dict:
         {"label": "GPU idle", "value": fmt_ms(v["gaps"]["total_ms"]) if v["gaps"]["available"] else MISSING,
          "note": (f"{fmt_count(v['gaps']['count'])} gaps" if v["gaps"]["available"] else "not computed")},
     ]
+    if ncu_only:  # kernels without a timeline: no step, busy or idle time to show
+        kpis = [k for k in kpis if k["label"] == "Tensor Cores"]
     return {"code": code, "title": VERDICT_TITLES.get(code, code), "tone": VERDICT_TONES.get(code, "warn"),
             "headline": vd["headline"] or "No headline in this analysis.",
             "confidence": vd["confidence"] or "unknown", "scale_advice": vd["scale_advice"],
@@ -296,7 +298,7 @@ def build_page(view: dict) -> dict:
         "ncu_only": ncu_only,
         "folded": _folded(ncu_only),
         "status": status,
-        "verdict": _verdict(v),
+        "verdict": _verdict(v, ncu_only),
         "warnings": warnings,
         "data_quality": v["data_quality"],
         "steps": v["steps"],

@@ -27,8 +27,9 @@ def md_code(text: object, limit: int = 60) -> str:
     return markdown_code_span(text, limit) or MISSING
 
 
-def text_safe(text: object, limit: int = 120) -> str:
-    """Terminal text, every non-printable character as '?' (``model.text.printable``)."""
+def text_safe(text: object, limit: int | None = 120) -> str:
+    """Terminal text, every non-printable character as '?' (``model.text.printable``); cut to
+    ``limit`` characters (None: whole — the line wraps, ``text.fit_line``)."""
     return printable(text, limit)
 
 

@@ -312,7 +312,9 @@ def comm_table(v: dict) -> dict:
 
 
 def memory_table(v: dict) -> dict:
-    rows = [[cell(d["device_id"], finite(d["device_id"])), cell(fmt_bytes(d["peak_bytes"]), finite(d["peak_bytes"])),
+    # the peak in the device size's binary units: one unit per row (torch.cuda reports GiB too)
+    rows = [[cell(d["device_id"], finite(d["device_id"])),
+             cell(fmt_device_memory(d["peak_bytes"]), finite(d["peak_bytes"])),
              cell(fmt_device_memory(d["device_bytes"]), finite(d["device_bytes"])),
              cell(fmt_share(d["peak_share"]), finite(d["peak_share"]), cls="has-meter", meter=meter(d["peak_share"]))]
             for d in v["memory"]["per_device"]]

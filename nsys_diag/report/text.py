@@ -61,8 +61,10 @@ def _header(v: dict) -> list[str]:
         which = "slowest" if scope.get("headline_by") == "step_time" else "busiest"
         win += (f" · process {scope.get('pid')} ({_c(scope.get('name'), 30)}), the {which} of "
                 f"{scope.get('process_count')}")
+    if t.get("format") == "ncu-csv":  # kernels without a timeline: no window to state
+        return [line]
     cover = (w.get("coverage") or {}).get("text")
-    return [line, win] + ([f"         {_c(cover, 200)}"] if cover else [])
+    return [line, win] + ([f"         {_c(cover)}"] if cover else [])
 
 
 def _verdict(v: dict) -> list[str]:
@@ -128,7 +130,7 @@ def _steps(v: dict) -> list[str]:
         extra.append(f"incomplete {step_list(s['incomplete'], 4)}")
     for o in (s.get("outliers") or [])[:3]:
         extra.append(f"outlier #{o['index']} {fmt_ms(o['duration_ms'])} "
-                     f"({o['ratio_to_median']:.1f}× median, {_c(o['reason'], 40)})")
+                     f"({o['ratio_to_median']:.1f}× median, {_c(o['reason'])})")
     if extra:
         out.append("         " + " · ".join(extra))
     return out
@@ -206,7 +208,7 @@ def _replay(v: dict) -> list[str]:
         return []
     priced = verdict_what_if(v)
     best = [priced] if priced is not None else what_if_rows(v)[:1]
-    fix = (f"; if {_c(best[0]['change'], 60)}: {best[0]['before']} → {best[0]['after']}"
+    fix = (f"; if {_c(best[0]['change'])}: {best[0]['before']} → {best[0]['after']}"
            if best else "")
     return ["", f"Replay   waits on {waits}{fix}"]
 

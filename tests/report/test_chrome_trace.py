@@ -67,6 +67,22 @@ def test_tracks_are_named_streams_idle_steps_and_phases(analysed):
     assert all((e["pid"], e["tid"]) in tracks for e in events)
 
 
+def test_each_track_has_one_name_and_kernels_never_share_the_idle_track(analysed):
+    """analyze reads no kernel stream column (stream -1): those kernels get a track of their own,
+    named for it, and no (pid, tid) is named twice."""
+    bundle, suite = analysed
+    doc = chrome_trace(bundle, suite)
+    named = [(e["pid"], e["tid"], e["args"]["name"]) for e in doc["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"]
+    assert len({(p, t) for p, t, _ in named}) == len(named)
+    idle = {(p, t) for p, t, n in named if n == "idle (gap cause)"}
+    kernels = {(e["pid"], e["tid"]) for e in _complete(doc)
+               if e["pid"] < 2_000_000 and e["cat"] not in ("idle", "memcpy", "memset")}
+    assert kernels and not kernels & idle
+    if (bundle.kernels["stream_id"] < 0).all():
+        assert "kernels (stream ids not read)" in {n for _, _, n in named}
+
+
 def test_capped_document_keeps_the_longest_and_says_so(analysed):
     bundle, suite = analysed
     full = _complete(chrome_trace(bundle, suite))

@@ -87,3 +87,16 @@ def test_a_change_that_rounds_to_zero_has_no_minus_sign():
     assert "(+100% of the delta)" in text
     assert _fmt_delta(busy) == "+0.0 pts (+0.0%)"
     assert _fmt_delta(dict(busy, delta=-0.012, delta_pct=-1.3)) == "-1.2 pts (-1.3%)"
+
+
+def test_the_markdown_tables_head_every_column_and_say_what_they_leave_out():
+    from nsys_diag.report.compare_render import render_compare_markdown
+
+    doc = _incomparable_doc(notes=["x" * 300])
+    md = render_compare_markdown(doc).splitlines()
+    head = next(line for line in md if line.startswith("| metric"))
+    assert all(cell.strip() for cell in head.strip("|").split("|"))
+    shown = sum(1 for line in md if line.startswith("| ") and not line.startswith("| metric"))
+    assert f"Showing {shown} of {len(doc['metrics'])} metrics" in "\n".join(md)
+    text = render_compare_text(doc)
+    assert any(("x" * 300) in line for line in text)  # a note is wrapped by the terminal, never cut

@@ -104,3 +104,13 @@ def test_fmt_value_infers_units_from_the_metric_name(metric, value, text):
 ])
 def test_fmt_signed_never_prints_minus_zero(x, decimals, text):
     assert fmt_signed(x, decimals) == text
+
+
+def test_the_memory_table_states_peak_and_device_size_in_one_unit():
+    from nsys_diag.report.tables import memory_table
+
+    v = {"memory": {"per_device": [{"device_id": 0, "peak_bytes": 32_212_254_720,
+                                    "device_bytes": 85_045_460_992, "peak_share": 0.379}]}}
+    row = memory_table(v)["rows"][0]
+    texts = [c["text"] if isinstance(c, dict) else str(c) for c in row]
+    assert texts[1] == "30 GiB" and texts[2].endswith("GiB")

@@ -73,3 +73,19 @@ def test_a_kernel_csv_shows_no_timeline_fields_and_no_step_warning(tmp_path):
     res = CliRunner().invoke(main, ["analyze", str(csv), "--no-html", "--json", "-"])
     view = __import__("json").loads(res.stdout)
     assert not [q for q in view["data_quality"] if q["code"] == "no_steps"]
+
+
+def test_an_ncu_csv_shows_no_step_busy_or_idle_figures(tmp_path):
+    """Kernels without a timeline: no Mean step / GPU busy / GPU idle tiles, no window line in the
+    terminal, and the footer names the format, not an nsys version."""
+    csv = write_ncu_csv(tmp_path / "k.csv", gpu_name="NVIDIA A100-SXM4-80GB")
+    html = _html(tmp_path, csv)
+    verdict = html[html.index('id="sec-verdict"'):]
+    verdict = verdict[:verdict.index("</section>")]
+    for tile in ("Mean step", "GPU compute busy", "GPU idle"):
+        assert tile not in verdict
+    md = tmp_path / "a.md"
+    res = CliRunner().invoke(main, ["analyze", str(csv), "--no-html", "--md", str(md)])
+    assert res.exit_code == 0, res.output
+    assert not any(line.startswith("window ") for line in res.output.splitlines())
+    assert "Nsight Compute CSV" in md.read_text() and "nsys unknown" not in md.read_text()

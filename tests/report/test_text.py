@@ -110,3 +110,26 @@ def test_fit_line_wraps_at_the_width_and_never_cuts():
     assert fit_line(line, None) == [line] and fit_line("short", 40) == ["short"]
     report = "report: " + long_word
     assert fit_line(report, 40) == [report]  # label: value lines are never broken
+
+
+def test_the_replay_line_states_the_priced_change_whole(tmp_path):
+    """Our own words are wrapped by the terminal, never cut: the what-if the verdict is priced by
+    appears whole on the Replay line (it was cut at 60 characters)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from conftest import SAMPLE_TRACES
+    from nsys_diag.cli import main
+
+    out = tmp_path / "a.json"
+    res = CliRunner().invoke(main, ["analyze", str(SAMPLE_TRACES / "worked_example.sqlite"),
+                                    "--no-html", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    wid = next(e["value"] for e in doc["verdict"]["evidence"] if e["metric"] == "replay.what_if")
+    change = next(w["change"] for w in doc["replay"]["what_if"] if w["id"] == wid)
+    assert len(change) > 60
+    replay = next(line for line in res.output.splitlines() if line.startswith("Replay"))
+    assert f"if {change}:" in replay
+

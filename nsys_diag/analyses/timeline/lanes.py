@@ -3,7 +3,9 @@
 The window is cut into at most ``MAX_COLUMNS`` equal columns (``bin_ns`` = the window ÷
 ``MAX_COLUMNS``, rounded up to a whole ns). A lane is one (device, stream): its kernels, by kernel
 category (``analyses/kernels/catalog.py``: GEMM, attention, communication — NCCL —, …), and its
-copies (memcpy and memset, class ``copy``). Per lane and column the analysis keeps the ns of each
+copies (memcpy and memset, class ``copy``). Kernels whose stream was not read (``stream_id`` -1:
+``analyze`` skips the kernels' stream column, perf) make one lane per device, beside their
+copies' stream lanes. Per lane and column the analysis keeps the ns of each
 class that ran there (integer ns, summed over the ops: ``window_bins.binned_sum``); the finish
 reduces a column to its *dominant* class (most ns) and its *occupancy* (ns of every class ÷ the
 column's width, capped at 1; 0 is idle), quantised to quarters so runs of like columns merge into
