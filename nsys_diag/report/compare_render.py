@@ -330,6 +330,8 @@ def render_compare_markdown(doc: dict) -> str:
             sig = " (significant)" if e.get("significant") else ""
             out.append(f"| {md_escape(e['label'], 70)}{sig} | {e['baseline_text']} | "
                        f"{e['candidate_text']} | {e['delta_text']} | {e['share_text']} |")
+        if len(rows) > 6:  # the rest in one row, so the rows add up to the delta
+            out.append(f"| {md_escape(_rest_line(rows[6:]), 300)} | | | | |")
     pl = predicted_line(doc)
     if pl:
         out += ["", md_escape(pl[:1].upper() + pl[1:], 400)]

@@ -1,9 +1,10 @@
 """The kernel-duration chart (``id="kernel-durations"``): how long one launch of each top kernel
 takes, from the per-name statistics the analysis JSON already holds (``kernels[]``: ``min_ns``,
-``median_ns``, ``mean_ns``, ``max_ns``).
+``p10_ns``, ``median_ns``, ``mean_ns``, ``p90_ns``, ``max_ns``).
 
 One row per kernel (the ``TOP_KERNELS`` with the most total time, in the JSON's order): a line
-from the shortest to the longest launch, a dot at the median, a tick at the mean, on one
+from the shortest to the longest launch, a box over the middle 80% of launches (p10 to p90, when
+the JSON has them), a dot at the median, a tick at the mean, on one
 logarithmic axis (launch times span decades: 2 µs element-wise kernels beside 20 ms GEMMs). A mean
 far right of the median shows a long tail. Coordinates are viewBox user units; the template only
 draws them.
@@ -56,15 +57,21 @@ def kernel_durations(v: dict) -> dict | None:
     out = []
     for i, (label, k, lo, med, mean, hi) in enumerate(rows):
         y = TOP + i * ROW_H + ROW_H / 2
+        p10, p90 = finite(k.get("p10_ns")), finite(k.get("p90_ns"))
+        box = p10 is not None and p90 is not None and 0 < p10 <= p90
         out.append({"label": _fit(label, LABEL_CHARS), "y": round(y, 1), "ty": round(y + 4, 1),
                     "x_min": x(lo), "x_max": x(hi), "x_median": x(med),
+                    "x_p10": x(p10) if box else None, "x_p90": x(p90) if box else None,
                     "x_mean": None if mean is None or mean <= 0 else x(mean),
                     "value": fmt_ns(med), "cls": "cat-" + slug(k.get("category")),
                     "title": (f"{k.get('name') or label}: {fmt_count(k.get('count'))} launches; min "
-                              f"{fmt_ns(lo)}, median {fmt_ns(med)}, mean {fmt_ns(mean)}, max {fmt_ns(hi)}")})
+                              f"{fmt_ns(lo)}, " + (f"p10 {fmt_ns(p10)}, " if box else "")
+                              + f"median {fmt_ns(med)}, mean {fmt_ns(mean)}, "
+                              + (f"p90 {fmt_ns(p90)}, " if box else "") + f"max {fmt_ns(hi)}")})
     step = 1 if d1 - d0 <= 6 else 2
     ticks = [{"x": x(10.0 ** d), "label": fmt_ns(10.0 ** d).replace(" ", "")} for d in range(d0, d1 + 1, step)]
     axis_y = TOP + len(out) * ROW_H + 4
     return {"width": WIDTH, "height": axis_y + AXIS_H, "rows": out, "x0": x0, "x1": x1,
             "value_x": WIDTH - 4, "axis_y": axis_y, "ticks": ticks,
-            "label": f"Launch durations of the top {len(out)} kernels (log scale): min to max, median dot"}
+            "label": f"Launch durations of the top {len(out)} kernels (log scale): min to max, "
+                     "p10 to p90 box, median dot"}

@@ -10,11 +10,13 @@ sideways, every table lies inside its card, no short word is broken over two lin
 leaves the chart and, at 800 px, none renders below 11 px. Reports: ``analyze`` on each sample
 trace and on a real export and an ncu-only CSV (``../shared/traces``, skipped when absent), a
 batch index, a batch index of a 4-rank job (its Ranks section), a compare report (with its
-step-time distribution chart) and the compare of a pair that is not comparable.
+step-time distribution chart), the compare of a pair that is not comparable, a compare of
+exports with long names and the report of a torch.profiler (Kineto) trace.
 """
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +65,17 @@ def reports(tmp_path_factory) -> dict[str, Path]:
     _cli("compare", str(REPO / "sample_traces" / "worked_example.sqlite"),
          str(REPO / "sample_traces" / "no_cuda.sqlite"), "-o", str(out / "compare_incomparable.html"))
     paths["compare_incomparable"] = out / "compare_incomparable.html"
+    # names as long as real ones (a path of run ids): the header wraps them, never cuts them
+    long_a = out / ("fastvideo_train_2xh100_2026.2_run_0123456789abcdef_rank0_before_fix"
+                    ".sqlite")
+    long_b = out / ("nvfuser_matmul_h200_2024.6_run_fedcba9876543210_rank0_after_fix.sqlite")
+    shutil.copy(REPO / "sample_traces" / "worked_example.sqlite", long_a)
+    shutil.copy(REPO / "sample_traces" / "overhead_bound.sqlite", long_b)
+    _cli("compare", str(long_a), str(long_b), "-o", str(out / "compare_long_names.html"))
+    paths["compare_long_names"] = out / "compare_long_names.html"
+    kineto = REPO / "sample_traces" / "healthy_tc.pt.trace.json.gz"
+    _cli("analyze", str(kineto), "-o", str(out / "kineto.html"))
+    paths["kineto"] = out / "kineto.html"
     if NCU.is_file():
         _cli("analyze", str(NCU), "-o", str(out / "real_ncu_only.html"))
         paths["real_ncu_only"] = out / "real_ncu_only.html"
@@ -102,7 +115,8 @@ def _audit(browser, html: Path, width: int) -> tuple[list[dict], list[str]]:
 
 
 KINDS = [t.stem for t in SAMPLES] + ["batch_index", "batch_ranks", "compare", "compare_incomparable",
-                                     "real_fastvideo", "real_ncu_only"]
+                                     "compare_long_names", "kineto", "real_fastvideo",
+                                     "real_ncu_only"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)

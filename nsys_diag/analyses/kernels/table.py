@@ -34,7 +34,8 @@ UNNAMED = "(unnamed)"
 """Name used for kernels whose name is missing."""
 
 NAME_TABLE_COLUMNS = ("name", "short_name", "count", "total_ns", "mean_ns", "median_ns", "min_ns",
-                      "max_ns", "share", "category", "tensor_core", "tc_basis", "tc_evidence")
+                      "max_ns", "p10_ns", "p90_ns", "share", "category", "tensor_core", "tc_basis",
+                      "tc_evidence")
 
 
 def filter_window(frame: pd.DataFrame, window) -> pd.DataFrame:
@@ -50,7 +51,8 @@ def kernel_name_stats(kernels: pd.DataFrame) -> pd.DataFrame:
     """One row per kernel name (``NAME_TABLE_COLUMNS``), sorted by ``total_ns`` descending.
 
     Vectorised: one grouping on the name's category codes; the catalogue runs once per name.
-    ``mean_ns``/``median_ns`` are rounded to integer ns.
+    ``mean_ns``/``median_ns`` are rounded to integer ns; ``p10_ns``/``p90_ns`` are launch
+    durations of the name (``quantiles_in_place``).
     """
     if kernels.empty:
         return empty_name_table()
@@ -58,21 +60,25 @@ def kernel_name_stats(kernels: pd.DataFrame) -> pd.DataFrame:
     return _name_stats(kernels, dur)
 
 
-def _median_in_place(x: np.ndarray) -> float:
-    """``np.median`` of a non-empty int64 array that may be reordered (no copy): the middle value,
-    or the mean of the two middle values, as pandas' groupby median computes it."""
+def quantiles_in_place(x: np.ndarray) -> tuple[float, int, int]:
+    """(median, p10, p90) of a non-empty int array that may be reordered (no copy; one partition).
+    The median as pandas' groupby median computes it (the middle value, or the mean of the two
+    middle values); p10 and p90 are durations that occur (nearest rank): the sorted values at
+    ``floor(0.1·(n−1))`` and ``ceil(0.9·(n−1))``."""
     n = x.size
-    if n % 2:
-        x.partition(n // 2)
-        return float(x[n // 2])
-    x.partition((n // 2 - 1, n // 2))
-    return (float(x[n // 2 - 1]) + float(x[n // 2])) / 2
+    lo = (n - 1) // 10  # floor(0.1·(n−1)) in integers; hi = ceil(0.9·(n−1))
+    hi = n - 1 - lo
+    mid = (n // 2,) if n % 2 else (n // 2 - 1, n // 2)
+    x.partition(sorted({lo, hi, *mid}))
+    med = float(x[mid[0]]) if n % 2 else (float(x[mid[0]]) + float(x[mid[1]])) / 2
+    return med, int(x[lo]), int(x[hi])
 
 
 def group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
     """Per distinct code, in order of first appearance (pandas ``groupby(sort=False)``):
-    ``code``, ``first_row``, ``count``, ``sum``, ``min``, ``max`` (int64) and ``median``
-    (float64, as pandas computes it: the middle value, or the mean of the two middle values).
+    ``code``, ``first_row``, ``count``, ``sum``, ``min``, ``max``, ``p10``, ``p90`` (int64) and
+    ``median`` (float64, as pandas computes it: the middle value, or the mean of the two middle
+    values); ``quantiles_in_place``.
 
     perf (bench): a stable (radix) argsort of the small-int codes gathers each name's durations
     once; ``reduceat`` and an in-place partition per name replace a pandas groupby with five
@@ -86,10 +92,11 @@ def group_stats(codes: np.ndarray, dur: np.ndarray) -> dict[str, np.ndarray]:
     stop = np.concatenate((bounds, [sc.size]))
     out = {"code": sc[first].astype(np.int64), "first_row": order[first].astype(np.int64),
            "count": (stop - first).astype(np.int64), "sum": np.add.reduceat(sd, first),
-           "min": np.minimum.reduceat(sd, first), "max": np.maximum.reduceat(sd, first),
-           # last: the partition reorders sd within each name's slice
-           "median": np.array([_median_in_place(sd[a:b]) for a, b in  # one slice per name
-                               zip(first.tolist(), stop.tolist())], np.float64)}
+           "min": np.minimum.reduceat(sd, first), "max": np.maximum.reduceat(sd, first)}
+    # last: the partition reorders sd within each name's slice
+    q = np.array([quantiles_in_place(sd[a:b]) for a, b in  # one slice per name
+                  zip(first.tolist(), stop.tolist())], np.float64).reshape(-1, 3)
+    out.update(median=q[:, 0], p10=q[:, 1].astype(np.int64), p90=q[:, 2].astype(np.int64))
     appearance = np.argsort(out["first_row"], kind="stable")
     return {k: v[appearance] for k, v in out.items()}
 
@@ -135,6 +142,8 @@ def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_val
         "median_ns": np.rint(g["median"]).astype(np.int64),
         "min_ns": g["min"],
         "max_ns": g["max"],
+        "p10_ns": g["p10"],
+        "p90_ns": g["p90"],
         "share": total / grand if grand > 0 else np.zeros(len(total)),
         "category": cat["category"].to_numpy(),
         "tensor_core": cat["tensor_core"].to_numpy(dtype=bool),
@@ -147,7 +156,7 @@ def table_from_groups(g: dict[str, np.ndarray], name_vals: np.ndarray, short_val
 
 def empty_name_table() -> pd.DataFrame:
     ints = {c: np.array([], dtype=np.int64) for c in ("count", "total_ns", "mean_ns", "median_ns",
-                                                      "min_ns", "max_ns")}
+                                                      "min_ns", "max_ns", "p10_ns", "p90_ns")}
     return pd.DataFrame({
         "name": np.array([], dtype=object), "short_name": np.array([], dtype=object), **ints,
         "share": np.array([], dtype=float), "category": np.array([], dtype=object),
@@ -212,6 +221,7 @@ class KernelsResult:
                 "count": int(r["count"]), "total_ns": int(r["total_ns"]),
                 "mean_ns": int(r["mean_ns"]), "median_ns": int(r["median_ns"]),
                 "min_ns": int(r["min_ns"]), "max_ns": int(r["max_ns"]),
+                "p10_ns": int(r["p10_ns"]), "p90_ns": int(r["p90_ns"]),
                 "share": fnum(r["share"]), "category": str(r["category"]),
                 "tensor_core": bool(r["tensor_core"]), "tc_basis": str(r["tc_basis"]),
                 "tc_evidence": str(r["tc_evidence"]),
@@ -324,7 +334,7 @@ def result_of_counts(table: pd.DataFrame, counts: tuple[int, int, int, int],
 # name's first appearance — and the short name it takes from its first row — is the in-memory
 # one when rows are in time order, as nsys writes them), gathers each name's slices of every
 # part into one array (4 more bytes per kernel: the merge holds 8 per kernel at its peak) and
-# reduces each name's run as ``group_stats`` does (sum, min, max, in-place median).
+# reduces each name's run as ``group_stats`` does (sum, min, max, in-place quantiles).
 @dataclass(frozen=True)
 class KernelsPart:
     """One chunk's owned window kernels: ``names`` (None for a missing name), ``shorts`` (the
@@ -430,9 +440,10 @@ def _small_mask(dur: np.ndarray, limit: int) -> np.ndarray:
     return dur < (np.uint32(limit) if dur.dtype == np.uint32 else limit)
 
 
-def _slice_stats(x: np.ndarray) -> tuple[int, int, int, float]:
-    """(sum, min, max, median) of one name's durations (reordered in place; sum in int64)."""
-    return int(x.sum(dtype=np.int64)), int(x.min()), int(x.max()), _median_in_place(x)
+def _slice_stats(x: np.ndarray) -> tuple[int, int, int, float, int, int]:
+    """(sum, min, max, median, p10, p90) of one name's durations (reordered in place; sum in
+    int64)."""
+    return (int(x.sum(dtype=np.int64)), int(x.min()), int(x.max())) + quantiles_in_place(x)
 
 
 def merged_groups(parts: list[KernelsPart]):
@@ -450,9 +461,10 @@ def merged_groups(parts: list[KernelsPart]):
     first = stop - count
     # per name, on its slice in place: an int64 reduceat would first widen every duration
     stats = np.array([_slice_stats(dur[a:b]) for a, b in  # one slice per name
-                      zip(first.tolist(), stop.tolist())], dtype=object).reshape(-1, 4)
+                      zip(first.tolist(), stop.tolist())], dtype=object).reshape(-1, 6)
     g = {"count": count, "sum": stats[:, 0].astype(np.int64), "min": stats[:, 1].astype(np.int64),
-         "max": stats[:, 2].astype(np.int64), "median": stats[:, 3].astype(np.float64)}
+         "max": stats[:, 2].astype(np.int64), "median": stats[:, 3].astype(np.float64),
+         "p10": stats[:, 4].astype(np.int64), "p90": stats[:, 5].astype(np.int64)}
     appearance = np.lexsort((np.array([r for _, r in firsts], np.int64),
                              np.array([p for p, _ in firsts], np.int64)))
     g = {k: v[appearance] for k, v in g.items()}
@@ -498,8 +510,8 @@ def window_kernel_table(kernels: pd.DataFrame, window, th: Thresholds, max_rows:
 
 
 KERNELS_SPEC = List(Obj({"name": "str", "short_name": "str", "count": "int", "total_ns": "int",
-                    "mean_ns": "int", "median_ns": "int", "max_ns": "int", "share": "share?",
-                    "category": "str", "tensor_core": "bool"},
+                    "mean_ns": "int", "median_ns": "int", "max_ns": "int", "p10_ns": "int?",
+                    "p90_ns": "int?", "share": "share?", "category": "str", "tensor_core": "bool"},
                    carried={"min_ns": "int", "tc_basis": "str", "tc_evidence": "str",
                             "tensor_pipe_pct": "num?", "sm_throughput_pct": "num?"},
                    optional=("tensor_pipe_pct", "sm_throughput_pct")),

@@ -60,6 +60,19 @@ def test_known_answers():
     assert res.category_share("communication") == 0.0
 
 
+def test_p10_and_p90_are_launch_durations_at_nearest_rank():
+    """Per name: the sorted durations at floor(0.1·(n−1)) and ceil(0.9·(n−1)) — durations that
+    occurred, so one launch of a kind is its own p10 and p90."""
+    t = analyze_kernels(_frame(), th=TH).table.set_index("name")
+    assert (t.loc[GEMM, "p10_ns"], t.loc[GEMM, "p90_ns"]) == (1 * MS, 3 * MS)  # n 3: ranks 0, 2
+    assert (t.loc[ADD, "p10_ns"], t.loc[ADD, "p90_ns"]) == (5 * US, 20 * US)  # n 4: ranks 0, 3
+    assert t.loc[SGEMM, "p10_ns"] == t.loc[SGEMM, "p90_ns"] == 4 * MS
+    many = kernels([dict(name=GEMM, start_ns=10 * MS * i, end_ns=10 * MS * i + (i + 1) * US)
+                    for i in range(21)])  # 1..21 µs: ranks 2 and 18
+    row = analyze_kernels(many, th=TH).to_json()["kernels"][0]
+    assert (row["p10_ns"], row["median_ns"], row["p90_ns"]) == (3 * US, 11 * US, 19 * US)
+
+
 def test_to_json_top_rows_and_total():
     res = analyze_kernels(_frame(), th=TH, max_rows=2)
     j = res.to_json()
