@@ -68,9 +68,9 @@ def quantiles_in_place(x: np.ndarray) -> tuple[float, int, int]:
     n = x.size
     lo = (n - 1) // 10  # floor(0.1·(n−1)) in integers; hi = ceil(0.9·(n−1))
     hi = n - 1 - lo
-    mid = (n // 2,) if n % 2 else (n // 2 - 1, n // 2)
-    x.partition(sorted({lo, hi, *mid}))
-    med = float(x[mid[0]]) if n % 2 else (float(x[mid[0]]) + float(x[mid[1]])) / 2
+    a, b = (n // 2, n // 2) if n % 2 else (n // 2 - 1, n // 2)  # the middle one or two
+    x.partition(sorted({lo, hi, a, b}))
+    med = (float(x[a]) + float(x[b])) / 2
     return med, int(x[lo]), int(x[hi])
 
 
