@@ -187,8 +187,9 @@ RANK_CHART_MAX_ROWS = 64
 
 
 def rank_steps_chart(ranks: dict) -> dict | None:
-    """The batch index's ``rank-steps`` strip plot: one row per rank (up to
-    ``RANK_CHART_MAX_ROWS``), a dot at its median step time and a tick at its mean, the
+    """The batch index's ``rank-steps`` box plot: one row per rank (up to
+    ``RANK_CHART_MAX_ROWS``) — a whisker from its shortest to its longest step, a box over its
+    middle half (p25 to p75), a dot at its median step time and a tick at its mean, the
     stragglers in the outlier colour, on one axis from 0 ms; None without two ranks with steps.
     Coordinates in the viewBox's user units (720 wide)."""
     from nsys_diag.model.jsonsafe import finite
@@ -200,7 +201,8 @@ def rank_steps_chart(ranks: dict) -> dict | None:
     rows = rows[:RANK_CHART_MAX_ROWS]
     width, label_w, value_w, row_h, top, axis_h = 720, 76, 84, 22, 8, 36
     x0, x1 = label_w, width - value_w
-    hi = max(max(float(r["median_step_ms"]), float(finite(r.get("mean_step_ms")) or 0.0)) for r in rows)
+    hi = max(max(float(r["median_step_ms"]), float(finite(r.get("mean_step_ms")) or 0.0),
+                 float(finite(r.get("max_step_ms")) or 0.0)) for r in rows)
     ticks = nice_ticks(0.0, hi * 1.05 or 1.0, 5)
     top_val = ticks[-1] or 1.0
 
@@ -211,12 +213,18 @@ def rank_steps_chart(ranks: dict) -> dict | None:
     for i, r in enumerate(rows):
         y = top + i * row_h + row_h / 2
         mean = finite(r.get("mean_step_ms"))
+        spread = [finite(r.get(k)) for k in ("min_step_ms", "p25_step_ms", "p75_step_ms",
+                                             "max_step_ms")]
+        box = None if any(v is None for v in spread) else [x(v) for v in spread]
         out.append({"label": f"rank {r.get('rank')}", "y": round(y, 1), "ty": round(y + 4, 1),
                     "x": x(r["median_step_ms"]), "mean_x": None if mean is None else x(mean),
+                    "box": box,
                     "value": fmt_ms(r["median_step_ms"]),
                     "cls": "pt-outlier" if r.get("straggler") else "pt-normal",
                     "title": (f"rank {r.get('rank')} ({r.get('label')}): median step {fmt_ms(r['median_step_ms'])}, "
                               f"mean {fmt_ms(mean)}, {r.get('steps')} steps"
+                              + (f", {fmt_ms(spread[0])} to {fmt_ms(spread[3])} (middle half "
+                                 f"{fmt_ms(spread[1])} to {fmt_ms(spread[2])})" if box else "")
                               + (", straggler" if r.get("straggler") else ""))})
     axis_y = top + len(rows) * row_h + 4
     return {"width": width, "height": axis_y + axis_h, "rows": out, "x0": x0, "x1": x1, "value_x": width - 4,

@@ -34,9 +34,11 @@ TRACE_ROW = Obj({
     "cached": "bool", "sha256": "str", "rank": "int?"})
 RANK_ROW = Obj({
     "rank": "int", "label": "str", "steps": "int", "median_step_ms": "num", "mean_step_ms": "num",
+    "min_step_ms": "num", "p25_step_ms": "num", "p75_step_ms": "num", "max_step_ms": "num",
     "z": "num", "phase_ms": _MS_MAP, "phase_shares": Map("share?"), "comm_ms": "num?",
     "start_skew_ms": "num?", "straggler": "bool", "phase_gpu_ms": _MS_MAP, "gaps_ms": _MS_MAP},
-    optional=("phase_gpu_ms", "gaps_ms"))
+    optional=("phase_gpu_ms", "gaps_ms", "min_step_ms", "p25_step_ms", "p75_step_ms",
+              "max_step_ms"))
 STRAGGLER = Obj({
     "rank": "int", "label": "str", "kind": Enum("phase", "step_time"), "median_step_ms": "num",
     "z": "num?", "excess_pct": "num?", "phase": "str?", "phase_excess_ms": "num?"},

@@ -386,6 +386,14 @@ def _slowest_per_step(ranks: list[RankInput], common: np.ndarray, mat: np.ndarra
             for i in np.argsort(-counts, kind="stable") if counts[i] > 0][:5]
 
 
+def _spread_of(step_ms: np.ndarray) -> dict[str, float]:
+    """A rank's step-time distribution (ms): shortest, quartiles (linear interpolation, as
+    ``numpy.quantile``) and longest step — the box of the index's ``rank-steps`` chart."""
+    q1, q3 = np.quantile(step_ms, (0.25, 0.75))
+    return {"min_step_ms": float(step_ms.min()), "p25_step_ms": float(q1),
+            "p75_step_ms": float(q3), "max_step_ms": float(step_ms.max())}
+
+
 def _rank_rows(ranks: list[RankInput], med_step: np.ndarray, mean_step: np.ndarray, z: np.ndarray,
                phases: list[str], phase_mat: np.ndarray, comm: np.ndarray,
                skew: np.ndarray | None, flagged: set[int]) -> list[dict]:
@@ -396,6 +404,7 @@ def _rank_rows(ranks: list[RankInput], med_step: np.ndarray, mean_step: np.ndarr
             "rank": r.rank, "label": r.label,
             "steps": int(np.asarray(r.step_ms).size),
             "median_step_ms": float(med_step[i]), "mean_step_ms": float(mean_step[i]),
+            **_spread_of(np.asarray(r.step_ms, dtype=float)),
             "z": float(z[i]),
             "phase_ms": {p: float(phase_mat[i, j]) for j, p in enumerate(phases)},
             "phase_shares": {p: (float(phase_mat[i, j]) / total if total > 0 else None)
