@@ -84,8 +84,7 @@ from nsys_diag.analyses.diagnosis.pricing import (Saving, as_not_limiting, made_
                                                   not_limiting, per_of, top_savings_words)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.analyses.diagnosis.scale_advice import scale_advice
-from nsys_diag.model.vocabulary import (
-                                        NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
+from nsys_diag.model.vocabulary import (NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
                                         NSYS_EXPORT_SQLITE, NSYS_TRACE_CUDA_NVTX)
 
 __all__ = ["Evidence", "Finding", "Verdict", "VerdictInputs", "diagnose"]

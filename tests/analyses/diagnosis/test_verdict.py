@@ -391,6 +391,9 @@ def test_nothing_saves_enough_is_no_dominant_cause_with_what_the_step_waits_on()
     assert "waits on host CPU 55%, GPU compute 35%" in v.headline
     assert "no_host_sync 40.0 ms (5%)" in v.headline and "no_launch_overhead 8.0 ms" in v.headline
     assert "overhead_bound" in v.secondary  # the fired (priced) sync finding stays listed
+    rows = {e.metric: e.value for e in v.evidence}  # the headline's numbers are evidence rows
+    assert rows["replay.waits_on"] == "host CPU 55%, GPU compute 35%"
+    assert "no_host_sync 40.0 ms (5%)" in rows["replay.top_savings"]
 
 
 def test_a_fired_finding_no_what_if_models_decides_by_its_measured_cost():
