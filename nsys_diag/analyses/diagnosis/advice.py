@@ -197,7 +197,14 @@ CAPTURE_RANGE = (
                    ("kineto", KINETO_ADVICE_STEADY_STATE))),
     Rule("Or mark the steps with an NVTX range and capture only it: nsys profile "
          "--capture-range=nvtx --nvtx-capture=RANGE (e.g. train_step).", ("kernels.count",),
-         variants=(("kineto", KINETO_ADVICE_SKIP_FIRST),)),
+         variants=(("kineto", KINETO_ADVICE_SKIP_FIRST),
+                   *((fw, "Or mark each iteration of the main loop with an NVTX range "
+                           "(nvtxRangePushA/nvtxRangePop) and capture only it: nsys profile "
+                           "--capture-range=nvtx --nvtx-capture=RANGE (e.g. iteration).")
+                     for fw in NATIVE_FLAVOURS),
+                   ("neutral", "Or mark each iteration of the main loop with an NVTX range and "
+                               "capture only it: nsys profile --capture-range=nvtx "
+                               "--nvtx-capture=RANGE (e.g. iteration)."))),
     Rule("Or skip the start-up with nsys profile --delay=SECONDS --duration=SECONDS.",
          ("kernels.count",), variants=(("kineto", KINETO_ADVICE_LATE_START),)),
 )

@@ -27,3 +27,14 @@ def test_every_latency_rule_offered_to_a_cuda_program_runs_its_binary():
     texts = [worded(r, "cuda") for r in ADVICE["latency"]]
     assert any(t and "ncu " in t for t in texts)
     assert not any(t and EXAMPLE_PYTHON_RUN in t for t in texts)
+
+
+def test_the_nvtx_capture_range_advice_names_the_loop_of_the_program_that_ran():
+    from nsys_diag.analyses.diagnosis.advice import CAPTURE_RANGE, worded
+
+    nvtx = CAPTURE_RANGE[1]
+    assert "train_step" in worded(nvtx, "pytorch")
+    for flavour in ("cuda", "openmp_offload", "openacc"):
+        text = worded(nvtx, flavour)
+        assert "nvtxRangePushA" in text and "train_step" not in text
+    assert "train_step" not in worded(nvtx, "neutral") and "nvtxRangePushA" not in worded(nvtx, "neutral")
