@@ -38,7 +38,7 @@ import pandas as pd
 from nsys_diag.analyses.arrays import take_rows
 from nsys_diag.analyses.engine.context import ChunkInputs
 from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI
-from nsys_diag.analyses.gaps.evidence import NON_BLOCKING_SYNC_RE, ApiNames, name_mask
+from nsys_diag.analyses.gaps.rows import NON_BLOCKING_SYNC_RE, ApiNames, name_mask
 
 
 def _blocking_records(sync: pd.DataFrame) -> np.ndarray:

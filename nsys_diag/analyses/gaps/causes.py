@@ -13,7 +13,7 @@ Gaps
 Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in this order)
     Each idle nanosecond goes to exactly one cause: the first, in this precedence order, whose
     evidence covers it. "Host" means any thread of the process; API names are CUDA runtime/driver
-    calls (``gap_evidence.py`` holds the name patterns):
+    calls (``gaps/rows.py`` holds the name patterns):
 
     1. ``startup`` — before the process's first kernel (its first kernel over the whole export,
        not just the window) while no copy or memset of the process runs on that device (a copy
@@ -92,11 +92,11 @@ from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, gap_evidence_rows,
                                            other_phase_ns, other_top_frames)
-from nsys_diag.analyses.gaps.evidence import (LAUNCH_API_RE, SYNC_API_RE, EvidenceRows, GapEvidence,
-                                             cut_at, gap_evidence, phase_spans, split_by_phase,
-                                             startup_without_copies)
+from nsys_diag.analyses.gaps.evidence import (GapEvidence, cut_at, gap_evidence, phase_spans,
+                                             split_by_phase, startup_without_copies)
 from nsys_diag.analyses.gaps.evidence import launched_late as _launched_late
-from nsys_diag.analyses.gaps.evidence import name_mask as _name_mask
+from nsys_diag.analyses.gaps.rows import LAUNCH_API_RE, SYNC_API_RE, EvidenceRows
+from nsys_diag.analyses.gaps.rows import name_mask as _name_mask
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
-from nsys_diag.analyses.gaps.evidence import EvidenceRows
+from nsys_diag.analyses.gaps.rows import EvidenceRows
 from nsys_diag.model.vocabulary import GAP_CAUSES
 
 TOP_FRAMES = 5

@@ -51,9 +51,9 @@ from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, de
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
                                            other_frame_counts, other_phase_ns, top_frames,
                                            weights_detail)
-from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, HOST_IO_RE, ApiNames,
-                                             EvidenceRows, GapEvidence, fixed, gap_evidence,
-                                             labelled, name_mask)
+from nsys_diag.analyses.gaps.evidence import BEFORE_FIRST_KERNEL, GapEvidence, gap_evidence
+from nsys_diag.analyses.gaps.rows import (HOST_IO_RE, ApiNames, EvidenceRows, fixed, labelled,
+                                         name_mask)
 from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
                                      all_gaps, device_causes, gap_histogram, host_rows, named_spans,
                                      top_gaps,

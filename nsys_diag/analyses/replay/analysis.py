@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.gaps.evidence import HOST_IO_RE, name_mask
+from nsys_diag.analyses.gaps.rows import HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay import scaling as S
 from nsys_diag.analyses.replay import whatif as W

@@ -7,20 +7,21 @@ import pandas as pd
 import pytest
 
 from nsys_diag.analyses.gaps import evidence as E
+from nsys_diag.analyses.gaps import rows as R
 
 
-@pytest.mark.parametrize("rx", [E.COMM_NAME_RE, E.INIT_RANGE_RE, E.SYNC_API_RE, E.MEM_API_RE,
-                                E.HOST_IO_RE, E.ENQUEUE_API_RE])
+@pytest.mark.parametrize("rx", [R.COMM_NAME_RE, R.INIT_RANGE_RE, R.SYNC_API_RE, R.MEM_API_RE,
+                                R.HOST_IO_RE, R.ENQUEUE_API_RE])
 def test_arrow_and_python_name_classification_agree(rx, monkeypatch):
     names = ["MPI_Recv", "ncclAllReduce", "aten::broadcast_tensors", "all_gather_into_tensor",
              "KernelExecutor::compileFusion", "executor_utils::NVRTC", "cudaMalloc", "read",
              "cudaStreamSynchronize", "cudaMemcpyAsync", "cudaMemcpy", "poll", "forward",
              "FSDP::pre_forward", "cuLaunchKernelEx", "Barrier wait", ""]
-    names += [f"op_{i}, op_id = {i}" for i in range(E.ARROW_MIN_CATEGORIES)]
+    names += [f"op_{i}, op_id = {i}" for i in range(R.ARROW_MIN_CATEGORIES)]
     col = pd.Series(names, dtype="category")
-    arrow = E.name_mask(col, rx, exclude=E.ATEN_RE)
-    monkeypatch.setattr(E, "ARROW_MIN_CATEGORIES", 10 ** 9)
-    python = E.name_mask(col, rx, exclude=E.ATEN_RE)
+    arrow = R.name_mask(col, rx, exclude=R.ATEN_RE)
+    monkeypatch.setattr(R, "ARROW_MIN_CATEGORIES", 10 ** 9)
+    python = R.name_mask(col, rx, exclude=R.ATEN_RE)
     assert arrow.tolist() == python.tolist()
     assert python[:17].any()
 
@@ -28,12 +29,12 @@ def test_arrow_and_python_name_classification_agree(rx, monkeypatch):
 def test_classifications():
     col = pd.Series(["MPI_Recv", "ncclAllReduce", "aten::broadcast_tensors", "c10d::allreduce_",
                      "forward", "Barrier"], dtype="category")
-    assert E.name_mask(col, E.COMM_NAME_RE, exclude=E.ATEN_RE).tolist() == \
+    assert R.name_mask(col, R.COMM_NAME_RE, exclude=R.ATEN_RE).tolist() == \
         [True, True, False, True, False, True]
     api = pd.DataFrame({"name": pd.Series(["cudaLaunchKernel", "cudaMemcpy", "cudaMalloc",
                                            "cuLibraryLoadData", "cudaFuncGetAttributes"],
                                           dtype="category")})
-    n = E.ApiNames(api)
+    n = R.ApiNames(api)
     assert n.mask("launch").tolist() == [True, False, False, False, False]
     assert n.mask("enqueue").tolist() == [True, True, False, False, False]
     assert n.mask("sync").tolist() == [False, True, False, False, False]
@@ -42,7 +43,7 @@ def test_classifications():
 
 
 def test_cut_at_stops_each_interval_at_the_next_stop_after_its_start():
-    rows = E.fixed([10, 50, 90], [40, 80, 95], "after x returned")
+    rows = R.fixed([10, 50, 90], [40, 80, 95], "after x returned")
     cut = E.cut_at(rows, np.array([20, 50, 100], np.int64))
     assert cut.starts.tolist() == [10, 90] and cut.ends.tolist() == [20, 95]  # [50, 50) is empty
 
@@ -51,7 +52,7 @@ def test_labelled_rows_strip_op_ids_and_find_the_best_overlap():
     nv = pd.DataFrame({"start_ns": [0, 30], "end_ns": [20, 60],
                        "text": pd.Series(["FSDP::pre_forward, op_id = 7", "MPI_Send"],
                                          dtype="category")})
-    rows = E.labelled(nv, np.array([True, True]), "text", "{} (NVTX)")
+    rows = R.labelled(nv, np.array([True, True]), "text", "{} (NVTX)")
     assert set(rows.labels) == {"FSDP::pre_forward (NVTX)", "MPI_Send (NVTX)"}
     assert rows.best(10, 40) == ("FSDP::pre_forward (NVTX)", 10)
     assert rows.best(35, 100) == ("MPI_Send (NVTX)", 25)
@@ -64,8 +65,8 @@ def test_labelled_rows_strip_op_ids_and_find_the_best_overlap():
 def test_startup_before_the_first_kernel_leaves_out_the_programs_copies():
     import numpy as np
 
-    from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, EvidenceRows,
-                                                  startup_without_copies)
+    from nsys_diag.analyses.gaps.evidence import BEFORE_FIRST_KERNEL, startup_without_copies
+    from nsys_diag.analyses.gaps.rows import EvidenceRows
 
     rows = EvidenceRows.build(np.array([0, 10]), np.array([100, 20]), np.array([0, 1]),
                               (BEFORE_FIRST_KERNEL, "cuInit"))
