@@ -266,6 +266,13 @@ CRITICAL_PATH_WAIT_KINDS = ("blocking_wait", "host_cpu", "launch", "memory_manag
 """The critical-path kinds that are waits — the GPU's compute is not what the step waits on
 there (``replay.critical_path_segments[]``, the whole-run timeline's "critical path waits")."""
 
+# ------------------------------------------------------------------ Nsight Compute CSV alone
+NCU_CSV_FORMAT = "ncu-csv"
+"""``trace.format`` of an Nsight Compute CSV analysed alone (kernels, no timeline)."""
+
+NCU_CSV_LABEL = "Nsight Compute CSV"
+"""How reports name that format (the terminal header, the Markdown footer)."""
+
 # ------------------------------------------------------------- PyTorch profiler (Kineto) traces
 KINETO_FORMAT = "kineto"
 """``trace.format`` of a PyTorch profiler (Kineto) Chrome-trace JSON."""

@@ -58,12 +58,11 @@ def kernel_durations(v: dict) -> dict | None:
     for i, (label, k, lo, med, mean, hi) in enumerate(rows):
         y = TOP + i * ROW_H + ROW_H / 2
         p10, p90 = finite(k.get("p10_ns")), finite(k.get("p90_ns"))
-        box = p10 is not None and p90 is not None and 0 < p10 <= p90
-        p10, p90 = (p10, p90) if box else (None, None)
+        # (p10, p90); None for rows written before the quantiles
+        box = (p10, p90) if p10 is not None and p90 is not None and 0 < p10 <= p90 else None
         out.append({"label": _fit(label, LABEL_CHARS), "y": round(y, 1), "ty": round(y + 4, 1),
                     "x_min": x(lo), "x_max": x(hi), "x_median": x(med),
-                    "x_p10": x(p10) if p10 is not None else None,
-                    "x_p90": x(p90) if p90 is not None else None,
+                    "x_p10": x(box[0]) if box else None, "x_p90": x(box[1]) if box else None,
                     "x_mean": None if mean is None or mean <= 0 else x(mean),
                     "value": fmt_ns(med), "cls": "cat-" + slug(k.get("category")),
                     "title": (f"{k.get('name') or label}: {fmt_count(k.get('count'))} launches; min "

@@ -13,7 +13,7 @@ flattened, ``&``/``<``/``>`` turned into entities (so ``<b>`` shows as text), Ma
 """
 from __future__ import annotations
 
-from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
+from nsys_diag.report.render_common import format_label, kernels_only
 from nsys_diag.report.replay_render import (capture_hints, fidelity_text, pace_note,
                                             projection as verdict_projection, waits_on_text,
                                             what_if_rows)
@@ -236,7 +236,7 @@ def render_markdown(view: dict) -> str:
     numbers = _key_numbers(v)
     if numbers:
         blocks.append((1, [numbers]))
-    kernel_only = (v.get("trace") or {}).get("format") == "ncu-csv"
+    kernel_only = kernels_only(v.get("trace") or {})
     roofline = _roofline_table(v)
     if roofline:  # an ncu-only input leads with it; joined, it ranks below the phase table
         blocks.append((1 if kernel_only else 3, roofline))
@@ -279,8 +279,7 @@ def render_markdown(view: dict) -> str:
     if replay:
         blocks.append((4, replay))
     t = v["trace"]
-    source = KINETO_LABEL if t.get("format") == KINETO_FORMAT else "Nsight Compute CSV" \
-        if t.get("format") == "ncu-csv" else f"nsys {md_text(t['nsys_version'] or 'unknown', 20)}"
+    source = format_label(t) or f"nsys {md_text(t['nsys_version'] or 'unknown', 20)}"
     footer = (f"<sub>nsys-diag {md_text(v['tool']['version'], 20)} · {md_text(t['path'], 80)} · "
               f"{source} · {md_text(v['generated_at'], 40)}</sub>")
     blocks.append((0, [footer]))

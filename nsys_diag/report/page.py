@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL, NCU_CSV_FORMAT
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES, hint_for
+from nsys_diag.report.render_common import kernels_only
 from nsys_diag.report.replay_render import projection as replay_projection, replay_page
 from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
 from nsys_diag.report.clean import (
@@ -119,7 +120,7 @@ def _section_status(v: dict) -> dict:
     return status
 
 
-NCU_FORMATS = ("ncu-csv",)
+NCU_FORMATS = (NCU_CSV_FORMAT,)
 """``trace.format`` values of a kernel-only input (an Nsight Compute CSV analysed alone)."""
 NCU_LEAD = ("verdict", "roofline", "kernels")
 """An ncu-only page leads with these, in this order."""
@@ -427,7 +428,7 @@ def _capture(v: dict) -> list[dict]:
         analysed = [{"label": "Analysed process", "value": who}]
     head = analysed + [{"label": "Trace", "value": t["path"] or MISSING},
                        {"label": "Format", "value": t["format"] or MISSING}]
-    if t["format"] == "ncu-csv":  # a kernel CSV has no nsys version, schema, timeline or window
+    if kernels_only(t):  # a kernel CSV has no nsys version, schema, timeline or window
         return head + ([{"label": "Processes", "value": procs}] if procs else [])
     return head + [
         {"label": "nsys version", "value": KINETO_LABEL if t["format"] == KINETO_FORMAT

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from nsys_diag.model.text import markdown_cell, markdown_code_span, printable
+from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL, NCU_CSV_FORMAT, NCU_CSV_LABEL
 from nsys_diag.report.clean import clean_text
 from nsys_diag.report.formatting import MISSING
 
@@ -25,6 +26,17 @@ def md_escape(text: object, limit: int = 80) -> str:
 def md_code(text: object, limit: int = 60) -> str:
     """Content for an inline code span (``model.text.markdown_code_span``); empty → '—'."""
     return markdown_code_span(text, limit) or MISSING
+
+
+def format_label(trace: dict) -> str | None:
+    """How the reports name a trace's format when it is not an nsys export (the renderer then
+    states the nsys version itself): the Kineto and ncu-CSV labels, else None."""
+    return {KINETO_FORMAT: KINETO_LABEL, NCU_CSV_FORMAT: NCU_CSV_LABEL}.get(str(trace.get("format") or ""))
+
+
+def kernels_only(trace: dict) -> bool:
+    """The input is an Nsight Compute CSV alone: kernels, no timeline."""
+    return trace.get("format") == NCU_CSV_FORMAT
 
 
 def text_safe(text: object, limit: int | None = 120) -> str:

@@ -6,7 +6,7 @@ not (``fit_line`` wraps a line to the terminal, it never cuts).
 """
 from __future__ import annotations
 
-from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL
+from nsys_diag.report.render_common import format_label, kernels_only
 from nsys_diag.report.replay_render import (projection as verdict_projection, verdict_what_if,
                                             waits_on_text, what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
@@ -48,12 +48,7 @@ def _header(v: dict) -> list[str]:
     gpu_txt = f"{len(gpus)} GPU" + ("s" if len(gpus) != 1 else "") + (f" ({', '.join(names)})"
                                                                        if names else "")
     w = v.get("window") or {}
-    if t.get("format") == "ncu-csv":
-        source = "Nsight Compute CSV"
-    elif t.get("format") == KINETO_FORMAT:
-        source = KINETO_LABEL
-    else:
-        source = f"nsys {_c(t.get('nsys_version') or 'version unknown')}"
+    source = format_label(t) or f"nsys {_c(t.get('nsys_version') or 'version unknown')}"
     line = f"nsys-diag · {_c(t.get('path'), 60)} · {source}" + (f" · {gpu_txt}" if gpus else "")
     win = f"window {fmt_ms(w.get('duration_ms'))} ({w.get('source', '?')})"
     scope = v.get("scope") or {}
@@ -61,7 +56,7 @@ def _header(v: dict) -> list[str]:
         which = "slowest" if scope.get("headline_by") == "step_time" else "busiest"
         win += (f" · process {scope.get('pid')} ({_c(scope.get('name'), 30)}), the {which} of "
                 f"{scope.get('process_count')}")
-    if t.get("format") == "ncu-csv":  # kernels without a timeline: no window to state
+    if kernels_only(t):  # kernels without a timeline: no window to state
         return [line]
     cover = (w.get("coverage") or {}).get("text")
     return [line, win] + ([f"         {_c(cover)}"] if cover else [])
@@ -262,7 +257,7 @@ def render_text(view: dict) -> str:
     An ncu-only input (no timeline) shows the verdict and the roofline table, not the empty
     timeline sections.
     """
-    kernel_level_only = (view.get("trace") or {}).get("format") == "ncu-csv"
+    kernel_level_only = kernels_only(view.get("trace") or {})
     timeline = [] if kernel_level_only else (_steps(view) + _phases(view) + _gpu(view)
                                              + _gaps(view) + _replay(view) + _processes(view))
     lines = (_header(view) + _verdict(view) + _findings(view) + timeline + _roofline(view)

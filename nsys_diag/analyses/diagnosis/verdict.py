@@ -515,10 +515,10 @@ def diagnose(x: VerdictInputs, th: Thresholds | None = None) -> Verdict:
         fs.append(chosen)
     conf = _confidence(x, th, conf, chosen)
     # abstaining: the findings stay listed, but no secondary verdict or advice is argued from them
+    # (nor from the ones not limiting: as_not_limiting left them at severity info)
     others = [] if chosen.code == "insufficient_data" else [
         f for f in fs if f is not chosen and f.fired and f.severity != "info"
-        and f.code != "insufficient_data"
-        and not not_limiting(f, x.savings, th.limiting_min_saving_share)]
+        and f.code != "insufficient_data"]
     others.sort(key=lambda f: (-_saves(x, f), -f.cost))
     secondary = tuple(dict.fromkeys(f.code for f in others if f.code != chosen.code))
     advice = list(chosen.advice)

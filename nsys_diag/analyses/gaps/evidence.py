@@ -387,8 +387,8 @@ def long_launch_rows(api: pd.DataFrame, names: ApiNames, dev_gaps: dict, max_sho
     """The kernel/graph launch calls (labelled by API name) that overlap a gap longer than
     ``max_short_ns`` on any device: a launch call that outlasts the queued work (a module loaded
     or code compiled at first launch, a driver stall) holds the GPU idle for the time it covers.
-    perf (bench: 2M launch rows): one ``searchsorted`` of the launch rows' ends into the long
-    gaps, merged over the devices; only the calls that touch one are kept."""
+    perf (bench: 2M launch rows): the launch rows against the long gaps merged over the devices
+    (``intervals.overlaps_merged``), a block at a time; only the calls that touch one are kept."""
     if not len(api) or not dev_gaps:
         return EvidenceRows.none()
     gs = np.concatenate([g[0] for g in dev_gaps.values()])
@@ -401,8 +401,7 @@ def long_launch_rows(api: pd.DataFrame, names: ApiNames, dev_gaps: dict, max_sho
     starts, ends = api["start_ns"].to_numpy(np.int64), api["end_ns"].to_numpy(np.int64)
     for a in range(0, mask.size, LONG_LAUNCH_BLOCK):  # perf (bench): bounded temporaries
         rows = a + np.flatnonzero(mask[a:a + LONG_LAUNCH_BLOCK])
-        j = np.searchsorted(ls, ends[rows], side="left") - 1  # last long gap starting before
-        mask[rows] = (j >= 0) & (le[np.maximum(j, 0)] > starts[rows])  # the call's end
+        mask[rows] = iv.overlaps_merged(starts[rows], ends[rows], ls, le)
     return labelled(api, mask, "name", "{}") if mask.any() else EvidenceRows.none()
 
 

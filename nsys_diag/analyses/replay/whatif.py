@@ -61,7 +61,7 @@ was replayed (warm-up only): the plain mean over the replayed steps and their me
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -525,14 +525,17 @@ def price(w: StepWindow) -> dict[str, int]:
     (``data``) and, per what-if, whether it changed anything (``CHANGED``): summed over a step's
     slices, then ``finish``-ed."""
     out: dict[str, int] = {}
-    for wid, f in {**PRICERS, "instant_input": None}.items():  # eleven what-ifs
-        before = len(w.reruns)
-        if f is None:
-            out[wid], out["data"] = instant_input(w)
-        else:
-            out[wid] = f(w)
-        out[CHANGED + wid] = int(len(w.reruns) > before)
+    for wid, f in PRICERS.items():  # ten what-ifs
+        out[wid], out[CHANGED + wid] = _changing(w, f)
+    (out["instant_input"], out["data"]), out[CHANGED + "instant_input"] = \
+        _changing(w, instant_input)
     return out
+
+
+def _changing(w: StepWindow, what_if: Callable[[StepWindow], Any]) -> tuple[Any, int]:
+    """(``what_if(w)``, 1 when it replayed a changed model of the step, else 0)."""
+    before = len(w.reruns)
+    return what_if(w), int(len(w.reruns) > before)
 
 
 def finish(raw: dict[str, int]) -> dict[str, int]:

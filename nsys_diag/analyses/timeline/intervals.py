@@ -315,6 +315,20 @@ def overlaps_any(starts, ends, win_starts, win_ends, *, rows: np.ndarray | None 
     return (i > 0) & hit & (we > ws)
 
 
+def overlaps_merged(starts, ends, merged_starts, merged_ends) -> np.ndarray:
+    """Per interval ``[s, e)``: does it overlap (for a positive length) one of the **disjoint,
+    sorted** intervals ``merged_*``? The reverse question of ``overlaps_any`` (equals
+    ``covered_length_per_window_merged(merged…, starts, ends) > 0``). perf (bench: 2M launch calls
+    against the long gaps): one ``searchsorted`` per interval — the last merged interval
+    starting before its end is the only one that can overlap it."""
+    s, e = _as_i64(starts), _as_i64(ends)
+    ms, me = _as_i64(merged_starts), _as_i64(merged_ends)
+    if ms.size == 0 or s.size == 0:
+        return np.zeros(s.size, bool)
+    j = np.searchsorted(ms, e, side="left") - 1
+    return (j >= 0) & (me[np.maximum(j, 0)] > s) & (e > s)
+
+
 def containing_interval(points, starts, ends) -> np.ndarray:
     """Index of the interval containing each point, for **disjoint** sorted intervals; -1 if none.
 

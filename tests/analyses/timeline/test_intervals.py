@@ -189,3 +189,15 @@ def test_covered_length_touched_equals_the_dense_search(seed):
     dense = iv.covered_length_per_window_merged(us, ue, gs, ge)
     assert (np.diff(idx) > 0).all() and (ns > 0).all()
     assert idx.tolist() == np.flatnonzero(dense).tolist() and ns.tolist() == dense[idx].tolist()
+
+
+def test_overlaps_merged_is_covered_length_above_zero():
+    rng = np.random.default_rng(3)
+    starts = np.sort(rng.integers(0, 20_000, 60))
+    ms, me = iv.merge_intervals(starts, starts + rng.integers(1, 400, starts.size))
+    s = rng.integers(0, 20_500, 2_000)
+    e = s + rng.integers(0, 300, s.size)  # zero-length ones too
+    want = iv.covered_length_per_window_merged(ms, me, s, e) > 0
+    assert iv.overlaps_merged(s, e, ms, me).tolist() == want.tolist()
+    assert iv.overlaps_merged([5], [9], [9], [12]).tolist() == [False]  # touching is no overlap
+    assert iv.overlaps_merged([5], [9], [], []).tolist() == [False]
