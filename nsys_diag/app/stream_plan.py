@@ -6,14 +6,19 @@ which is a measurement on typical exports; an export of another shape can need m
 row (measured: 1.8× with two GPU processes, whose rows are split per process; 2.2× with rows in
 no time order, which the analyses sort). ``BudgetGuard`` corrects for it while the pass runs:
 
-* the first chunk is a probe of half the planned rows;
+* the first chunk is a probe of half the planned rows (its cost per row, which carries the
+  pass's one-time costs, stands until a later chunk sets a peak);
 * after a chunk that raised the process's peak memory, that peak over the memory before the
   pass, per row of the chunk, is the measured cost of a row (an over-estimate: it includes what
   the pass keeps across chunks — on the safe side);
 * when the budget (``GUARD_SHARE`` of it, less the memory before the pass and what the pass
   keeps by its end: ``retained`` bytes) allows fewer rows than the chunks left hold, the rest
   of the export is re-planned in smaller chunks (at most ``MAX_SPLIT`` times smaller than
-  planned) — never larger, so a pass only ever gets safer.
+  planned) — never larger, so a pass only ever gets safer;
+* the next chunk is read while one is analysed (``driver.run_pass``, read-ahead) only once a
+  cost per row is measured and two chunks fit at it; the rows held at once then count both
+  chunks, and the chunks left are made smaller (to ``READ_AHEAD_MIN_SHARE`` of the planned size
+  at most) when that lets two fit.
 
 Linux only (``/proc/self/statm`` and ``getrusage``); elsewhere the plan is kept as it is (no
 ``resource`` module is imported on Windows). The
@@ -36,6 +41,17 @@ MIN_GUARD_ROWS = 10_000
 MAX_SPLIT = 8
 """Nor smaller than the planned chunk over this: when even such chunks do not fit, what the pass
 holds is the budget's problem, not the chunk size (docs/streaming.md, Limits)."""
+
+
+READ_AHEAD_PAIR_SHARE = 0.45
+"""With read-ahead each chunk is planned to this share of the rows the room holds at once (two
+chunks, and the spread of a chunk's rows around its planned size)."""
+READ_AHEAD_MIN_SHARE = 0.5
+"""The next chunk is read while one is analysed (``driver.run_pass``) when two chunks fit the
+room at the measured cost per row; the chunks left are made up to this share of the planned
+size smaller to let two fit (measured on the 8M ``launch_bound`` export: a chunk's read and its
+analysis take about as long, so overlapping them saves more than smaller chunks cost); below
+it, one chunk at a time of all the room."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,8 @@ class BudgetGuard:
         self.plan, self.budget, self.retained = plan, int(budget), int(retained)
         self.chunk_rows = plan.chunk_rows
         self.per_row = 0.0
+        self.probe_only = True
+        """Whether ``per_row`` is still the probe's (module docstring)."""
         self.planned: list[int] = []
         self.replans = 0
         self.begin()
@@ -119,22 +137,58 @@ class BudgetGuard:
         self.planned = targets
         return list(targets)
 
+    def room(self) -> float:
+        """Bytes the chunks held at once may take: ``GUARD_SHARE`` of the budget less the memory
+        before the pass and what the pass keeps by its end."""
+        return self.budget * GUARD_SHARE - (self.base or 0) - self.retained
+
+    def read_ahead(self, rows: int) -> bool:
+        """Whether the next chunk (about ``chunk_rows`` rows) may be read while a chunk of
+        ``rows`` rows is analysed: only once a chunk's cost per row is measured (never beside
+        the probe), and only when both fit the room at that cost."""
+        return self.base is not None and self.per_row > 0 and \
+            self.per_row * (rows + self.chunk_rows) <= self.room()
+
     def __call__(self, index: int, rows: int, next_lo: int, pending: list[int]) -> list[int]:
-        """The targets after ``next_lo`` (``pending``, or finer: module docstring)."""
+        """The targets after ``next_lo`` (``pending``, or finer: module docstring); ``rows``:
+        the rows held at once (this chunk's, and the next one's when it was read ahead)."""
         peak = _peak_rss()
         if self.base is None or peak is None or rows <= 0:
             return pending
         if peak > self.peak:  # this chunk set the peak: its cost per row is measured
-            self.per_row = max(self.per_row, (peak - self.base) / rows)
+            self._measured((peak - self.base) / rows)
             self.peak = peak
         if self.per_row <= 0:
             return pending
-        allowed = int((self.budget * GUARD_SHARE - self.base - self.retained) / self.per_row)
-        floor = max(MIN_GUARD_ROWS, self.plan.chunk_rows // MAX_SPLIT)
-        if allowed >= self.chunk_rows or self.chunk_rows <= floor:
+        wanted = self._wanted_rows(int(self.room() / self.per_row))
+        if wanted >= self.chunk_rows:
             return pending
-        self.chunk_rows = max(floor, allowed)
+        self.chunk_rows = wanted
         finer = self.plan.targets(next_lo, self.chunk_rows)
         self.replans += 1
         self.planned = [t for t in self.planned if t <= next_lo] + finer
         return finer
+
+    def _measured(self, per_row: float) -> None:
+        """Take a chunk's measured cost per row: the first one (the probe's, which carries the
+        pass's one-time costs — the analyses' first use of their modules and buffers: 230
+        against 152 B per row of the next chunk on the 8M ``launch_bound`` export) stands until
+        a later chunk sets a peak; from then on the largest measured."""
+        if not self.probe_only:
+            self.per_row = max(self.per_row, per_row)
+            return
+        if self.per_row > 0:  # a measurement after the probe's: it replaces it
+            self.probe_only = False
+        self.per_row = per_row
+
+    def _wanted_rows(self, at_once: int) -> int:
+        """Chunk rows for a room that holds ``at_once`` rows: two chunks of at least
+        ``READ_AHEAD_MIN_SHARE`` of the planned size read one ahead of the other, else one
+        chunk of all of it; never larger than now, never below the split floor."""
+        floor = max(MIN_GUARD_ROWS, self.plan.chunk_rows // MAX_SPLIT)
+        if self.chunk_rows <= floor:
+            return self.chunk_rows
+        pair = int(at_once * READ_AHEAD_PAIR_SHARE)
+        if pair >= max(floor, int(self.plan.chunk_rows * READ_AHEAD_MIN_SHARE)):
+            return min(self.chunk_rows, pair)
+        return max(floor, min(self.chunk_rows, at_once))

@@ -326,3 +326,39 @@ def test_process_named_only_by_an_nvtx_thread_name_keeps_its_name(tmp_path):
     assert streamed["trace"]["chunks"]["count"] >= 3
     assert [p["name"] for p in whole["trace"]["processes"]] == ["trainer-main"]
     assert_same(whole, _without_chunks(streamed))
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_read_ahead_reads_the_next_chunk_on_a_thread_with_the_same_answers(monkeypatch, ahead):
+    """Under a budget the guard decides whether the next chunk is read while one is analysed
+    (``driver.run_pass``); read ahead (on the chunk-read thread) or not, the answers are the
+    in-memory ones."""
+    import threading
+
+    from nsys_diag import loaders
+    from nsys_diag.app import stream, stream_plan
+    from nsys_diag.loaders import memory_estimate
+
+    path = SAMPLES / "worked_example.sqlite"
+    whole = _view(path, memory_budget="none")
+    rows = stream._event_rows(str(path))
+    budget = 2**30
+    per_row = (budget - stream.STREAM_BASE_BYTES - stream.held_bytes(str(path))) \
+        * stream.CHUNK_MEMORY_SHARE / (rows / 4)
+    monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
+    monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
+    monkeypatch.setattr(stream_plan, "MIN_GUARD_ROWS", 1)
+    monkeypatch.setattr(stream_plan.BudgetGuard, "read_ahead", lambda self, rows: ahead)
+    threads = []
+    real_load = loaders.load_trace
+
+    def load(*a, **kw):
+        if kw.get("chunk"):
+            threads.append(threading.current_thread().name)
+        return real_load(*a, **kw)
+    monkeypatch.setattr(loaders, "load_trace", load)
+    streamed = _view(path, memory_budget="1G")
+    assert streamed["trace"]["chunks"]["count"] == len(threads) >= 4
+    on_thread = [t.startswith("chunk-read") for t in threads]
+    assert on_thread == ([False] + [True] * (len(threads) - 1) if ahead else [False] * len(threads))
+    assert_same(whole, _without_chunks(streamed))

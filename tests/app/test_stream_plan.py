@@ -96,3 +96,61 @@ def test_without_memory_readings_the_plan_is_kept(monkeypatch):
     t = guard.first_targets()
     assert t == _plan().targets()
     assert guard(0, 125_000, t[0], t[1:]) == t[1:] and guard.replans == 0
+
+
+def test_no_read_ahead_before_a_cost_is_measured(monkeypatch):
+    """Beside the probe nothing is read ahead: its cost per row is not known yet."""
+    FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    guard = BudgetGuard(_plan(), 4096 * MB)
+    guard.first_targets()
+    assert guard.per_row == 0 and not guard.read_ahead(125_000)
+
+
+def test_read_ahead_when_two_chunks_fit(monkeypatch):
+    mem = FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    guard = BudgetGuard(_plan(), 1024 * MB)
+    pending = guard.first_targets()[1:]
+    mem.peak = 100 * MB + 125_000 * 1000  # 1,000 B a row: two chunks of 250,000 fit easily
+    assert guard(0, 125_000, 1_250_000, pending) == pending
+    assert guard.read_ahead(250_000)
+    # at 5,000 B a row the room (~842 MB) holds 176,000 rows: two chunks of half the planned
+    # size do not fit, so the chunks left take all of it, one at a time
+    tight = BudgetGuard(_plan(), 1024 * MB)
+    pending = tight.first_targets()[1:]
+    mem.peak = 100 * MB + 125_000 * 5000
+    tight(0, 125_000, 1_250_000, pending)
+    assert tight.chunk_rows == int(tight.room() / 5000)
+    assert not tight.read_ahead(tight.chunk_rows)
+
+
+def test_chunks_made_smaller_so_that_two_fit(monkeypatch):
+    """Room for 1.5 planned chunks at once: the chunks left are cut to 45% of that (two chunks
+    and their spread), which is more than half the planned size, so they are read one ahead."""
+    mem = FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    room_rows = 375_000
+    per_row = 2000
+    budget = int((100 * MB + room_rows * per_row) / SP.GUARD_SHARE) + 1
+    guard = BudgetGuard(_plan(), budget)
+    pending = guard.first_targets()[1:]
+    mem.peak = 100 * MB + 125_000 * per_row
+    finer = guard(0, 125_000, 1_250_000, pending)
+    assert guard.chunk_rows == int(room_rows * SP.READ_AHEAD_PAIR_SHARE) < 250_000
+    assert len(finer) > len(pending)
+    assert guard.read_ahead(guard.chunk_rows)
+
+
+def test_the_probe_cost_gives_way_to_the_next_measured(monkeypatch):
+    """The probe carries the pass's one-time costs: the next chunk that sets a peak replaces its
+    cost per row even when lower; after that the largest measured cost holds."""
+    mem = FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    guard = BudgetGuard(_plan(), 4096 * MB)
+    pending = guard.first_targets()[1:]
+    mem.peak = 100 * MB + 125_000 * 3000
+    guard(0, 125_000, 1_250_000, pending)
+    assert guard.per_row == pytest.approx(3000)
+    mem.peak = 100 * MB + 250_000 * 2000
+    guard(1, 250_000, 3_750_000, pending[1:])
+    assert guard.per_row == pytest.approx(2000)
+    mem.peak = 100 * MB + 300_000 * 1900  # a new peak at a lower cost: the larger one stays
+    guard(2, 300_000, 6_250_000, pending[2:])
+    assert guard.per_row == pytest.approx(2000)

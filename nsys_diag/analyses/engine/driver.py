@@ -13,7 +13,7 @@ import dataclasses
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, cast
+from typing import Any, Callable, Protocol, cast
 
 import numpy as np
 
@@ -155,7 +155,7 @@ def analyse_chunk(skeleton: TraceBundle, bundle: TraceBundle, lo: int, hi: int, 
     return ChunkResult(partials, facts, new,
                        {name: fn(bundle, lo, hi, windows=windows)
                         for name, fn in BUNDLE_PARTIALS.items()},
-                       len(bundle.kernels) + len(bundle.api))
+                       _rows(bundle))
 
 
 def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -> None:
@@ -177,9 +177,28 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
     sp.spans.append(span)
 
 
-Replan = Callable[[int, int, int, list[int]], list[int]]
-"""``replan(index, rows, next_lo, pending)`` after chunk ``index`` (``rows`` kernel + API rows,
-the next chunk starting at ``next_lo``): the targets left to run (``pending``, or finer ones)."""
+class Replan(Protocol):
+    """What keeps a sequential pass within its memory (``app/stream_plan.BudgetGuard``)."""
+
+    def __call__(self, index: int, rows: int, next_lo: int, pending: list[int]) -> list[int]:
+        """After chunk ``index``, with ``rows`` kernel + API rows held at once (the chunk's, and
+        the next chunk's when it was read ahead), the targets after ``next_lo`` (where the
+        chunk still to be cut starts, or the target of the chunk read ahead): ``pending``, or
+        finer ones."""
+        ...
+
+    def read_ahead(self, rows: int) -> bool:
+        """Whether the next chunk may be read while this one (``rows`` rows) is analysed."""
+        ...
+
+
+@dataclass
+class _Ahead:
+    """The next chunk's read, started before this chunk's analysis (``target``: its end;
+    None: the export's end)."""
+
+    target: int | None
+    future: Any
 
 
 def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
@@ -189,29 +208,61 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
     cut at the latest safe time before it; the next starts at the cut. ``assume(gpid, bundle)``
     gives the globals of a process (once, on the first chunk it appears in); ``only``: analyse
     just these processes (a second pass: the settled ones); ``replan``: may make the chunks
-    left finer after each chunk (``app/stream.py`` keeps the pass in its memory budget)."""
+    left finer after each chunk (``app/stream.py`` keeps the pass in its memory budget).
+
+    Read-ahead (perf): once a chunk is cut, the next one's span is known, so it is read on a
+    thread while this one is analysed (SQLite and Arrow decode without the GIL) — unless
+    ``replan.read_ahead`` says two chunks do not fit the budget. The chunks and their answers
+    are the same either way; only when they are read differs."""
+    from concurrent.futures import ThreadPoolExecutor
+
     sp = StreamPass(assumed={})
     lo = FIRST_LO
     pending = [int(t) for t in targets]
-    for i in itertools.count():
-        target = pending.pop(0) if pending else None
-        bundle = read(*read_span(lo, target))
-        devices = set(device_ids(bundle.kernels))
-        for glob in sp.assumed.values():
-            devices |= set(glob.devices)
-        hi, exact = _cut(bundle, lo, 0 if target is None else int(target), target is None,
-                         devices)
-        sp.inexact_cuts += 0 if exact else 1
-        done = analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th, only,
-                             keep_launches)
-        _absorb(sp, done, i, (lo, hi))
-        lo = hi
-        del bundle
-        if target is None:
-            return sp
-        if replan is not None:
-            pending = replan(i, done.rows, lo, pending)
+    ahead: _Ahead | None = None
+    with ThreadPoolExecutor(1, thread_name_prefix="chunk-read") as pool:
+        for i in itertools.count():
+            if ahead is None:
+                target = pending.pop(0) if pending else None
+                bundle = read(*read_span(lo, target))
+            else:
+                target, bundle, ahead = ahead.target, ahead.future.result(), None
+            devices = set(device_ids(bundle.kernels))
+            for glob in sp.assumed.values():
+                devices |= set(glob.devices)
+            hi, exact = _cut(bundle, lo, 0 if target is None else int(target), target is None,
+                             devices)
+            sp.inexact_cuts += 0 if exact else 1
+            if target is not None and (replan is None or replan.read_ahead(_rows(bundle))):
+                nxt = pending.pop(0) if pending else None
+                ahead = _Ahead(nxt, pool.submit(read, *read_span(hi, nxt)))
+            done = analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th,
+                                 only, keep_launches)
+            _absorb(sp, done, i, (lo, hi))
+            lo = hi
+            del bundle
+            if target is None:
+                return sp
+            if replan is not None:
+                pending = _replan_after(replan, i, done.rows, lo, pending, ahead)
     raise AssertionError("unreachable")  # pragma: no cover - itertools.count() never ends
+
+
+def _rows(bundle: TraceBundle) -> int:
+    """Kernel + API rows of a chunk's bundle (what the budget guard counts)."""
+    return len(bundle.kernels) + len(bundle.api)
+
+
+def _replan_after(replan: Replan, index: int, rows: int, lo: int, pending: list[int],
+                  ahead: _Ahead | None) -> list[int]:
+    """``replan`` after chunk ``index``: with a chunk read ahead, once its read is done (its
+    memory is then part of the peak the guard measures, and its rows are counted with this
+    chunk's), for the targets after its own."""
+    if ahead is None:
+        return replan(index, rows, lo, pending)
+    if ahead.target is None:  # the chunk read ahead is the last one: nothing left to plan
+        return pending
+    return replan(index, rows + _rows(ahead.future.result()), ahead.target, pending)
 
 
 def read_span(lo: int, target: int | None) -> tuple[int, int]:
