@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
+from nsys_diag.analyses.timeline.spacing import Spacing, median_spacing, spacing_of
 from nsys_diag.analyses.arrays import all_equal, contiguous_run
 from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable, is_available
@@ -361,55 +362,6 @@ def analyze_gpu_metrics(gpu_metrics: pd.DataFrame, phase_windows: pd.DataFrame |
 # and device" (whose spacing the in-memory code measures) is the earliest chunk's first row: the
 # in-memory one when rows are in time order, as nsys writes them.
 N_KEYS = len(CANONICAL_KEYS)
-_KEY = {k: i for i, k in enumerate(CANONICAL_KEYS)}
-
-
-@dataclass(frozen=True)
-class Spacing:
-    """Sorted timestamps of one sample series in one chunk: first, last, and the distinct
-    positive spacings (ns) with their counts."""
-
-    first: int
-    last: int
-    values: np.ndarray
-    counts: np.ndarray
-
-
-def spacing_of(ts: np.ndarray) -> Spacing | None:
-    if not ts.size:
-        return None
-    t = np.sort(ts)
-    d = np.diff(t)
-    values, counts = np.unique(d[d > 0], return_counts=True)
-    return Spacing(int(t[0]), int(t[-1]), values.astype(np.int64), counts.astype(np.int64))
-
-
-def median_spacing(series: list[Spacing | None]) -> int | None:
-    """``int(np.median(positive diffs))`` of the series' timestamps all together (chunks in time
-    order); None without any positive spacing."""
-    vals, cnts, prev = [], [], None
-    for s in series:  # one per chunk
-        if s is None:
-            continue
-        if prev is not None and s.first > prev:
-            vals.append(np.array([s.first - prev], np.int64))
-            cnts.append(np.ones(1, np.int64))
-        vals.append(s.values)
-        cnts.append(s.counts)
-        prev = s.last
-    if not vals:
-        return None
-    v, c = np.concatenate(vals), np.concatenate(cnts)
-    n = int(c.sum())
-    if n == 0:
-        return None
-    order = np.argsort(v, kind="stable")
-    v, cum = v[order], np.cumsum(c[order])
-    hi = int(v[np.searchsorted(cum, n // 2 + 1)])  # the (n//2)-th value, 0-based
-    if n % 2:
-        return hi
-    lo = int(v[np.searchsorted(cum, n // 2)])  # the (n//2 - 1)-th value
-    return int((float(lo) + float(hi)) / 2)
 
 
 def process_samples(gpu_metrics: pd.DataFrame | None, devices: tuple[int, ...]) -> pd.DataFrame:
@@ -462,7 +414,7 @@ def _sums(samples: pd.DataFrame, groups: list[np.ndarray]) -> tuple[np.ndarray, 
         return sums, counts
     kcat = samples["key"]
     kcat = kcat if isinstance(kcat.dtype, pd.CategoricalDtype) else kcat.astype("category")
-    to_key = np.array([_KEY[str(c)] for c in kcat.cat.categories], np.int64)
+    to_key = np.array([_KEY_INDEX[str(c)] for c in kcat.cat.categories], np.int64)
     key = to_key[kcat.cat.codes.to_numpy()]
     val = samples["value"].to_numpy(float)
     for g, m in enumerate(groups):  # overall, devices, phases: a handful

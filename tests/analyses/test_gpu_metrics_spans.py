@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.gpu_metrics import (median_spacing, merge_gpu_metrics,
-                                                      partial_gpu_metrics, spacing_of)
+from nsys_diag.analyses.gpu_metrics import merge_gpu_metrics, partial_gpu_metrics
+from nsys_diag.analyses.timeline.spacing import median_spacing, spacing_of
 from tests.analyses.engine.cases import (CHUNKS, GENERATED, SAMPLE_NAMES, SAMPLES,
                                           assert_json_equal, cases_dir, generated_path,
                                           multi_gpu_split,

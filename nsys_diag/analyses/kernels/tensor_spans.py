@@ -38,8 +38,8 @@ import pandas as pd
 from nsys_diag.analyses.engine.context import ChunkInputs
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.kernels.table import window_kernels
-from nsys_diag.analyses.gpu_metrics import (Spacing, median_spacing, process_samples,
-                                                      spacing_of)
+from nsys_diag.analyses.gpu_metrics import process_samples
+from nsys_diag.analyses.timeline.spacing import Spacing, median_spacing, spacing_of
 from nsys_diag.analyses.kernels.table import kernel_name_stats
 from nsys_diag.analyses.kernels.tensor_cores import (TensorCoreResult, analyze_tensor_cores, gemm_family,
                                                      kernel_row_names, tensor_result)
