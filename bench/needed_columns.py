@@ -2,7 +2,7 @@
 floor and the naive baseline so both read exactly the same data).
 
 The lists follow what the analyses consume (``nsys_diag/analyses/*``): kernels need their times,
-device, process, name ids and the correlation id that joins them to their launching API call;
+device, stream, process, name ids and the correlation id that joins them to their launching API call;
 API rows need times, thread, correlation id, name id and class (runtime/driver rows only);
 NVTX needs ranges with text, thread, domain and payload; GPU metrics need timestamp, GPU,
 metric and value. Columns absent from a given export are skipped (``PRAGMA table_info``).
@@ -15,9 +15,9 @@ import sqlite3
 # table → (SQL expressions in SELECT order, WHERE clause). Expressions are plain column names
 # except where a cast is needed for a typed Arrow column (GPU_METRICS.value is declared TEXT).
 NEEDED: dict[str, tuple[tuple[str, ...], str]] = {
-    "CUPTI_ACTIVITY_KIND_KERNEL": (
-        ("start", "end", "deviceId", "correlationId", "globalPid", "demangledName", "shortName"),
-        ""),
+    "CUPTI_ACTIVITY_KIND_KERNEL": (  # streamId: the whole-run timeline's lane per stream
+        ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", "demangledName",
+         "shortName"), ""),
     "CUPTI_ACTIVITY_KIND_RUNTIME": (  # eventClass: runtime vs driver names (suffix rules)
         ("start", "end", "globalTid", "correlationId", "nameId", "eventClass"),
         "eventClass IN (0, 1)"),

@@ -20,7 +20,7 @@ class LoadRequest:
     """One load of one input (all optional; the default reads everything).
 
     ``ncu``: an ncu CSV attached to an nsys bundle. ``kernel_detail=False``: skip the kernel
-    columns no analysis reads (context, stream, launch configuration; they hold -1).
+    columns no analysis reads (context, launch configuration, graph node; they hold -1).
     ``time_window`` (session-timeline ns) / ``row_fraction`` (0–1, the middle share of the kernel
     and API rows): read one window of an nsys export only (``loaders/read_window.py``); ignored
     for ncu CSVs. ``skeleton``: no event tables but NVTX; ``chunk``: one chunk of a streamed read,

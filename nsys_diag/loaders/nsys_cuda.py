@@ -108,13 +108,13 @@ def _gpu_op_frame(d: Columns) -> dict[str, np.ndarray]:
     gpid = constant_view(d.ints("globalPid"))  # perf: one GPU / one process → no 2M-row arrays
     return {"start_ns": d.ints("start"), "end_ns": d.ints("end"),
             "device_id": constant_view(d.ints("deviceId")),
-            "context_id": d.ints("contextId"), "stream_id": d.ints("streamId"),
+            "context_id": d.ints("contextId"), "stream_id": constant_view(d.ints("streamId")),
             "correlation_id": d.ints("correlationId"), "global_pid": gpid,
             "pid": pid_of_global_pid(gpid)}
 
 
-KERNEL_DETAIL_FRAME_COLUMNS = ("context_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x",
-                               "block_y", "block_z", "registers_per_thread", "smem_static_bytes",
+KERNEL_DETAIL_FRAME_COLUMNS = ("context_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
+                               "block_z", "registers_per_thread", "smem_static_bytes",
                                "smem_dynamic_bytes", "graph_node_id")
 """Frame names of ``nsys_specs.KERNEL_DETAIL_COLUMNS`` (-1 when ``read_kernels(detail=False)``):
 an analysis that starts to use one must remove it there (tests/loaders/test_loader_fast_paths.py

@@ -318,10 +318,11 @@ class NsysDb:
 
     def common_values(self, name: str, columns: Sequence[str], samples: int = 17
                       ) -> dict[str, int]:
-        """The values of integer ``columns`` when ``samples`` rows spread evenly over the rowids
-        of table ``name`` (the first and the last included) all agree on them; {} when they
-        differ, hold NULL or non-integers, or the table is empty or ``WITHOUT ROWID``. A few
-        b-tree lookups: a cheap hint, not a proof (``holds_all_rows`` checks the read)."""
+        """The value of each integer column of ``columns`` on which ``samples`` rows spread
+        evenly over the rowids of table ``name`` (the first and the last included) all agree;
+        a column whose rows differ or hold NULL or non-integers is left out ({} for an empty or
+        ``WITHOUT ROWID`` table). A few b-tree lookups: a cheap hint, not a proof
+        (``holds_all_rows`` checks the read)."""
         if not columns or self.without_rowid(name):
             return {}
         bounds = self.rowid_bounds(name)
@@ -331,10 +332,10 @@ class NsysDb:
         ids = sorted({lo + (hi - lo) * i // (samples - 1) for i in range(samples)})
         got = self.rows(f'SELECT {", ".join(chr(34) + c + chr(34) for c in columns)} FROM '
                         f'"{self.table(name)}" WHERE rowid IN ({", ".join(map(str, ids))})')
-        if not got or any(r != got[0] for r in got) or \
-                not all(type(v) is int for v in got[0]):
+        if not got:
             return {}
-        return dict(zip(columns, got[0]))
+        return {c: got[0][i] for i, c in enumerate(columns)
+                if type(got[0][i]) is int and all(r[i] == got[0][i] for r in got)}
 
     def holds_all_rows(self, name: str, n: int) -> bool:
         """Whether ``n`` rows read from table ``name`` are all its rows: ``n`` equals the rowid

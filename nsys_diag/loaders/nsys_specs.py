@@ -30,12 +30,16 @@ API_REQUIRED = ("start", "end", "nameId")
 API_CLASS_WHERE = "eventClass IN (0, 1)"
 """Runtime (0) and driver (1) calls; 67 = backtrace duplicates (NSYS_SQLITE.md §2.2)."""
 
-KERNEL_DETAIL_COLUMNS = ("contextId", "streamId", "gridX", "gridY", "gridZ", "blockX", "blockY",
-                         "blockZ", "registersPerThread", "staticSharedMemory",
-                         "dynamicSharedMemory", "graphNodeId")
-"""Kernel columns no analysis of ``analyze`` reads (context, stream, launch configuration, graph
-node), so ``read_kernels(detail=False)`` skips them (perf, bench: ~1.2 s of SQLite work and
-~190 MB on 2M kernels); their frame columns then hold -1 (one shared read-only array).
+KERNEL_DETAIL_COLUMNS = ("contextId", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                         "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                         "graphNodeId")
+"""Kernel columns no analysis of ``analyze`` reads (context, launch configuration, graph node),
+so ``read_kernels(detail=False)`` skips them (perf, bench: with ``streamId`` they were ~1.2 s of
+SQLite work and ~190 MB on 2M kernels); their frame columns then hold -1 (one shared read-only
+array). ``streamId`` is read always: the whole-run timeline draws one lane per (device, stream)
+(``analyses/timeline/lanes.py``; bench: the 2M-kernel read 0.65 → 0.72 s, and one stream's
+column is a stride-0 view, ``constant_view``). The replay joins the context ids it needs for its
+windows (``analyses/replay/model.with_kernel_streams``).
 ``nsys_cuda.KERNEL_DETAIL_FRAME_COLUMNS`` are their frame names: an analysis that starts to use
 one must remove it here (tests/loaders/test_loader_fast_paths.py checks the analyses' sources)."""
 
@@ -54,17 +58,23 @@ def gpu_op_spec(cols: list[str]) -> list[Col]:
             opt_col(cols, "globalPid")]
 
 
-KERNEL_CONSTANT_COLUMNS = ("deviceId", "globalPid")
-"""Kernel columns one GPU and one process make constant. When sampled rows agree on them
-(``kernel_constants``), a whole-table kernel read tests them in its WHERE (``constants_where``)
-instead of decoding them per row, and is kept only when it returned every row of the table
-(``NsysDb.holds_all_rows``; else the kernels are read again with the columns) — perf, bench:
-≈20% of the SQLite → Arrow work of the 2M-kernel read."""
+_GPU_OP_NAMES = frozenset(c.name for c in gpu_op_spec([]))
+"""The columns ``gpu_op_spec`` selects (the kernel detail ones among them are not added twice)."""
+
+KERNEL_CONSTANT_COLUMNS = ("deviceId", "globalPid", "streamId")
+"""Kernel columns one GPU, one process and one stream make constant. When sampled rows agree on
+one (``kernel_constants``, column by column), a whole-table kernel read tests it in its WHERE
+(``constants_where``) instead of decoding it per row, and is kept only when it returned every row
+of the table (``NsysDb.holds_all_rows``; else the kernels are read again with the columns) —
+perf, bench: ≈20% of the SQLite → Arrow work of the 2M-kernel read for the device and process;
+the stream's column, read since the timeline draws a lane per stream, costs nothing more on a
+one-stream export."""
 
 
 def kernel_constants(db, cols: list[str]) -> dict[str, int]:
     """The ``KERNEL_CONSTANT_COLUMNS`` present in ``cols`` with the value every sampled kernel
-    row has ({} when the rows differ, hold NULL or non-integers); ``db``: an open ``NsysDb``."""
+    row has (those whose rows differ, hold NULL or non-integers left out); ``db``: an open
+    ``NsysDb``."""
     names = [c for c in KERNEL_CONSTANT_COLUMNS if c in cols]
     return db.common_values(KERNEL_TABLE, names) if names else {}
 
@@ -84,7 +94,7 @@ def kernel_spec(cols: list[str], detail: bool, constants: dict[str, int] | None 
             and c.name not in skip] + [
         opt_col(cols, "demangledName", default=fallback),
         opt_col(cols, "shortName", default=fallback),
-        *(opt_col(cols, c) for c in KERNEL_DETAIL_COLUMNS[2:] if detail),
+        *(opt_col(cols, c) for c in KERNEL_DETAIL_COLUMNS if detail and c not in _GPU_OP_NAMES),
     ]
 
 

@@ -98,7 +98,7 @@ def load_nsys_sqlite(path: str | Path, request: LoadRequest | None = None, /,
     ``request`` (``loaders/load_request.LoadRequest``, or its fields as keywords) says.
 
     ``kernel_detail=False`` skips the kernel columns none of ``analyze``'s analyses reads
-    (context, stream, launch configuration, graph node: ``nsys_cuda.KERNEL_DETAIL_COLUMNS``; they
+    (context, launch configuration, graph node: ``nsys_cuda.KERNEL_DETAIL_COLUMNS``; they
     hold -1 and ``meta.extra["kernel_detail"]`` is False) — what ``analyze`` uses (perf).
 
     ``time_window=(start_ns, end_ns)`` reads only the events of that window of the session

@@ -21,6 +21,11 @@ PHASE_DISPLAY_ORDER = ("data", "forward", "backward", "optimizer", "communicatio
 """Order of per-phase columns in batch and compare outputs (a step's life: input, compute,
 communication, then bookkeeping)."""
 
+EXPLAIN_OTHER = {"phases": "other (not covered by phases)",
+                 "kernels": "other (remaining kernels, and time outside kernels)"}
+"""The name of each compare ``explain[]`` group's remainder row (``kind`` "other": the step-time
+delta its listed rows leave), as the JSON, the terminal, Markdown and HTML call it."""
+
 # ------------------------------------------------------------------------------- gap causes
 @dataclass(frozen=True)
 class GapCause:

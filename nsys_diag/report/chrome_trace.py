@@ -44,13 +44,13 @@ MAX_EVENTS = 200_000
 IDLE_TID = 0
 """Chrome thread id of a GPU's ``idle`` track (streams are ``stream_id + STREAM_TID_BASE``)."""
 STREAM_TID_BASE = 2
-"""Stream ``s`` is thread ``s + 2``: kernels whose stream was not read (``stream_id`` -1, the
-whole-run load skips that column) are thread 1, apart from the idle track."""
+"""Stream ``s`` is thread ``s + 2``: kernels without a stream id (``stream_id`` -1: an input that
+records none) are thread 1, apart from the idle track."""
 
 
 def stream_track(stream_id: int) -> str:
     """The Chrome thread name of a GPU stream's track."""
-    return f"stream {stream_id}" if stream_id >= 0 else "kernels (stream ids not read)"
+    return f"stream {stream_id}" if stream_id >= 0 else "kernels (no stream id)"
 STEPS_TID, PHASES_TID, PATH_TID = 1, 2, 3
 """Chrome thread ids of the host tracks."""
 GPU_PID_BASE, HOST_PID_BASE = 1_000_000, 2_000_000

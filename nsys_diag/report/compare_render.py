@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 from nsys_diag.report.compare_html import distribution_chart, ms_row_texts
+from nsys_diag.model.vocabulary import EXPLAIN_OTHER
 from nsys_diag.report.formatting import MISSING, fmt_ms, fmt_pct, fmt_signed
 from nsys_diag.report.render_common import (MD_MAX_LINES, clean_doc, md_code, md_escape, page_frame,
                                           text_safe)
@@ -224,17 +225,32 @@ def predicted_line(doc: dict) -> str | None:
 
 
 # ------------------------------------------------------------------------------ compare: text
-def _rest_line(rest: list[dict]) -> str:
-    """'the other 3 row(s) (kernel a, kernel b, other (remaining kernels, …); …): −1.2 ms per step
-    (+6% of the delta)' — the explain rows not listed, each named as the JSON names it."""
+def rest_row(rest: list[dict]) -> dict:
+    """The explain rows of one group not listed, summed into one row (so the listed rows and it
+    add up to the delta) named as the JSON names the group's remainder row — ``kind`` "other",
+    ``model.vocabulary.EXPLAIN_OTHER`` — and which it holds: ``label``, ``also`` (the other rows
+    summed in, as the JSON names them; '' for none), ``delta_text``, ``share_text``. Strings are
+    not escaped (each renderer escapes its way)."""
+    other = [e for e in rest if e.get("kind") == "other"]
+    group = (rest[0].get("group") or "phases") if rest else "phases"
+    label = str(other[0].get("name") if other else EXPLAIN_OTHER.get(group, "other"))
+    named = [str(e.get("label") or e.get("name")) for e in rest if e.get("kind") != "other"]
+    listed = ", ".join(named[:4]) + (f", … (+{len(named) - 4})" if len(named) > 4 else "")
     delta = sum(float(e.get("delta") or 0.0) for e in rest)
     shares = [float(x) for e in rest if (x := e.get("share_of_delta")) is not None]
-    share = f" ({fmt_signed(sum(shares) * 100, 0)}% of the delta)" if len(shares) == len(rest) else ""
     t = ms_row_texts({"baseline": None, "candidate": None, "delta": delta})
-    names = [text_safe(e.get("label") or e.get("name"), 60) for e in rest]
-    listed = ", ".join(names[:4]) + (f", … (+{len(names) - 4})" if len(names) > 4 else "")
-    return (f"the other {len(rest)} row(s) ({listed}; see the JSON explain[]): "
-            f"{t['delta_text']} per step{share}")
+    return {"label": label, "also": listed, "delta_text": t["delta_text"],
+            "share_text": f"{fmt_signed(sum(shares) * 100, 0)}%" if len(shares) == len(rest)
+            and shares else MISSING}
+
+
+def _rest_line(rest: list[dict]) -> str:
+    """'other (remaining kernels, and time outside kernels): −1.2 ms per step (+6% of the delta);
+    with kernel a, kernel b (rows of the JSON explain[])' — the rows not listed, in one line."""
+    r = rest_row(rest)
+    share = f" ({r['share_text']} of the delta)" if r["share_text"] != MISSING else ""
+    also = f"; with {text_safe(r['also'], None)} (rows of the JSON explain[])" if r["also"] else ""
+    return f"{text_safe(r['label'], None)}: {r['delta_text']} per step{share}{also}"
 
 
 def render_compare_text(doc: dict) -> list[str]:
@@ -331,7 +347,11 @@ def render_compare_markdown(doc: dict) -> str:
             out.append(f"| {md_escape(e['label'], 70)}{sig} | {e['baseline_text']} | "
                        f"{e['candidate_text']} | {e['delta_text']} | {e['share_text']} |")
         if len(rows) > 6:  # the rest in one row, so the rows add up to the delta
-            out.append(f"| {md_escape(_rest_line(rows[6:]), 300)} | | | | |")
+            r = rest_row(rows[6:])
+            also = (f", with {md_escape(r['also'], 300)} (rows of the JSON explain[])"
+                    if r["also"] else "")
+            out.append(f"| {md_escape(r['label'], 70)}{also} | | | {r['delta_text']} | "
+                       f"{r['share_text']} |")
     pl = predicted_line(doc)
     if pl:
         out += ["", md_escape(pl[:1].upper() + pl[1:], 400)]

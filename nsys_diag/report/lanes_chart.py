@@ -21,6 +21,12 @@ from nsys_diag.report.formatting import fmt_ms, fmt_ns, fmt_share
 from nsys_diag.report.tables import slug
 
 WIDTH, LABEL_W, VALUE_W, ROW_H, GAP, TOP = 720, 112, 44, 22, 5, 6
+"""viewBox units: the chart's width, the least label column, the value column, a lane's height,
+the gap between lanes, the top margin."""
+LABEL_CHAR_W, LABEL_MAX_W = 6.9, 180
+"""viewBox units per character of a lane label (12 px text, digits and capitals included), and
+the widest label column: the column grows with the longest lane label ("GPU 0 · stream 13"), so
+no label leaves the chart."""
 PATH_H = 8
 """Height of the thin "critical path waits" lane."""
 LEVELS = 4
@@ -35,12 +41,20 @@ def _r(x: float) -> float:
     return round(float(x), 1)
 
 
-def _lane_label(lane: dict) -> str:
-    dev = lane.get("device_id")
-    if lane.get("stream_id") is None:
-        return f"GPU {dev} · {lane.get('streams') or 0} more streams"
-    return (f"GPU {dev} · stream {lane['stream_id']}" if lane["stream_id"] >= 0
-            else f"GPU {dev} · kernels")
+def _lane_label(lane: dict) -> tuple[str, str]:
+    """(the lane's short label, its words for the tooltip)."""
+    dev, stream = lane.get("device_id"), lane.get("stream_id")
+    if stream is None:
+        n = lane.get("streams") or 0
+        return f"GPU {dev} · others ({n})", f"GPU {dev} · {n} other streams, summed"
+    if stream >= 0:
+        return f"GPU {dev} · stream {stream}", f"GPU {dev} · stream {stream}"
+    return f"GPU {dev} · kernels", f"GPU {dev} · kernels (the input records no stream ids)"
+
+
+def _label_w(labels: list[str]) -> float:
+    """The label column's width: the longest label's, between ``LABEL_W`` and ``LABEL_MAX_W``."""
+    return min(max(LABEL_W, 8 + LABEL_CHAR_W * max(map(len, labels), default=0)), LABEL_MAX_W)
 
 
 def _lane_paths(lane: dict, classes: list[str], n_cols: int, x0: float, tw: float, y: float
@@ -109,15 +123,18 @@ def lane_chart(v: dict, ticks: Callable[[float, float, int], list[float]]) -> di
         return None
     t0, dur = int(t0), int(t1 - t0)
     classes = [str(c) for c in sec.get("classes") or []]
-    x0, tw = LABEL_W, WIDTH - LABEL_W - VALUE_W
+    lanes = sec.get("lanes") or []
+    labels = [_lane_label(lane) for lane in lanes]
+    x0 = _r(_label_w([short for short, _ in labels]))
+    tw = WIDTH - x0 - VALUE_W
     rows: list[dict] = []
     y, used = TOP, set[str]()
-    for lane in sec.get("lanes") or []:
+    for lane, (label, words) in zip(lanes, labels):
         paths = _lane_paths(lane, classes, n_cols, x0, tw, y)
         used.update(p["cls"] for p in paths)
         busy = (finite(lane.get("busy_ms")) or 0.0) * 1e6 / dur
-        rows.append({"label": _lane_label(lane), "y": y, "ty": y + ROW_H // 2 + 4, "paths": paths,
-                     "value": fmt_share(busy), "title": f"{_lane_label(lane)}: busy {fmt_share(busy)} of the window"})
+        rows.append({"label": label, "y": y, "ty": y + ROW_H // 2 + 4, "paths": paths,
+                     "value": fmt_share(busy), "title": f"{words}: busy {fmt_share(busy)} of the window"})
         y += ROW_H + GAP
     if not rows:
         return None

@@ -1,20 +1,24 @@
 """Terminal table of the ``roofline`` JSON section (view-model only; no pandas, no analyses).
 
-Every string from the trace (kernel names, GPU name) goes through ``clean_text`` (ANSI escapes and
-control characters removed) and is shortened to fit the column.
+Every string from the trace (kernel names, GPU name) goes through ``terminal_line`` (ANSI escapes
+and control characters removed, tabs and newlines as spaces) and is never cut: the kernel name is
+the table's last column, so the numeric columns stay aligned and a long name runs on, the line
+wrapped to the terminal by ``text.fit_line`` (whole when the output is not a terminal), as the
+other terminal tables do.
 """
 from __future__ import annotations
 
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ns, fmt_number, fmt_pct,
                                          fmt_rate, fmt_ratio, fmt_share)
-from nsys_diag.model.text import clean_text
+from nsys_diag.model.text import terminal_line
 
 _BOUND_LABEL = {"memory": "memory", "compute": "compute", "latency": "latency",
                 "under_occupied": "under-occupied", "balanced": "balanced", "unknown": "unknown"}
 _PEAK_LABEL = {"fp64": "FP64", "fp32": "FP32", "fp16": "FP16", "tensor_fp16": "TC FP16/BF16",
                "tensor_tf32": "TC TF32", "tensor_fp8": "TC FP8", "tensor_int8": "TC INT8",
                "tensor_fp64": "TC FP64"}
-NAME_WIDTH = 44
+BOUND_WIDTH = 14
+"""The Bound column (the longest label, "under-occupied"); the kernel name, last, is never cut."""
 MAX_ROWS = 20
 MAX_PAIRINGS = 8
 LEVEL_LABEL = {"signature": "exact name", "base": "same function name, other variant",
@@ -61,9 +65,9 @@ def launch_config_text(m: dict) -> str:
     return "launch config not compared (a side lacks it)"
 
 
-def _short(text, width: int) -> str:
-    s = clean_text(str(text if text is not None else ""), 10_000).replace("\n", " ")
-    return s if len(s) <= width else s[: width - 1] + "…"
+def _t(text) -> str:
+    """Trace text as one terminal line, whole (the line wraps, it is never cut)."""
+    return terminal_line("" if text is None else str(text))
 
 
 def _share_line(tw: dict, *, basis: str, matched_share=None) -> str:
@@ -131,7 +135,7 @@ def _pairing_lines(rl: dict) -> list[str]:
     lines = ["  Not exact pairings (another name or launch config: a guess, not a measurement of "
              "that kernel):"]
     for p in pairs[:MAX_PAIRINGS]:
-        lines.append(f"    {_short(p['timeline'], 40)} ← ncu {_short(p['ncu'], 40)}: "
+        lines.append(f"    {_t(p['timeline'])} ← ncu {_t(p['ncu'])}: "
                      f"{p['level_label']}; {p['config']}; {p['ratio']}; {p['launches']}; "
                      f"{p['time']} ({p['share']})")
     if len(pairs) > MAX_PAIRINGS:
@@ -144,12 +148,12 @@ def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROW
     rl = roofline_json or {}
     if not rl.get("available"):
         reason = rl.get("reason") or "no Nsight Compute data"
-        lines = [f"Roofline: unavailable — {_short(reason, 400)}"]
+        lines = [f"Roofline: unavailable — {_t(reason)}"]
         if rl.get("hint"):
-            lines.append(f"  hint: {_short(rl['hint'], 600)}")
+            lines.append(f"  hint: {_t(rl['hint'])}")
         return "\n".join(lines)
 
-    gpu = _short(gpu_label(rl), 60)
+    gpu = _t(gpu_label(rl))
     lines = [f"Roofline (Nsight Compute) — {gpu}"]
     peaks = rl.get("peaks") or {}
     flop = peaks.get("flop_per_s") or {}
@@ -161,37 +165,38 @@ def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROW
         ridge = (peaks.get("ridge_point") or {}).get("fp32")
         ridge_txt = f"; FP32 ridge {fmt_number(ridge)} FLOP/B" if ridge else ""
         lines.append("  Peaks: " + " · ".join(shown) + ridge_txt)
-    lines.append(f"  Peak source: {_short(peaks_source_text(rl), 260)}")
+    lines.append(f"  Peak source: {_t(peaks_source_text(rl))}")
     basis = rl.get("time_basis") or "ncu"
     lines.append(_share_line(rl.get("time_weighted") or {}, basis=basis,
                              matched_share=rl.get("matched_share")))
     tc = rl.get("tensor_core_share_by_time")
     if tc is not None:
-        lines.append(f"  Tensor Cores (counters: {_short(rl.get('tensor_evidence') or '', 80)}): "
+        lines.append(f"  Tensor Cores (counters: {_t(rl.get('tensor_evidence') or '')}): "
                      f"{fmt_share(tc)} of kernel time")
     kernels = rl.get("kernels") or []
-    header = (f"  {'Kernel':<{NAME_WIDTH}} {'Launch':>6} {'Time':>9} {'FLOP/s':>11} "
-              f"{'DRAM B/s':>10} {'FLOP/B':>7} {'Bound':<14} {'TC':>4}")
+    header = (f"  {'Launch':>6} {'Time':>9} {'FLOP/s':>12} {'DRAM B/s':>10} {'FLOP/B':>7} "
+              f"{'Bound':<{BOUND_WIDTH}} {'TC':>4}  Kernel")
     lines += ["", header, "  " + "-" * (len(header) - 2)]
     for k in kernels[:max_rows]:
         time_ns = k.get("timeline_time_ns") if basis == "timeline" else k.get("time_ns")
         bound = _BOUND_LABEL.get(k.get("bound") or "unknown", str(k.get("bound")))
         tcs = k.get("tensor_core_share")
         lines.append(
-            f"  {_short(k.get('name'), NAME_WIDTH):<{NAME_WIDTH}} {fmt_count(k.get('launches')):>6} "
-            f"{fmt_ns(time_ns):>9} {fmt_rate(k.get('achieved_flop_per_s'), 'FLOP'):>11} "
+            f"  {fmt_count(k.get('launches')):>6} {fmt_ns(time_ns):>9} "
+            f"{fmt_rate(k.get('achieved_flop_per_s'), 'FLOP'):>12} "
             f"{fmt_rate(k.get('achieved_dram_bytes_per_s')):>10} {fmt_number(k.get('ai_dram')):>7} "
-            f"{_short(bound, 14):<14} {fmt_share(tcs) if tcs is not None else MISSING:>4}")
+            f"{terminal_line(bound, BOUND_WIDTH):<{BOUND_WIDTH}} "
+            f"{fmt_share(tcs) if tcs is not None else MISSING:>4}  {_t(k.get('name'))}")
     if len(kernels) > max_rows:
         lines.append(f"  … {len(kernels) - max_rows} more kernels in the JSON/HTML report")
     lines += _pairing_lines(rl)
     unmatched = rl.get("unmatched") or []
     if unmatched:
-        names = ", ".join(_short(u.get("name"), 40) for u in unmatched[:5])
+        names = ", ".join(_t(u.get("name")) for u in unmatched[:5])
         more = f" (+{len(unmatched) - 5} more)" if len(unmatched) > 5 else ""
         lines.append(f"  Not profiled by ncu: {names}{more}")
     for note in (rl.get("notes") or [])[:5]:
-        lines.append(f"  note: {_short(note, 300)}")
+        lines.append(f"  note: {_t(note)}")
     if rl.get("hint"):
-        lines.append(f"  hint: {_short(rl['hint'], 600)}")
+        lines.append(f"  hint: {_t(rl['hint'])}")
     return "\n".join(lines)

@@ -148,7 +148,7 @@ def test_kernel_detail_false_skips_only_the_unused_columns(tmp_path):
     path = write_tiny_nsys(tmp_path / "t.sqlite")
     full = load_trace(path)
     lean = load_trace(path, kernel_detail=False)
-    detail = ["context_id", "stream_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
+    detail = ["context_id", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
               "block_z", "registers_per_thread", "smem_static_bytes", "smem_dynamic_bytes",
               "graph_node_id"]
     assert len(detail) == len(KERNEL_DETAIL_COLUMNS)
@@ -158,27 +158,62 @@ def test_kernel_detail_false_skips_only_the_unused_columns(tmp_path):
     assert (full.kernels["grid_x"] != -1).any()
     rest = [c for c in C.KERNELS.names if c not in detail]
     pd.testing.assert_frame_equal(lean.kernels[rest], full.kernels[rest])
+    assert (lean.kernels["stream_id"] >= 0).all()  # read: the timeline's lanes are per stream
     assert lean.meta.extra.get("kernel_detail") is False
     assert "kernel_detail" not in full.meta.extra
     pd.testing.assert_frame_equal(lean.api, full.api)
 
 
-DETAIL_READERS = {"inventory.py": "inspect loads the full kernel rows",
-                  "ncu_join.py": "analyze --ncu loads the kernel detail (launch configs)"}
-"""Analyses allowed to read ``KERNEL_DETAIL_FRAME_COLUMNS``, and why they get them."""
+def test_analyze_reads_the_kernel_streams_and_draws_a_lane_per_stream(tmp_path):
+    """Kernels on two streams of one GPU: the whole-run timeline of ``analyze`` (which loads
+    without the kernel detail) has a lane for each stream, the prefetched read included."""
+    from nsys_diag.app.analyze import analyze_command
+
+    import json
+
+    from nsys_diag.app.analyze import analyze_command
+
+    path = write_tiny_nsys(tmp_path / "t.sqlite")
+    con = sqlite3.connect(path)
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = 13 WHERE correlationId = 104")
+    con.commit()
+    con.close()
+    lean = load_trace(path, kernel_detail=False)
+    assert set(lean.kernels["stream_id"].tolist()) == {7, 13}
+    out = tmp_path / "r.json"
+    analyze_command(str(path), html_out=str(tmp_path / "r.html"), json_out=str(out))
+    lanes = json.loads(out.read_text())["timeline_lanes"]["lanes"]
+    by_stream = {ln["stream_id"]: ln for ln in lanes}
+    assert -1 not in by_stream  # no "stream not read" lane
+    assert by_stream[13]["ops"] == 1 and by_stream[13]["class_ms"]  # the kernel on stream 13
+    assert by_stream[7]["ops"] >= 1
+
+
+DETAIL_READERS = {
+    "inventory.py": "inspect loads the full kernel rows",
+    "roofline/ncu_join.py": "analyze --ncu loads the kernel detail (launch configs)",
+    "kernels/gpu_fill.py": "reads the launch-shape sample (loaders/nsys_launch_shapes.py)",
+    "diagnosis/program.py": "reads the launch-shape sample (loaders/nsys_launch_shapes.py)",
+    "replay/model.py": "joins the kernels' context ids read for the replayed windows "
+                       "(loaders/nsys_replay.py) where they are -1",
+    "replay/analysis.py": "refuses to replay kernels whose context ids were not read"}
+"""Analyses allowed to read ``KERNEL_DETAIL_FRAME_COLUMNS`` (paths under ``nsys_diag/analyses``),
+and why they get them."""
 
 
 def test_no_analysis_reads_a_column_that_analyze_skips():
     """``analyze`` loads with ``kernel_detail=False``: the skipped kernel columns hold -1, so no
-    analysis may read them (remove a column from KERNEL_DETAIL_COLUMNS before using it), except
-    those of ``DETAIL_READERS``, whose callers load them."""
+    analysis (in any subpackage) may read them (remove a column from KERNEL_DETAIL_COLUMNS before
+    using it), except those of ``DETAIL_READERS``, whose callers load them."""
     from pathlib import Path
 
     from nsys_diag.loaders.nsys_cuda import KERNEL_DETAIL_FRAME_COLUMNS
 
     src = Path(__file__).resolve().parents[2] / "nsys_diag" / "analyses"
-    used = {(p.name, c) for p in src.glob("*.py") for c in KERNEL_DETAIL_FRAME_COLUMNS
-            if c in p.read_text(encoding="utf-8") and p.name not in DETAIL_READERS}
+    files = {p.relative_to(src).as_posix(): p for p in src.rglob("*.py")}
+    assert "timeline/lanes.py" in files and set(DETAIL_READERS) <= set(files)
+    used = {(name, c) for name, p in files.items() for c in KERNEL_DETAIL_FRAME_COLUMNS
+            if c in p.read_text(encoding="utf-8") and name not in DETAIL_READERS}
     assert not used, f"analyses read columns that analyze does not load: {sorted(used)}"
 
 
@@ -261,11 +296,13 @@ def test_distinct_ints_of_a_constant_view_is_its_one_value():
 
 
 # ------------------------------------------------------------ constant device / process columns
-def _kernel_ids(path) -> tuple[np.ndarray, np.ndarray]:
-    """deviceId and globalPid of every kernel row, in rowid order, as the plain read gives them."""
+def _kernel_ids(path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """deviceId, globalPid and streamId of every kernel row, in rowid order, as the plain read
+    gives them."""
     with NsysDb(path) as db:
-        d = db.read("CUPTI_ACTIVITY_KIND_KERNEL", [Col("deviceId", "int"), Col("globalPid", "int")])
-    return d.ints("deviceId"), d.ints("globalPid")
+        d = db.read("CUPTI_ACTIVITY_KIND_KERNEL", [Col("deviceId", "int"), Col("globalPid", "int"),
+                                                   Col("streamId", "int")])
+    return d.ints("deviceId"), d.ints("globalPid"), d.ints("streamId")
 
 
 def _read_kernel_frame(path):
@@ -277,10 +314,11 @@ def _read_kernel_frame(path):
 
 
 @pytest.mark.parametrize("change", [None, 'SET "deviceId" = 1', 'SET "globalPid" = NULL',
-                                    'SET "globalPid" = "globalPid" + 1'])
+                                    'SET "globalPid" = "globalPid" + 1', 'SET "streamId" = 99'])
 def test_constant_kernel_columns_are_read_in_the_where_and_checked(tmp_path, change):
-    """One GPU, one process: deviceId/globalPid come from the WHERE as stride-0 views; a row the
-    sampled rows miss (rowid 2) that differs makes the read per row again — values exact."""
+    """One GPU, one process, one stream: deviceId/globalPid/streamId come from the WHERE as
+    stride-0 views; a row the sampled rows miss (rowid 2) that differs makes the read per row
+    again — values exact."""
     from nsys_diag import synth
 
     path = synth.write_nsys_sqlite(tmp_path / "k.sqlite", synth.preset("healthy_tc", steps=3))
@@ -289,24 +327,41 @@ def test_constant_kernel_columns_are_read_in_the_where_and_checked(tmp_path, cha
         con.execute(f'UPDATE CUPTI_ACTIVITY_KIND_KERNEL {change} WHERE rowid = 2')
         con.commit()
         con.close()
-    dev, gpid = _kernel_ids(path)
+    dev, gpid, stream = _kernel_ids(path)
     k = _read_kernel_frame(path)
     np.testing.assert_array_equal(k["device_id"].to_numpy(), dev)
     np.testing.assert_array_equal(k["global_pid"].to_numpy(), gpid)
+    np.testing.assert_array_equal(k["stream_id"].to_numpy(), stream)
+    columns = {"deviceId": "device_id", "globalPid": "global_pid", "streamId": "stream_id"}
     if change is None:
-        assert k["device_id"].to_numpy().strides == k["global_pid"].to_numpy().strides == (0,)
+        assert all(k[c].to_numpy().strides == (0,) for c in columns.values())
     else:
-        assert k["global_pid" if "globalPid" in change else "device_id"].to_numpy().strides != (0,)
+        changed = next(c for name, c in columns.items() if name in change)
+        assert k[changed].to_numpy().strides != (0,)
+
+
+def test_a_constant_column_is_found_beside_one_that_varies():
+    """The sampled rows are compared column by column: a second stream does not cost the
+    device and process their WHERE test."""
+    from nsys_diag.loaders.nsys_specs import kernel_constants
+
+    path = "sample_traces/multi_gpu.sqlite"
+    with NsysDb(path) as db:
+        consts = kernel_constants(db, db.columns("CUPTI_ACTIVITY_KIND_KERNEL"))
+    dev, gpid, stream = _kernel_ids(path)
+    assert "deviceId" not in consts and "streamId" not in consts  # two GPUs, two streams
+    assert len(np.unique(stream)) > 1
+    assert consts.get("globalPid") == (int(gpid[0]) if len(np.unique(gpid)) == 1 else None)
 
 
 def test_several_devices_are_read_per_row():
     path = "sample_traces/multi_gpu.sqlite"
-    dev, gpid = _kernel_ids(path)
+    dev, _, _ = _kernel_ids(path)
     assert len(np.unique(dev)) > 1
     with NsysDb(path) as db:
         from nsys_diag.loaders.nsys_specs import kernel_constants
 
-        assert kernel_constants(db, db.columns("CUPTI_ACTIVITY_KIND_KERNEL")) == {}
+        assert "deviceId" not in kernel_constants(db, db.columns("CUPTI_ACTIVITY_KIND_KERNEL"))
     np.testing.assert_array_equal(_read_kernel_frame(path)["device_id"].to_numpy(), dev)
 
 

@@ -68,8 +68,8 @@ def test_tracks_are_named_streams_idle_steps_and_phases(analysed):
 
 
 def test_each_track_has_one_name_and_kernels_never_share_the_idle_track(analysed):
-    """analyze reads no kernel stream column (stream -1): those kernels get a track of their own,
-    named for it, and no (pid, tid) is named twice."""
+    """analyze reads the kernels' stream ids: each stream is a track named for it, and no (pid,
+    tid) is named twice."""
     bundle, suite = analysed
     doc = chrome_trace(bundle, suite)
     named = [(e["pid"], e["tid"], e["args"]["name"]) for e in doc["traceEvents"]
@@ -79,8 +79,23 @@ def test_each_track_has_one_name_and_kernels_never_share_the_idle_track(analysed
     kernels = {(e["pid"], e["tid"]) for e in _complete(doc)
                if e["pid"] < 2_000_000 and e["cat"] not in ("idle", "memcpy", "memset")}
     assert kernels and not kernels & idle
-    if (bundle.kernels["stream_id"] < 0).all():
-        assert "kernels (stream ids not read)" in {n for _, _, n in named}
+    streams = set(bundle.kernels["stream_id"].tolist())
+    assert -1 not in streams
+    names = {n for _, _, n in named}
+    assert {f"stream {s}" for s in streams} <= names and "kernels (no stream id)" not in names
+
+
+def test_kernels_without_a_stream_id_get_a_track_of_their_own(analysed):
+    from dataclasses import replace
+
+    bundle, suite = analysed
+    stream_less = replace(bundle, kernels=bundle.kernels.assign(stream_id=-1))  # records none
+    doc = chrome_trace(stream_less, suite)
+    named = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    kernels = {(e["pid"], e["tid"]) for e in _complete(doc)
+               if e["pid"] < 2_000_000 and e["cat"] not in ("idle", "memcpy", "memset")}
+    assert kernels and {named[k] for k in kernels} == {"kernels (no stream id)"}
 
 
 def test_capped_document_keeps_the_longest_and_says_so(analysed):

@@ -12,21 +12,63 @@ def _row(name: str, delta: float, share: float) -> dict:
             "baseline": max(-delta, 0.0), "candidate": max(delta, 0.0), "group": "kernels"}
 
 
-def test_rows_beyond_the_first_five_are_summed_into_one_line():
-    # step delta −20 ms: both signs, ranked by absolute size, plus an other row
+OTHER_KERNELS = "other (remaining kernels, and time outside kernels)"
+
+
+def _explain_doc(rows: list[dict]) -> dict:
+    return {"summary": "x", "baseline": {"path": "a", "runs": 1, "steps": 9},
+            "candidate": {"path": "b", "runs": 1, "steps": 9}, "explain": rows}
+
+
+def _other(name: str, delta: float, share: float, group: str = "kernels") -> dict:
+    """The JSON's remainder row of a group (``kind`` "other", no side values)."""
+    return {"kind": "other", "name": name, "delta": delta, "share_of_delta": share,
+            "baseline": None, "candidate": None, "group": group}
+
+
+def test_rows_beyond_the_first_five_are_summed_into_the_rows_remainder_named_as_in_the_json():
+    # step delta −20 ms: both signs, ranked by absolute size, plus the JSON's remainder row
     deltas = [120.0, -120.0, 72.0, -60.0, -40.0, 5.0, 2.0, 1.0]
     rows = [_row(f"k{i}", d, d / -20.0) for i, d in enumerate(deltas)]
-    rows.append(_row("other (remaining kernels, and time outside kernels)", 0.0, 0.0))
-    doc = {"summary": "x", "baseline": {"path": "a", "runs": 1, "steps": 9},
-           "candidate": {"path": "b", "runs": 1, "steps": 9}, "explain": rows}
-    lines = render_compare_text(doc)
+    rows.append(_other(OTHER_KERNELS, 0.5, -0.025))
+    lines = render_compare_text(_explain_doc(rows))
     listed = [ln for ln in lines if ln.startswith("    kernel k")]
     assert len(listed) == 5 and ("-" in listed[1] or "−" in listed[1])  # both signs listed
-    (rest,) = [ln for ln in lines if "the other" in ln]
-    assert "the other 4 row(s)" in rest and ": +8 ms per step" in rest
-    # each summed row named as the JSON names it, the remainder row included
-    assert "kernel k5" in rest and "other (remaining kernels, and time outside kernels)" in rest
-    assert re.search(r"\(-40% of the delta\)", rest)
+    assert not any("the other" in ln or "row(s)" in ln for ln in lines)
+    (rest,) = [ln for ln in lines if ln.startswith("    other")]
+    # the remainder row as the JSON names it, summing the rows not listed (5 + 2 + 1 + 0.5 ms)
+    assert rest.startswith(f"    {OTHER_KERNELS}: +8.5 ms per step")
+    assert re.search(r"\(-42% of the delta\)", rest)
+    # the rows summed into it are named as the JSON names them
+    assert rest.endswith("; with kernel k5, kernel k6, kernel k7 (rows of the JSON explain[])")
+
+
+def test_the_remainder_row_alone_is_shown_as_the_json_has_it():
+    rows = [_row(f"k{i}", d, d / 6.0) for i, d in enumerate([3.0, 2.0, 1.0, 0.5, 0.25])]
+    rows.append(_other(OTHER_KERNELS, -0.75, -0.125))
+    (rest,) = [ln for ln in render_compare_text(_explain_doc(rows)) if ln.startswith("    other")]
+    assert rest == f"    {OTHER_KERNELS}: −750 µs per step (-12% of the delta)"
+
+
+def test_phases_without_a_remainder_row_take_the_groups_name():
+    rows = [dict(_row(f"p{i}", 1.0, 1 / 7), kind="phase", group="phases") for i in range(7)]
+    (rest,) = [ln for ln in render_compare_text(_explain_doc(rows)) if ln.startswith("    other")]
+    assert rest.startswith("    other (not covered by phases): +2 ms per step")
+    assert "with p5 phase, p6 phase" in rest
+
+
+def test_the_markdown_remainder_row_is_named_as_in_the_json_with_its_delta_in_its_column():
+    from nsys_diag.report.compare_render import render_compare_markdown
+
+    deltas = [120.0, -120.0, 72.0, -60.0, -40.0, 30.0, 2.0, 1.0]
+    rows = [_row(f"k{i}", d, d / -20.0) for i, d in enumerate(deltas)]
+    rows.append(_other(OTHER_KERNELS, 0.5, -0.025))
+    doc = dict(_explain_doc(rows), step_time={"baseline": 100.0, "candidate": 80.0})
+    md = render_compare_markdown(doc).splitlines()
+    (rest,) = [ln for ln in md if ln.startswith("| other")]
+    cells = [c.strip() for c in rest.strip().strip("|").split("|")]
+    assert cells[0] == f"{OTHER_KERNELS}, with kernel k6, kernel k7 (rows of the JSON explain[])"
+    assert cells[1:] == ["", "", "+3.5 ms", "-18%"]
 
 
 def _incomparable_doc(**kw) -> dict:

@@ -92,3 +92,57 @@ def test_render_escapes_control_characters(tmp_path):
     r = _roofline(write_ncu_csv(tmp_path / "k.csv", [SynthKernel("evil\x1b[31mred\x07kernel")]))
     text = render_roofline_table(r.to_json())
     assert "\x1b" not in text and "\x07" not in text and "evil" in text
+
+
+LONG_SPACED = ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_bf16_256x128_32x3_nn_align8>"
+               "(cutlass_80_tensorop_s1688gemm_bf16_256x128_32x3_nn_align8::Params, int, float)")
+LONG_WORD = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_" * 2
+
+
+def _long_named(tmp_path):
+    path = write_ncu_csv(tmp_path / "k.csv", [SynthKernel(LONG_SPACED, duration_ns=50_000.0),
+                                               SynthKernel(LONG_WORD, duration_ns=20_000.0)],
+                         gpu_name="NVIDIA A100-SXM4-40GB")
+    return path, _roofline(path).to_json()
+
+
+def test_long_kernel_names_are_whole_in_the_last_column(tmp_path):
+    """Issue 28 item 4: the table cut names at 44 characters; the name is now the last column,
+    whole, after the aligned numeric columns."""
+    _, rl = _long_named(tmp_path)
+    lines = render_roofline_table(rl).splitlines()
+    header = next(ln for ln in lines if "Launch" in ln)
+    assert header.rstrip().endswith("Kernel")
+    at = header.index("Kernel")
+    rows = {name: next(ln for ln in lines if name in ln) for name in (LONG_SPACED, LONG_WORD)}
+    for name, row in rows.items():
+        assert row.endswith(name) and row.index(name) == at  # whole, aligned under its header
+        assert "…" not in row
+    assert len({r.index("µs") for r in rows.values()}) == 1  # the numeric columns stay aligned
+
+
+def test_long_kernel_names_wrap_to_the_terminal_and_are_never_cut(tmp_path):
+    from click.testing import CliRunner
+
+    from nsys_diag.cli import main
+    from nsys_diag.report.text import fit_line
+
+    path, rl = _long_named(tmp_path)
+    row = next(ln for ln in render_roofline_table(rl).splitlines() if LONG_SPACED in ln)
+    parts = fit_line(row, 80)  # the CLI's wrap helper
+    assert len(parts) > 1  # a word longer than the width keeps a line of its own, whole
+    assert all(len(p) <= 80 or len(p.split()) == 1 for p in parts), parts
+    assert " ".join(" ".join(parts).split()) == " ".join(row.split())  # same words, same order
+    assert fit_line(row, None) == [row]  # not a terminal, no COLUMNS: the whole line
+
+    def run(columns: str) -> str:
+        r = CliRunner().invoke(main, ["analyze", str(path), "--no-html"],
+                               env={"COLUMNS": columns, "SOURCE_DATE_EPOCH": "0"})
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    whole, narrow = run(""), run("80")
+    assert any(ln.endswith(LONG_SPACED) for ln in whole.splitlines())  # one whole line
+    assert any(ln.strip() == LONG_WORD for ln in narrow.splitlines())  # a long word: own line, whole
+    assert all(len(ln) <= 80 or len(ln.split()) == 1 for ln in narrow.splitlines())
+    assert " ".join(whole.split()) == " ".join(narrow.split())  # wrapped, nothing cut

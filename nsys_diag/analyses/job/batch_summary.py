@@ -36,7 +36,7 @@ from nsys_diag.analyses.job.compare_predicted import predicted_vs_measured
 from nsys_diag.analyses.job.compare_window import comparability, window_rate_metrics
 from nsys_diag.analyses.kernels.names import normalize_kernel_name
 from nsys_diag.analyses.job.ranks import RankInput
-from nsys_diag.model.vocabulary import PHASE_DISPLAY_ORDER
+from nsys_diag.model.vocabulary import EXPLAIN_OTHER, PHASE_DISPLAY_ORDER
 
 SUMMARY_VERSION = 3
 TOP_KERNELS = 40
@@ -326,10 +326,10 @@ def _explain(baseline: Sequence[dict], candidate: Sequence[dict], step_delta: fl
     out = []
     if phase_rows:
         out += explain_delta(step_delta, phase_rows, group="phases",
-                             other_name="other (not covered by phases)")
+                             other_name=EXPLAIN_OTHER["phases"])
     if kernel_rows:
         out += explain_delta(step_delta, kernel_rows, group="kernels",
-                             other_name="other (remaining kernels, and time outside kernels)")
+                             other_name=EXPLAIN_OTHER["kernels"])
     return [c.to_json() for c in out]
 
 

@@ -213,6 +213,14 @@ def keep_segments(segments: list[Segment], cap: int = MAX_PATH_SEGMENTS
 
 
 # ---------------------------------------------------------------------------------- checks
+def _contexts_not_read(kernels: pd.DataFrame, *others: pd.DataFrame) -> bool:
+    """The kernels' context ids were not read (all -1: ``analyze`` skips them) while the other
+    GPU rows have theirs: a kernel's stream (device, context, stream) would not be the one its
+    copies and syncs name (``with_kernel_streams`` joins them for the replayed windows)."""
+    return bool((kernels["context_id"].to_numpy(np.int64) < 0).all()) and any(
+        len(f) and bool((f["context_id"].to_numpy(np.int64) >= 0).any()) for f in others)
+
+
 def _data_problem(kernels, memcpy, memset, sync, api, pt: ProcessTimeline | None) -> str | None:
     """Why the data cannot support a causal replay (None: it can)."""
     n_ops = len(kernels) + len(memcpy) + len(memset)
@@ -223,7 +231,8 @@ def _data_problem(kernels, memcpy, memset, sync, api, pt: ProcessTimeline | None
     corr = [f["correlation_id"].to_numpy(np.int64) for f in (kernels, memcpy, memset) if len(f)]
     if not (np.concatenate(corr) >= 0).any() or not (api["correlation_id"].to_numpy() >= 0).any():
         return "no correlation ids: GPU work cannot be joined to the calls that launched it"
-    if len(kernels) and (kernels["stream_id"].to_numpy(np.int64) < 0).all():
+    if len(kernels) and ((kernels["stream_id"].to_numpy(np.int64) < 0).all()
+                         or _contexts_not_read(kernels, memcpy, memset, sync)):
         return "kernel stream ids were not read (read them for the replayed windows)"
     if pt is None:
         return None

@@ -228,9 +228,13 @@ def _ops_frame(kernels, memcpy, memset, graphs) -> tuple[pd.DataFrame, list[str]
 
 def with_kernel_streams(kernels: pd.DataFrame, streams: pd.DataFrame | None) -> pd.DataFrame:
     """``kernels`` with context and stream ids from ``streams`` (``contracts.KERNEL_STREAMS``,
-    read for the replayed windows) where they hold -1; joined on (process, correlation id,
-    start, device). Kernels still without a stream are dropped (outside every window)."""
-    if streams is None or not len(kernels) or (kernels["stream_id"].to_numpy() >= 0).all():
+    read for the replayed windows) where they hold -1 — ``analyze`` reads the kernels' stream
+    ids but not their context ids (``loaders/nsys_specs.KERNEL_DETAIL_COLUMNS``), and a stream
+    is (device, context, stream): without the join a kernel and a copy of one stream would be
+    two; joined on (process, correlation id, start, device). Kernels still without a stream are
+    dropped (outside every window)."""
+    if streams is None or not len(kernels) or ((kernels["stream_id"].to_numpy() >= 0).all()
+                                                and (kernels["context_id"].to_numpy() >= 0).all()):
         return kernels
     key = ["global_pid", "correlation_id", "start_ns", "device_id"]
     got = streams.drop_duplicates(key).set_index(key)

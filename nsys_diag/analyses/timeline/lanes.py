@@ -3,17 +3,20 @@
 The window is cut into at most ``MAX_COLUMNS`` equal columns (``bin_ns`` = the window ÷
 ``MAX_COLUMNS``, rounded up to a whole ns). A lane is one (device, stream): its kernels, by kernel
 category (``analyses/kernels/catalog.py``: GEMM, attention, communication — NCCL —, …), and its
-copies (memcpy and memset, class ``copy``). Kernels whose stream was not read (``stream_id`` -1:
-``analyze`` skips the kernels' stream column, perf) make one lane per device, beside their
-copies' stream lanes. Per lane and column the analysis keeps the ns of each
+copies (memcpy and memset, class ``copy``): kernels and copies of one stream share its lane
+(``analyze`` reads the kernels' ``stream_id``, ``loaders/nsys_specs.KERNEL_DETAIL_COLUMNS``).
+Kernels without a stream id (``stream_id`` -1: an input that records none — an export without
+``streamId``, an ncu CSV or a Kineto trace without streams) make one lane per device, beside
+their copies' stream lanes. Per lane and column the analysis keeps the ns of each
 class that ran there (integer ns, summed over the ops: ``window_bins.binned_sum``); the finish
 reduces a column to its *dominant* class (most ns) and its *occupancy* (ns of every class ÷ the
 column's width, capped at 1; 0 is idle), quantised to quarters so runs of like columns merge into
 one drawn element: each lane is a list of ``runs`` ``[first column, columns, class, occupancy]``,
 idle columns left out — at most ``MAX_COLUMNS`` per lane, a few dozen on a steady trace.
 
-The ``MAX_LANES`` lanes with the most busy ns are kept; the others are summed into one lane per
-device (``stream_id`` None, ``streams`` how many). The analysed steps' edges are marked
+The ``MAX_LANES`` lanes with the most busy ns are kept; the other streams are summed into one
+"other streams" lane per device (``stream_id`` None, ``streams`` how many): at most
+``MAX_LANES`` + one per device, whatever the stream count. The analysed steps' edges are marked
 (``step_marks``, at most ``MAX_STEP_MARKS``: evenly sampled beyond that, ``steps`` the count).
 
 Streamed exactly: the column grid depends on the window only (global), each chunk bins the ops
@@ -280,7 +283,12 @@ def _finish(states, ctx: FinishContext):
 TIMELINE_LANES_SPEC = Section(Obj({
     "start_ns": "int", "end_ns": "int", "bin_ns": Leaf({"type": "integer", "minimum": 1}),
     "columns": "int", "classes": List(Enum(*CLASSES)),
-    "lanes": List(Obj({"device_id": "int", "stream_id": "int?", "streams": "int", "ops": "int",
+    "lanes": List(Obj({"device_id": "int",
+                       "stream_id": Leaf({"type": "integer"}, null=True, doc=(
+                           "the lane's CUDA stream (kernels and copies of it); -1: kernels of an "
+                           "input that records no stream ids; null: the device's other streams, "
+                           "summed (streams: how many)")),
+                       "streams": "int", "ops": "int",
                        "busy_ms": "num", "class_ms": Map("num", names=CLASSES),
                        "runs": List(List("int", min_items=4, max_items=4))})),
     "step_marks": List("int"), "steps": "int"}),

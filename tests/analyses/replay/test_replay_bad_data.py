@@ -63,6 +63,29 @@ def test_kernel_streams_not_read(item):
     assert not is_available(r) and "stream ids" in r.reason
 
 
+def test_kernel_contexts_not_read_are_refused_unless_no_gpu_row_has_one(item):
+    """``analyze`` reads the kernels' stream ids but not their contexts: a stream is (device,
+    context, stream), so kernels of context -1 beside copies and syncs of context 1 would make
+    two streams of one; an export without context ids at all (every row -1) still replays."""
+    from nsys_diag.analyses.replay.analysis import analyze_replay
+    from nsys_diag.analyses.steps.detection import detect_steps
+    from nsys_diag.loaders import load_trace
+    from tests.analyses.replay.replay_helpers import gpu_processes, process_frames
+
+    bundle = load_trace(item, kernel_detail=False)
+    f = process_frames(bundle, gpu_processes(bundle)[0])
+    assert (f["kernels"]["stream_id"] >= 0).all() and (f["kernels"]["context_id"] < 0).all()
+
+    def replay(frames):
+        return analyze_replay(frames["kernels"], frames["memcpy"], frames["memset"],
+                              frames["sync"], frames["api"], frames["nvtx"],
+                              steps=detect_steps(frames["nvtx"], frames["kernels"]))
+
+    assert "stream ids" in replay(f).reason
+    none = dict(f, **{k: f[k].assign(context_id=-1) for k in ("memcpy", "memset", "sync")})
+    assert is_available(replay(none))
+
+
 def test_turned_off_by_the_environment(item, monkeypatch):
     monkeypatch.setenv("NSYS_DIAG_NO_REPLAY", "1")
     assert "NSYS_DIAG_NO_REPLAY" in _reason(item)
