@@ -210,6 +210,7 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     from nsys_diag.analyses.engine.driver import run_pass, run_stream, with_skeleton_nvtx
     from nsys_diag.loaders import Format, load_trace
     from nsys_diag.loaders.nsys_cuda import unmatched_warning
+    from nsys_diag.loaders.parallel_reads import read_threads
 
     plan = chunk_plan(path, chunk_rows)
     # a budget (not --chunk-rows) is watched on the sequential pass: the chunks left are made
@@ -240,8 +241,11 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
                 load_declarations()
                 guard.begin()
+            # read-ahead needs a second core (bench: on a loaded machine its extra chunks cost
+            # more than the overlap saves); one usable CPU, or NSYS_DIAG_READ_THREADS=1: none
             return run_pass(skeleton, read, guard.planned if guard is not None else targets,
-                            assume, options, th, only, keep_launches, replan=guard)
+                            assume, options, th, only, keep_launches, replan=guard,
+                            read_ahead=read_threads() >= 2)
     # the GPU span is asked only when a step-less process needs it (a scan of three tables);
     # on Dask the assumption travels to the workers, so it is computed first
     census = census_span(path) if options.scheduler else \

@@ -328,11 +328,12 @@ def test_process_named_only_by_an_nvtx_thread_name_keeps_its_name(tmp_path):
     assert_same(whole, _without_chunks(streamed))
 
 
-@pytest.mark.parametrize("ahead", [True, False])
+@pytest.mark.parametrize("ahead", [True, False, "one cpu"])
 def test_read_ahead_reads_the_next_chunk_on_a_thread_with_the_same_answers(monkeypatch, ahead):
     """Under a budget the guard decides whether the next chunk is read while one is analysed
     (``driver.run_pass``); read ahead (on the chunk-read thread) or not, the answers are the
-    in-memory ones."""
+    in-memory ones. With one usable CPU (``NSYS_DIAG_READ_THREADS=1``) nothing is read ahead,
+    whatever the guard says."""
     import threading
 
     from nsys_diag import loaders
@@ -348,7 +349,8 @@ def test_read_ahead_reads_the_next_chunk_on_a_thread_with_the_same_answers(monke
     monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
     monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
     monkeypatch.setattr(stream_plan, "MIN_GUARD_ROWS", 1)
-    monkeypatch.setattr(stream_plan.BudgetGuard, "read_ahead", lambda self, rows: ahead)
+    monkeypatch.setattr(stream_plan.BudgetGuard, "read_ahead", lambda self, rows: bool(ahead))
+    monkeypatch.setenv("NSYS_DIAG_READ_THREADS", "1" if ahead == "one cpu" else "2")
     threads = []
     real_load = loaders.load_trace
 
@@ -360,5 +362,6 @@ def test_read_ahead_reads_the_next_chunk_on_a_thread_with_the_same_answers(monke
     streamed = _view(path, memory_budget="1G")
     assert streamed["trace"]["chunks"]["count"] == len(threads) >= 4
     on_thread = [t.startswith("chunk-read") for t in threads]
-    assert on_thread == ([False] + [True] * (len(threads) - 1) if ahead else [False] * len(threads))
+    assert on_thread == ([False] + [True] * (len(threads) - 1) if ahead is True
+                         else [False] * len(threads))
     assert_same(whole, _without_chunks(streamed))

@@ -203,7 +203,8 @@ class _Ahead:
 
 def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
              options: AnalyzeOptions, th: Thresholds, only: set[int] | None = None,
-             keep_launches: bool = False, replan: Replan | None = None) -> StreamPass:
+             keep_launches: bool = False, replan: Replan | None = None,
+             read_ahead: bool = True) -> StreamPass:
     """One sequential pass (see the module docstring): each chunk is read up to its target and
     cut at the latest safe time before it; the next starts at the cut. ``assume(gpid, bundle)``
     gives the globals of a process (once, on the first chunk it appears in); ``only``: analyse
@@ -212,8 +213,9 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
 
     Read-ahead (perf): once a chunk is cut, the next one's span is known, so it is read on a
     thread while this one is analysed (SQLite and Arrow decode without the GIL) — unless
-    ``replan.read_ahead`` says two chunks do not fit the budget. The chunks and their answers
-    are the same either way; only when they are read differs."""
+    ``read_ahead`` is False (one usable CPU) or ``replan.read_ahead`` says two chunks do not fit
+    the budget. The chunks and their answers are the same either way; only when they are read
+    differs."""
     from concurrent.futures import ThreadPoolExecutor
 
     sp = StreamPass(assumed={})
@@ -233,7 +235,8 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
             hi, exact = _cut(bundle, lo, 0 if target is None else int(target), target is None,
                              devices)
             sp.inexact_cuts += 0 if exact else 1
-            if target is not None and (replan is None or replan.read_ahead(_rows(bundle))):
+            if target is not None and read_ahead and \
+                    (replan is None or replan.read_ahead(_rows(bundle))):
                 nxt = pending.pop(0) if pending else None
                 ahead = _Ahead(nxt, pool.submit(read, *read_span(hi, nxt)))
             done = analyse_chunk(skeleton, bundle, lo, hi, i, sp.assumed, assume, options, th,
