@@ -206,3 +206,33 @@ def test_a_kind_that_was_not_replayed_counts_as_the_nearest_replayed_step(cases)
     w = _what_if(r, "no_overhead_phases")
     assert w["saves_ms_per_step"] == pytest.approx(rc.LOG_NS / 1e6, rel=0.01)
     assert w["step_ms_after"] == pytest.approx(steps.mean_ms - rc.LOG_NS / 1e6, rel=0.01)
+
+
+def _launch_loop(gap_ns: int):
+    """One forward phase of 400 launches of a 3 µs kernel, each call 3 µs, ``gap_ns`` of CPU
+    time between calls (dispatch when short, host work when long)."""
+    from dataclasses import replace
+
+    from nsys_diag.synth.presets import preset
+    from nsys_diag.synth.scenarios import KernelSpec, PhaseSpec
+
+    n, us = 400, 1_000
+    phase = PhaseSpec("forward", n * (3 * us + gap_ns) + 200 * us, canonical="forward",
+                      launch_gap_ns=gap_ns,
+                      kernels=(KernelSpec("ew_add", 3 * us, n, launch_ns=3 * us),))
+    return lambda: replace(preset("launch_bound"), name=f"loop_{gap_ns}", phases=(phase,))
+
+
+def test_a_graph_replay_drops_the_dispatch_between_launches_not_host_work(cases):
+    """A CUDA-graph replay launches a run of launches at once: the 5 µs of dispatch between
+    400 launch calls goes with them (the step becomes the GPU's 400 × (3 µs + 1 µs) plus one
+    graph launch); 60 µs of host work between them is no dispatch and stays (only each call's
+    own 3 µs drops to the 2 µs of a launch)."""
+    (dispatch,) = replay_trace(case_path(cases, "loop_5us", _launch_loop(5_000)))
+    w = _what_if(dispatch, "no_launch_overhead")
+    assert w["step_ms_after"] == pytest.approx(400 * 4e-3, abs=0.45)  # GPU-paced, + the margin
+    assert w["saves_share"] > 0.4
+    (host,) = replay_trace(case_path(cases, "loop_60us", _launch_loop(60_000)))
+    h = _what_if(host, "no_launch_overhead")
+    assert h["saves_ms_per_step"] == pytest.approx(400 * 1e-3, rel=0.25)  # 3 → 2 µs a call
+    assert h["saves_share"] < 0.05
