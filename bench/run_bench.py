@@ -24,13 +24,16 @@
      kernels (``--stream-sizes``), ours with ``--memory-budget 1G`` at each (whole export, chunk
      by chunk) and unbounded (``--memory-budget none``) at 8M — peak ≤ 1.2 GB, time ≤ 1.5× the
      unbounded run, growth linear or better;
+   * the PyTorch-profiler row (``kineto_section.py``): ours on a generated ~35 MB legacy-schema
+     Kineto trace against Holistic Trace Analysis 0.5.0 loading it (its own venv
+     ``bench/.venv-hta``), cold, and their kernel totals per name compared (``--skip-kineto``);
    * ``nsys-diag --help`` (min of 5), and which heavy modules it imports.
 3. Prints the table, the ratios, the growth per doubling and PASS/FAIL against the targets of
    issue "Scale"; writes everything to ``bench/out/results.json``.
 
 The script sets itself up: it pip-installs the bench-only packages (adbc-driver-sqlite,
 connectorx, pyinstrument) into the running interpreter's environment when missing, and creates
-the nsys-ai venv when missing. Nothing here is part of ``make test``.
+the nsys-ai and HTA venvs when missing. Nothing here is part of ``make test``.
 """
 from __future__ import annotations
 
@@ -54,6 +57,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from kineto_section import (HTA_TOOL, KINETO_STEPS, OURS_TOOL, ensure_hta,  # noqa: E402
+                            kernel_totals_match, kineto_targets, make_kineto_trace)
 ROOT = HERE.parent
 OUT = HERE / "out"
 TRACES = OUT / "traces"
@@ -77,6 +83,7 @@ TARGET_FLOOR_RATIO = 3.0
 TARGET_PEER_SPEEDUP = 10.0
 TARGET_RSS_BYTES = 1_500_000_000  # 1.5 GB
 TARGET_HELP_S = 0.3
+KINETO_SIZE_M = -1.0  # the Kineto trace's row key in the table (not a kernel-count size)
 STREAM_PRESET = "launch_bound"
 STREAM_SCALE = 5.56  # 1,200 kernels per step × 5.56 = 6,671: 8.0M kernels at 1,200 steps
 STREAM_KPS = 6_671
@@ -461,6 +468,37 @@ def run_stream_section(args, runs: int) -> tuple[list, list]:
     return rows, traces
 
 
+def run_kineto_section(args, runs: int) -> tuple[list, list, tuple[bool, str] | None]:
+    """The Kineto rows (``kineto_section.py``): ours and HTA's load, interleaved, on the
+    generated ~35 MB legacy-schema trace; and whether the kernel totals per name agree."""
+    if args.quick or args.skip_kineto:
+        return [], [], None
+    hta_py, note = ensure_hta(log)
+    path = make_kineto_trace(TRACES, _generator_hash(), PY, ROOT)
+    size = path.stat().st_size
+    tr = Trace(KINETO_SIZE_M, str(path), KINETO_STEPS, size, {}, None)
+    tools = [Tool(OURS_TOOL, [OURS, "analyze", str(path), "--json", "-", "--no-html"])]
+    if hta_py is not None:
+        tools.append(Tool(HTA_TOOL, [hta_py, str(HERE / "hta_child.py"), str(path.parent)],
+                          inproc_key="load_s"))
+    log(f"\n== Kineto {path.name} ({size / 1e6:.0f} MB, {KINETO_STEPS} steps)"
+        + ("" if hta_py else f" — HTA: {note}"))
+    rows = measure(tr, tools, runs, args.timeout)
+    for r in rows:
+        r.trace = f"Kineto {size / 1e6:.0f} MB"
+    check = None
+    if hta_py is not None:
+        ours = run_child([OURS, "analyze", str(path), "--json", "-", "--no-html", "--window", "0:"],
+                         timeout=args.timeout)
+        hta = run_child([hta_py, str(HERE / "hta_child.py"), str(path.parent)],
+                        timeout=args.timeout)
+        ok_o, doc_o = _json_ok(ours.stdout)
+        ok_h, doc_h = _json_ok(hta.stdout)
+        check = kernel_totals_match(doc_o, doc_h) if ok_o and ok_h else \
+            (False, "no JSON from " + ("HTA" if ok_o else "ours"))
+    return rows, [tr], check
+
+
 def stream_targets(rows: list, traces: list) -> list:
     """PASS/FAIL of the streaming targets (issue "Whole exports in bounded memory")."""
     if not traces:
@@ -719,6 +757,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream-sizes", default=None,
                     help=f"streaming export sizes in millions of kernels (default {STREAM_SIZES}; "
                          "'' to skip)")
+    ap.add_argument("--skip-kineto", action="store_true",
+                    help="do not run the PyTorch-profiler (Kineto) row against HTA")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per child run")
     ap.add_argument("--json", default=None,
                     help="results JSON path (default bench/out/results.json; "
@@ -768,13 +808,16 @@ def main(argv: list[str] | None = None) -> int:
         rows += measure(tr, tools, runs, args.timeout)
     stream_rows, stream_traces = run_stream_section(args, runs)
     rows += stream_rows
+    kineto_rows, kineto_traces, kineto_check = run_kineto_section(args, runs)
+    rows += kineto_rows
     help_res = time_help()
     prof = run_profile(largest) if args.profile else None
 
     load_end = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print_table(rows, traces + stream_traces)
+    print_table(rows, traces + stream_traces + kineto_traces)
     summary = summarize(rows, traces, help_res, args.quick)
     summary["targets"] += stream_targets(stream_rows, stream_traces)
+    summary["targets"] += kineto_targets(kineto_rows, kineto_check)
     print_summary(summary, help_res)
     print_machine(machine, load_end)
     if prof:
@@ -785,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": {"preset": PRESET, "scale": SCALE, "metrics_period_ns": METRICS_PERIOD_NS,
                    "schema": SCHEMA, "runs": runs, "sizes_m": sizes, "quick": args.quick,
                    "peer": peer_note if peer_exe is None else "nsys-ai 0.3.0"},
-        "traces": [asdict(t) for t in traces + stream_traces],
+        "traces": [asdict(t) for t in traces + stream_traces + kineto_traces],
         "rows": [{**asdict(r), "min_s": r.tmin, "median_s": r.tmed, "cpu_min_s": r.cpu_min,
                   "peak_rss_bytes": r.peak}
                  for r in rows],
