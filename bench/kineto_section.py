@@ -15,8 +15,9 @@ Trace Analysis loading the same trace (issue "Read PyTorch profiler traces too",
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from venvs import create_venv
 
 HERE = Path(__file__).resolve().parent
 HTA_VENV = HERE / ".venv-hta"
@@ -35,13 +36,9 @@ def ensure_hta(log) -> tuple[str | None, str]:
         if not py.exists() or subprocess.run([str(py), "-c", "import hta"],
                                              capture_output=True).returncode:
             log(f"setup: creating {HTA_VENV.name} with {' '.join(HTA_PINS)}")
-            subprocess.run([sys.executable, "-m", "venv", str(HTA_VENV)], check=True,
-                           capture_output=True)
-            r = subprocess.run([str(py), "-m", "pip", "install", "-q", *HTA_PINS],
-                               capture_output=True, text=True)
-            if r.returncode:
-                tail = (r.stderr.strip().splitlines() or ["?"])[-1]
-                return None, f"pip install of HTA failed: {tail}"
+            failed = create_venv(HTA_VENV, HTA_PINS, "HTA")
+            if failed:
+                return None, failed
     except (OSError, subprocess.CalledProcessError) as exc:
         return None, f"HTA setup failed: {exc}"
     return str(py), "ok"

@@ -60,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from kineto_section import (HTA_TOOL, KINETO_STEPS, OURS_TOOL, ensure_hta,  # noqa: E402
                             kernel_totals_match, kineto_targets, make_kineto_trace)
+from venvs import create_venv  # noqa: E402
 ROOT = HERE.parent
 OUT = HERE / "out"
 TRACES = OUT / "traces"
@@ -128,17 +129,12 @@ def _duckdb_platform() -> str:
 def ensure_peer() -> tuple[str | None, str]:
     """(path to the nsys-ai executable, or None; a note). Creates the venv + private HOME."""
     exe = PEER_VENV / "bin" / "nsys-ai"
-    py = PEER_VENV / "bin" / "python"
     try:
         if not exe.exists():
             log(f"setup: creating {PEER_VENV.relative_to(ROOT)} with {' '.join(PEER_PINS)}")
-            subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True,
-                           capture_output=True)
-            r = subprocess.run([str(py), "-m", "pip", "install", "-q", *PEER_PINS],
-                               capture_output=True, text=True)
-            if r.returncode:
-                tail = (r.stderr.strip().splitlines() or ["?"])[-1]
-                return None, f"pip install of nsys-ai failed: {tail}"
+            failed = create_venv(PEER_VENV, PEER_PINS, "nsys-ai")
+            if failed:
+                return None, failed
         ext = list((PEER_VENV / "lib").glob(
             f"python*/site-packages/duckdb_extension_sqlite_scanner/extensions/{DUCKDB_VERSION}/"
             "sqlite_scanner.duckdb_extension"))

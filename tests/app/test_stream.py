@@ -272,22 +272,29 @@ def test_device_seen_only_in_a_later_chunk_keeps_its_gpu_row(tmp_path):
     assert_same(whole["processes"], streamed["processes"])
 
 
-def test_budget_guard_replans_finer_and_answers_stay(monkeypatch):
-    """A chunk that costs more memory per row than estimated makes the guard cut the rest of the
-    export finer (``app/stream_plan.py``); the answers are still the in-memory ones."""
+def _pretend_estimate(monkeypatch, path: Path, budget: int, chunks: int) -> None:
+    """A memory estimate just over ``budget``, so that chunks of about ``1/chunks`` of the
+    export's rows are planned (the chunk and guard floors lowered to one row)."""
     from nsys_diag.app import stream, stream_plan
     from nsys_diag.loaders import memory_estimate
 
-    path = SAMPLES / "worked_example.sqlite"
-    whole = _view(path, memory_budget="none")
     rows = stream._event_rows(str(path))
-    budget = 2**30
-    # the estimate: just over the budget, so that chunks of about a third of the rows are planned
     per_row = (budget - stream.STREAM_BASE_BYTES - stream.held_bytes(str(path))) \
-        * stream.CHUNK_MEMORY_SHARE / (rows / 3)
+        * stream.CHUNK_MEMORY_SHARE / (rows / chunks)
     monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
     monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
     monkeypatch.setattr(stream_plan, "MIN_GUARD_ROWS", 1)
+
+
+def test_budget_guard_replans_finer_and_answers_stay(monkeypatch):
+    """A chunk that costs more memory per row than estimated makes the guard cut the rest of the
+    export finer (``app/stream_plan.py``); the answers are still the in-memory ones."""
+    from nsys_diag.app import stream_plan
+
+    path = SAMPLES / "worked_example.sqlite"
+    whole = _view(path, memory_budget="none")
+    budget = 2**30
+    _pretend_estimate(monkeypatch, path, budget, chunks=3)
     planned = _view(path, memory_budget="1G")["trace"]["chunks"]["count"]
     base = stream_plan._rss_now()
     calls = []
@@ -337,18 +344,11 @@ def test_read_ahead_reads_the_next_chunk_on_a_thread_with_the_same_answers(monke
     import threading
 
     from nsys_diag import loaders
-    from nsys_diag.app import stream, stream_plan
-    from nsys_diag.loaders import memory_estimate
+    from nsys_diag.app import stream_plan
 
     path = SAMPLES / "worked_example.sqlite"
     whole = _view(path, memory_budget="none")
-    rows = stream._event_rows(str(path))
-    budget = 2**30
-    per_row = (budget - stream.STREAM_BASE_BYTES - stream.held_bytes(str(path))) \
-        * stream.CHUNK_MEMORY_SHARE / (rows / 4)
-    monkeypatch.setattr(memory_estimate, "estimate_memory", lambda p: (int(per_row * rows), "pretend"))
-    monkeypatch.setattr(stream, "MIN_CHUNK_ROWS", 1)
-    monkeypatch.setattr(stream_plan, "MIN_GUARD_ROWS", 1)
+    _pretend_estimate(monkeypatch, path, 2**30, chunks=4)
     monkeypatch.setattr(stream_plan.BudgetGuard, "read_ahead", lambda self, rows: bool(ahead))
     monkeypatch.setenv("NSYS_DIAG_READ_THREADS", "1" if ahead == "one cpu" else "2")
     threads = []
