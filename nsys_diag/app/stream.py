@@ -215,7 +215,8 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
     plan = chunk_plan(path, chunk_rows)
     # a budget (not --chunk-rows) is watched on the sequential pass: the chunks left are made
     # smaller when one took more memory per row than estimated (app/stream_plan.py)
-    guard = BudgetGuard(plan, options.memory_budget_bytes, retained_bytes(path)) \
+    ahead = read_threads() >= 2  # read-ahead needs a second core (one: NSYS_DIAG_READ_THREADS=1)
+    guard = BudgetGuard(plan, options.memory_budget_bytes, retained_bytes(path), read_ahead=ahead) \
         if options.memory_budget_bytes and not options.chunk_rows and not options.scheduler \
         else None
     targets = guard.first_targets() if guard is not None else plan.targets()
@@ -241,11 +242,9 @@ def analyze_streamed(path: str, options: AnalyzeOptions, th: Thresholds, chunk_r
 
                 load_declarations()
                 guard.begin()
-            # read-ahead needs a second core (bench: on a loaded machine its extra chunks cost
-            # more than the overlap saves); one usable CPU, or NSYS_DIAG_READ_THREADS=1: none
             return run_pass(skeleton, read, guard.planned if guard is not None else targets,
                             assume, options, th, only, keep_launches, replan=guard,
-                            read_ahead=read_threads() >= 2)
+                            read_ahead=ahead)
     # the GPU span is asked only when a step-less process needs it (a scan of three tables);
     # on Dask the assumption travels to the workers, so it is computed first
     census = census_span(path) if options.scheduler else \

@@ -16,9 +16,12 @@ no time order, which the analyses sort). ``BudgetGuard`` corrects for it while t
   of the export is re-planned in smaller chunks (at most ``MAX_SPLIT`` times smaller than
   planned) — never larger, so a pass only ever gets safer;
 * the next chunk is read while one is analysed (``driver.run_pass``, read-ahead) only once a
-  cost per row is measured and two chunks fit at it; the rows held at once then count both
-  chunks, and the chunks left are made smaller (to ``READ_AHEAD_MIN_SHARE`` of the planned size
-  at most) when that lets two fit.
+  cost per row is measured and two chunks fit at it; two costs are then measured — per row of
+  the rows held at once (both chunks: what sizes two chunks held together) and per row of the
+  analysed chunk alone (what sizes one chunk at a time: a chunk read ahead holds its rows, not
+  their analysis) — and the chunks left are made smaller (to ``READ_AHEAD_MIN_SHARE`` of the
+  planned size at most) when that lets two fit; a pass that may not read ahead (one usable CPU)
+  sizes them for one at a time.
 
 Linux only (``/proc/self/statm`` and ``getrusage``); elsewhere the plan is kept as it is (no
 ``resource`` module is imported on Windows). The
@@ -106,15 +109,23 @@ def _peak_rss() -> int | None:
 
 class BudgetGuard:
     """``driver.Replan`` of a sequential pass under ``budget`` bytes (module docstring;
-    ``retained``: what the pass keeps across chunks by its end); ``planned``: the latest full
-    list of targets (a second pass runs them)."""
+    ``retained``: what the pass keeps across chunks by its end; ``read_ahead``: whether the pass
+    may read a chunk ahead — False with one usable CPU, so chunks are never sized for two);
+    ``planned``: the latest full list of targets (a second pass runs them)."""
 
-    def __init__(self, plan: ChunkPlan, budget: int, retained: int = 0):
+    def __init__(self, plan: ChunkPlan, budget: int, retained: int = 0, read_ahead: bool = True):
         self.plan, self.budget, self.retained = plan, int(budget), int(retained)
+        self.reads_ahead = bool(read_ahead)
         self.chunk_rows = plan.chunk_rows
         self.per_row = 0.0
+        """Measured cost per row of the rows held at once (a chunk's, and the next one's when it
+        was read ahead): what two chunks held together are sized by."""
+        self.per_row_alone = 0.0
+        """Measured cost per row of the analysed chunk's rows alone (the peak over them: with a
+        chunk read ahead an over-estimate) — what one chunk at a time is sized by, since a chunk
+        read ahead holds its rows but not their analysis."""
         self.probe_only = True
-        """Whether ``per_row`` is still the probe's (module docstring)."""
+        """Whether the costs are still the probe's (module docstring)."""
         self.planned: list[int] = []
         self.replans = 0
         self.begin()
@@ -144,51 +155,56 @@ class BudgetGuard:
 
     def read_ahead(self, rows: int) -> bool:
         """Whether the next chunk (about ``chunk_rows`` rows) may be read while a chunk of
-        ``rows`` rows is analysed: only once a chunk's cost per row is measured (never beside
-        the probe), and only when both fit the room at that cost."""
-        return self.base is not None and self.per_row > 0 and \
+        ``rows`` rows is analysed: only when the pass may read ahead, once a chunk's cost per
+        row is measured (never beside the probe), and when both fit the room at that cost."""
+        return self.reads_ahead and self.base is not None and self.per_row > 0 and \
             self.per_row * (rows + self.chunk_rows) <= self.room()
 
-    def __call__(self, index: int, rows: int, next_lo: int, pending: list[int]) -> list[int]:
+    def __call__(self, index: int, rows: int, next_lo: int, pending: list[int],
+                 ahead_rows: int = 0) -> list[int]:
         """The targets after ``next_lo`` (``pending``, or finer: module docstring); ``rows``:
-        the rows held at once (this chunk's, and the next one's when it was read ahead)."""
+        the analysed chunk's, ``ahead_rows``: those of the chunk read ahead (0: none)."""
         peak = _peak_rss()
         if self.base is None or peak is None or rows <= 0:
             return pending
         if peak > self.peak:  # this chunk set the peak: its cost per row is measured
-            self._measured((peak - self.base) / rows)
+            self._measured((peak - self.base) / (rows + ahead_rows), (peak - self.base) / rows)
             self.peak = peak
         if self.per_row <= 0:
             return pending
-        wanted = self._wanted_rows(int(self.room() / self.per_row))
+        wanted = self._wanted_rows()
         if wanted >= self.chunk_rows:
             return pending
         self.chunk_rows = wanted
         finer = self.plan.targets(next_lo, self.chunk_rows)
         self.replans += 1
-        self.planned = [t for t in self.planned if t <= next_lo] + finer
+        # the targets the pass has taken: one a chunk, this one's and the one read ahead
+        self.planned = self.planned[:index + 1 + (1 if ahead_rows else 0)] + finer
         return finer
 
-    def _measured(self, per_row: float) -> None:
-        """Take a chunk's measured cost per row: the first one (the probe's, which carries the
+    def _measured(self, at_once: float, alone: float) -> None:
+        """Take a chunk's measured costs per row: the first ones (the probe's, which carry the
         pass's one-time costs — the analyses' first use of their modules and buffers: 230
-        against 152 B per row of the next chunk on the 8M ``launch_bound`` export) stands until
+        against 152 B per row of the next chunk on the 8M ``launch_bound`` export) stand until
         a later chunk sets a peak; from then on the largest measured."""
         if not self.probe_only:
-            self.per_row = max(self.per_row, per_row)
+            self.per_row = max(self.per_row, at_once)
+            self.per_row_alone = max(self.per_row_alone, alone)
             return
         if self.per_row > 0:  # a measurement after the probe's: it replaces it
             self.probe_only = False
-        self.per_row = per_row
+        self.per_row, self.per_row_alone = at_once, alone
 
-    def _wanted_rows(self, at_once: int) -> int:
-        """Chunk rows for a room that holds ``at_once`` rows: two chunks of at least
-        ``READ_AHEAD_MIN_SHARE`` of the planned size read one ahead of the other, else one
-        chunk of all of it; never larger than now, never below the split floor."""
+    def _wanted_rows(self) -> int:
+        """Chunk rows for the room: two chunks of at least ``READ_AHEAD_MIN_SHARE`` of the
+        planned size read one ahead of the other (at the held-at-once cost), else one chunk of
+        all of it (at the chunk-alone cost); never larger than now, never below the split
+        floor."""
         floor = max(MIN_GUARD_ROWS, self.plan.chunk_rows // MAX_SPLIT)
         if self.chunk_rows <= floor:
             return self.chunk_rows
-        pair = int(at_once * READ_AHEAD_PAIR_SHARE)
-        if pair >= max(floor, int(self.plan.chunk_rows * READ_AHEAD_MIN_SHARE)):
-            return min(self.chunk_rows, pair)
-        return max(floor, min(self.chunk_rows, at_once))
+        if self.reads_ahead:
+            pair = int(self.room() / self.per_row * READ_AHEAD_PAIR_SHARE)
+            if pair >= max(floor, int(self.plan.chunk_rows * READ_AHEAD_MIN_SHARE)):
+                return min(self.chunk_rows, pair)
+        return max(floor, min(self.chunk_rows, int(self.room() / self.per_row_alone)))

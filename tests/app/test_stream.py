@@ -365,3 +365,34 @@ def test_read_ahead_reads_the_next_chunk_on_a_thread_with_the_same_answers(monke
     assert on_thread == ([False] + [True] * (len(threads) - 1) if ahead is True
                          else [False] * len(threads))
     assert_same(whole, _without_chunks(streamed))
+
+
+@pytest.mark.parametrize("name", ["worked_example.sqlite", "multi_gpu.sqlite"])
+def test_replans_while_a_chunk_is_read_ahead_keep_the_answers(monkeypatch, name):
+    """A cost per row that rises chunk after chunk makes the guard re-plan the chunks left finer
+    while the next one is already read ahead (it keeps its target; the replan starts after it):
+    the answers are still the in-memory ones."""
+    from nsys_diag.app import stream_plan
+
+    path = SAMPLES / name
+    whole = _view(path, memory_budget="none")
+    _pretend_estimate(monkeypatch, path, 2**30, chunks=4)
+    monkeypatch.setenv("NSYS_DIAG_READ_THREADS", "2")
+    seen = {"calls": 0, "replans_ahead": 0}
+    real_call = stream_plan.BudgetGuard.__call__
+
+    def rising_cost(self, index, rows, next_lo, pending, ahead_rows=0):
+        seen["calls"] += 1
+        at_once = max(2.0, self.plan.chunk_rows * 3.5 / 1.3 ** seen["calls"])
+        cost = self.room() / at_once  # the room holds fewer rows after every chunk
+        self.peak = self.base or 0
+        monkeypatch.setattr(stream_plan, "_peak_rss",
+                            lambda: int((self.base or 0) + cost * (rows + ahead_rows)))
+        before = self.chunk_rows
+        out = real_call(self, index, rows, next_lo, pending, ahead_rows)
+        seen["replans_ahead"] += bool(ahead_rows and self.chunk_rows < before)
+        return out
+    monkeypatch.setattr(stream_plan.BudgetGuard, "__call__", rising_cost)
+    streamed = _view(path, memory_budget="1G")
+    assert seen["replans_ahead"] >= 1 and streamed["trace"]["chunks"]["count"] >= 4
+    assert_same(whole, _without_chunks(streamed))

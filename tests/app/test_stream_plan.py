@@ -154,3 +154,54 @@ def test_the_probe_cost_gives_way_to_the_next_measured(monkeypatch):
     mem.peak = 100 * MB + 300_000 * 1900  # a new peak at a lower cost: the larger one stays
     guard(2, 300_000, 6_250_000, pending[2:])
     assert guard.per_row == pytest.approx(2000)
+
+
+def test_one_chunk_at_a_time_is_sized_by_the_chunk_alone(monkeypatch):
+    """Measured with a chunk read ahead, the held-at-once cost is per row of both chunks — yet a
+    chunk read ahead holds its rows, not their analysis: when two no longer fit, one chunk at a
+    time is sized by the peak over the analysed chunk's rows alone (never by the lower pair
+    figure, which would overshoot the room on every chunk left)."""
+    mem = FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    guard = BudgetGuard(_plan(), 1024 * MB)
+    pending = guard.first_targets()[1:]
+    mem.peak = 100 * MB + 125_000 * 1000
+    guard(0, 125_000, 1_250_000, pending)  # the probe
+    mem.peak = 100 * MB + 250_000 * 1000
+    guard(1, 250_000, 3_750_000, pending[1:])  # replaces the probe's cost
+    # a costlier chunk analysed with the next one read ahead: 4,000 B per row of the two
+    mem.peak = 100 * MB + 500_000 * 4000
+    guard(2, 250_000, 6_250_000, pending[2:], ahead_rows=250_000)
+    assert guard.per_row == pytest.approx(4000) and guard.per_row_alone == pytest.approx(8000)
+    assert guard.chunk_rows == int(guard.room() / 8000)  # one at a time, by the chunk alone
+    # (two such chunks fit the room at the held-at-once cost: reading ahead stays allowed)
+    assert guard.per_row * 2 * guard.chunk_rows <= guard.room()
+
+
+def test_no_read_ahead_no_chunks_sized_for_two(monkeypatch):
+    """A pass that may not read ahead (one usable CPU) sizes its chunks for one at a time."""
+    mem = FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    room_rows, per_row = 375_000, 2000
+    budget = int((100 * MB + room_rows * per_row) / SP.GUARD_SHARE) + 1
+    guard = BudgetGuard(_plan(), budget, read_ahead=False)
+    pending = guard.first_targets()[1:]
+    mem.peak = 100 * MB + 125_000 * per_row
+    assert guard(0, 125_000, 1_250_000, pending) == pending  # 375,000 fit: the plan stays
+    assert guard.chunk_rows == 250_000 and not guard.read_ahead(125_000)
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_replan_keeps_the_targets_the_pass_has_taken(monkeypatch, ahead):
+    """The second pass runs ``planned``: it keeps every target the first pass took — the
+    finished chunk's own (its cut lies before it) and the one of the chunk read ahead."""
+    mem = FakeMemory(monkeypatch, 100 * MB, 100 * MB)
+    guard = BudgetGuard(_plan(), 600 * MB)
+    first = guard.first_targets()
+    mem.peak = 100 * MB + 125_000 * 4000
+    cut = first[0] - 5_000  # where chunk 0 was cut, before its target
+    if ahead:
+        guard(0, 125_000, first[1], first[2:], ahead_rows=125_000)
+        assert guard.planned[:2] == first[:2]
+    else:
+        guard(0, 125_000, cut, first[1:])
+        assert guard.planned[0] == first[0]
+    assert guard.replans == 1 and guard.planned == sorted(guard.planned)

@@ -180,11 +180,12 @@ def _absorb(sp: StreamPass, r: ChunkResult, index: int, span: tuple[int, int]) -
 class Replan(Protocol):
     """What keeps a sequential pass within its memory (``app/stream_plan.BudgetGuard``)."""
 
-    def __call__(self, index: int, rows: int, next_lo: int, pending: list[int]) -> list[int]:
-        """After chunk ``index``, with ``rows`` kernel + API rows held at once (the chunk's, and
-        the next chunk's when it was read ahead), the targets after ``next_lo`` (where the
-        chunk still to be cut starts, or the target of the chunk read ahead): ``pending``, or
-        finer ones."""
+    def __call__(self, index: int, rows: int, next_lo: int, pending: list[int],
+                 ahead_rows: int = 0) -> list[int]:
+        """After chunk ``index`` of ``rows`` kernel + API rows (``ahead_rows``: those of the
+        next chunk when it was read ahead, 0 when not), the targets after ``next_lo`` (where
+        the chunk still to be cut starts, or the target of the chunk read ahead): ``pending``,
+        or finer ones."""
         ...
 
     def read_ahead(self, rows: int) -> bool:
@@ -214,8 +215,8 @@ def run_pass(skeleton: TraceBundle, read: Reader, targets: list[int], assume,
     Read-ahead (perf): once a chunk is cut, the next one's span is known, so it is read on a
     thread while this one is analysed (SQLite and Arrow decode without the GIL) — unless
     ``read_ahead`` is False (one usable CPU) or ``replan.read_ahead`` says two chunks do not fit
-    the budget. The chunks and their answers are the same either way; only when they are read
-    differs."""
+    the budget. The answers are the same either way (the chunks may differ: a chunk read ahead
+    keeps the target it was read for when the chunks after it are re-planned finer)."""
     from concurrent.futures import ThreadPoolExecutor
 
     sp = StreamPass(assumed={})
@@ -259,13 +260,13 @@ def _rows(bundle: TraceBundle) -> int:
 def _replan_after(replan: Replan, index: int, rows: int, lo: int, pending: list[int],
                   ahead: _Ahead | None) -> list[int]:
     """``replan`` after chunk ``index``: with a chunk read ahead, once its read is done (its
-    memory is then part of the peak the guard measures, and its rows are counted with this
-    chunk's), for the targets after its own."""
+    memory is then part of the peak the guard measures; its rows are passed beside this
+    chunk's), for the targets after its own — it keeps the target it was read for."""
     if ahead is None:
         return replan(index, rows, lo, pending)
     if ahead.target is None:  # the chunk read ahead is the last one: nothing left to plan
         return pending
-    return replan(index, rows + _rows(ahead.future.result()), ahead.target, pending)
+    return replan(index, rows, ahead.target, pending, ahead_rows=_rows(ahead.future.result()))
 
 
 def read_span(lo: int, target: int | None) -> tuple[int, int]:
