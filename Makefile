@@ -31,11 +31,11 @@ demo: $(RUNTIME_STAMP) ## Analyze the embedded sample trace (runtime deps only);
 	@echo "open build/demo/worked_example.html"
 	@echo "run it yourself: $(VENV)/bin/nsys-diag analyze YOUR_TRACE.sqlite  (or: . $(VENV)/bin/activate)"
 
-# ~3,250 tests: about 14–17 minutes on 2 cores. pytest-xdist (in the dev extra) runs them in parallel
+# ~3,280 tests: about 10–17 minutes on 2 cores. pytest-xdist (in the dev extra) runs them in parallel
 # only on >= 4 cores: on 2 cores the extra worker start-up and fixture set-up made it slower.
-test: $(STAMP) ## Run the test suite, ~14–17 min on 2 cores (skips ../shared tests cleanly when absent)
+test: $(STAMP) ## Run the test suite, ~10–17 min on 2 cores (skips ../shared tests cleanly when absent)
 	@jobs=$$($(PY) -c "import os, xdist; print('-n auto' if (os.cpu_count() or 1) >= 4 else '')" 2>/dev/null); \
-	echo "make test: ~3,250 tests, about 14–17 minutes on 2 cores$${jobs:+, in parallel ($$jobs)}; progress as [done/total]"; \
+	echo "make test: ~3,280 tests, about 10–17 minutes on 2 cores$${jobs:+, in parallel ($$jobs)}; progress as [done/total]"; \
 	$(PY) -m pytest -q -o console_output_style=count $$jobs
 
 lint: $(STAMP) ## ruff on the whole tree, mypy on the whole package
