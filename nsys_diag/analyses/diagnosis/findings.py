@@ -187,14 +187,38 @@ def _share(x, cause: str) -> float:
     return float((x.gap_share or {}).get(cause, 0.0) or 0.0)
 
 
+WHOLE_IDLE_GAP = 0.05
+"""A cause's headline states the GPU's whole idle share too when the cause leaves more than this
+share of the window idle for other causes (so "idles 27% … while the host works" never sits
+beside "GPU utilization 7%" unexplained)."""
+
+
+def _whole_idle(x, s: float) -> float | None:
+    """The GPU's whole idle share when a cause of share ``s`` leaves more than
+    ``WHOLE_IDLE_GAP`` of the window to other causes (None: the cause is about all of it)."""
+    idle = sum(float(v or 0.0) for v in (x.gap_share or {}).values())
+    return idle if idle - s > WHOLE_IDLE_GAP else None
+
+
+def _spans(s: float, idle: float | None) -> str:
+    """'27% of the window' for a cause of share ``s``; '93% of the window, 27% of the window'
+    with the whole idle share (read after "idles", "waits")."""
+    return f"{pct(s)} of the window" if idle is None else \
+        f"{pct(idle)} of the window, {pct(s)} of the window"
+
+
 def _idle(x, th: Thresholds, cause: str, threshold: float, headline: str,
           extra: list[Evidence] | None = None) -> Finding:
     s, d = _share(x, cause), _detail(x, cause)
     ev = [rule(f"gaps.{cause}_share", s, threshold, ">=", "timeline")] + list(extra or [])
     if d:
         ev.append(context(f"gaps.{cause}_evidence", d, "timeline"))
-    return make(x, cause, s, ev, threshold, s, headline.format(share=pct(s), via=_via(d), detail=d),
-                detail=d)
+    idle = _whole_idle(x, s) if "{idles}" in headline or "{spans}" in headline else None
+    if idle is not None:  # the headline states it: its row
+        ev.append(context("gaps.idle_share", idle, "timeline"))
+    spans = _spans(s, idle)
+    text = headline.format(share=pct(s), via=_via(d), detail=d, spans=spans, idles="idles " + spans)
+    return make(x, cause, s, ev, threshold, s, text, detail=d)
 
 
 def input_finding(x, th: Thresholds) -> Finding:
@@ -208,7 +232,7 @@ def input_finding(x, th: Thresholds) -> Finding:
                               th.loader_saturated_busy_share, ">=", loader.get("basis") or "nvtx",
                               role="context"))
     f = _idle(x, th, "input", th.input_bound_verdict_share,
-              "Input-bound: the GPU waits {share} of the window while the step thread is in its "
+              "Input-bound: the GPU waits {spans} while the step thread is in its "
               "data-loading phase", extra)
     return replace(f, headline=f.headline + _loader_words(loader, th)) if loader else f
 
@@ -246,39 +270,37 @@ def transfer_finding(x, th: Thresholds) -> Finding:
         extra.append(context("transfers.pageable_window_share", x.pageable_window_share,
                              "timeline"))
     return _idle(x, th, "transfer", th.input_bound_verdict_share,
-                 "Input-bound: the SMs idle {share} of the window while host↔device copies run{via} "
+                 "Input-bound: the SMs idle {spans} while host↔device copies run{via} "
                  "(copy engines busy is not utilization)",
                  extra)
 
 
 def unified_memory_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "unified_memory", th.input_bound_verdict_share,
-                 "Input-bound: the SMs idle {share} of the window while unified memory migrates "
+                 "Input-bound: the SMs idle {spans} while unified memory migrates "
                  "between host and device{via}")
 
 
 def sync_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "sync", th.overhead_share,
-                 "Overhead-bound: the host waits for the GPU{via} while a GPU idles {share} of "
-                 "the window")
+                 "Overhead-bound: the host waits for the GPU{via} while a GPU {idles}")
 
 
 def memory_management_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "memory_management", th.overhead_share,
-                 "Overhead-bound: the GPU idles {share} of the window while the host allocates or "
-                 "frees memory{via}")
+                 "Overhead-bound: the GPU {idles} while the host allocates or frees memory{via}")
 
 
 def host_io_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "host_io", th.overhead_share,
-                 "Overhead-bound: the GPU idles {share} of the window while the host blocks in "
-                 "file or network I/O{via}")
+                 "Overhead-bound: the GPU {idles} while the host blocks in file or network "
+                 "I/O{via}")
 
 
 def host_cpu_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "host_cpu", th.overhead_share,
-                 "Host-bound: after each synchronisation the GPU has drained and idles {share} of "
-                 "the window while the host runs its own code{via}")
+                 "Host-bound: after each synchronisation the GPU has drained and {idles} while "
+                 "the host runs its own code{via}")
 
 
 def overhead_finding(x, th: Thresholds) -> Finding:
@@ -286,14 +308,14 @@ def overhead_finding(x, th: Thresholds) -> Finding:
     extra = [context("phases.overhead_names", ", ".join(names), "nvtx")] if names else []
     what = ", ".join(names[:3]) if names else "logging/checkpoint/eval"
     return _idle(x, th, "overhead", th.overhead_share,
-                 "Overhead-bound: the GPU idles {share} of the window during the overhead phases "
+                 "Overhead-bound: the GPU {idles} during the overhead phases "
                  + what.replace("{", "{{").replace("}", "}}"), extra)
 
 
 def other_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "other", th.unattributed_idle_share,
-                 "Host-bound: the GPU idles {share} of the window while the host works outside "
-                 "CUDA calls and traced OS calls{via}")
+                 "Host-bound: the GPU {idles} while the host works outside CUDA calls and traced "
+                 "OS calls{via}")
 
 
 def launch_finding(x, th: Thresholds) -> Finding:
@@ -313,12 +335,12 @@ def launch_finding(x, th: Thresholds) -> Finding:
 def communication_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "communication", th.communication_share,
                  "Communication-bound: the host waits in communication calls{via} while the GPU "
-                 "idles {share} of the window")
+                 "{idles}")
 
 
 def startup_finding(x, th: Thresholds) -> Finding:
     return _idle(x, th, "startup", th.startup_dominated_share,
-                 "The capture is mostly start-up: the GPU idles {share} of the window before the "
+                 "The capture is mostly start-up: the GPU {idles} before the "
                  "first kernel or during one-off initialisation{via}")
 
 

@@ -176,3 +176,15 @@ def test_a_module_loaded_inside_a_launch_call_is_launch_named_by_the_call(case, 
     assert doc["gaps"]["by_cause_detail"]["launch"].startswith(
         "launch calls the GPU waited for: cuLaunchKernel")
     assert check_split(str(path), 3) >= 2  # streamed: the same causes, chunk by chunk
+
+
+def test_a_cause_headline_states_the_whole_idle_share_when_others_hold_more(case):
+    """The worked example's input cause holds part of the idle time: its headline gives the
+    GPU's whole idle share first, so it agrees with the utilization beside it."""
+    _, doc = case("worked_example")
+    g, v = doc["gaps"], doc["verdict"]
+    idle = g["total_ms"] / doc["window"]["duration_ms"]
+    share = g["by_cause_share"]["input"]
+    assert v["code"] == "input_bound" and idle - share > 0.05
+    assert f"waits {100 * idle:.0f}% of the window, {100 * share:.0f}% of the window while" \
+        in v["headline"]
