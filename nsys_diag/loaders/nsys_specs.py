@@ -37,9 +37,9 @@ KERNEL_DETAIL_COLUMNS = ("contextId", "gridX", "gridY", "gridZ", "blockX", "bloc
 so ``read_kernels(detail=False)`` skips them (perf, bench: with ``streamId`` they were ~1.2 s of
 SQLite work and ~190 MB on 2M kernels); their frame columns then hold -1 (one shared read-only
 array). ``streamId`` is read always: the whole-run timeline draws one lane per (device, stream)
-(``analyses/timeline/lanes.py``; bench: the 2M-kernel read 0.65 → 0.72 s, and one stream's
-column is a stride-0 view, ``constant_view``). The replay joins the context ids it needs for its
-windows (``analyses/replay/model.with_kernel_streams``).
+(``analyses/timeline/lanes.py``; bench: read per row it cost the 2M-kernel read 0.65 → 0.72 s,
+so one stream's value is tested in the WHERE instead, ``KERNEL_CONSTANT_COLUMNS``). The replay
+joins the context ids it needs for its windows (``analyses/replay/model.with_kernel_streams``).
 ``nsys_cuda.KERNEL_DETAIL_FRAME_COLUMNS`` are their frame names: an analysis that starts to use
 one must remove it here (tests/loaders/test_loader_fast_paths.py checks the analyses' sources)."""
 

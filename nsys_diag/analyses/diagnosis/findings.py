@@ -193,10 +193,15 @@ share of the window idle for other causes (so "idles 27% … while the host work
 beside "GPU utilization 7%" unexplained)."""
 
 
+def _idle_share(x) -> float:
+    """The GPU's whole idle share of the window: the sum of every cause's share."""
+    return sum(float(v or 0.0) for v in (x.gap_share or {}).values())
+
+
 def _whole_idle(x, s: float) -> float | None:
     """The GPU's whole idle share when a cause of share ``s`` leaves more than
     ``WHOLE_IDLE_GAP`` of the window to other causes (None: the cause is about all of it)."""
-    idle = sum(float(v or 0.0) for v in (x.gap_share or {}).values())
+    idle = _idle_share(x)
     return idle if idle - s > WHOLE_IDLE_GAP else None
 
 
@@ -321,7 +326,7 @@ def other_finding(x, th: Thresholds) -> Finding:
 def launch_finding(x, th: Thresholds) -> Finding:
     small = rule("kernels.small_kernel_frac", x.small_kernel_frac, th.launch_bound_small_kernel_frac,
                  ">=", "timeline")
-    idle = sum(float(v or 0.0) for v in (x.gap_share or {}).values())
+    idle = _idle_share(x)
     f = _idle(x, th, "launch", th.overhead_share,
               "Launch-bound: " + pct(x.small_kernel_frac) + " of kernels run < "
               f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {pct(idle)} of the window, "
