@@ -403,6 +403,45 @@ NATIVE_CAPTURE_WORKERS = ("capture the child processes too (nsys profile traces 
 """``HINT_CAPTURE_WORKERS`` for a program that is not PyTorch (no DataLoader)."""
 
 
+HINT_MEMORY_HEADROOM = f"{NSYS_FLAG_MEMORY_USAGE}  (peak GPU memory: batch-size headroom advice)"
+"""The capture hint for GPU memory usage (a PyTorch program: the batch-size advice it earns)."""
+
+SYNC_COPIES_NOTE = ("synchronous copies blocked the CPU thread (e.g. `.item()`, `.cpu()`, "
+                    "`cudaMemcpy`)")
+"""The transfers note on synchronous copies (the HTML report), after their count."""
+
+NON_TC_CHECK = ("Check the dtype (AMP / bf16 / TF32) and that matrix dimensions are multiples of "
+                "8 (16 for int8).")
+"""The HTML report's callout on GEMM/conv kernels that missed the Tensor Cores."""
+
+NON_TC_ADVICE = ("GEMM/conv kernels ran on CUDA cores: check dtype (FP32 → AMP bf16/fp16 or "
+                 "TF32), autocast coverage and shape alignment (multiples of 8/16)")
+"""``tensor_cores.advice`` when GEMM/conv kernels ran on CUDA cores."""
+
+_GEMM_TYPES = ("the input types the GEMM library gets (FP16/BF16, or TF32 for FP32 data: the "
+               "cuBLAS math mode / compute type)")
+NOT_PYTORCH_NOTES = {
+    HINT_MEMORY_HEADROOM: f"{NSYS_FLAG_MEMORY_USAGE}  (peak GPU memory: how much of the "
+                          "device memory the run leaves free)",
+    NON_TC_CHECK: f"Check {_GEMM_TYPES} and that matrix dimensions are multiples of 8 (16 for "
+                  "int8).",
+    NON_TC_ADVICE: f"GEMM/conv kernels ran on CUDA cores: check {_GEMM_TYPES} and shape "
+                   "alignment (multiples of 8/16)",
+    SYNC_COPIES_NOTE: "synchronous copies blocked the CPU thread (e.g. `cudaMemcpy`)",
+}
+"""The report notes worded for PyTorch above, for any other program: no AMP, autocast, batch
+size or PyTorch calls."""
+
+FRAMEWORK_HINTS = {
+    "openmp_offload": {SYNC_COPIES_NOTE: "synchronous copies blocked the CPU thread (e.g. "
+                                         "`target update` or `map` without `nowait`)"},
+    "openacc": {SYNC_COPIES_NOTE: "synchronous copies blocked the CPU thread (e.g. `update` "
+                                  "or `copy` without `async`)"},
+}
+"""Hints and notes with a wording of their own for one framework (``program.framework``),
+before its ``PROGRAM_HINTS`` wording."""
+
+
 def _reworded(commands_run: str, mark_steps: str) -> dict[str, str]:
     """The PyTorch-worded hints that read otherwise for another program: the steps marked with
     ``mark_steps``, example command lines running ``commands_run``."""
@@ -411,7 +450,8 @@ def _reworded(commands_run: str, mark_steps: str) -> dict[str, str]:
            HINT_ADD_NVTX: HINT_ADD_NVTX_NEUTRAL, HINT_ADD_PHASES: NATIVE_ADD_PHASES,
            HINT_CAPTURE_WORKERS: NATIVE_CAPTURE_WORKERS,
            NO_LOADER_WORKERS: "no data-loading worker processes or threads in the export",
-           NO_LOADER_WORKERS_OF_PROCESS: "no data-loading worker of this process in the export"}
+           NO_LOADER_WORKERS_OF_PROCESS: "no data-loading worker of this process in the export",
+           **NOT_PYTORCH_NOTES}
     for hint in (HINT_CAPTURE_CUDA_COMMAND, HINT_NCU, HINT_NCU_CSV):
         out[hint] = commands_for(hint, commands_run)
     return out
@@ -446,15 +486,16 @@ def hint_wording(trace_format: str | None, framework: str | None) -> str:
 
 def hint_for(hint: str, trace_format: str | None, framework: str | None = None) -> str:
     """``hint`` worded for the input format and the program that ran (``hint_wording``): a Kineto
-    trace reads ``KINETO_HINTS``, another program ``PROGRAM_HINTS``; wherever the example command
-    lines are quoted, a compiled program's run ``EXAMPLE_NATIVE_RUN``, another's
-    ``EXAMPLE_ANY_RUN``."""
+    trace reads ``KINETO_HINTS``, another program ``FRAMEWORK_HINTS``, then ``PROGRAM_HINTS``;
+    wherever the example command lines are quoted, a compiled program's run
+    ``EXAMPLE_NATIVE_RUN``, another's ``EXAMPLE_ANY_RUN``."""
     wording = hint_wording(trace_format, framework)
     if wording == "kineto":
         return KINETO_HINTS.get(hint, hint)
     if wording == "pytorch":
         return hint
-    worded = PROGRAM_HINTS[wording].get(hint, hint)
+    worded = (FRAMEWORK_HINTS.get(str(framework), {}).get(hint)
+              or PROGRAM_HINTS[wording].get(hint, hint))
     return commands_for(worded, EXAMPLE_NATIVE_RUN if wording == "native" else EXAMPLE_ANY_RUN)
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from nsys_diag.model.vocabulary import KINETO_FORMAT, KINETO_LABEL, NCU_CSV_FORMAT
 from nsys_diag.model.jsonsafe import finite
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA, VERDICT_TITLES, hint_for
+from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA, NON_TC_CHECK, SYNC_COPIES_NOTE,
+                                        VERDICT_TITLES, hint_for)
 from nsys_diag.report.render_common import kernels_only
 from nsys_diag.report.replay_render import projection as replay_projection, replay_page
 from nsys_diag.report.roofline_text import fallback_pairings, gpu_label, peaks_source_text
@@ -112,8 +113,7 @@ def _section_status(v: dict) -> dict:
         status["kernels"] = na(gpu["reason"], gpu["hint"])
     else:
         status["kernels"] = na("No CUDA kernels in the analysed window.",
-                               hint_for(HINT_CAPTURE_CUDA, v["trace"].get("format"),
-                                        (v.get("program") or {}).get("framework")))
+                               _worded(v, HINT_CAPTURE_CUDA))
     status["roofline"] = of(v["roofline"])
     status["transfers"] = of(v["transfers"])
     status["replay"] = of(v["replay"])
@@ -328,6 +328,7 @@ def build_page(view: dict) -> dict:
         "non_tc": [{"name": k["name"], "share": fmt_share(k["share"])}
                    for k in v["tensor_cores"]["non_tc_gemm_kernels"]],
         "non_tc_share": fmt_share(v["tensor_cores"]["non_tc_gemm_share"]),
+        "non_tc_check": _worded(v, NON_TC_CHECK),
         "roofline": v["roofline"],
         "roofline_table": roofline_table(v) if v["roofline"]["available"] else None,
         "roofline_pairings": fallback_pairings(v["roofline"]) if v["roofline"]["available"] else [],
@@ -337,6 +338,7 @@ def build_page(view: dict) -> dict:
         "transfers": {"pageable_count": fmt_count(v["transfers"]["pageable_count"]),
                       "pageable_bytes": fmt_bytes(v["transfers"]["pageable_bytes"]),
                       "sync_copies": fmt_count(v["transfers"]["sync_copies"]),
+                      "sync_note": _worded(v, SYNC_COPIES_NOTE),
                       "has_pageable": bool(finite(v["transfers"]["pageable_count"])),
                       **_pageable_note(v),
                       "has_sync": bool(finite(v["transfers"]["sync_copies"]))},
@@ -347,6 +349,11 @@ def build_page(view: dict) -> dict:
         "thresholds": _threshold_rows(v),
         "capture_hints": [h for h in v["capture_hints"] if h],
     }
+
+
+def _worded(v: dict, note: str) -> str:
+    """A report note worded for the input format and the program that ran (``hint_for``)."""
+    return hint_for(note, v["trace"].get("format"), (v.get("program") or {}).get("framework"))
 
 
 PIN_HOW = {"pytorch": "pin_memory=True, non_blocking=True",

@@ -18,8 +18,11 @@ from nsys_diag.synth.scenarios import (MS, US, ApiCallSpec, HostCallSpec, Kernel
                                        MiB, PhaseSpec, RangeSpec, Scenario, SyncSpec)
 
 PYTORCH_ONLY_WORDS = (".item()", "DataLoader", "torch.compile", "torch.cuda", "pin_memory",
-                      "FlashAttention", "AMP", "num_workers")
-"""Words no advice to a non-PyTorch program may contain (issue 26, "Must hold")."""
+                      "FlashAttention", "AMP", "num_workers", "torch.", ".cpu()", "autocast",
+                      "gradient", "loader worker", "batch size", "batch-size", "epoch",
+                      "optimizer")
+"""Words no advice to a non-PyTorch program may contain (issue 26, "Must hold"): PyTorch's own
+and ML training's (gradients, loader workers, batch size, epochs, optimizers)."""
 
 _OMP_STREAM = 14  # libomptarget / NVHPC create their own streams (cuStreamCreate)
 

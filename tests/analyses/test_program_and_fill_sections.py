@@ -134,9 +134,13 @@ def test_an_abstention_beside_a_data_quality_warning_is_not_high_confidence():
 
 
 def _advice_texts(view: dict) -> list[str]:
+    """Every text that tells the user what to do: the verdict's and the findings' advice, the
+    capture hints and the Tensor Core note."""
     texts = list(view["verdict"]["recommendations"])
     texts += [a["text"] for a in view["verdict"]["advice"]]
     texts += [a["text"] for f in view["findings"] for a in f.get("advice", [])]
+    texts += list(view.get("capture_hints") or [])
+    texts += [str((view.get("tensor_cores") or {}).get("advice") or "")]
     return texts
 
 

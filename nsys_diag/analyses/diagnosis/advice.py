@@ -70,9 +70,10 @@ OpenACC (``async``/``wait``, data regions); every other framework reads the neut
 ``kineto``: PyTorch's wording on a PyTorch profiler trace, with capture advice in torch.profiler
 terms (a rule without a ``kineto`` wording reads the PyTorch one)."""
 PYTORCH_ONLY_WORDS = (".item()", "DataLoader", "torch.", "autocast", "AMP", "pin_memory",
-                      "num_workers", "FSDP", "DDP ", "apex", "collate_fn")
-"""Words that mean nothing outside PyTorch: a rule without a wording for the program's flavour
-whose text holds one of them is not offered to a non-PyTorch program."""
+                      "num_workers", "FSDP", "DDP ", "apex", "collate_fn", "gradient",
+                      "loader worker", "batch size", "optimizer", "epoch", "KV-cache")
+"""Words that mean nothing outside PyTorch (or ML training): a rule without a wording for the
+program's flavour whose text holds one of them is not offered to a non-PyTorch program."""
 
 
 def advice_flavour(framework: str | None, trace_format: str | None = None) -> str:
@@ -106,6 +107,35 @@ def worded(rule: Rule, flavour: str) -> str | None:
         return None
     text = rule.text if text is None else text
     return commands_for(text, EXAMPLE_NATIVE_RUN) if flavour in NATIVE_FLAVOURS else text
+
+
+READ_CALL_RE = re.compile(r"^(?:p?readv?\w*|fread|recv\w*)$")
+WRITE_CALL_RE = re.compile(r"^(?:p?writev?\w*|fwrite|send\w*|fsync|fdatasync|sync_file_range"
+                           r"|msync)$")
+"""The host-I/O calls (``gaps/rows.HOST_IO_RE``) that read, and those that write."""
+
+IO_FIXES = {"read": "read ahead (fewer, larger reads, or the next input prefetched while the GPU "
+                    "works)",
+            "write": "asynchronous or batched writes (fewer, larger calls)",
+            "both": "read ahead (fewer, larger reads) and write asynchronously or in batches "
+                    "(fewer, larger calls)",
+            "other": "fewer, larger calls"}
+"""The host-I/O fix for the calls measured (``io_kind``)."""
+
+
+def io_kind(x) -> str:
+    """``read``, ``write``, ``both`` or ``other`` (open/close, connect…): what the host-I/O
+    calls of the gap evidence (``gaps.by_cause_detail.host_io``, "pwrite64() 798 calls, 62 ms")
+    do."""
+    names = re.findall(r"(\w+)\(\)", str((getattr(x, "gap_detail", None) or {}).get("host_io") or ""))
+    reads = any(READ_CALL_RE.match(n) for n in names)
+    writes = any(WRITE_CALL_RE.match(n) for n in names)
+    return "both" if reads and writes else "read" if reads else "write" if writes else "other"
+
+
+def _io_is(kind: str) -> Callable[[Any, Thresholds], bool]:
+    """The gate of the host-I/O advice for ``kind`` of calls (``io_kind``)."""
+    return lambda x, th: io_kind(x) == kind
 
 
 def _in_use(x, technique: str) -> bool:
@@ -245,7 +275,10 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         PINNED,
         Rule("Cache or pre-process the dataset (decoded tensors, WebDataset/shards, DALI) so each "
              "step does less CPU decoding and I/O.", ("gaps.input_share", "phases.data_share"),
-             _not_loader_idle),
+             _not_loader_idle,
+             variants=(("neutral", "Cache or pre-process the input (convert it once into the "
+                                   "form the loop reads) so each iteration does less CPU work "
+                                   "and I/O."),)),
     ),
     "transfer": (
         PINNED,
@@ -259,7 +292,9 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
                        ("neutral", "Keep data resident on the GPU: copy constant inputs once, "
                                    "and avoid host↔device round trips inside the loop."))),
         Rule("Overlap the remaining copies with compute: cudaMemcpyAsync on a non-default stream "
-             "from pinned memory (or a prefetching loader).", ("gaps.transfer_share",)),
+             "from pinned memory (or a prefetching loader).", ("gaps.transfer_share",),
+             variants=(("neutral", "Overlap the remaining copies with compute: cudaMemcpyAsync "
+                                   "on a non-default stream from pinned memory."),)),
     ),
     "unified_memory": (
         Rule("Prefetch managed memory before the kernels touch it (cudaMemPrefetchAsync to the "
@@ -301,7 +336,9 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              ("gaps.overhead_share", "phases.overhead_names")),
         Rule("Make checkpointing asynchronous (torch.distributed.checkpoint.async_save or a "
              "background thread) and save less often.",
-             ("phases.overhead_names", "steps.outliers"), _checkpoint_earned),
+             ("phases.overhead_names", "steps.outliers"), _checkpoint_earned,
+             variants=(("neutral", "Write checkpoints and snapshots asynchronously (from a "
+                                   "background thread) and less often."),)),
         Rule("Log and evaluate less often; avoid .item()/.cpu()/print of GPU tensors every step — "
              "each one forces a host synchronisation.", ("phases.overhead_names",), _logging_earned,
              variants=(("neutral", "Log and evaluate less often: each value read back from the "
@@ -315,11 +352,13 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
                                    "across iterations, or use stream-ordered pools "
                                    "(cudaMallocAsync with a release threshold)."),)),
     ),
-    "host_io": (
+    "host_io": tuple(
         Rule("Move the blocking host I/O{detail_via} off the thread that launches kernels: a "
-             "background thread or loader workers, asynchronous or batched writes (fewer, larger "
-             "calls).", ("gaps.host_io_share",)),
-    ),
+             f"background thread or DataLoader workers, {fix}.", ("gaps.host_io_share",),
+             _io_is(kind),
+             variants=(("neutral", "Move the blocking host I/O{detail_via} off the thread that "
+                                   f"launches kernels: a background thread, {fix}."),))
+        for kind, fix in IO_FIXES.items()),
     "host_cpu": (
         Rule("Keep the GPU fed while the host computes{detail_via}: queue the next GPU work before "
              "the host-side code runs (defer the .item()/.cpu() read until after the next launch), "
@@ -380,16 +419,29 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
     "communication": (
         Rule("The host blocks in communication{detail_via}: overlap it with compute (non-blocking "
              "MPI_Isend/MPI_Irecv or NCCL on its own stream, then compute the interior while "
-             "halos/gradients move).", ("gaps.communication_share",)),
+             "halos/gradients move).", ("gaps.communication_share",),
+             variants=(("neutral", "The host blocks in communication{detail_via}: overlap it "
+                                   "with compute (non-blocking MPI_Isend/MPI_Irecv or NCCL on "
+                                   "its own stream, then compute the interior while the halos "
+                                   "move)."),)),
         Rule("Communicate less often or less: larger messages, gradient accumulation, fewer "
-             "barriers, CUDA-aware MPI to avoid host staging.", ("gaps.communication_share",)),
+             "barriers, CUDA-aware MPI to avoid host staging.", ("gaps.communication_share",),
+             variants=(("neutral", "Communicate less often or less: fewer, larger messages "
+                                   "(aggregate the small ones), fewer barriers, CUDA-aware MPI "
+                                   "to avoid host staging."),)),
     ),
     "exposed_communication": (
         Rule("Overlap communication with backward: DDP bucket_cap_mb / gradient_as_bucket_view, "
              "FSDP backward_prefetch, and start all-reduces per bucket rather than at the end.",
-             ("communication.exposed_share",)),
+             ("communication.exposed_share",),
+             variants=(("neutral", "Overlap communication with compute: start each exchange as "
+                                   "soon as its data is ready (non-blocking, on its own stream) "
+                                   "rather than all at the end of the iteration."),)),
         Rule("Communicate less often or less: gradient accumulation, a larger per-GPU batch, "
-             "gradient compression (PowerSGD) or bf16 gradients.", ("communication.exposed_share",)),
+             "gradient compression (PowerSGD) or bf16 gradients.", ("communication.exposed_share",),
+             variants=(("neutral", "Communicate less often or less: fewer, larger messages, and "
+                                   "fewer bytes per exchange (16-bit or compressed data where "
+                                   "the precision allows)."),)),
         Rule("Check the interconnect: NVLink/NVSwitch vs PCIe, and NCCL topology settings.",
              ("communication.exposed_share",)),
     ),
@@ -404,19 +456,29 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
         Rule("Quantize weights (int8/fp8/int4) — inference without a backward pass is dominated by "
              "weight and KV-cache traffic.", ("phases",), _inference),
         Rule("Keep activations in bf16/fp16 (autocast) to halve the bytes moved.",
-             ("gpu_metrics.dram_bandwidth_util",)),
+             ("gpu_metrics.dram_bandwidth_util",),
+             variants=(("neutral", "Keep the data in 16-bit types (bf16/fp16) where the "
+                                   "precision allows, to halve the bytes moved."),)),
         Rule(f"Profile the top kernels with {NCU_PROFILE} to confirm their place on the "
              "roofline.", ("kernels.elementwise_share",),
              lambda x, th: x.roofline_memory_share is None),
     ),
     "no_tensor_cores": (
         Rule("Enable mixed precision: torch.autocast(device_type='cuda', dtype=torch.bfloat16) "
-             "(or fp16 with GradScaler).", ("tensor_cores.non_tc_gemm_share",)),
+             "(or fp16 with GradScaler).", ("tensor_cores.non_tc_gemm_share",),
+             variants=(("neutral", "Give the GEMM library FP16/BF16 inputs where the precision "
+                                   "allows (cublasGemmEx / cuBLASLt with 16-bit A and B)."),)),
         Rule("Allow TF32 for FP32 matmuls/convs: torch.set_float32_matmul_precision('high') and "
-             "torch.backends.cudnn.allow_tf32 = True.", ("tensor_cores.non_tc_gemm_share",)),
+             "torch.backends.cudnn.allow_tf32 = True.", ("tensor_cores.non_tc_gemm_share",),
+             variants=(("neutral", "Allow TF32 for FP32 GEMMs: the cuBLAS math mode "
+                                   "(CUBLAS_TF32_TENSOR_OP_MATH) or the compute type "
+                                   "CUBLAS_COMPUTE_32F_FAST_TF32."),)),
         Rule("Align GEMM/conv dimensions (batch, hidden, channels) to multiples of 8 for fp16/bf16 "
              "(16 for int8/fp8) so cuBLAS/cuDNN can pick Tensor Core kernels.",
-             ("tensor_cores.non_tc_gemm_share",), constants=("8", "16")),
+             ("tensor_cores.non_tc_gemm_share",), constants=("8", "16"),
+             variants=(("neutral", "Align GEMM/conv dimensions (M, N, K) to multiples of 8 for "
+                                   "fp16/bf16 (16 for int8/fp8) so cuBLAS/cuDNN can pick Tensor "
+                                   "Core kernels."),)),
         Rule("Kernels to check first (GEMM/conv without Tensor Cores): {kernels}.",
              ("tensor_cores.non_tc_gemm_kernels",), _has_non_tc_kernels),
     ),

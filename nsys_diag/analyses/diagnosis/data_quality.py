@@ -15,9 +15,9 @@ import numpy as np
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.vocabulary import (HINT_CUDA_NO_LAUNCH, HINT_KERNEL_ACTIVITY_MISSING, HINT_ADD_NVTX,
                                         HINT_ADD_NVTX_NEUTRAL, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
-                                        NSYS_FLAG_MEMORY_USAGE, NSYS_TRACE_CUDA, HINT_REEXPORT)
+                                        HINT_MEMORY_HEADROOM, NSYS_TRACE_CUDA, HINT_REEXPORT)
 from nsys_diag.model.vocabulary import (HINT_ADD_PHASES, HINT_KINETO_CUDA, HINT_KINETO_NOT_IN_FORMAT, HINT_KINETO_STEPS,
-                                        KINETO_FORMAT, KINETO_NOT_IN_FORMAT)
+                                        KINETO_FORMAT, KINETO_NOT_IN_FORMAT, hint_for)
 from nsys_diag.analyses.diagnosis.program import analyze_program
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from typing import TYPE_CHECKING
@@ -169,14 +169,16 @@ def capture_hints(bundle) -> list[str]:
     elif not bundle.has_cuda:
         hints.append(f"{CAPTURE_BASE}  (the export has no CUDA kernels/copies: trace CUDA with "
                      f"`{NSYS_TRACE_CUDA}` and make sure the capture range covers GPU work)")
+    no_memory = bundle.has_cuda and not len(bundle.gpu_memory)
+    # what ran words the hints (once, and only when a hint needs it)
+    framework = analyze_program(bundle).framework if not bundle.has_nvtx or no_memory else None
     if not bundle.has_nvtx:
-        pytorch = analyze_program(bundle).framework == "pytorch"
-        hints.append(HINT_ADD_NVTX if pytorch else HINT_ADD_NVTX_NEUTRAL)
+        hints.append(HINT_ADD_NVTX if framework == "pytorch" else HINT_ADD_NVTX_NEUTRAL)
     if bundle.has_cuda and not len(bundle.gpu_metrics):
         hints.append(f"{NSYS_FLAG_GPU_METRICS}  (SM/Tensor Core activity and DRAM bandwidth: "
                      "counters beat kernel-name heuristics)")
-    if bundle.has_cuda and not len(bundle.gpu_memory):
-        hints.append(f"{NSYS_FLAG_MEMORY_USAGE}  (peak GPU memory: batch-size headroom advice)")
+    if no_memory:
+        hints.append(hint_for(HINT_MEMORY_HEADROOM, bundle.meta.format, framework))
     return hints
 
 

@@ -53,13 +53,10 @@ from nsys_diag.analyses.kernels.table import UNNAMED, filter_window, kernel_name
 from nsys_diag.analyses.kernels.tensor_counters import (RowNames, TensorLevels, kernel_union_membership,
                                                 metric_samples, tensor_levels)
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX
+from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA_NVTX, NON_TC_ADVICE
 
 LIST_LIMIT = 20
 """Rows kept in each kernel list of the JSON."""
-
-NON_TC_ADVICE = ("GEMM/conv kernels ran on CUDA cores: check dtype (FP32 → AMP bf16/fp16 or "
-                 "TF32), autocast coverage and shape alignment (multiples of 8/16)")
 
 
 @dataclass(frozen=True)
