@@ -22,7 +22,7 @@ from nsys_diag.analyses.communication import CommunicationResult
 from nsys_diag.analyses.diagnosis.data_quality import QualityItem
 from nsys_diag.analyses.gaps.causes import GapsResult, UtilizationResult
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult
-from nsys_diag.analyses.kernels.gpu_fill import GpuFillResult, process_gpu_fill
+from nsys_diag.analyses.kernels.gpu_fill import GpuFillResult, has_kernel_rows, process_gpu_fill
 from nsys_diag.analyses.kernels.table import KernelsResult
 from nsys_diag.analyses.diagnosis.program import ProgramResult, analyze_program
 from nsys_diag.analyses.loader_workers import LoaderWorkersResult
@@ -482,7 +482,8 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     r = {**results, "quality": list(results["quality"]) + dq.memory_quality(results["memory"])}
     pid, pname = process_identity(bundle, gpid)
     gpu_fill = process_gpu_fill(bundle.launch_shapes, bundle.gpus, bundle.sm_limits, gpid,
-                                devices)
+                                devices, trace_format=bundle.meta.format,
+                                kernel_rows=has_kernel_rows(bundle))
     steps, phases, kres = r["steps"], r["phases"], r["kernels"]
     throughput = analyze_throughput(steps, phases, batch_size=options.batch_size)
     vin = verdict_inputs(bundle, gpid=gpid, steps=steps, phases=phases, util=r["utilization"],

@@ -17,7 +17,7 @@ import pandas as pd
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.model import contracts as C
 from nsys_diag.loaders.nsys_specs import KERNEL_TABLE
-from nsys_diag.loaders.nsys_strings import StringTable
+from nsys_diag.loaders.nsys_strings import StringTable, strip_runtime_suffix
 
 SAMPLE_ROWS = 20_000
 """About this many kernel rows describe the launch shapes (all rows of a smaller table)."""
@@ -141,6 +141,26 @@ def read_sm_limits(db: NsysDb) -> pd.DataFrame:
 API_TABLES = ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER")
 _LAUNCH_NAME_SQL = ("SELECT id FROM StringIds WHERE value LIKE 'cudaLaunch%' OR value LIKE "
                     "'cuLaunch%' OR value LIKE 'cudaGraphLaunch%' OR value LIKE 'cuGraphLaunch%'")
+
+
+_GRAPH_LAUNCH_SQL = ("SELECT id, value FROM StringIds WHERE value LIKE 'cudaGraphLaunch%' OR "
+                     "value LIKE 'cuGraphLaunch%'")
+
+
+def graph_launch_apis(db: NsysDb) -> list[str]:
+    """The CUDA graph launch APIs (``cudaGraphLaunch``, ``cuGraphLaunch``; runtime suffix
+    dropped) called in the export, sorted. Perf: a look-up in StringIds (which holds the strings
+    the export uses), then per graph-launch name one ``EXISTS`` probe of the API tables that
+    stops at the first call — no scan at all when no graph launch name was ever written."""
+    if not db.has("StringIds"):
+        return []
+    ids = {int(i): strip_runtime_suffix(str(v)) for i, v in db.rows(_GRAPH_LAUNCH_SQL)
+           if i is not None}
+    tables = [db.table(t) for t in API_TABLES if "nameId" in db.columns(t)]
+    found = {name for i, name in ids.items()
+             if any(db.rows(f'SELECT EXISTS(SELECT 1 FROM "{t}" WHERE nameId = ?)', (i,))[0][0]
+                    for t in tables)}
+    return sorted(found)
 
 
 def launch_calls_without_kernels(db: NsysDb) -> int | None:

@@ -39,7 +39,7 @@ from nsys_diag.loaders.read_window import ReadWindow, plan_window, with_launches
 from nsys_diag.loaders.zone_map import ZoneMap
 from nsys_diag.loaders.nsys_db import NsysDb
 from nsys_diag.loaders.nsys_host import read_cpu_samples, read_osrt
-from nsys_diag.loaders.nsys_launch_shapes import (launch_calls_without_kernels,
+from nsys_diag.loaders.nsys_launch_shapes import (graph_launch_apis, launch_calls_without_kernels,
                                                   read_launch_shapes, read_sm_limits)
 from nsys_diag.loaders.nsys_gpu import read_gpu_memory, read_gpu_metrics, read_gpus
 from nsys_diag.loaders.nsys_meta import (capture_duration, capture_info, device_environment,
@@ -222,7 +222,8 @@ def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
         if read[key] is None:
             return contract.empty()
         out, miss = read[key]
-        unmatched[name] = (miss, len(out))
+        # memcpys: unified-memory migrations have no launching call to miss (C.launch_counts)
+        unmatched[name] = C.launch_counts(out) if name == "memcpys" else (miss, len(out))
         return out
 
     kernels_j = joined("kernels_joined", C.KERNELS, "kernels")
@@ -415,6 +416,8 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     launches = None if chunk else launch_calls_without_kernels(db)
     if launches is not None:
         meta.extra["launch_calls_without_kernels"] = launches
+    if not chunk:  # the whole capture's graph launch APIs (program.capture_signals)
+        meta.extra["graph_launch_apis"] = graph_launch_apis(db)
     return TraceBundle(
         launch_shapes=shapes, sm_limits=limits,
         meta=meta, kernels=kernels_f, memcpy=memcpy_f, memset=memset_f, sync=gpu["sync"],

@@ -167,6 +167,33 @@ MEMCPY = FrameContract(
     "One row per memcpy (CUPTI_ACTIVITY_KIND_MEMCPY).",
 )
 
+MIGRATION_PREFIX = "uvm_"
+"""``copy_kind`` prefix of unified-memory migrations (copyKind 11/12/13, NSYS_SQLITE.md §5)."""
+
+
+def migration_rows(memcpy: pd.DataFrame) -> np.ndarray:
+    """Rows of a MEMCPY frame that are unified-memory migrations: the driver moves pages on
+    demand (faults, prefetches, evictions), so no API call launches them (correlationId 0).
+    Vectorised over the categories (a few) rather than the rows."""
+    if not len(memcpy) or "copy_kind" not in memcpy:
+        return np.zeros(len(memcpy), np.bool_)
+    kind = pd.Categorical(memcpy["copy_kind"])
+    is_uvm = np.append(np.asarray(pd.Index(kind.categories).astype(str)
+                                  .str.startswith(MIGRATION_PREFIX), np.bool_), False)
+    return is_uvm[kind.codes]  # code -1 (missing) → the appended False
+
+
+def launch_counts(frame: pd.DataFrame, rows: np.ndarray | None = None) -> tuple[int, int]:
+    """(rows without their launching call, rows that have one to miss) of a GPU-op frame, over
+    ``rows`` (a mask; all rows when None): unified-memory migrations are never launched by an
+    API call, so they count in neither."""
+    expected = np.ones(len(frame), np.bool_) if rows is None else np.asarray(rows, np.bool_)
+    if "copy_kind" in frame:
+        expected = expected & ~migration_rows(frame)
+    miss = expected & (frame["launch_start_ns"].to_numpy(np.int64) == MISSING)
+    return int(miss.sum()), int(expected.sum())
+
+
 MEMSET = FrameContract(
     "memset",
     _GPU_OP_COLS + (_c("bytes", "int64", "bytes set", "bytes"),) + _LAUNCH_COLS,

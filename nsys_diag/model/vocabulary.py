@@ -258,6 +258,26 @@ HINT_NCU_CSV = (f"re-run ncu with CSV output, e.g. `{NCU_CAPTURE_COMMAND}` (or `
 HINT_NCU = f"profile kernels with Nsight Compute (`{NCU_CAPTURE_COMMAND}`) and pass `--ncu kernels.csv`"
 """No Nsight Compute metrics attached (``inspect``'s roofline row)."""
 
+HINT_FILL_NO_SHAPE = ("re-export with a current nsys (the kernel table's gridX/blockX columns "
+                      "hold the launch configuration)")
+"""``gpu_fill``: kernel rows without their launch configuration (an old export's kernel table)."""
+
+FILL_NO_KERNELS = ("the capture holds no kernel rows, so there is no kernel launch whose SM fill "
+                   "could be judged")
+"""``gpu_fill``'s reason on a capture without kernels; no hint of its own (the capture hints say
+why no kernel was recorded: a launch configuration was not what was missing)."""
+
+FILL_NCU_ONLY = ("an Nsight Compute CSV read alone holds no launch-shape sample of the capture "
+                 "(the SM fill is judged from an nsys export's kernel table)")
+"""``gpu_fill``'s reason on an ncu CSV analysed without an nsys export."""
+
+HINT_FILL_NCU = ("for the launch configuration and occupancy of the profiled kernels, collect "
+                 "ncu's launch statistics and occupancy sections (`ncu --section LaunchStats "
+                 "--section Occupancy --csv --page raw --print-units base <your command> > "
+                 f"kernels.csv`); for the SM fill of every launch, capture the run with "
+                 f"`{NSYS_TRACE_CUDA}` and analyse that export (`--ncu kernels.csv` joins this CSV)")
+"""``gpu_fill`` on an ncu CSV alone: where the launch configuration comes from."""
+
 CRITICAL_PATH_KIND_LABELS = {
     "gpu_compute": "GPU compute", "transfer": "copies", "communication": "communication",
     "host_cpu": "host CPU", "blocking_wait": "blocking waits", "launch": "launches",

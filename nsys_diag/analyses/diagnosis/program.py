@@ -202,10 +202,32 @@ def detect_program(s: ProgramSignals) -> ProgramResult:
         evidence.append(Evidence("host", why))
     evidence += [Evidence("library_kernels", f"{lib} kernel names", ns / total)
                  for lib, ns in found if total]
+    evidence += _graph_evidence(s)
     flash = libs.get("flash_attention", 0) / total if total else 0.0
     return ProgramResult(framework=framework, framework_share=share, libraries=tuple(libraries),
                          techniques=tuple(_techniques(s, libs, total)),
                          flash_attention_share=flash, evidence=tuple(evidence))
+
+
+GRAPH_LAUNCH_APIS = ("cudaGraphLaunch", "cuGraphLaunch")
+"""API name prefixes of CUDA graph launches."""
+
+
+def _graph_apis(s: ProgramSignals) -> list[str]:
+    return sorted(n for n in s.api_names if n.startswith(GRAPH_LAUNCH_APIS))
+
+
+def _graph_evidence(s: ProgramSignals) -> list[Evidence]:
+    """What shows CUDA graphs in use: the graph launch calls, kernels from graph nodes or a
+    graph trace."""
+    out = []
+    apis = _graph_apis(s)
+    if apis:
+        out.append(Evidence("api_names", f"CUDA graph launches ({', '.join(apis)} calls)"))
+    if s.graph_launches:
+        out.append(Evidence("graph_launches", "kernels launched from CUDA graphs (graph node ids "
+                                              "or a graph trace)"))
+    return out
 
 
 def _techniques(s: ProgramSignals, libs: Mapping[str, int], total: int) -> list[str]:
@@ -213,8 +235,7 @@ def _techniques(s: ProgramSignals, libs: Mapping[str, int], total: int) -> list[
     out = []
     if total and libs.get("flash_attention", 0) / total >= FLASH_IN_USE_SHARE:
         out.append("flash_attention")
-    if s.graph_launches or any(n.startswith(("cudaGraphLaunch", "cuGraphLaunch"))
-                               for n in s.api_names):
+    if s.graph_launches or _graph_apis(s):
         out.append("cuda_graphs")
     if libs.get("triton", 0):
         out.append("triton_kernels")
@@ -289,10 +310,20 @@ def sampled_kernel_ns_by_name(shapes) -> dict[str, int]:
     return {str(k): int(round(v)) for k, v in grouped.items() if v > 0}
 
 
+def capture_api_names(bundle) -> list[str]:
+    """The CUDA API names of a whole capture that ``detect_program`` reads (graph launches):
+    an nsys export's ``meta.extra["graph_launch_apis"]`` (read once per file by the in-memory
+    load and the streamed skeleton alike: a streamed summary holds one API row), else the
+    names of the bundle's API rows (a Kineto trace, read whole)."""
+    names = bundle.meta.extra.get("graph_launch_apis")
+    return list(names) if names is not None else _levels(bundle.api, "name")
+
+
 def capture_signals(bundle) -> ProgramSignals:
     """``ProgramSignals`` of a whole capture from what the in-memory load and the streamed
-    skeleton both hold: the launch-shape sample (kernel time per name, graph launches), NVTX
-    domains and texts, thread names and table counts. An ncu CSV (no sample) uses its kernels."""
+    skeleton both hold: the launch-shape sample (kernel time per name, graph launches), the
+    graph launch APIs called (``capture_api_names``), NVTX domains and texts, thread names and
+    table counts. An ncu CSV (no sample) uses its kernels."""
     shapes = getattr(bundle, "launch_shapes", None)
     if shapes is not None and len(shapes):
         kernel_ns = sampled_kernel_ns_by_name(shapes)
@@ -301,7 +332,8 @@ def capture_signals(bundle) -> ProgramSignals:
         kernel_ns = _ncu_kernel_ns(bundle) if bundle.meta.format == "ncu-csv" else {}
         graphs = False
     graphs = graphs or bool(bundle.meta.tables.get(GRAPH_TRACE_TABLE, 0))
-    signals = program_signals(kernel_ns, nvtx_domains=_levels(bundle.nvtx, "domain"),
+    signals = program_signals(kernel_ns, api_names=capture_api_names(bundle),
+                              nvtx_domains=_levels(bundle.nvtx, "domain"),
                               nvtx_texts=_levels(bundle.nvtx, "text"),
                               thread_names=_levels(bundle.threads, "name"),
                               tables=[t for t, n in bundle.meta.tables.items() if n])

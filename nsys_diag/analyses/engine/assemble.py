@@ -50,14 +50,31 @@ def summary_bundle(skeleton: TraceBundle, samples: dict[str, pd.DataFrame],
     return dataclasses.replace(skeleton, **frames, warnings=warnings, processes=procs, gpus=gpus)
 
 
+def load_order(lists: list[list[str]]) -> dict[str, int]:
+    """A rank per warning code that keeps the order of every list (each load — the skeleton, a
+    chunk — lists its warnings in the loader's order, so the merged list is the order the
+    in-memory load gives): a code comes after every code some list puts before it; ties (and a
+    cycle, which no loader writes) by first appearance. A few codes: plain Python."""
+    seen = list(dict.fromkeys(c for codes in lists for c in codes))
+    before: dict[str, set[str]] = {c: set() for c in seen}
+    for codes in lists:
+        for i, c in enumerate(codes):
+            before[c].update(x for x in codes[:i] if x != c)
+    rank: dict[str, int] = {}
+    while len(rank) < len(seen):
+        free = [c for c in seen if c not in rank and before[c] <= rank.keys()]
+        rank[(free or [c for c in seen if c not in rank])[0]] = len(rank)
+    return rank
+
+
 def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]],
                    has_gpu_work: bool, unmatched: list[dict] | None = None,
                    unmatched_warning=None) -> list[LoadWarning]:
     """The load warnings of a streamed export: the skeleton's (NVTX, strings, schema …) and each
     chunk's, once per code (the chunk's with the largest count: a count may be of devices, not
-    rows, and rows near an edge are read by two chunks); the skeleton's "no CUDA"
-    warning only when no chunk held GPU work; the unmatched-launch warning recounted from the
-    chunks' owned rows (``unmatched``: ``registry._unmatched`` of each chunk;
+    rows, and rows near an edge are read by two chunks), in the loader's order (``load_order``);
+    the skeleton's "no CUDA" warning only when no chunk held GPU work; the unmatched-launch
+    warning recounted from the chunks' owned rows (``unmatched``: ``registry._unmatched`` of each chunk;
     ``unmatched_warning``: the loader's builder of that warning, given by the app layer)."""
     out: dict[str, LoadWarning] = {}
     for w in skeleton.warnings:
@@ -79,7 +96,9 @@ def merge_warnings(skeleton: TraceBundle, chunk_warnings: list[list[LoadWarning]
         recount = unmatched_warning(totals)
         if recount is not None:
             out["unmatched_launches"] = recount
-    return list(out.values())
+    rank = load_order([[w.code for w in skeleton.warnings]]
+                      + [[w.code for w in ws] for ws in chunk_warnings])
+    return sorted(out.values(), key=lambda w: rank[w.code])
 
 
 def assemble_process(bundle: TraceBundle, glob: ProcessGlobals, parts: list[dict],

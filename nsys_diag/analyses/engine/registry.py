@@ -51,14 +51,12 @@ def _unmatched(bundle: TraceBundle, lo: int, hi: int, **_) -> dict[str, tuple[in
     """(rows without their launching call, rows) of each GPU-op frame, over the rows the chunk
     owns (start in ``[lo, hi)``): summed over chunks they give the whole export's counts."""
     from nsys_diag.analyses.engine.cuts import owned
-    from nsys_diag.model.contracts import MISSING
+    from nsys_diag.model.contracts import launch_counts
 
     out = {}
-    for frame, name in UNMATCHED_FRAMES:
+    for frame, name in UNMATCHED_FRAMES:  # memcpys: migrations are not counted (launch_counts)
         f = getattr(bundle, frame)
-        mine = owned(f, lo, hi)
-        miss = mine & (f["launch_start_ns"].to_numpy() == MISSING)
-        out[name] = (int(miss.sum()), int(mine.sum()))
+        out[name] = launch_counts(f, owned(f, lo, hi))
     return out
 
 

@@ -37,8 +37,11 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.kernels.sm_limits import (REGISTER_UNIT, WARP_SIZE, SmLimits,
-                                                  from_export, limits_for)
+from nsys_diag.analyses.kernels.sm_limits import (EXPORT_LIMITS_SOURCE, REGISTER_UNIT, WARP_SIZE,
+                                                  SmLimits, from_export, limits_for,
+                                                  limits_source)
+from nsys_diag.model.vocabulary import (FILL_NCU_ONLY, FILL_NO_KERNELS, HINT_FILL_NCU,
+                                        HINT_FILL_NO_SHAPE)
 
 UNDERFILLED_FILL = 0.25
 """A launch occupying less than a quarter of the GPU's resident threads is under-filled."""
@@ -46,8 +49,8 @@ MIN_THREADS_PER_BLOCK = 64
 """Blocks of fewer threads (two warps) are too small to hide memory latency on any SM."""
 MAX_KERNEL_ROWS = 20
 """Kernel names listed in ``gpu_fill.kernels`` (by time share)."""
-HINT_NO_SHAPE = ("re-export with a current nsys (the kernel table's gridX/blockX columns hold "
-                 "the launch configuration)")
+HINT_NO_SHAPE = HINT_FILL_NO_SHAPE
+NO_SHAPE = "no kernel launch configuration in this export"
 SHAPE_COLUMNS = ("name", "duration_ns", "weight", "grid_x", "grid_y", "grid_z", "block_x",
                  "block_y", "block_z", "registers_per_thread", "smem_static_bytes",
                  "smem_dynamic_bytes")
@@ -152,7 +155,7 @@ def analyze_gpu_fill(shapes: pd.DataFrame, *, sm_count: int, limits: SmLimits | 
     Unavailable when the sample holds no launch configuration, or the GPU's SM count or
     per-SM limits are unknown (name the GPU with ``--gpu``)."""
     if shapes is None or not len(shapes):
-        return Unavailable("no kernel launch configuration in this export", HINT_NO_SHAPE)
+        return Unavailable(NO_SHAPE, HINT_NO_SHAPE)
     a = _shape_arrays(shapes)
     if not a["known"].any():
         return Unavailable("the kernel table holds no launch configuration (grid/block)",
@@ -252,9 +255,11 @@ def sm_count_from_clusters(shapes: pd.DataFrame, limits: SmLimits) -> int:
 
 
 def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int,
-                  shapes: pd.DataFrame | None = None) -> tuple[int, SmLimits | None, str]:
-    """(SM count, per-SM limits, where the SM count comes from) of ``device``: the export's
-    ``TARGET_INFO_GPU`` values where present, completed from the compute capability's row of the
+                  shapes: pd.DataFrame | None = None, limits_label: str = EXPORT_LIMITS_SOURCE
+                  ) -> tuple[int, SmLimits | None, str]:
+    """(SM count, per-SM limits, where the SM count comes from) of ``device``: the input's own
+    values where present (``limits_label``: an nsys export's ``TARGET_INFO_GPU``, a Kineto
+    trace's ``deviceProperties``), completed from the compute capability's row of the
     spec table; without an SM count, the GPU's name in the spec table (``gpu_specs``); without a
     name either, a lower bound from the launches with thread-block clusters
     (``sm_count_from_clusters``, limits of compute capability 9.0). (0, None, ''): unknown."""
@@ -272,7 +277,8 @@ def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int,
     if len(lim):
         r = lim.iloc[0]
         limits = from_export(int(r["max_threads_per_sm"]), int(r["max_blocks_per_sm"]),
-                             int(r["registers_per_sm"]), int(r["smem_per_sm_bytes"]), fallback)
+                             int(r["registers_per_sm"]), int(r["smem_per_sm_bytes"]), fallback,
+                             limits_label)
     else:
         limits = fallback
     if sm_count <= 0 and shapes is not None:
@@ -285,13 +291,42 @@ def device_limits(gpus: pd.DataFrame, sm_limits: pd.DataFrame, device: int,
     return max(sm_count, 0), limits, source
 
 
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+
+
+def has_kernel_rows(bundle) -> bool:
+    """Whether the capture holds kernel rows: not an nsys export whose kernel table is absent or
+    empty (``meta.extra["launch_calls_without_kernels"]`` is counted exactly then, by the
+    in-memory load and the streamed skeleton alike), and kernel rows loaded (a streamed summary:
+    a sample of them) or counted in the file (a read window may hold none)."""
+    if bundle.meta.extra.get("launch_calls_without_kernels") is not None:
+        return False
+    return bool(len(bundle.kernels)) or bool(bundle.meta.tables.get(KERNEL_TABLE, 0))
+
+
+def without_shapes(trace_format: str = "", kernel_rows: bool = True) -> Unavailable:
+    """``gpu_fill`` of an input without a launch-shape sample, with the reason and hint that fit
+    it: an ncu CSV read alone (ncu's launch statistics, or an nsys capture), a capture without
+    kernel rows (nothing to judge: no hint), else an export whose kernel table lacks the launch
+    configuration columns."""
+    if trace_format == "ncu-csv":
+        return Unavailable(FILL_NCU_ONLY, HINT_FILL_NCU)
+    if not kernel_rows:
+        return Unavailable(FILL_NO_KERNELS, "")
+    return Unavailable(NO_SHAPE, HINT_NO_SHAPE)
+
+
 def process_gpu_fill(shapes: pd.DataFrame, gpus: pd.DataFrame, sm_limits: pd.DataFrame,
-                     gpid: int, devices: tuple[int, ...]) -> GpuFillResult | Unavailable:
+                     gpid: int, devices: tuple[int, ...], *, trace_format: str = "",
+                     kernel_rows: bool = True) -> GpuFillResult | Unavailable:
     """``gpu_fill`` of one process (``gpid`` -1: every launch) from the file's launch-shape
     sample (``contracts.LAUNCH_SHAPES``), on its first GPU's SM count and limits. The sample
-    covers the whole capture (not only the analysed window); the basis says so."""
+    covers the whole capture (not only the analysed window); the basis says so.
+    ``trace_format`` (``meta.format``) and ``kernel_rows`` (whether the capture holds kernel
+    rows) word the reason when there is no sample (``without_shapes``) and label the per-SM
+    limits the input carries (``sm_limits.limits_source``)."""
     if shapes is None or not len(shapes):
-        return Unavailable("no kernel launch configuration in this export", HINT_NO_SHAPE)
+        return without_shapes(trace_format, kernel_rows)
     keep = np.ones(len(shapes), bool)
     if gpid != -1:
         keep &= shapes["global_pid"].to_numpy(np.int64) == gpid
@@ -301,7 +336,8 @@ def process_gpu_fill(shapes: pd.DataFrame, gpus: pd.DataFrame, sm_limits: pd.Dat
     if not len(mine):
         return Unavailable("no sampled kernel launch of this process", "")
     device = int(devices[0]) if devices else int(mine["device_id"].iloc[0])
-    sm_count, limits, sm_source = device_limits(gpus, sm_limits, device, mine)
+    sm_count, limits, sm_source = device_limits(gpus, sm_limits, device, mine,
+                                                limits_source(trace_format))
     note = "sample of the whole capture" + (f"; GPU {device} of {len(devices)}"
                                             if len(devices) > 1 else "")
     if sm_source and sm_source != "export":

@@ -57,11 +57,25 @@ def limits_for(cc_major: int, cc_minor: int) -> SmLimits | None:
     return BY_COMPUTE_CAPABILITY[same[-1]] if same else None
 
 
+EXPORT_LIMITS_SOURCE = "export (TARGET_INFO_GPU)"
+"""Where an nsys export's per-SM limits come from."""
+TRACE_LIMITS_SOURCES = {"kineto": "trace (deviceProperties)"}
+"""Where the per-SM limits of other inputs come from, by ``meta.format`` (a PyTorch profiler
+trace: its ``deviceProperties``)."""
+_LIMIT_NAMES = ("max threads", "max blocks", "registers", "shared memory")
+
+
+def limits_source(trace_format: str) -> str:
+    """The label of the per-SM limits an input of ``trace_format`` carries itself."""
+    return TRACE_LIMITS_SOURCES.get(trace_format, EXPORT_LIMITS_SOURCE)
+
+
 def from_export(max_threads: int, max_blocks: int, registers: int, smem_bytes: int,
-                fallback: SmLimits | None) -> SmLimits | None:
+                fallback: SmLimits | None, source: str = EXPORT_LIMITS_SOURCE) -> SmLimits | None:
     """Limits read from the export (each ≤ 0 when the export lacks it), completed from
     ``fallback`` (the table's row for the GPU's compute capability); None when neither knows
-    the thread and block limits."""
+    the thread and block limits. ``source``: where the input's own values come from
+    (``limits_source``); the label names the values the spec table completed."""
     def pick(value: int, default: int | None) -> int | None:
         return int(value) if value and value > 0 else default
 
@@ -72,6 +86,11 @@ def from_export(max_threads: int, max_blocks: int, registers: int, smem_bytes: i
         return None
     regs = pick(registers, fb.registers if fb else 65536) or 65536
     smem = pick(smem_bytes, fb.smem_bytes if fb else 48 * _KIB) or 48 * _KIB
-    from_trace = any(v and v > 0 for v in (max_threads, max_blocks, registers, smem_bytes))
-    return SmLimits(threads, blocks, regs, smem, fb.reserved_smem_per_block if fb else 0,
-                    "export (TARGET_INFO_GPU)" if from_trace else "spec table")
+    given = [bool(v and v > 0) for v in (max_threads, max_blocks, registers, smem_bytes)]
+    label = "spec table"
+    if all(given):
+        label = source
+    elif any(given):
+        missing = ", ".join(n for n, g in zip(_LIMIT_NAMES, given) if not g)
+        label = f"{source}; {missing} per SM {'from the spec table' if fb else 'assumed'}"
+    return SmLimits(threads, blocks, regs, smem, fb.reserved_smem_per_block if fb else 0, label)
