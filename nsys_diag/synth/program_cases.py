@@ -273,9 +273,18 @@ def _stdpar_kernel(func: str) -> KernelInfo:
                       registers=64, api="cuLaunchKernel")
 
 
+_MIGRATION_THREAD = "cuda-EvtHandlr"
+"""The thread the generator files the migrations' calls on (``_detach_migrations`` deletes
+them): not the launching thread, whose syncs would otherwise end at the next of those calls
+before the work they wait for."""
+_UVM_STREAM = 21
+"""The migrations' own stream: page faults raised while the kernels run overlap them (on the
+kernels' stream the generator would queue them between kernels)."""
+
+
 def host_writes() -> Scenario:
     """11 output steps of a stdpar weather kernel: 2 x/z tendency kernels (3.8 ms) with 334
-    page-fault migrations to the GPU, then the output: 167 migrations back and 79 pwrite64
+    page-fault migrations to the GPU while they run, then the output: 167 migrations back and 79 pwrite64
     calls of 80.5 µs on the launching (main) thread while the GPU idles (and an 8 ms ``poll`` of
     the CUDA event thread, which is no I/O)."""
     kx, kz = _stdpar_kernel("compute_tendencies_x"), _stdpar_kernel("compute_tendencies_z")
@@ -292,13 +301,15 @@ def host_writes() -> Scenario:
         preamble_ns=_DRIVER_START_NS, autograd_thread=False,
         env={"NVCOMPILER_ACC_NOTIFY": "0", "NX": "400", "NZ": "200"},
         phases=(PhaseSpec("compute", 5_600 * US,
-                          memcpys=(MemcpySpec("uvm_h2d", 64 * 1024, 3 * US, count=334, at=0.0),),
+                          memcpys=(MemcpySpec("uvm_h2d", 64 * 1024, 3 * US, count=334, at=0.02,
+                                              thread=_MIGRATION_THREAD, stream=_UVM_STREAM),),
                           kernels=(KernelSpec(kx.demangled, k_ns, info=kx, at=0.02),
                                    KernelSpec(kz.demangled, k_ns, info=kz, at=0.02)),
                           syncs=(SyncSpec("cuStreamSynchronize", at=0.02),)),
                 PhaseSpec("output", 9 * MS,
                           memcpys=(MemcpySpec("uvm_d2h", 64 * 1024, 3 * US, count=167,
-                                              at=0.0),),
+                                              at=0.0, thread=_MIGRATION_THREAD,
+                                              stream=_UVM_STREAM),),
                           host_calls=(HostCallSpec("pwrite64", 80_500, count=79, at=0.1),
                                       # not I/O: the CUDA event thread waiting, as in every
                                       # capture with OS-runtime tracing

@@ -38,7 +38,7 @@ import numpy as np
 from nsys_diag.analyses.replay import engine as E
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.model import (EXPLAINED_DELAY_NS, NO_TIME, OP_KINDS,
-                                             ProcessTimeline, WindowModel)
+                                             ProcessTimeline, WindowModel, unlaunched_migrations)
 from nsys_diag.analyses.replay.phases import phase_at, phase_split
 from nsys_diag.analyses.timeline.intervals import merge_intervals
 from nsys_diag.model.vocabulary import CRITICAL_PATH_WAIT_KINDS
@@ -82,6 +82,7 @@ class _Walk:
         bs, be = merge_intervals(r.o_start[ran], r.o_end[ran])
         self.busy_s, self.busy_e = bs.tolist(), be.tolist()
         self.busy_before = np.concatenate(([0], np.cumsum(be - bs))).tolist()
+        self.faults = unlaunched_migrations(pt, m.o_idx).tolist()  # host-paced: see step_op
 
     def busy_until(self, x: int) -> int:
         """Replayed ns before ``x`` during which the process's GPU work was running."""
@@ -205,6 +206,8 @@ class _Walk:
         self.add(self.op_key(k), start, t)
         t = min(t, start)
         by = r.o_by[k]
+        if by == E.BY_LAUNCH and self.faults[k]:  # a page fault: where the host thread was
+            return self.on_step_thread(t)
         if by == E.BY_LAUNCH:
             v = int(m.o_launch[k])
             launch = int(r.h_start[v])

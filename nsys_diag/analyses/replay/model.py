@@ -47,6 +47,9 @@ QUEUE_DEPTH = 1_024
 NO_TIME = -(1 << 62)
 """'No such predecessor' in time arrays (never added to anything near overflow)."""
 
+UVM_PREFIX = "uvm_"
+"""Copy kinds of unified-memory migrations (``uvm_h2d``, ``uvm_d2h``, ``uvm_d2d``)."""
+
 HOST_NONE, HOST_PINNED, HOST_PAGEABLE = 0, 1, 2
 """Host memory a copy reads or writes (``o_host``)."""
 OP_KINDS = ("gpu_compute", "transfer", "communication")
@@ -483,6 +486,42 @@ def _anchors(h_start, h_end, h_thread, h_pred, step_thread: int, bursts: bool = 
     return out
 
 
+FAULT_STREAM = -2
+"""The stream blocking calls see page-fault migrations on: none waits for them."""
+NEVER_SUBMITTED = 1 << 62
+"""The submission time of a page-fault migration: after every blocking call."""
+
+
+def unlaunched_migrations(pt: ProcessTimeline, o_idx: np.ndarray) -> np.ndarray:
+    """Per local operation: a unified-memory migration with no launching call in the export
+    (real migration rows have correlationId 0: the driver moves pages on a fault raised by the
+    running code). ``window_model`` replays such a *fault* with the host's progress — as if the
+    launching thread's last call before it (``_fault_anchors``) had launched it, by its captured
+    delay, behind no other operation — and no blocking call waits for it, nor does it count
+    towards the launch queue (it is no submitted work; the work after it on its stream still
+    follows it)."""
+    uvm = [i for i, lab in enumerate(pt.labels) if lab.startswith(UVM_PREFIX)]
+    if not uvm:
+        return np.zeros(o_idx.size, bool)
+    return (pt.o_kind[o_idx] == TRANSFER) & np.isin(pt.o_label[o_idx], uvm) \
+        & (pt.o_call[o_idx] < 0)
+
+
+def _fault_anchors(h_start: np.ndarray, h_thread: np.ndarray, thread: int,
+                   when: np.ndarray) -> np.ndarray:
+    """Per time in ``when``: the last local call of ``thread`` (the step's thread; else the
+    thread with the most calls) that started at or before it (-1: none)."""
+    if not when.size or not h_start.size:
+        return np.full(when.size, -1, np.int64)
+    if thread < 0 or not (h_thread == thread).any():
+        codes, counts = np.unique(h_thread, return_counts=True)
+        thread = int(codes[np.argmax(counts)])
+    mine = np.flatnonzero(h_thread == thread)
+    mine = mine[np.argsort(h_start[mine], kind="stable")]
+    j = np.searchsorted(h_start[mine], when, side="right") - 1
+    return np.where(j >= 0, mine[np.maximum(j, 0)], -1).astype(np.int64)
+
+
 def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
                  step_thread: int = -1, bursts: bool = False) -> WindowModel:
     """The replay inputs of ``[start_ns, end_ns)``: calls starting in it, operations launched by
@@ -498,23 +537,32 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
     h_thread, h_role = pt.h_thread[h_idx], pt.h_role[h_idx]
     o_start, o_end, o_stream = pt.o_start[o_idx], pt.o_end[o_idx], pt.o_stream[o_idx]
     o_launch = call_local[o_idx]
+    queued_call = o_launch.copy()  # what the host queued (faults: none)
+    faults = (o_launch < 0) & unlaunched_migrations(pt, o_idx)
+    by_call = _fault_anchors(h_start, h_thread, step_thread, o_start[faults])
+    faults[np.flatnonzero(faults)[by_call < 0]] = False  # before the thread's first call: pinned
+    o_launch[faults] = by_call[by_call >= 0]
     o_pred = _chain_pred(o_stream)
+    o_pred[faults] = -1  # a fault queues behind nothing (the work after it still follows it)
     launch_t = np.where(o_launch >= 0, h_start[np.maximum(o_launch, 0)], NO_TIME)
-    # launched before the window (or unknown): launch time = before everything in the window
+    # launched before the window (or unknown): launch time = before everything in the window;
+    # a fault's migration is no stream's submitted work (after everything: never awaited)
     pinned = o_launch < 0
-    launch_t_or = _submission_order(o_stream, np.where(pinned, np.minimum(o_start, start_ns) - 1,
-                                                       launch_t))
+    sync_stream = np.where(faults, FAULT_STREAM, o_stream)
+    launch_t_or = _submission_order(sync_stream, np.where(
+        faults, NEVER_SUBMITTED, np.where(pinned, np.minimum(o_start, start_ns) - 1, launch_t)))
     pred_end = np.where(o_pred >= 0, o_end[np.maximum(o_pred, 0)], NO_TIME)
     ready = np.maximum(launch_t, pred_end)
     xs = _cross_stream(o_stream, o_start, o_end, np.where(pinned, o_start, ready))
-    explicit = _explicit_waits(pt, local_of, h_start, o_stream, launch_t_or)
+    xs[faults] = -1
+    explicit = _explicit_waits(pt, local_of, h_start, sync_stream, launch_t_or)
     inferred = int(((xs >= 0) & ~pinned).sum() - (xs[explicit[0]] >= 0).sum())
     xs[explicit[0]] = explicit[1]
     xs[pinned] = -1
     ready = np.maximum(ready, np.where(xs >= 0, o_end[np.maximum(xs, 0)], NO_TIME))
     delay = np.where(pinned, 0, np.maximum(o_start - ready, 0))
-    t_call, t_op = _sync_targets(pt, h_idx, h_start, h_end, h_role, o_idx, o_stream,
-                                 launch_t_or, o_end, o_launch)
+    t_call, t_op = _sync_targets(pt, h_idx, h_start, h_end, h_role, o_idx, sync_stream,
+                                 launch_t_or, o_end, queued_call)
     h_pred = _chain_pred(h_thread)
     anchor = _anchors(h_start, h_end, h_thread, h_pred, step_thread, bursts)
     h_pred = np.where(anchor >= 0, -1, h_pred)

@@ -72,7 +72,7 @@ import numpy as np
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay.engine import Replayed, replay_window
 from nsys_diag.analyses.replay.model import (COMMUNICATION, HOST_PAGEABLE, HOST_PINNED, TRANSFER,
-                                             ProcessTimeline, WindowModel)
+                                             UVM_PREFIX, ProcessTimeline, WindowModel)
 from nsys_diag.analyses.replay.phases import PhaseRanges
 
 SMALL_READ_BYTES = 1_024
@@ -485,10 +485,6 @@ def tensor_cores_on(w: StepWindow) -> int:
     dur[sel] = np.minimum(dur[sel], np.maximum(fast, bound))
     r = rerun(w, o_dur=dur)
     return after_end(w, r) - m.start_ns
-
-
-UVM_PREFIX = "uvm_"
-"""Copy kinds of unified-memory migrations (``uvm_h2d``, ``uvm_d2h``, ``uvm_d2d``)."""
 
 
 UVM_HOST_FAULT = "uvm_d2h"
