@@ -23,6 +23,7 @@ from nsys_diag.analyses.diagnosis.data_quality import QualityItem
 from nsys_diag.analyses.gaps.causes import GapsResult, UtilizationResult
 from nsys_diag.analyses.gpu_metrics import GpuMetricsResult
 from nsys_diag.analyses.kernels.gpu_fill import GpuFillResult, has_kernel_rows, process_gpu_fill
+from nsys_diag.analyses.kernels.labels import without_parameters
 from nsys_diag.analyses.kernels.table import KernelsResult
 from nsys_diag.analyses.diagnosis.program import ProgramResult, analyze_program
 from nsys_diag.analyses.loader_workers import LoaderWorkersResult
@@ -42,7 +43,7 @@ from nsys_diag.analyses.roofline.results import ROOFLINE_SPEC  # the section spe
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSES
+from nsys_diag.model.vocabulary import GAP_CAUSES, WIDEN_WINDOW_HINT
 
 if TYPE_CHECKING:  # imported at run time only with ncu data
     from nsys_diag.analyses.roofline.ncu_join import RooflineJoinResult
@@ -286,8 +287,37 @@ def _blind_launches(bundle) -> int | None:
     return int(launches) if launches and dq.no_gpu_work_hint(bundle) else None
 
 
-def _missing(bundle, has_kernels: bool) -> tuple[str, ...]:
-    """What the capture lacks for a diagnosis, in words (``insufficient_data`` headlines)."""
+def _outside_window(bundle, gpid: int | None, has_kernels: bool, window: Window
+                    ) -> tuple[int, float] | None:
+    """(kernels, kernel ms) of the capture that lie outside an analysed window holding none —
+    a ``--window`` or step selection that missed the GPU work (None: not that case)."""
+    if has_kernels or window.source not in ("user", "steps"):
+        return None
+    shapes = _process_shapes(bundle, gpid)
+    if shapes is None:
+        return None
+    n = int(round(float(shapes["weight"].to_numpy(np.float64).sum())))
+    kernel_ns = float((shapes["duration_ns"].to_numpy(np.float64)
+                       * shapes["weight"].to_numpy(np.float64)).sum())
+    return (n, kernel_ns / 1e6) if n else None
+
+
+def _process_shapes(bundle, gpid: int | None):
+    """The file's launch-shape sample rows of process ``gpid`` (all for -1; None without a
+    sample or a process)."""
+    shapes = getattr(bundle, "launch_shapes", None)
+    if shapes is None or not len(shapes) or gpid is None:
+        return None
+    return shapes if gpid == -1 else shapes.loc[shapes["global_pid"].to_numpy() == gpid]
+
+
+def _missing(bundle, has_kernels: bool, outside: tuple[int, float] | None = None
+             ) -> tuple[str, ...]:
+    """What the capture lacks for a diagnosis, in words (``insufficient_data`` headlines);
+    ``outside``: the capture's kernels outside an analysed window that holds none."""
+    if outside is not None:  # the selection, not the capture, holds nothing
+        return (f"no CUDA kernel ran in the analysed window (the capture's {outside[0]:,} "
+                f"kernels, {outside[1]:,.1f} ms of kernel time, lie outside it)",)
     missing = []
     blind = dq.no_gpu_work_hint(bundle)
     launches = bundle.meta.extra.get("launch_calls_without_kernels")
@@ -336,6 +366,7 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
     mem_peak = getattr(memory, "max_peak_share", None) if is_available(memory) else None
     roof_mem, roof_comp, roof_conf = _roofline_facts(roofline)
     window_ms = window.duration_ns / 1e6
+    outside = _outside_window(bundle, gpid, has_kernels, window)
     pageable = _pageable_rates(transfers, steps_ok, steps.mean_ms if steps_ok else None, window_ms)
     return VerdictInputs(
         has_kernels=bool(has_kernels),
@@ -363,8 +394,10 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         # shows both beside the verdict)
         data_warnings=sum(1 for q in (*quality, *dq.from_load_warnings(bundle.warnings))
                           if q.severity == "warning"),
-        capture_hints=tuple(dq.capture_hints(bundle)) if not has_kernels else (),
-        missing=_missing(bundle, has_kernels),
+        capture_hints=(() if has_kernels else (WIDEN_WINDOW_HINT,) if outside is not None
+                       else tuple(dq.capture_hints(bundle))),
+        window_selection_empty=outside is not None,
+        missing=_missing(bundle, has_kernels, outside),
         launch_calls_without_kernels=(_blind_launches(bundle) if not has_kernels else None),
         gap_detail=_gap_detail(gaps),
         kernel_count=(int(kernels.kernel_count) if hasattr(kernels, "kernel_count") else None),
@@ -398,11 +431,9 @@ def _capture_work(bundle, gpid: int | None, util, window: Window) -> dict:
     copies — when larger: a long capture whose steps keep the GPU busy is not blind). {}
     without a sample (an ncu CSV, an export without launch configuration): the window's kernel
     count and time decide."""
-    shapes = getattr(bundle, "launch_shapes", None)
-    if shapes is None or not len(shapes) or gpid is None:
+    shapes = _process_shapes(bundle, gpid)
+    if shapes is None:
         return {}
-    if gpid != -1:
-        shapes = shapes.loc[shapes["global_pid"].to_numpy() == gpid]
     kernel_ns = float((shapes["duration_ns"].to_numpy(np.float64)
                        * shapes["weight"].to_numpy(np.float64)).sum())
     capture_ns = bundle.meta.capture_end_ns - bundle.meta.capture_start_ns
@@ -421,7 +452,7 @@ def _fill_facts(gpu_fill) -> dict:
     return {"underfilled_share": gpu_fill.underfilled_share,
             "tiny_block_share": gpu_fill.tiny_block_share,
             "small_grid_share": gpu_fill.small_grid_share,
-            "fill_top": ((top.name[:80], top.blocks, top.threads_per_block, gpu_fill.sm_count)
+            "fill_top": ((without_parameters(top.name), top.blocks, top.threads_per_block, gpu_fill.sm_count)
                          if top is not None else ())}
 
 

@@ -13,10 +13,13 @@ Definitions (GB = 1e9 bytes, so GB/s = bytes/ns)
   the async ones). ``sync_copies``: launched by a non-``Async`` memcpy API (``cudaMemcpy``,
   ``cudaMemcpy2D``, ``cuMemcpyHtoD`` …: nsys rule ``cuda_memcpy_sync``); ``sync_memsets`` likewise
   (``cuda_memset_sync``). Copies whose launching call is not in the export are not counted.
-* ``pageable_time_ms`` = Σ durations of the pageable copies; ``pageable_window_share`` = that
-  time over the analysed window (capped at 1), and ``pageable_bytes_per_step`` (per analysed
-  step) or ``pageable_bytes_per_s`` (without steps) — the rates the pinned-memory advice reads,
-  set by the process ending (``process.with_pageable_rates``); null before.
+* ``pageable_time_ms`` = Σ durations of the pageable copies inside the analysed window (a copy
+  that crosses the window's edge counts its part inside, as the GPU's copy time does; counts,
+  bytes and the per-kind times keep whole copies, so the rates stay per copy);
+  ``pageable_window_share`` = that time over the analysed window (capped at 1), and
+  ``pageable_bytes_per_step`` (per analysed step) or ``pageable_bytes_per_s`` (without steps)
+  — the rates the pinned-memory advice reads, set by the process ending
+  (``process.with_pageable_rates``); null before.
 """
 from __future__ import annotations
 
@@ -311,7 +314,7 @@ def analyze_transfers(memcpy: pd.DataFrame, memset: pd.DataFrame, gpus: pd.DataF
         )
     assumptions = link_assumptions(links)
 
-    return transfers_result(by_kind, assumptions, copy_flag_counts(mc, ms))
+    return transfers_result(by_kind, assumptions, copy_flag_counts(mc, ms, window))
 
 
 def transfers_result(by_kind: dict[str, KindStats], assumptions: tuple[str, ...],
@@ -326,9 +329,19 @@ def transfers_result(by_kind: dict[str, KindStats], assumptions: tuple[str, ...]
         memset_bytes=flags["memset_bytes"], memset_time_ns=flags["memset_time_ns"])
 
 
-def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame) -> dict[str, int]:
+def _inside(frame: pd.DataFrame, window: tuple[int, int] | None) -> np.ndarray:
+    """Each row's duration inside ``window`` (ns; its whole duration when ``window`` is None)."""
+    s, e = frame["start_ns"].to_numpy(np.int64), frame["end_ns"].to_numpy(np.int64)
+    if window is not None:
+        s, e = np.maximum(s, int(window[0])), np.minimum(e, int(window[1]))
+    return np.maximum(e - s, 0)
+
+
+def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame,
+                     window: tuple[int, int] | None = None) -> dict[str, int]:
     """The pageable / synchronous copy and memset counts of memcpy rows ``mc`` and memset rows
-    ``ms`` (``TransfersResult`` fields; sums over row subsets, so chunks add up)."""
+    ``ms`` (``TransfersResult`` fields; sums over row subsets, so chunks add up); the pageable
+    time is the part inside ``window`` (module docstring)."""
     pageable = np.zeros(len(mc), dtype=bool)
     sync = np.zeros(len(mc), dtype=bool)
     is_async = np.zeros(len(mc), dtype=bool)
@@ -345,9 +358,7 @@ def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame) -> dict[str, int]:
         pageable_count=int(counts[pageable].sum()),
         pageable_bytes=exact_sum(mc["bytes"].to_numpy(dtype=np.int64)[pageable]) if len(mc) else 0,
         pageable_async_count=int(counts[pageable & is_async].sum()),
-        pageable_time_ns=exact_sum((mc["end_ns"].to_numpy(dtype=np.int64)
-                                    - mc["start_ns"].to_numpy(dtype=np.int64))[pageable])
-        if len(mc) else 0,
+        pageable_time_ns=exact_sum(_inside(mc, window)[pageable]) if len(mc) else 0,
         sync_copies=int(counts[sync].sum()),
         sync_memsets=int(_api_matches(ms["launch_api"], _SYNC_MEMSET_RE).sum()) if len(ms) else 0,
         memset_count=int(len(ms)),
@@ -424,7 +435,7 @@ def partial_transfers(ci: ChunkInputs) -> TransfersPart:
             time_ns=exact_sum(dur),
             busy_ns=_clipped_union(seen.loc[seen_kind == kind], ci.lo_ns, ci.hi_ns),
             devices=tuple(sorted({int(d) for d in np.unique(rows["device_id"].to_numpy())})))
-    return TransfersPart(by_kind, copy_flag_counts(mc, ms), int(len(mc)), int(len(ms)))
+    return TransfersPart(by_kind, copy_flag_counts(mc, ms, wt), int(len(mc)), int(len(ms)))
 
 
 def merge_transfers(parts: list[TransfersPart], *, gpus: pd.DataFrame | None

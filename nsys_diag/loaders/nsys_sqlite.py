@@ -52,8 +52,8 @@ from nsys_diag.model import contracts as C
 from nsys_diag.model.bundle import LoadWarning, TraceBundle, TraceMeta
 from nsys_diag.model.errors import SchemaError
 from nsys_diag.model.vocabulary import (HINT_ADD_NVTX, HINT_CAPTURE_TRACE, HINT_REEXPORT,
-                                        NSYS_EXPORT_COMMAND,
-                                        NSYS_TRACE_FLAGS)
+                                        NSYS_EXPORT_COMMAND, NSYS_TRACE_FLAGS,
+                                        WIDEN_WINDOW_HINT)
 
 CAPTURE_FLAGS = NSYS_TRACE_FLAGS
 """The capture command line we recommend when CUDA data is missing."""
@@ -311,6 +311,28 @@ def _nvtx_frames(nvtx_res, duration: int, src: str, warnings: list[LoadWarning]
     return nvtx_f, marks_f
 
 
+_SELECTION_EMPTY = {  # load warning code → (tables that hold its rows, what the window lacks,
+    # what follows)
+    "no_cuda_tables": ((cuda.KERNEL_TABLE, cuda.MEMCPY_TABLE, cuda.MEMSET_TABLE),
+                       "kernel, memcpy or memset rows", ""),
+    "no_nvtx": (("NVTX_EVENTS",), "NVTX ranges", ", so steps and phases cannot be named")}
+
+
+def _selection_warnings(warnings: list[LoadWarning], counts: dict[str, int]
+                        ) -> list[LoadWarning]:
+    """The load warnings of a read over a chosen window: a table the export holds rows of but
+    the window does not is the window's lack, not the export's (worded so, with the hint to
+    widen the window rather than to re-capture)."""
+    out = []
+    for w in warnings:
+        tables, lacks, then = _SELECTION_EMPTY.get(w.code, ((), "", ""))
+        rows = sum(int(counts.get(t, 0) or 0) for t in tables)
+        out.append(LoadWarning(w.code, f"the analysed window holds no {lacks} (the export's "
+                               f"{rows:,} lie outside it){then}", w.count,
+                               WIDEN_WINDOW_HINT) if rows else w)
+    return out
+
+
 def _owners(frames: list[pd.DataFrame], marks_f: pd.DataFrame) -> np.ndarray:
     """Distinct ``global_pid`` of every event (marks: from their ``global_tid``)."""
     return np.concatenate([distinct_ints(f["global_pid"].to_numpy(np.int64)) for f in frames] +
@@ -373,6 +395,8 @@ def _load(db: NsysDb, kernel_detail: bool = True, time_window: tuple[int, int] |
     gpu = _gpu_work(db, read, schema, src, warnings)
     gpu, nvtx_res, duration = _sane_events(db, gpu, read["nvtx"], warnings)
     nvtx_f, marks_f = _nvtx_frames(nvtx_res, duration, src, warnings)
+    if time_window is not None and not chunk:  # a --window / step selection, not the export
+        warnings[:] = _selection_warnings(warnings, read["table_counts"])
     kernels_f, memcpy_f, memset_f = gpu["kernels"], gpu["memcpy"], gpu["memset"]
 
     # ---- GPUs, metrics, memory

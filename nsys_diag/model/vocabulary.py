@@ -202,6 +202,10 @@ HINT_CAPTURE_CUDA_COMMAND = f"Capture CUDA activity: {NSYS_CAPTURE_COMMAND}"
 HINT_CAPTURE_TRACE = f"capture CUDA with `{NSYS_TRACE_FLAGS} -o report <your command>`"
 """An export without CUDA tables: the tracing flags with an output name."""
 
+WIDEN_WINDOW_HINT = ("Analyse a window that holds the GPU work: widen --window or --steps, or "
+                     "leave them out to analyse the whole capture (no re-capture needed)")
+"""A ``--window`` / step selection that holds none of the capture's kernels."""
+
 HINT_CAPTURE_LAUNCHES = (f"capture with `{NSYS_TRACE_CUDA}` and export the .nsys-rep with "
                          f"`{NSYS_EXPORT_SQLITE}`")
 """GPU work that cannot be joined to its launching API calls."""

@@ -181,8 +181,21 @@ FINDINGS = List(Obj({
     carried={"saves_ms_per_step": Leaf({"type": ["number", "null"]},
                                        doc="fired findings: what fixing it saves per step, from "
                                            "the replay's what-if (null: saves_reason)"),
-             "saves_reason": "str?"},
-    optional=("saves_ms_per_step", "saves_reason")), per_process=True)
+             "saves_reason": "str?",
+             "saves_share": Leaf({"type": "number"},
+                                 doc="fired findings: the saving (or its upper bound) as a "
+                                     "share of the mean analysed step, or of the window"),
+             "saves_basis": Leaf({"enum": ["step", "window"]},
+                                 doc="what the saving is of: per mean analysed step, or over "
+                                     "the replayed window (no steps)"),
+             "saves_upper_bound_ms": Leaf({"type": "number"},
+                                          doc="unpriced findings: the most their fix can save "
+                                              "(ms per step or over the window), from the "
+                                              "what-if that bounds it (analyses/diagnosis/"
+                                              "pricing.py UPPER_BOUND)"),
+             "saves_upper_bound_what_if": "str?"},
+    optional=("saves_ms_per_step", "saves_reason", "saves_share", "saves_basis",
+              "saves_upper_bound_ms", "saves_upper_bound_what_if")), per_process=True)
 
 CAPABILITIES = Obj({
     "steps": "bool?", "phases": "bool?", "gpu_activity": "bool?", "nvtx_ranges": "int?",

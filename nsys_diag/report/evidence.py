@@ -62,17 +62,29 @@ def finding_cost(f: dict) -> str:
 
 def finding_saving(f: dict, step_ms: float | None = None) -> str:
     """What fixing a fired finding saves, from the replay: ``saves 98.8 ms/step (34%)`` (the
-    share over ``step_ms``, the mean analysed step, when known), ``not priced: <saves_reason>``,
-    or '' (not fired, or no saving recorded). Plain text: each renderer escapes it."""
+    share over ``step_ms``, the mean analysed step, when known; else the finding's own
+    ``saves_share``), ``saves 54.2 ms of the window (35%)`` when the replay had no steps
+    (``saves_basis`` ``window``), ``not priced: <saves_reason>`` — with ``; at most … (the
+    <what-if> what-if)`` when another what-if bounds it — or '' (not fired, or no saving
+    recorded). Plain text: each renderer escapes it."""
     if not f.get("fired") or ("saves_ms_per_step" not in f and not f.get("saves_reason")):
         return ""
     saves = finite(f.get("saves_ms_per_step"))
-    if saves is None:
-        reason = str(f.get("saves_reason") or "no what-if of the replay prices this cause")
-        return f"not priced: {reason}"
-    step = finite(step_ms)
-    share = f" ({fmt_pct(saves / step)})" if step and step > 0 else ""
-    return f"saves {fmt_ms(saves)}/step{share}"
+    bound = finite(f.get("saves_upper_bound_ms"))
+    amount = saves if saves is not None else bound
+    share = None
+    if amount is not None:
+        step = finite(step_ms) if f.get("saves_basis") != "window" else None
+        share = amount / step if step and step > 0 else finite(f.get("saves_share"))
+    pct = f" ({fmt_pct(share)})" if share is not None else ""
+    of = " of the window" if f.get("saves_basis") == "window" else "/step"
+    if saves is not None:
+        return f"saves {fmt_ms(saves)}{of}{pct}"
+    reason = str(f.get("saves_reason") or "no what-if of the replay prices this cause")
+    if bound is not None:
+        reason += (f"; at most {fmt_ms(bound)}{of}{pct} by the "
+                   f"{f.get('saves_upper_bound_what_if')} what-if")
+    return f"not priced: {reason}"
 
 
 def fired_findings(view: dict) -> list[dict]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from nsys_diag.analyses.kernels.labels import without_parameters
 from nsys_diag.model.vocabulary import GAP_CAUSES
 
 __all__ = ["METRIC_PATHS", "attach_paths", "resolve", "scale_quantities"]
@@ -161,11 +162,12 @@ _EXAMPLE_KEYS = {"gpu_fill.example_kernel": "name", "gpu_fill.example_blocks": "
 
 def _example_paths(node: dict, prefix: str, rows: list[dict]) -> None:
     """The example-launch rows of the latency finding point at its ``gpu_fill.kernels`` row
-    (found by the name as the headline quotes it: its first 80 characters)."""
+    (found by the name as the headline quotes it: ``labels.without_parameters``)."""
     name = next((r.get("value") for r in rows if r.get("metric") == "gpu_fill.example_kernel"),
                 None)
     table = (node.get("gpu_fill") or {}).get("kernels") or []
-    i = next((k for k, w in enumerate(table) if str(w.get("name", ""))[:80] == name), None)
+    i = next((k for k, w in enumerate(table)
+              if without_parameters(str(w.get("name", ""))) == name), None)
     if name is None or i is None:
         return
     for r in rows:  # a name longer than the headline quotes keeps no path (not the same text)

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from nsys_diag._version import __version__
-from nsys_diag.analyses.diagnosis.pricing import savings_of
+from nsys_diag.analyses.diagnosis.pricing import savings_of, unpriced_reason, upper_bounds_of
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA, HINT_NCU, hint_for,
@@ -127,20 +127,34 @@ def _findings(verdict) -> list[dict]:
 
 def with_savings(findings: list[dict], replay) -> list[dict]:
     """Each fired finding with ``saves_ms_per_step`` from the replay's what-if for its cause
-    (``analyses/diagnosis/pricing.py``: the same prices as the verdict's; ``None`` and
-    ``saves_reason`` when there is none)."""
+    (``analyses/diagnosis/pricing.py``: the same prices as the verdict's), ``saves_share`` (of
+    the mean analysed step, or of the window) and ``saves_basis`` (``step`` / ``window``: what
+    the saving is of); ``None`` and ``saves_reason`` when there is none — a what-if that found
+    nothing of its cause to change prices nothing. An unpriced cause whose fix another what-if
+    bounds from above (``pricing.UPPER_BOUND``) also gets ``saves_upper_bound_ms`` and
+    ``saves_upper_bound_what_if``."""
     if not any(f.get("fired") for f in findings):
         return findings
-    priced = savings_of(replay)
+    priced, bounds = savings_of(replay), upper_bounds_of(replay)
     for f in findings:
         if not f.get("fired"):
             continue
-        w = priced.get(str(f.get("cause")))
-        f["saves_ms_per_step"] = w.saves_ms if w else None
-        if w is None:
-            f["saves_reason"] = ("no what-if of the replay prices this cause"
-                                 if getattr(replay, "available", False) else
-                                 f"the replay is not available: {getattr(replay, 'reason', '')}")
+        cause = str(f.get("cause"))
+        w = priced.get(cause)
+        if w is not None and w.prices:
+            f.update(saves_ms_per_step=w.saves_ms, saves_share=w.saves_share, saves_basis=w.per)
+            continue
+        f["saves_ms_per_step"] = None
+        if not getattr(replay, "available", False):
+            f["saves_reason"] = f"the replay is not available: {getattr(replay, 'reason', '')}"
+        elif w is not None:
+            f["saves_reason"] = f"nothing in this trace for its what-if to change — {w.change}"
+        else:
+            f["saves_reason"] = unpriced_reason(cause)
+        bound = bounds.get(cause)
+        if bound is not None:
+            f.update(saves_upper_bound_ms=bound.saves_ms, saves_upper_bound_what_if=bound.what_if,
+                     saves_basis=bound.per, saves_share=bound.saves_share)
     return findings
 
 
@@ -164,10 +178,10 @@ def _window_view(p) -> dict:
         return out
     n, ms = int(kres.kernel_count), float(kres.total_ns) / 1e6
     n_out, ms_out = max(int(total_n) - n, 0), max(float(total_ms) - ms, 0.0)
-    what = "the selected steps" if out["source"] == "steps" else "the --window range"
-    text = (f"{what} cover {n:,} of the capture's {int(total_n):,} kernels ({ms:.1f} of "
-            f"{float(total_ms):.1f} ms of kernel time)")
-    text += (f"; {n_out:,} kernels ({ms_out:.1f} ms) are left out" if n_out or ms_out >= 0.05
+    what = "the selected steps cover" if out["source"] == "steps" else "the --window range covers"
+    text = (f"{what} {n:,} of the capture's {int(total_n):,} kernels ({ms:,.1f} of "
+            f"{float(total_ms):,.1f} ms of kernel time)")
+    text += (f"; {n_out:,} kernels ({ms_out:,.1f} ms) are left out" if n_out or ms_out >= 0.05
              else "")
     out["coverage"] = {"kernels": n, "kernel_ms": ms, "capture_kernels": int(total_n),
                        "capture_kernel_ms": float(total_ms), "text": text}

@@ -127,3 +127,16 @@ def test_real_fastvideo(shared):
                 | (b.memcpy["dst_kind"].astype(str) == "pageable"))
     assert r.pageable_count == int(b.memcpy.loc[pageable, "copy_count"].clip(lower=1).sum())
     assert r.memset_count == len(b.memset)
+
+
+def test_pageable_time_counts_only_the_part_of_a_copy_inside_the_window():
+    """A pageable copy that crosses the window's edge is counted (copies, bytes, its whole
+    duration in the per-kind rate) but adds only its part inside to ``pageable_time`` — the
+    time the window-share claim divides by the window, as the GPU's copy time is clipped."""
+    copies = memcpy([dict(start_ns=0, end_ns=20 * MS, src_kind="pageable", bytes=GB),
+                     dict(start_ns=30 * MS, end_ns=40 * MS, src_kind="pageable", bytes=GB)])
+    r = analyze_transfers(copies, memset([]), None, th=TH, window=(10 * MS, 100 * MS))
+    assert r.pageable_count == 2 and r.pageable_bytes == 2 * GB
+    assert r.pageable_time_ns == 10 * MS + 10 * MS
+    assert r.by_kind["H2D"].time_ns == 30 * MS  # whole copies: the rate stays per copy
+    assert analyze_transfers(copies, memset([]), None, th=TH).pageable_time_ns == 30 * MS

@@ -60,7 +60,7 @@ def test_nsys_html_has_all_sections_and_no_folded_line(tmp_path):
 
 
 def test_a_kernel_csv_shows_no_timeline_fields_and_no_step_warning(tmp_path):
-    """No "nsys version unknown · capture span 0 ns" and no "no training steps found" warning
+    """No "nsys version unknown · capture span 0 ns" and no "no steps found" warning
     (which lowered the confidence) for an input that never has a timeline (issue 28 item 3)."""
     csv = write_ncu_csv(tmp_path / "k.csv", gpu_name="NVIDIA A100-SXM4-80GB")
     html = _html(tmp_path, csv)
@@ -69,7 +69,7 @@ def test_a_kernel_csv_shows_no_timeline_fields_and_no_step_warning(tmp_path):
     for label in ("nsys version", "Export schema", "Capture span", "Analysed window"):
         assert f"<dt>{label}</dt>" not in capture
     assert "<dt>Format</dt>" in capture
-    assert "no training steps found" not in html
+    assert "no steps found" not in html
     res = CliRunner().invoke(main, ["analyze", str(csv), "--no-html", "--json", "-"])
     view = __import__("json").loads(res.stdout)
     assert not [q for q in view["data_quality"] if q["code"] == "no_steps"]

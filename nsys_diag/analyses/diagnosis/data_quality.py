@@ -15,7 +15,8 @@ import numpy as np
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.vocabulary import (HINT_CUDA_NO_LAUNCH, HINT_KERNEL_ACTIVITY_MISSING, HINT_ADD_NVTX,
                                         HINT_ADD_NVTX_NEUTRAL, NSYS_CAPTURE_COMMAND, NSYS_FLAG_GPU_METRICS,
-                                        HINT_MEMORY_HEADROOM, NSYS_TRACE_CUDA, HINT_REEXPORT)
+                                        HINT_MEMORY_HEADROOM, NSYS_TRACE_CUDA, HINT_REEXPORT,
+                                        WIDEN_WINDOW_HINT)
 from nsys_diag.model.vocabulary import (HINT_ADD_PHASES, HINT_KINETO_CUDA, HINT_KINETO_NOT_IN_FORMAT, HINT_KINETO_STEPS,
                                         KINETO_FORMAT, KINETO_NOT_IN_FORMAT, hint_for)
 from nsys_diag.analyses.diagnosis.program import analyze_program
@@ -93,7 +94,7 @@ def process_quality(*, steps, phases, kernels, window, profiler_overhead_rows: i
     for code, message, severity in getattr(steps, "notes", ()):
         items.append(QualityItem(code, message, 0, severity))
     if not is_available(steps):
-        items.append(QualityItem("no_steps", "no training steps found: "
+        items.append(QualityItem("no_steps", "no steps found: "
                                  + getattr(steps, "reason", ""), 0, "warning",
                                  getattr(steps, "hint", "")))
     if is_available(phases):
@@ -153,6 +154,15 @@ def no_gpu_work_hint(bundle) -> str:
     return ""
 
 
+def window_missed_the_work(bundle) -> bool:
+    """The bundle was read over a window (``--window``, a step selection) that holds no kernel,
+    copy or memset while the capture's launch-shape sample (read over the whole file) holds
+    kernels: the selection missed the GPU work; nothing is missing from the capture."""
+    shapes = getattr(bundle, "launch_shapes", None)
+    return (not bundle.has_cuda and shapes is not None and len(shapes) > 0
+            and bundle.meta.format not in ("ncu-csv", KINETO_FORMAT))
+
+
 def capture_hints(bundle) -> list[str]:
     """nsys flags that would capture what this export lacks (empty when nothing is missing); for
     a kernel-only input (an ncu CSV) one line: a timeline of the same run, joined with ``--ncu``."""
@@ -162,6 +172,8 @@ def capture_hints(bundle) -> list[str]:
         return [f"{CAPTURE_BASE}  (a timeline of the same run, then `nsys-diag analyze "
                 "report.sqlite --ncu kernels.csv`: steps, phases, idle gaps and the roofline "
                 "weighted by timeline time)"]
+    if window_missed_the_work(bundle):  # the selection is empty, not the capture
+        return [WIDEN_WINDOW_HINT]
     hints: list[str] = []
     blind = no_gpu_work_hint(bundle)
     if blind:

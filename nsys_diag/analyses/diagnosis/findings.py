@@ -198,18 +198,24 @@ def _idle_share(x) -> float:
     return sum(float(v or 0.0) for v in (x.gap_share or {}).values())
 
 
+WHOLE_IDLE_MIN_CAUSE = 0.005
+"""Below this share of the window a cause's headline does not state the whole idle share (a
+cause of about 0% has no part of it to name)."""
+
+
 def _whole_idle(x, s: float) -> float | None:
-    """The GPU's whole idle share when a cause of share ``s`` leaves more than
-    ``WHOLE_IDLE_GAP`` of the window to other causes (None: the cause is about all of it)."""
+    """The GPU's whole idle share when a cause of share ``s`` (at least
+    ``WHOLE_IDLE_MIN_CAUSE``) leaves more than ``WHOLE_IDLE_GAP`` of the window to other
+    causes (None: the cause is about all of it, or about none)."""
     idle = _idle_share(x)
-    return idle if idle - s > WHOLE_IDLE_GAP else None
+    return idle if s >= WHOLE_IDLE_MIN_CAUSE and idle - s > WHOLE_IDLE_GAP else None
 
 
 def _spans(s: float, idle: float | None) -> str:
-    """'27% of the window' for a cause of share ``s``; '93% of the window, 27% of the window'
+    """'27% of the window' for a cause of share ``s``; '27% of the window (93% idle in all)'
     with the whole idle share (read after "idles", "waits")."""
     return f"{pct(s)} of the window" if idle is None else \
-        f"{pct(idle)} of the window, {pct(s)} of the window"
+        f"{pct(s)} of the window ({pct(idle)} idle in all)"
 
 
 def _idle(x, th: Thresholds, cause: str, threshold: float, headline: str,
@@ -329,8 +335,8 @@ def launch_finding(x, th: Thresholds) -> Finding:
     idle = _idle_share(x)
     f = _idle(x, th, "launch", th.overhead_share,
               "Launch-bound: " + pct(x.small_kernel_frac) + " of kernels run < "
-              f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {pct(idle)} of the window, "
-              "{share} of the window waiting for kernel launches",
+              f"{th.small_kernel_ns / 1000:g} µs and the GPU idles {{share}} of the window "
+              f"waiting for kernel launches ({pct(idle)} idle in all)",
               [small, context("gaps.idle_share", idle, "timeline"),
                # the "< 10 µs" the headline states is this threshold (``/thresholds/…``)
                context("thresholds.small_kernel_ns", th.small_kernel_ns, "thresholds")])

@@ -36,7 +36,16 @@ PRICED_AS = {"exposed_communication": "communication"}
 """Finding causes priced by the what-if of another cause name. ``host_cpu`` (the host's own
 code after a sync) has no what-if of its own: deferring the sync (``no_host_sync``) does not
 remove serial host code that consumes a GPU result, so that finding decides by its measured
-cost (``replay.unpriced``)."""
+cost (``replay.unpriced``); the deferred sync bounds its saving from above (``UPPER_BOUND``)."""
+UPPER_BOUND = {"host_cpu": "no_host_sync"}
+"""Unpriced finding causes whose fix a what-if of another cause bounds from above: the host's
+own code after a sync can at best overlap the GPU's work, which is what deferring every sync to
+the window/step end (``no_host_sync``) replays — an upper bound, since code that needs the
+sync's result cannot run ahead of it. Shown beside the finding ("not priced … up to"), never
+used to choose the verdict."""
+UNPRICED_WHY = {"host_cpu": "no what-if of the replay removes the host's own code"}
+"""Why a fired cause has no price, where a cause has its own reason (else ``UNPRICED``)."""
+UNPRICED = "no what-if of the replay changes this cause in this trace"
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,20 @@ def savings_of(replay: Any) -> dict[str, Saving]:
         if cause in out and alias not in out:
             out[alias] = out[cause]
     return out
+
+
+def upper_bounds_of(replay: Any) -> dict[str, Saving]:
+    """``{finding cause: Saving}`` of the ``UPPER_BOUND`` what-ifs that changed something in a
+    replayed step and saved time (empty when the replay is unavailable)."""
+    rows = {str(w["id"]): w for w in _rows(replay)}
+    basis = _basis(replay) if rows else "steps"
+    out = {cause: _saving(rows[wid], basis) for cause, wid in UPPER_BOUND.items() if wid in rows}
+    return {c: s for c, s in out.items() if s.prices and s.saves_ms > 0}
+
+
+def unpriced_reason(cause: str) -> str:
+    """Why the replay gives ``cause`` no price, in words (``UNPRICED_WHY`` or ``UNPRICED``)."""
+    return UNPRICED_WHY.get(cause, UNPRICED)
 
 
 def made_of(replay: Any, top: int = 3) -> tuple[tuple[str, float, float], ...]:

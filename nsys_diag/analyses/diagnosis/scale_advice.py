@@ -35,9 +35,12 @@ def scale_advice(code: str, cause: str, share: float | None, x: Any) -> str:
         return (f"More GPUs will not help: the time lost to {mech} ({s} of the window) does not "
                 "shrink with more GPUs, and a faster GPU only idles longer. Remove it first.")
     if code == "launch_bound":
+        fewer = ("fusion, more work per graph node: CUDA graphs are already in use"
+                 if "cuda_graphs" in (getattr(x, "techniques", ()) or ()) else
+                 "CUDA graphs, fusion")
         return ("A bigger GPU will make this worse (kernels finish sooner, the CPU still launches at "
                 f"the same rate; launch gaps are {s} of the window); more GPUs do not help per-GPU "
-                "efficiency. Reduce launches first (CUDA graphs, fusion).")
+                f"efficiency. Reduce launches first ({fewer}).")
     if code == "communication_bound":
         return (f"Adding GPUs will make it worse: communication already costs {s} "
                 f"{'of the step' if cause == 'exposed_communication' else 'of the window'} and "

@@ -81,7 +81,8 @@ from nsys_diag.analyses.diagnosis.findings import ms_text as _ms
 from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
                                                  worded)
 from nsys_diag.analyses.diagnosis.pricing import (Saving, as_not_limiting, made_of_words,
-                                                  not_limiting, per_of, top_savings_words)
+                                                  not_limiting, per_of, top_savings_words,
+                                                  unpriced_reason)
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.analyses.diagnosis.scale_advice import scale_advice
 from nsys_diag.model.vocabulary import (NCU_CAPTURE_COMMAND, NSYS_CAPTURE_COMMAND,
@@ -135,6 +136,7 @@ class VerdictInputs:
     capture_hints: tuple = ()
     missing: tuple = ()  # human list of what was not captured (for insufficient_data)
     launch_calls_without_kernels: int | None = None  # API launches, no kernel rows (blind)
+    window_selection_empty: bool = False  # a --window / step selection holds none of the kernels
     gap_detail: dict = field(default_factory=dict)  # cause -> strongest evidence, human text
     kernel_count: int | None = None  # kernels in the analysed window (None: not counted)
     kernel_time_ms: float | None = None  # kernel time in the window, summed over GPUs
@@ -242,7 +244,7 @@ def _memory_advice(x: VerdictInputs, th: Thresholds, code: str = ""
     torch = advice_flavour(x.framework) == "pytorch"
     if x.memory_peak_share < th.memory_headroom_frac and code != "input_bound":
         more = ("raise the per-GPU batch size (or reduce gradient accumulation)" if torch else
-                "give each launch more work (a larger problem or batch per GPU)")
+                "give each GPU a larger problem (more work per launch)")
         return (f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
                 f"{more} to give each kernel more work." if torch else
                 f"GPU memory headroom: peak use is {_pct(x.memory_peak_share)} of device memory — "
@@ -260,14 +262,20 @@ def _memory_advice(x: VerdictInputs, th: Thresholds, code: str = ""
 
 def _insufficient(x: VerdictInputs) -> Verdict:
     missing = ", ".join(x.missing) if x.missing else "no CUDA kernels in the analysed window"
-    recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
-        f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then {NSYS_EXPORT_SQLITE} report.nsys-rep",)
+    if x.window_selection_empty:  # the selection missed the GPU work: nothing to re-capture
+        recs = tuple(f"{h}." for h in x.capture_hints)
+        scale = ("Unknown: the analysed window holds no GPU activity to judge; analyse one "
+                 "that does before deciding on more or bigger GPUs.")
+    else:
+        recs = tuple(f"Re-capture: {h}" for h in x.capture_hints) or (
+            f"Re-capture with: {NSYS_CAPTURE_COMMAND}, then {NSYS_EXPORT_SQLITE} report.nsys-rep",)
+        scale = ("Unknown: the trace has no GPU activity to judge; re-capture it with the "
+                 "flags below before deciding on more or bigger GPUs.")
     return Verdict(
         code="insufficient_data",
         headline=f"Not enough data for a diagnosis: {missing}.",
         confidence="medium" if x.data_warnings else "high",
-        scale_advice="Unknown: the trace has no GPU activity to judge; re-capture it with the "
-                     "flags below before deciding on more or bigger GPUs.",
+        scale_advice=scale,
         evidence=(Evidence("kernels_in_window", 0, None, "info", "capture"),) + ((
             Evidence("capture.launch_calls_without_kernels", x.launch_calls_without_kernels,
                      None, "info", "capture"),) if x.launch_calls_without_kernels else ()),
@@ -394,6 +402,18 @@ def _has_counters(x: VerdictInputs) -> bool:
         or x.tensor_active_during_gemm is not None
 
 
+OTHER_MARGIN = 1.25
+"""``other`` (idle time no trace evidence explains) decides by measured cost over a named cause
+only when it costs more than this many times as much: a named cause of about the same cost
+(the host's code after a sync, 27.2%, beside 27.3% unexplained) is the verdict a user can act
+on."""
+
+
+def _rank(f: Finding) -> float:
+    """A fired finding's measured cost as the verdict ranks it (``OTHER_MARGIN``)."""
+    return f.cost / OTHER_MARGIN if f.cause == "other" else f.cost
+
+
 def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Finding, str]:
     """(the verdict's finding, confidence before the caps); see the module docstring."""
     for cause in ("too_little_work", "startup"):
@@ -405,7 +425,7 @@ def _choose(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple[Findin
     competing = [f for f in fs if f.cause not in NOT_COMPETING]
     fired = [f for f in competing if f.fired]
     if fired:
-        top = max(fired, key=lambda f: f.cost)
+        top = max(fired, key=_rank)
         rest = sorted((f.cost for f in competing if f is not top), reverse=True)
         second = rest[0] if rest else 0.0
         conf = "high" if top.cost >= 2 * max(second, 1e-12) else "medium"
@@ -450,12 +470,12 @@ def _choose_priced(x: VerdictInputs, th: Thresholds, fs: list[Finding]) -> tuple
     gpu_side = max((f.cost for f in fs if f.fired and f.cause in GPU_SIDE_ORDER), default=0.0)
     unpriced = [f for f in unpriced if f.cost > gpu_side]  # a larger GPU-side limit comes first
     if unpriced:  # the replay cannot model their mechanism here: their measured cost decides
-        top = max(unpriced, key=lambda f: f.cost)
+        top = max(unpriced, key=_rank)
         rest = sorted((f.cost for f in unpriced if f is not top), reverse=True)
         conf = "medium" if top.cost >= 2 * max(rest[0] if rest else 0.0, 1e-12) else "low"
         return dataclasses.replace(top, evidence=top.evidence + (context(
-            "replay.unpriced", "no what-if of the replay changes this cause in this trace: "
-            "the verdict by its measured cost", "replay"),)), conf
+            "replay.unpriced", f"{unpriced_reason(top.cause)}: the verdict by its measured cost",
+            "replay"),)), conf
     for cause in GPU_SIDE_ORDER:
         f = _by_cause(fs, cause)
         if f is not None and f.fired and not not_limiting(f, savings, th.limiting_min_saving_share):

@@ -29,7 +29,7 @@ rows are the long launch calls, its short gaps are taken whole besides)."""
 def fmt_ms(ns: float) -> str:
     """``527 ms`` / ``3.1 ms`` / ``0.042 ms``."""
     ms = ns / 1e6
-    return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
+    return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ def _straggler_job(ranks: dict, verdicts: Mapping[int, str | None],
     excess = s.get("phase_excess_ms")
     n_other = int(ranks.get("count") or len(verdicts)) - 1
     waits = ("in collectives" if phase != "communication" else "")
-    excess_txt = f"{excess:.0f} ms" if excess is not None else "time"
+    excess_txt = f"{excess:,.0f} ms" if excess is not None else "time"
     headline = (f"{_title(code)} on rank {rank}: the other {n_other} rank"
                 f"{'s' if n_other != 1 else ''} wait {excess_txt} per step {waits}".rstrip()
                 + (f" while rank {rank} is in {phase}" if phase else "")

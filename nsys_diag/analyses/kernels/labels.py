@@ -22,6 +22,24 @@ def display_name(name: str, short_name: str = "", max_len: int = 80) -> str:
     return text if len(text) <= max_len else text[: max_len - 1] + "…"
 
 
+def without_parameters(name: str, max_len: int = 80) -> str:
+    """A demangled kernel name without its parameter list and return type, for a sentence:
+    ``void sptrsv_level_kernel<double>(const int *, …)`` → ``sptrsv_level_kernel<double>`` (the
+    trailing ``( … )`` group, matched from the end, so ``(anonymous namespace)`` and template
+    arguments stay); cut to ``max_len`` characters with ``…`` when still longer."""
+    text = str(name or "").strip()
+    if text.endswith(")"):
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):  # one name: bounded by its length
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                text = text[:i].rstrip() or text
+                break
+    if text.startswith("void "):
+        text = text[5:]
+    return text if len(text) <= max_len else text[: max_len - 1] + "…"
+
+
 _CAST = re.compile(r"\((?:unsigned\s+)?(?:int|long|bool|char|short|float)\)\s*(?=-?\d)")
 _ANON = re.compile(r"(?:<unnamed>|\(anonymous namespace\))::")
 _IDENT = re.compile(r"(?:[A-Za-z_]\w*::)*([A-Za-z_]\w*)")

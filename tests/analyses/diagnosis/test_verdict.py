@@ -453,3 +453,24 @@ def test_without_the_replay_the_cost_rule_decides_and_says_why():
     assert v.finding == "input" and v.projected_step_ms_if_fixed == pytest.approx(500.0)
     row = next(e for e in v.evidence if e.metric == "replay.unavailable_reason")
     assert "NSYS_DIAG_NO_REPLAY" in str(row.value) and row.role == "context"
+
+
+@pytest.mark.parametrize("other, host_cpu, verdict_finding", [
+    (0.273, 0.272, "host_cpu"),   # about the same: the named cause is the one to act on
+    (0.30, 0.25, "host_cpu"),     # within OTHER_MARGIN
+    (0.40, 0.25, "other"),        # unexplained time far larger: it stays the verdict
+])
+def test_unexplained_idle_time_decides_over_a_named_cause_only_by_a_margin(other, host_cpu,
+                                                                           verdict_finding):
+    for savings in (None, {}):  # without a replay, and with one that prices neither
+        v = diagnose(_x(utilization=0.07, gap_share={"other": other, "host_cpu": host_cpu},
+                        savings=savings), TH)
+        assert v.finding == verdict_finding, savings
+
+
+def test_launch_bound_scale_advice_never_suggests_cuda_graphs_already_in_use():
+    from nsys_diag.analyses.diagnosis.scale_advice import scale_advice
+    plain = scale_advice("launch_bound", "launch", 0.4, _x())
+    graphs = scale_advice("launch_bound", "launch", 0.4, _x(techniques=("cuda_graphs",)))
+    assert "(CUDA graphs, fusion)" in plain
+    assert "CUDA graphs are already in use" in graphs and "(CUDA graphs, fusion)" not in graphs

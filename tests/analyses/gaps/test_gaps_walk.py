@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nsys_diag.analyses.gaps.detail import fmt_ms as detail_fmt_ms
 from nsys_diag import api
 from nsys_diag.synth import programs
 from nsys_diag.synth.replay_cases import ITEM_LAYERS, ITEM_PYTHON_NS, REPLAY_CASES
@@ -142,8 +143,8 @@ def test_launch_bound_headline_states_the_whole_idle_share(case):
     assert v["code"] == "launch_bound"
     idle = g["total_ms"] / doc["window"]["duration_ms"]
     launch = g["by_cause_share"]["launch"]
-    assert f"idles {100 * idle:.0f}% of the window" in v["headline"]
-    assert f"{100 * launch:.0f}% of the window waiting for kernel launches" in v["headline"]
+    assert (f"idles {100 * launch:.0f}% of the window waiting for kernel launches "
+            f"({100 * idle:.0f}% idle in all)") in v["headline"]
 
 
 @pytest.mark.parametrize("phases, words", [
@@ -180,11 +181,17 @@ def test_a_module_loaded_inside_a_launch_call_is_launch_named_by_the_call(case, 
 
 def test_a_cause_headline_states_the_whole_idle_share_when_others_hold_more(case):
     """The worked example's input cause holds part of the idle time: its headline gives the
-    GPU's whole idle share first, so it agrees with the utilization beside it."""
+    GPU's whole idle share after its own, so it agrees with the utilization beside it."""
     _, doc = case("worked_example")
     g, v = doc["gaps"], doc["verdict"]
     idle = g["total_ms"] / doc["window"]["duration_ms"]
     share = g["by_cause_share"]["input"]
     assert v["code"] == "input_bound" and idle - share > 0.05
-    assert f"waits {100 * idle:.0f}% of the window, {100 * share:.0f}% of the window while" \
+    assert f"waits {100 * share:.0f}% of the window ({100 * idle:.0f}% idle in all) while" \
         in v["headline"]
+
+
+@pytest.mark.parametrize("ns, text", [(10_509_000_000, "10,509 ms"), (527e6, "527 ms"),
+                                      (3.14e6, "3.1 ms"), (42e3, "0.042 ms")])
+def test_evidence_milliseconds_read_with_thousands_separators(ns, text):
+    assert detail_fmt_ms(ns) == text

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from nsys_diag.analyses.kernels.labels import without_parameters
 from nsys_diag.analyses.kernels.names import (kernel_base_name, kernel_signature_key,
                                              normalize_kernel_name)
 
@@ -84,3 +85,21 @@ def test_tile_variants_differ_at_base_level_only():
 def test_names_without_tiles_are_kept_whole():
     for n in ("flash_fwd_kernel", "reduce_kernel", "sgemm_tn", "kernel2x", "conv2d_fprop"):
         assert normalize_kernel_name(n) == n
+
+
+@pytest.mark.parametrize("name, words", [
+    ("void sptrsv_level_kernel<double>(const int *, const int *, const double *, const int *, "
+     "int, int, double *)", "sptrsv_level_kernel<double>"),
+    ("void at::native::(anonymous namespace)::fill<float>(float *, int)",
+     "at::native::(anonymous namespace)::fill<float>"),
+    ("Fan2", "Fan2"),
+    ("saxpy(double *, double *, double *, double, int)", "saxpy"),
+    ("void k<(int)4>(" + "float *, " * 40 + "int)", "k<(int)4>"),
+])
+def test_a_kernel_name_in_a_sentence_drops_its_parameter_list_whole(name, words):
+    assert without_parameters(name) == words
+
+
+def test_a_name_still_too_long_for_a_sentence_is_cut_with_an_ellipsis():
+    out = without_parameters("void " + "x" * 200 + "(int)", max_len=80)
+    assert len(out) == 80 and out.endswith("…") and "(" not in out
