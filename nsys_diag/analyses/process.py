@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-
-import numpy as np
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
 from nsys_diag.analyses.diagnosis import data_quality as dq
@@ -44,6 +42,8 @@ from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
 from nsys_diag.model.vocabulary import GAP_CAUSES, WIDEN_WINDOW_HINT
+from nsys_diag.analyses.capture_facts import (blind_launches, capture_missing, capture_work,
+                                              outside_window)
 
 if TYPE_CHECKING:  # imported at run time only with ncu data
     from nsys_diag.analyses.roofline.ncu_join import RooflineJoinResult
@@ -281,60 +281,6 @@ def _roofline_facts(roofline) -> tuple[float | None, float | None, str | None]:
     return tw.get("memory_bound"), tw.get("compute_bound"), getattr(roofline, "confidence", None)
 
 
-def _blind_launches(bundle) -> int | None:
-    """Kernel launch calls traced without any kernel activity row (None: not that case)."""
-    launches = bundle.meta.extra.get("launch_calls_without_kernels")
-    return int(launches) if launches and dq.no_gpu_work_hint(bundle) else None
-
-
-def _outside_window(bundle, gpid: int | None, has_kernels: bool, window: Window
-                    ) -> tuple[int, float] | None:
-    """(kernels, kernel ms) of the capture that lie outside an analysed window holding none —
-    a ``--window`` or step selection that missed the GPU work (None: not that case)."""
-    if has_kernels or window.source not in ("user", "steps"):
-        return None
-    shapes = _process_shapes(bundle, gpid)
-    if shapes is None:
-        return None
-    n = int(round(float(shapes["weight"].to_numpy(np.float64).sum())))
-    kernel_ns = float((shapes["duration_ns"].to_numpy(np.float64)
-                       * shapes["weight"].to_numpy(np.float64)).sum())
-    return (n, kernel_ns / 1e6) if n else None
-
-
-def _process_shapes(bundle, gpid: int | None):
-    """The file's launch-shape sample rows of process ``gpid`` (all for -1; None without a
-    sample or a process)."""
-    shapes = getattr(bundle, "launch_shapes", None)
-    if shapes is None or not len(shapes) or gpid is None:
-        return None
-    return shapes if gpid == -1 else shapes.loc[shapes["global_pid"].to_numpy() == gpid]
-
-
-def _missing(bundle, has_kernels: bool, outside: tuple[int, float] | None = None
-             ) -> tuple[str, ...]:
-    """What the capture lacks for a diagnosis, in words (``insufficient_data`` headlines);
-    ``outside``: the capture's kernels outside an analysed window that holds none."""
-    if outside is not None:  # the selection, not the capture, holds nothing
-        return (f"no CUDA kernel ran in the analysed window (the capture's {outside[0]:,} "
-                f"kernels, {outside[1]:,.1f} ms of kernel time, lie outside it)",)
-    missing = []
-    blind = dq.no_gpu_work_hint(bundle)
-    launches = bundle.meta.extra.get("launch_calls_without_kernels")
-    if blind and launches:
-        missing.append(f"kernel activity was not recorded although {int(launches):,} kernel "
-                       "launch calls were traced")
-    elif blind:
-        missing.append("CUDA was initialised but nothing was launched on the GPU")
-    elif not bundle.has_cuda:
-        missing.append("the export holds no CUDA kernels or copies")
-    elif not has_kernels:
-        missing.append("no CUDA kernel ran in the analysed window")
-    if not bundle.has_nvtx:
-        missing.append("no NVTX ranges (steps and phases cannot be found)")
-    return tuple(missing)
-
-
 def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps, kernels, tensor_cores, gpu_metrics,
                    communication, memory, roofline, window, quality, has_kernels,
                    transfers=None, gpu_fill=None) -> VerdictInputs:
@@ -366,7 +312,7 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
     mem_peak = getattr(memory, "max_peak_share", None) if is_available(memory) else None
     roof_mem, roof_comp, roof_conf = _roofline_facts(roofline)
     window_ms = window.duration_ns / 1e6
-    outside = _outside_window(bundle, gpid, has_kernels, window)
+    outside = outside_window(bundle, gpid, has_kernels, window)
     pageable = _pageable_rates(transfers, steps_ok, steps.mean_ms if steps_ok else None, window_ms)
     return VerdictInputs(
         has_kernels=bool(has_kernels),
@@ -397,8 +343,8 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         capture_hints=(() if has_kernels else (WIDEN_WINDOW_HINT,) if outside is not None
                        else tuple(dq.capture_hints(bundle))),
         window_selection_empty=outside is not None,
-        missing=_missing(bundle, has_kernels, outside),
-        launch_calls_without_kernels=(_blind_launches(bundle) if not has_kernels else None),
+        missing=capture_missing(bundle, has_kernels, outside),
+        launch_calls_without_kernels=(blind_launches(bundle) if not has_kernels else None),
         gap_detail=_gap_detail(gaps),
         kernel_count=(int(kernels.kernel_count) if hasattr(kernels, "kernel_count") else None),
         kernel_time_ms=(float(kernels.total_ns) / 1e6 if hasattr(kernels, "total_ns") else None),
@@ -412,7 +358,7 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         tensor_active_during_gemm=(getattr(tensor_cores, "tensor_active_during_gemm", None)
                                    if tc_ok else None),
         **_fill_facts(gpu_fill),
-        **_capture_work(bundle, gpid, util, window),
+        **capture_work(bundle, gpid, util, window),
         **_program_facts(bundle),
     )
 
@@ -422,26 +368,6 @@ def _program_facts(bundle) -> dict:
     program = analyze_program(bundle)
     return {"framework": program.framework, "techniques": program.techniques,
             "trace_format": bundle.meta.format}
-
-
-def _capture_work(bundle, gpid: int | None, util, window: Window) -> dict:
-    """The abstain rule's facts on the whole capture (issue 26): the process's kernel time from
-    the file's launch-shape sample (each row × the launches it stands for) and the GPU's busy
-    share (kernel time over the capture, or the analysed window's busy share — kernels and
-    copies — when larger: a long capture whose steps keep the GPU busy is not blind). {}
-    without a sample (an ncu CSV, an export without launch configuration): the window's kernel
-    count and time decide."""
-    shapes = _process_shapes(bundle, gpid)
-    if shapes is None:
-        return {}
-    kernel_ns = float((shapes["duration_ns"].to_numpy(np.float64)
-                       * shapes["weight"].to_numpy(np.float64)).sum())
-    capture_ns = bundle.meta.capture_end_ns - bundle.meta.capture_start_ns
-    window_busy = (util.utilization + util.copy_only_share) if util.per_device else 0.0
-    capture_busy = kernel_ns / capture_ns if capture_ns > 0 else 0.0
-    return {"capture_kernel_ms": kernel_ns / 1e6,
-            "capture_kernel_count": int(round(float(shapes["weight"].to_numpy(np.float64).sum()))),
-            "capture_busy_share": min(max(capture_busy, window_busy), 1.0)}
 
 
 def _fill_facts(gpu_fill) -> dict:
