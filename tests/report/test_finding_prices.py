@@ -62,18 +62,52 @@ def test_a_saving_over_a_window_without_steps_is_not_called_per_step(docs):
     assert f"({100 * f['saves_share']:.1f}%)" in text
 
 
-def test_a_what_if_with_nothing_to_change_prices_nothing(docs):
-    """MPI saxpy: the communication finding fired on MPI_Send/Recv host calls; the collective
-    what-if found no collective to overlap, so the finding is not priced (no 'saves 0 ms')."""
+class _Replay:
+    """A replay result as ``with_savings`` reads it: available, its what-if rows."""
+
+    available = True
+
+    def __init__(self, rows: list[dict]):
+        self.rows = rows
+
+    def to_json(self) -> dict:
+        return {"what_if": self.rows, "fidelity": {"basis": "steps"}}
+
+
+def _row(wid: str, cause: str, saves: float, changed: bool) -> dict:
+    return {"id": wid, "finding": cause, "change": f"{wid} change", "saves_ms_per_step": saves,
+            "saves_range_ms": [saves, saves], "saves_share": saves / 100, "step_ms_after": 100 -
+            saves, "changed": changed}
+
+
+def test_a_what_if_with_nothing_to_change_prices_nothing():
+    """A fired cause whose only what-if had nothing of it to change in the trace is not priced
+    ('not priced: nothing … to change', never 'saves 0 ms')."""
+    from nsys_diag.report.view import with_savings
+    f = {"cause": "communication", "fired": True}
+    (out,) = with_savings([dict(f)], _Replay([_row("hidden_communication", "communication", 0.0,
+                                                   False)]))
+    assert out["saves_ms_per_step"] is None and "nothing in this trace" in out["saves_reason"]
+    assert finding_saving(out).startswith("not priced:")
+    (out,) = with_savings([dict(f)], _Replay([
+        _row("hidden_communication", "communication", 0.0, False),
+        _row("instant_host_communication", "communication", 30.0, True)]))
+    assert out["saves_ms_per_step"] == 30.0 and out["saves_basis"] == "step"
+
+
+def test_mpi_calls_the_host_blocks_in_are_priced_and_decide(docs):
+    """MPI saxpy: MPI_Send/Recv hold the host 37.8% of the window; no GPU collective exists to
+    overlap, so the host-communication what-if prices the finding, and the verdict follows its
+    saving (larger than the pinned copies')."""
     doc = docs["mpi_saxpy"]
-    f, w = _finding(doc, "communication"), _what_if(doc, "hidden_communication")
-    assert f["fired"] and w["changed"] is False
-    assert f["saves_ms_per_step"] is None and "nothing in this trace" in f["saves_reason"]
-    assert finding_saving(f).startswith("not priced:")
+    f, w = _finding(doc, "communication"), _what_if(doc, "instant_host_communication")
+    assert _what_if(doc, "hidden_communication")["changed"] is False and w["changed"]
+    assert f["saves_ms_per_step"] == pytest.approx(w["saves_ms_per_step"])
+    assert w["saves_ms_per_step"] > _what_if(doc, "async_pinned_copies")["saves_ms_per_step"]
+    assert doc["verdict"]["code"] == "communication_bound"
     priced = _finding(doc, "transfer")  # a what-if that changed copies keeps its price
     assert priced["saves_ms_per_step"] == pytest.approx(_what_if(doc, "async_pinned_copies")
                                                         ["saves_ms_per_step"])
-    assert priced["saves_basis"] == "step"
 
 
 def test_a_named_cause_of_about_the_same_cost_decides_over_unexplained_idle_time():

@@ -30,8 +30,11 @@ from typing import Any
 from nsys_diag.analyses.diagnosis.findings import Finding, context, ms_text
 from nsys_diag.model.vocabulary import CRITICAL_PATH_KIND_LABELS
 
-PREFERRED_WHAT_IF = {"input": "overlapped_input"}
-"""The what-if that prices a cause with more than one (the one its advice achieves)."""
+PREFERRED_WHAT_IF = {"input": "overlapped_input", "communication": "hidden_communication"}
+"""The what-if that prices a cause with more than one (the one its advice achieves), among those
+that changed something: one that had nothing to change in the trace gives way to one that did
+(``communication``: no GPU collectives to overlap, but MPI calls the host blocks in —
+``instant_host_communication``)."""
 PRICED_AS = {"exposed_communication": "communication"}
 """Finding causes priced by the what-if of another cause name. ``host_cpu`` (the host's own
 code after a sync) has no what-if of its own: deferring the sync (``no_host_sync``) does not
@@ -116,14 +119,23 @@ def _saving(w: dict, basis: str = "steps") -> Saving:
                   changed=None if changed is None else bool(changed))
 
 
+def _preferred(w: dict, over: dict) -> bool:
+    """Row ``w`` prices its cause instead of ``over``: it changed something where ``over`` did
+    not, or both did (or neither) and it is the cause's ``PREFERRED_WHAT_IF``."""
+    w_changed, over_changed = w.get("changed") is not False, over.get("changed") is not False
+    if w_changed != over_changed:
+        return w_changed
+    return PREFERRED_WHAT_IF.get(str(w["finding"])) == w["id"]
+
+
 def savings_of(replay: Any) -> dict[str, Saving]:
     """``{finding cause: Saving}`` from a replay (``ReplayResult``, or its ``what_if`` rows):
-    one what-if per cause (``PREFERRED_WHAT_IF`` when a cause has several, else the first),
+    one what-if per cause (``_preferred`` when a cause has several, else the first),
     then the ``PRICED_AS`` aliases. Empty when the replay is unavailable."""
     chosen: dict[str, dict] = {}
     for w in _rows(replay):  # one row per what-if (about ten)
         cause = str(w["finding"])
-        if cause not in chosen or PREFERRED_WHAT_IF.get(cause) == w["id"]:
+        if cause not in chosen or _preferred(w, chosen[cause]):
             chosen[cause] = w
     basis = _basis(replay) if chosen else "steps"
     out = {cause: _saving(w, basis) for cause, w in chosen.items()}

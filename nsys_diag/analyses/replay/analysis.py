@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import Unavailable
-from nsys_diag.analyses.gaps.rows import HOST_IO_RE, name_mask
+from nsys_diag.analyses.gaps.rows import ATEN_RE, COMM_DOMAINS, COMM_NAME_RE, HOST_IO_RE, name_mask
 from nsys_diag.analyses.replay import roles as R
 from nsys_diag.analyses.replay import scaling as S
 from nsys_diag.analyses.replay import whatif as W
@@ -316,6 +316,21 @@ def _host_io(osrt: pd.DataFrame | None) -> HostIo | None:
             io["global_tid"].to_numpy(np.int64), io["name"].astype(str).tolist())
 
 
+def _host_comm(nvtx: pd.DataFrame | None) -> tuple | None:
+    """The host's communication ranges, as ``HostIo`` (starts, ends, thread ids, names): NVTX
+    ranges of the MPI/NCCL domains and those named as collectives or point-to-point calls (the
+    gap causes' ``communication`` evidence, ``gaps/evidence.communication_rows``); None: none."""
+    if nvtx is None or not len(nvtx):
+        return None
+    dom = nvtx["domain"].astype(str).str.lower().isin(COMM_DOMAINS).to_numpy()
+    sel = dom | name_mask(nvtx["text"], COMM_NAME_RE, exclude=ATEN_RE)
+    if not sel.any():
+        return None
+    comm = nvtx.loc[sel]
+    return (comm["start_ns"].to_numpy(np.int64), comm["end_ns"].to_numpy(np.int64),
+            comm["global_tid"].to_numpy(np.int64), comm["text"].astype(str).tolist())
+
+
 def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, io,
                   link: float | None = None, max_steps: int = MAX_STEPS, phase_map=None,
                   tc: W.TensorRule | None = None, ranks: int | None = None,
@@ -328,6 +343,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
+    comm = _host_comm(nvtx)
     out: list[StepReplay] = []
     notes: list[str] = []
     priced: list[tuple[str, int, dict[str, int]]] = []
@@ -346,7 +362,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         for a, b in zip(cuts[:-1], cuts[1:]):
             m = window_model(pt, a, b, step_thread)
             r = replay_window(m)
-            w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link, tc)
+            w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link, tc, comm=comm)
             end_r = W.step_end(w, r)
             path = walk_step(m, r, pt, step_thread, end_r, phases, io, segments)
             for k, v in path.items():
@@ -404,6 +420,7 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     step_thread = int(np.argmax(counts)) if counts.size else -1
     phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None,
                           phase_map)
+    comm = _host_comm(nvtx)
     out: list[StepReplay] = []
     raw: dict[str, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
@@ -417,7 +434,8 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
                               sum(v for k, v in path.items() if k[0] == "unexplained"),
                               m.n_ops, m.inferred_edges, m.explicit_edges,
                               tuple(sorted(path.items()))))
-        w = W.StepWindow(m, r, pt, step_thread, end_c, phases, io, link, tc, whole=True)
+        w = W.StepWindow(m, r, pt, step_thread, end_c, phases, io, link, tc, comm=comm,
+                         whole=True)
         for wid, ns in W.price(w).items():
             raw[wid] = raw.get(wid, 0) + ns
     what_if: tuple[W.WhatIf, ...] = ()

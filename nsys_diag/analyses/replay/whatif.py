@@ -28,6 +28,9 @@ the difference (issue 25, item 4; eleven of its list).
   copies, run at the fastest pinned bandwidth of their direction the trace shows (copies of at
   least 1 MiB), else at the GPU's host link (``transfers.link_for_gpu``), and their calls stop
   waiting; stream order keeps the work that depends on them after them.
+* ``instant_host_communication`` — the host's time inside communication ranges (MPI/NCCL NVTX
+  domains, collective and point-to-point names: the gap causes' ``communication`` evidence)
+  takes no time; the GPU work and syncs issued there stay.
 * ``no_overhead_phases`` — the CPU time inside ``overhead`` phase ranges (logging, checkpoints)
   takes no time; the GPU work and syncs issued there stay.
 
@@ -74,47 +77,16 @@ from nsys_diag.analyses.replay.engine import Replayed, replay_window
 from nsys_diag.analyses.replay.model import (COMMUNICATION, HOST_PAGEABLE, HOST_PINNED, TRANSFER,
                                              UVM_PREFIX, ProcessTimeline, WindowModel)
 from nsys_diag.analyses.replay.phases import PhaseRanges
+from nsys_diag.analyses.replay.whatif_table import (  # noqa: F401 (the table, re-exported)
+    CHANGED, GRAPH_DISPATCH_NS, GRAPH_GPU_GAP_NS, GRAPH_LAUNCH_NS, WHAT_IFS, WhatIf, finish,
+    summarise)
 
 SMALL_READ_BYTES = 1_024
 """A device-to-host copy of at most 1 KiB is a host read of a scalar (``.item()``, a loss)."""
 INPUT_PHASE = "data"
 OVERHEAD_PHASE = "overhead"
 
-GRAPH_LAUNCH_NS = 2_000
-"""``no_launch_overhead``: the host cost of one graph launch in a CUDA-graph replay (2 µs)."""
-GRAPH_DISPATCH_NS = 20_000
-"""``no_launch_overhead``: CPU time of at most this between two launch calls of a thread is the
-dispatch of the next operation (eager PyTorch: ~5–20 µs an op), which a graph replay skips;
-longer segments are host work the graph does not capture (the ``EXPLAINED_DELAY_NS`` order)."""
-GRAPH_GPU_GAP_NS = 1_000
-"""``no_launch_overhead``: the GPU gap between two kernels of a replayed graph (1 µs)."""
 BACKWARD_PHASE = "backward"
-
-WHAT_IFS = {
-    "no_host_sync": ("host syncs and small device-to-host reads deferred to the step end",
-                     "sync"),
-    "instant_input": ("the data phase and input waits take no time", "input"),
-    "overlapped_input": ("the data phase overlaps the previous step's compute "
-                         "(step = max(data, rest))", "input"),
-    "no_launch_overhead": (f"launches as a CUDA-graph replay (one {GRAPH_LAUNCH_NS // 1000} µs "
-                           f"launch per run of launches, the dispatch of up to "
-                           f"{GRAPH_DISPATCH_NS // 1000} µs between them gone, "
-                           f"{GRAPH_GPU_GAP_NS // 1000} µs between kernels)", "launch"),
-    "hidden_communication": ("collectives overlap the backward compute of the same step "
-                             "(DDP-style)", "communication"),
-    "no_alloc_in_loop": ("no memory allocation or free inside the step", "memory_management"),
-    "instant_host_io": ("host file, socket and poll calls (OS runtime) take no time", "host_io"),
-    "no_overhead_phases": ("the overhead phases' host time (logging, checkpoints) takes no time",
-                           "overhead"),
-    "async_pinned_copies": ("pageable or synchronous host copies become pinned and asynchronous",
-                            "transfer"),
-    "tensor_cores_on": ("GEMM/conv kernels without Tensor Cores run at the BF16 Tensor Core rate",
-                        "no_tensor_cores"),
-    "prefetched_managed_memory": ("unified-memory migrations take no time (data prefetched "
-                                  "before use)", "unified_memory"),
-}
-"""id → (the change in words, the finding's cause it prices)."""
-
 
 @dataclass(frozen=True)
 class TensorRule:
@@ -155,32 +127,13 @@ class StepWindow:
     io: tuple | None = None  # critical_path.HostIo: OS-runtime I/O calls of the process
     link_bytes_per_s: float | None = None  # the GPU's host link (spec table), if known
     tc: TensorRule | None = None  # tensor_cores_on inputs (None: the GPU is not in the table)
+    comm: tuple | None = None  # the host's communication ranges (MPI/NCCL), as ``io``
     whole: bool = False
     """A slice of the replayed window (basis ``window``, no steps): it ends at its last replayed
     call or operation (``step_end``), not where a step thread reaches a range end."""
     reruns: list = field(default_factory=list, compare=False, repr=False)
     """One entry per ``rerun`` that changed the model (``price`` reads whether a what-if had
     anything to change in this step)."""
-
-
-@dataclass(frozen=True)
-class WhatIf:
-    id: str
-    change: str
-    finding: str
-    saves_ms_per_step: float
-    saves_range_ms: tuple[float, float]
-    saves_share: float
-    step_ms_after: float
-    changed: bool = True
-    """The change applied to at least one replayed step (false: nothing of it was there —
-    its zero saving then says nothing about its cause)."""
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "change": self.change, "finding": self.finding,
-                "saves_ms_per_step": self.saves_ms_per_step,
-                "saves_range_ms": list(self.saves_range_ms), "saves_share": self.saves_share,
-                "step_ms_after": self.step_ms_after, "changed": self.changed}
 
 
 def rerun(w: StepWindow, **changes: Any) -> Replayed:
@@ -358,10 +311,10 @@ def no_alloc_in_loop(w: StepWindow) -> int:
     return after_end(w, r) - m.start_ns
 
 
-def _io_cover(w: StepWindow, thread_tid: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per interval [a, b]: ns the thread spent in OS-runtime I/O calls (merged) inside it."""
-    assert w.io is not None
-    starts, ends, tids, _ = w.io
+def _host_cover(calls: tuple, thread_tid: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per interval [a, b]: ns the thread spent in the host calls ``calls`` (``HostIo``: starts,
+    ends, thread ids, names; merged where they overlap) inside it."""
+    starts, ends, tids, _ = calls
     sel = np.flatnonzero(tids == thread_tid)
     if not sel.size:
         return np.zeros(np.size(a), np.int64)
@@ -372,21 +325,35 @@ def _io_cover(w: StepWindow, thread_tid: int, a: np.ndarray, b: np.ndarray) -> n
     run = np.cumsum(keep) - 1
     ms, me = s[keep], np.zeros(int(keep.sum()), np.int64)
     np.maximum.at(me, run, e)
-    return _covered((ms, me, ["io"] * ms.size), "io", a, b)
+    return _covered((ms, me, ["call"] * ms.size), "call", a, b)
 
 
-def instant_host_io(w: StepWindow) -> int:
-    """Replayed step duration (ns) with the OS-runtime I/O time in every CPU segment removed."""
+def _without_host_calls(w: StepWindow, calls: tuple | None) -> int:
+    """Replayed step duration (ns) with the time of the host calls ``calls`` in every CPU
+    segment removed (none given: the base replay's)."""
     m = w.model
-    if w.io is None:
+    if calls is None:
         return step_end(w, w.base) - m.start_ns
     cut = np.zeros(m.h_start.size, np.int64)
     for t in np.unique(m.h_thread).tolist():
         pos = np.flatnonzero(m.h_thread == t)
-        cut[pos] = _io_cover(w, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
-                             m.h_start[pos])
+        cut[pos] = _host_cover(calls, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
+                               m.h_start[pos])
     r = rerun(w, h_gap=m.h_gap - cut)
     return after_end(w, r) - m.start_ns
+
+
+def instant_host_io(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the OS-runtime I/O time in every CPU segment removed."""
+    return _without_host_calls(w, w.io)
+
+
+def instant_host_communication(w: StepWindow) -> int:
+    """Replayed step duration (ns) with the host's time in communication calls (MPI/NCCL NVTX
+    ranges, collective and point-to-point names: ``StepWindow.comm``) removed from every CPU
+    segment; the GPU work and syncs issued there stay (an upper bound of overlapping them with
+    compute)."""
+    return _without_host_calls(w, w.comm)
 
 
 PINNED_MIN_BYTES = 1 << 20
@@ -529,16 +496,12 @@ def prefetched_managed_memory(w: StepWindow) -> int:
 
 PRICERS = {"no_host_sync": no_host_sync, "no_launch_overhead": no_launch_overhead,
            "hidden_communication": hidden_communication, "no_alloc_in_loop": no_alloc_in_loop,
-           "instant_host_io": instant_host_io, "no_overhead_phases": no_overhead_phases,
+           "instant_host_io": instant_host_io,
+           "instant_host_communication": instant_host_communication,
+           "no_overhead_phases": no_overhead_phases,
            "async_pinned_copies": async_pinned_copies, "tensor_cores_on": tensor_cores_on,
            "prefetched_managed_memory": prefetched_managed_memory}
 """The what-ifs whose durations add up over a step's slices (input ones: ``instant_input``)."""
-
-
-CHANGED = "changed:"
-"""``price``/``finish`` key prefix: ``changed:<id>`` ≥ 1 when the what-if changed the model of
-the step (or of one of its slices) — 0: it had nothing to change there (no collectives, no data
-phase, a GPU outside the spec table …)."""
 
 
 def price(w: StepWindow) -> dict[str, int]:
@@ -557,46 +520,3 @@ def _changing(w: StepWindow, what_if: Callable[[StepWindow], Any]) -> tuple[Any,
     """(``what_if(w)``, 1 when it replayed a changed model of the step, else 0)."""
     before = len(w.reruns)
     return what_if(w), int(len(w.reruns) > before)
-
-
-def finish(raw: dict[str, int]) -> dict[str, int]:
-    """A step's what-if durations (ns) from its summed ``price`` values, in ``WHAT_IFS`` order,
-    then their ``CHANGED`` counts."""
-    out = {k: v for k, v in raw.items() if k != "data"}
-    out["overlapped_input"] = max(raw["data"], raw["instant_input"])
-    out[CHANGED + "overlapped_input"] = raw.get(CHANGED + "instant_input", 0)
-    return {**{wid: out[wid] for wid in WHAT_IFS},
-            **{CHANGED + wid: out.get(CHANGED + wid, 0) for wid in WHAT_IFS}}
-
-
-def summarise(base_ns: list[int], after: list[dict[str, int]], weights: list[int] | None = None,
-              mean_step_ns: float | None = None, changes: dict[str, str] | None = None
-              ) -> tuple[WhatIf, ...]:
-    """One ``WhatIf`` per id from the replayed steps' base and what-if durations (ns).
-
-    ``weights``: how many analysed steps each replayed step stands for
-    (``analysis.step_weights``); the saving is then the weighted mean of the steps' savings, its
-    share and the step after it are taken against ``mean_step_ns`` (the mean analysed step, ns);
-    the range spans the steps of weight > 0. Without weights: the plain mean over the steps and
-    their mean replayed duration. ``changes``: a process's own words for a change
-    (``TensorRule.change``) over ``WHAT_IFS``'."""
-    if not base_ns:
-        return ()
-    base = np.asarray(base_ns, np.float64)
-    wts = np.ones(base.size) if weights is None else np.asarray(weights, np.float64)
-    if not wts.sum():
-        return ()
-    mean_step = float(mean_step_ns) if mean_step_ns is not None and weights is not None \
-        else float(base.mean())
-    used = wts > 0
-    out = []
-    for wid, (change, finding) in WHAT_IFS.items():
-        saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
-        mean = min(float(np.dot(saves, wts) / wts.sum()), mean_step / 1e6)
-        change = (changes or {}).get(wid, change)
-        changed = any(a.get(CHANGED + wid, 0) for a, u in zip(after, used) if u)
-        out.append(WhatIf(wid, change, finding, mean,
-                          (float(saves[used].min()), float(saves[used].max())),
-                          mean / (mean_step / 1e6) if mean_step else 0.0,
-                          float(mean_step / 1e6 - mean), bool(changed)))
-    return tuple(out)
