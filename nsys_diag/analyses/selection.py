@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.model.bundle import TraceBundle
+from nsys_diag.analyses.steps.detection import WHOLE_WINDOW
 from nsys_diag.model.errors import UsageError, printable_line
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.vocabulary import HINT_ADD_NVTX
@@ -124,8 +125,9 @@ def check_steps(options: AnalyzeOptions, detected, where: str = "") -> None:
     count = int(getattr(detected, "count", 0) or 0) if getattr(detected, "available", True) else 0
     if count == 0:
         reason = getattr(detected, "reason", "no step was detected")
-        raise usage_error(f"--steps {text}: no steps were detected{where} ({reason}); analyse without "
-                    "--steps, or name the step range with --step-range NAME")
+        reason = reason.removesuffix(WHOLE_WINDOW)  # what a run without --steps does
+        raise usage_error(f"--steps {text}: no steps were detected{where}: {reason}. Analyse "
+                          "without --steps, or name the step range with --step-range NAME")
     if first >= count or (last is not None and last >= count):
         span = "step 0" if count == 1 else f"steps 0–{count - 1}"
         raise usage_error(f"--steps {text} is outside the detected steps: the trace has {span}{where}")

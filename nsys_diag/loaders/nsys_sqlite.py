@@ -255,7 +255,7 @@ def _gpu_work(db: NsysDb, read: dict, schema: tuple, src: str,
         warnings.append(LoadWarning(
             "no_cuda_tables",
             "the export holds no CUDA GPU activity (no kernel, memcpy or memset rows"
-            + ("" if present else "; the CUDA tables are absent") + ")",
+            + ("" if present else "; the kernel, memcpy and memset tables are absent") + ")",
             0, HINT_CAPTURE_TRACE))
     return {**f, "api": api}
 

@@ -180,10 +180,10 @@ HINT_REPLAY_CUDA_EVENTS = (f"capture CUDA event records (`{NSYS_FLAG_CUDA_EVENT_
 
 HINT_KERNEL_ACTIVITY_MISSING = ("kernel activity was not recorded (CUPTI buffer/collection "
                                 "failure?): the export holds {launches:,} kernel launch calls "
-                                "but no kernel rows; re-capture with "
-                                f"`{NSYS_TRACE_FLAGS}` (a shorter capture range, or a larger "
-                                "CUPTI buffer, e.g. `--cuda-flush-interval`), and check the "
-                                "nsys diagnostics for dropped records")
+                                "but no kernel rows; re-capture the same way with a shorter "
+                                "capture range or more frequent CUPTI buffer flushes "
+                                "(`--cuda-flush-interval=MS`), and check the nsys diagnostics "
+                                "for dropped records")
 """CUDA launches traced, kernel activity missing (format with ``launches``): CUDA *was* traced,
 so "trace CUDA with -t cuda" would be wrong."""
 

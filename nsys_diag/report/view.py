@@ -148,7 +148,7 @@ def with_savings(findings: list[dict], replay) -> list[dict]:
         if not getattr(replay, "available", False):
             f["saves_reason"] = f"the replay is not available: {getattr(replay, 'reason', '')}"
         elif w is not None:
-            f["saves_reason"] = f"nothing in this trace for its what-if to change — {w.change}"
+            f["saves_reason"] = f"nothing in this trace for its what-if ({w.what_if}) to change"
         else:
             f["saves_reason"] = unpriced_reason(cause)
         bound = bounds.get(cause)

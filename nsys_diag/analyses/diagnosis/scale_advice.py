@@ -42,14 +42,14 @@ def scale_advice(code: str, cause: str, share: float | None, x: Any) -> str:
                 f"the same rate; launch gaps are {s} of the window); more GPUs do not help per-GPU "
                 f"efficiency. Reduce launches first ({fewer}).")
     if code == "communication_bound":
-        return (f"Adding GPUs will make it worse: communication already costs {s} "
+        return (f"Each GPU added is used less well: communication already costs {s} "
                 f"{'of the step' if cause == 'exposed_communication' else 'of the window'} and "
                 "grows with the number of ranks. Improve overlap or communicate less first; a "
                 "faster interconnect helps." + _projection(x))
     if code == "memory_bound":
-        return ("A GPU with more memory bandwidth (e.g. HBM3/HBM3e) speeds this up; more GPUs help "
-                "throughput (data parallel) but each stays memory-bound. Fusion and lower "
-                "precision are cheaper first steps.")
+        return ("A GPU with more memory bandwidth (compare the datasheets' TB/s) speeds this up; "
+                "more GPUs help throughput (data parallel) but each stays memory-bound. Fusion "
+                "and lower precision are cheaper first steps.")
     if code == "latency_bound":
         return ("A bigger GPU will not help: its launches already leave most SMs idle (more SMs "
                 "idle more); give each launch more blocks and threads first. More GPUs help only "

@@ -66,6 +66,10 @@ PERIOD_GAP_FRAC = 0.05
 plugin's DataLoader 5% rule: anything that large outside the step would hide the loader)."""
 STEP_KINDS = ("warmup", "normal", "outlier", "incomplete", "unselected")
 
+WHOLE_WINDOW = ", so the whole window is analysed as one"
+"""What a run without steps does, ending the reason (``selection`` drops it from a --steps
+error: there nothing is analysed)."""
+
 
 @dataclass(frozen=True)
 class StepOutlier:
@@ -424,9 +428,9 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
             return Unavailable("no usable step ranges", hint)  # pragma: no cover - guarded above
         rep = repeat_steps(nvtx, kernels)
         if rep is None:
-            return Unavailable("no NVTX range looks like a training step and no repeating "
-                               "NVTX pattern was found (layer, module and op ranges are never "
-                               "steps); the whole window is analysed instead", hint)
+            return Unavailable("no NVTX range looks like a step and no NVTX pattern repeats "
+                               "(layer, module and op ranges are never steps)" + WHOLE_WINDOW,
+                               hint)
         starts, ends, tid, head = rep
         source, range_name, boundary = f"repeat:{head}", head, "range"
         closed = np.ones(starts.size, bool)

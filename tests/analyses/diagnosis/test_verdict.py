@@ -177,7 +177,7 @@ def test_scale_advice_quotes_the_data_parallel_replay():
     assert "4 GPUs 368 ms/step" in v.scale_advice
     comm = diagnose(_x(utilization=0.6, comm_exposed_share=0.5, comm_hidden_share=0.0,
                        scaling=rows), TH)
-    assert comm.code == "communication_bound" and "worse" in comm.scale_advice
+    assert comm.code == "communication_bound" and "used less well" in comm.scale_advice
     assert "4 GPUs 368 ms/step" in comm.scale_advice
 
 
