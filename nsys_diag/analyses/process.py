@@ -378,7 +378,8 @@ def _fill_facts(gpu_fill) -> dict:
     return {"underfilled_share": gpu_fill.underfilled_share,
             "tiny_block_share": gpu_fill.tiny_block_share,
             "small_grid_share": gpu_fill.small_grid_share,
-            "fill_top": ((without_parameters(top.name), top.blocks, top.threads_per_block, gpu_fill.sm_count)
+            "fill_top": ((without_parameters(top.name), top.blocks, top.threads_per_block,
+                          gpu_fill.sm_count, top.blocks_per_sm, top.fill)
                          if top is not None else ())}
 
 

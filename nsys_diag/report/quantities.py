@@ -72,6 +72,8 @@ METRIC_PATHS: dict[str, tuple[str | None, str]] = {
     "gpu_fill.example_kernel": (None, "text"),
     "gpu_fill.example_blocks": (None, "count"),
     "gpu_fill.example_threads_per_block": (None, "count"),
+    "gpu_fill.example_blocks_per_sm": (None, "count"),
+    "gpu_fill.example_fill": (None, "share"),
     "gpu_fill.sm_count": ("/gpu_fill/sm_count", "count"),
     "capture.launch_calls_without_kernels": (None, "count"),
 }
@@ -156,7 +158,9 @@ def _phase_path(node: dict, prefix: str, row: dict) -> str | None:
 
 
 _EXAMPLE_KEYS = {"gpu_fill.example_kernel": "name", "gpu_fill.example_blocks": "blocks",
-                 "gpu_fill.example_threads_per_block": "threads_per_block"}
+                 "gpu_fill.example_threads_per_block": "threads_per_block",
+                 "gpu_fill.example_blocks_per_sm": "blocks_per_sm",
+                 "gpu_fill.example_fill": "fill"}
 """The latency headline's example launch: the keys of its ``/gpu_fill/kernels/<i>`` row."""
 
 

@@ -483,13 +483,24 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              ("tensor_cores.non_tc_gemm_kernels",), _has_non_tc_kernels),
     ),
     "latency": (
+        Rule("Use larger blocks: 128–256 threads per block. Blocks of fewer than 64 threads fill "
+             "little of an SM however many of them there are (each SM holds only so many blocks "
+             "at once), so the warps that would hide memory latency are missing.",
+             ("gpu_fill.tiny_block_share",), constants=("128", "256", "64"),
+             when=lambda x, th: bool(getattr(x, "tiny_block_share", None))),
+        Rule("Launch more blocks: at least as many as the GPU has SMs (several per SM), so no SM "
+             "sits idle while a launch runs.", ("gpu_fill.small_grid_share",),
+             when=lambda x, th: bool(getattr(x, "small_grid_share", None))),
+        Rule("Batch or merge the small launches (process several rows, systems or levels per "
+             "launch), or run independent ones concurrently on separate streams.",
+             ("gpu_fill.small_grid_share",),
+             when=lambda x, th: bool(getattr(x, "small_grid_share", None))),
         Rule("Give each launch more parallel work: at least as many blocks as the GPU has SMs "
              "(several per SM) and 128–256 threads per block, so every SM holds enough warps to "
              "hide memory latency.", ("gpu_fill.underfilled_share",),
-             constants=("128", "256")),
-        Rule("Batch or merge the small launches (process several rows, systems or levels per "
-             "launch), or run independent ones concurrently on separate streams.",
-             ("gpu_fill.underfilled_share",)),
+             constants=("128", "256"),
+             when=lambda x, th: not getattr(x, "tiny_block_share", None)
+             and not getattr(x, "small_grid_share", None)),
         Rule("Check the achieved occupancy of the top under-filled kernels with "
              f"{NCU_PROFILE}: its launch statistics and occupancy sections.",
              ("gpu_fill.underfilled_share",)),

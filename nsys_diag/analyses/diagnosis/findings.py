@@ -445,15 +445,24 @@ def latency_finding(x, th: Thresholds) -> Finding | None:
     top = getattr(x, "fill_top", None) or ()
     shape = ""
     if top:
-        name, blocks, threads, sms = top
+        name, blocks, threads, sms = top[:4]
         shape = (f"; e.g. {name}: {blocks:,} blocks of {threads} threads on {sms} SMs")
         ev += [context("gpu_fill.example_kernel", name, "launch shapes"),
                context("gpu_fill.example_blocks", blocks, "launch shapes"),
                context("gpu_fill.example_threads_per_block", threads, "launch shapes"),
                context("gpu_fill.sm_count", sms, "launch shapes")]
+        if len(top) >= 6 and top[4] > 0:  # what one SM holds of it, and so the whole GPU
+            per_sm, fill = int(top[4]), float(top[5])
+            limit = (f"at most {per_sm} of its blocks resident per SM: "
+                     if blocks > sms * per_sm else "")
+            shape += f" ({limit}{pct(fill)} of the GPU's resident threads)"
+            ev.append(context("gpu_fill.example_fill", fill, "launch shapes"))
+            if limit:
+                ev.append(context("gpu_fill.example_blocks_per_sm", per_sm, "launch shapes"))
     return make(x, "latency", u * float(under), ev, th.latency_underfilled_share, under,
                 f"Latency-bound: the GPU is busy in time, but its launches fill little of its "
-                f"SMs — {pct(under)} of kernel time in under-filled launches{shape}")
+                f"SMs' thread slots — {pct(under)} of kernel time in under-filled "
+                f"launches{shape}")
 
 
 def compute_finding(x, th: Thresholds) -> Finding:

@@ -22,6 +22,13 @@ _MECHANISM = {c.name: c.mechanism for c in GAP_CAUSE_TABLE}
 """What the GPU waits for, per gap cause, as the scaling advice words it (``GapCause.mechanism``)."""
 
 
+def _grid_exceeds_the_gpu(x: Any) -> bool:
+    """The top under-filled kernel launches more blocks than the GPU holds at once (SMs × its
+    blocks per SM): a GPU with more SMs would run more of them at a time."""
+    top = getattr(x, "fill_top", None) or ()
+    return len(top) >= 6 and top[4] > 0 and top[1] > top[3] * top[4]
+
+
 def scale_advice(code: str, cause: str, share: float | None, x: Any) -> str:
     s = _pct(share)
     mech = _MECHANISM.get(cause, "the host")
@@ -51,9 +58,13 @@ def scale_advice(code: str, cause: str, share: float | None, x: Any) -> str:
                 "more GPUs help throughput (data parallel) but each stays memory-bound. Fusion "
                 "and lower precision are cheaper first steps.")
     if code == "latency_bound":
-        return ("A bigger GPU will not help: its launches already leave most SMs idle (more SMs "
-                "idle more); give each launch more blocks and threads first. More GPUs help only "
-                "by splitting independent work.")
+        if not _grid_exceeds_the_gpu(x):
+            return ("A bigger GPU will not help: its launches already leave most SMs idle (more "
+                    "SMs idle more); give each launch more blocks and threads first. More GPUs "
+                    "help only by splitting independent work.")
+        return ("A bigger GPU runs more of these blocks at once, but each SM stays mostly empty "
+                "(its blocks are too small to fill it): enlarge the blocks first, which is "
+                "cheaper than more SMs. More GPUs help only by splitting independent work.")
     if code == "no_dominant_cause":
         return ("Unknown: no single cause dominates this run; measure the kernels (Nsight Compute, "
                 "GPU metrics) before deciding on more or bigger GPUs.")

@@ -59,7 +59,8 @@ class VerdictInputs:
     underfilled_share: float | None = None  # gpu_fill: kernel time in under-filled launches
     tiny_block_share: float | None = None  # gpu_fill: kernel time in blocks < 64 threads
     small_grid_share: float | None = None  # gpu_fill: kernel time in grids < the SM count
-    fill_top: tuple = ()  # (name, blocks, threads per block, SMs) of the top under-filled kernel
+    fill_top: tuple = ()  # (name, blocks, threads per block, SMs, blocks per SM, fill) of the
+    # top under-filled kernel (gpu_fill.kernels row)
     capture_kernel_ms: float | None = None  # kernel time of the whole capture (None: unknown)
     capture_kernel_count: int | None = None  # kernel launches of the whole capture (None: unknown)
     framework: str | None = None  # program.framework (None: not detected); words the advice

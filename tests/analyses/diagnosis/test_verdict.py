@@ -474,3 +474,23 @@ def test_launch_bound_scale_advice_never_suggests_cuda_graphs_already_in_use():
     graphs = scale_advice("launch_bound", "launch", 0.4, _x(techniques=("cuda_graphs",)))
     assert "(CUDA graphs, fusion)" in plain
     assert "CUDA graphs are already in use" in graphs and "(CUDA graphs, fusion)" not in graphs
+
+
+def test_tiny_blocks_over_a_large_grid_are_told_to_grow_the_blocks_not_the_grid():
+    """Fan2-like: 1,048,576 blocks of 16 threads on 82 SMs, 16 resident per SM (17% of the
+    GPU's threads): the advice is larger blocks, and a bigger GPU would run more of them at once;
+    a 40-block grid of 32 threads on 40 SMs is the opposite case."""
+    tiny = {"underfilled_share": 1.0, "tiny_block_share": 0.995, "small_grid_share": 0.005,
+            "fill_top": ("Fan2", 1_048_576, 16, 82, 16, 0.1667)}
+    v = diagnose(_x(utilization=0.94, **tiny), TH)
+    assert v.code == "latency_bound"
+    assert "at most 16 of its blocks resident per SM: 17% of the GPU's resident threads" \
+        in v.headline
+    assert v.recommendations[0].startswith("Use larger blocks")
+    assert "runs more of these blocks at once" in v.scale_advice
+    small = {"underfilled_share": 0.69, "tiny_block_share": 0.69, "small_grid_share": 0.0,
+             "fill_top": ("sptrsv_level_kernel", 40, 32, 40, 16, 0.03)}
+    s = diagnose(_x(utilization=0.71, **small), TH)
+    assert "resident per SM" not in s.headline and "3% of the GPU's resident threads" in s.headline
+    assert "bigger GPU will not help" in s.scale_advice
+    assert not any(r.startswith("Launch more blocks") for r in s.recommendations)
