@@ -25,7 +25,7 @@ _MECHANISM = {c.name: c.mechanism for c in GAP_CAUSE_TABLE}
 def _grid_exceeds_the_gpu(x: Any) -> bool:
     """The top under-filled kernel launches more blocks than the GPU holds at once (SMs × its
     blocks per SM): a GPU with more SMs would run more of them at a time."""
-    top = getattr(x, "fill_top", None) or ()
+    top: tuple = tuple(getattr(x, "fill_top", None) or ())
     return len(top) >= 6 and top[4] > 0 and top[1] > top[3] * top[4]
 
 
