@@ -245,8 +245,9 @@ PINNED = Rule("Use pinned host memory and asynchronous copies: DataLoader(pin_me
               pageable_earned,
               variants=(
                   ("cuda", "Copy from pinned host buffers (cudaMallocHost, or cudaHostRegister on "
-                           "existing ones) with cudaMemcpyAsync on a non-default stream, so "
-                           "copies run at full bandwidth and overlap kernels."),
+                           "existing ones, once, outside the loop) with cudaMemcpyAsync on a "
+                           "non-default stream, so copies run at full bandwidth and overlap "
+                           "kernels."),
                   ("openmp_offload", "Keep arrays on the device across kernels with target data "
                                      "regions (map once, target update only what changes) and "
                                      "pin the host buffers the remaining copies use."),
@@ -345,12 +346,17 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
                                    "GPU forces a host synchronisation."),)),
     ),
     "memory_management": (
+        Rule("Register the host buffers once, outside the loop{detail_via}: cudaHostRegister "
+             "(and cudaHostUnregister) pin and unpin pages on every call — keep them registered, "
+             "or allocate them pinned once with cudaMallocHost.",
+             ("gaps.memory_management_evidence",), when=lambda x, th: _registers_host(x)),
         Rule("Allocate once and reuse{detail_via}: keep buffers across steps, use the caching "
              "allocator or stream-ordered pools (cudaMallocAsync with a release threshold), and do "
              "not call torch.cuda.empty_cache() in the loop.", ("gaps.memory_management_share",),
              variants=(("neutral", "Allocate once and reuse{detail_via}: keep device buffers "
                                    "across iterations, or use stream-ordered pools "
-                                   "(cudaMallocAsync with a release threshold)."),)),
+                                   "(cudaMallocAsync with a release threshold)."),),
+             when=lambda x, th: not _registers_host(x, only=True)),
     ),
     "host_io": tuple(
         Rule("Move the blocking host I/O{detail_via} off the thread that launches kernels: a "
@@ -521,11 +527,20 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
              "overlapped (it is now: {comm_hidden} of it hidden behind compute).",
              ("gpu.utilization", "communication.overlap_share"), _comm_hidden),
         Rule("Before scaling out, overlap the communication with compute: none of it is hidden "
-             "today, so every rank added lengthens each step by its all-reduce.",
+             "today, so every rank added lengthens each step by its collectives.",
              ("gpu.utilization",), when=lambda x, th: _nothing_hidden(x)),
     ),
 }
 """Advice per cause, in the order it is offered."""
+
+
+def _registers_host(x, only: bool = False) -> bool:
+    """The memory-management evidence names host registration (``cudaHostRegister`` /
+    ``cudaHostUnregister``) — ``only``: and no other memory call."""
+    detail = str((getattr(x, "gap_detail", None) or {}).get("memory_management", ""))
+    calls = re.findall(r"\b(cu\w+)", detail)
+    host = [c for c in calls if "HostRegister" in c or "HostUnregister" in c]
+    return bool(host) and (not only or len(host) == len(calls))
 
 
 def advice_for(f: Finding, x, th: Thresholds) -> tuple[Advice, ...]:

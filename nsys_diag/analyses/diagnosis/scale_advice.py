@@ -91,7 +91,7 @@ def _compute_scale_advice(x: Any) -> str:
     if x.comm_hidden_share is not None and (x.comm_exposed_share or 0) > 0:
         return ("Yes: the GPU is the bottleneck, so a faster GPU or more GPUs (data parallel) "
                 f"will help, but none of the communication is hidden today{exposed}: each rank "
-                "added lengthens every step by its share of the all-reduce." + _projection(x))
+                "added lengthens every step by its share of the collectives." + _projection(x))
     return ("A faster GPU will help: the GPU is the bottleneck. More GPUs (data parallel) help as "
             "far as their communication can be hidden behind compute, which this capture (no "
             "communication kernels) does not measure." + _projection(x))

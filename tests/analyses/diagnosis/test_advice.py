@@ -38,3 +38,23 @@ def test_the_nvtx_capture_range_advice_names_the_loop_of_the_program_that_ran():
         text = worded(nvtx, flavour)
         assert "nvtxRangePushA" in text and "train_step" not in text
     assert "train_step" not in worded(nvtx, "neutral") and "nvtxRangePushA" not in worded(nvtx, "neutral")
+
+
+def test_host_registration_in_the_loop_is_told_to_register_once():
+    """MPI saxpy registers its host buffers every step (cudaHostRegister, 18% of the window):
+    the advice is to register once outside the loop, not to reuse device allocations."""
+    from nsys_diag.analyses.diagnosis.verdict import diagnose
+    from nsys_diag.analyses.diagnosis.verdict_types import VerdictInputs
+    x = VerdictInputs(has_kernels=True, window_ms=585.0, step_ms=195.0, steps_source="nvtx:x",
+                      utilization=0.09, gap_share={"memory_management": 0.18},
+                      gap_detail={"memory_management": "in cudaHostRegister 105 ms"},
+                      framework="cuda")
+    (f,) = [f for f in diagnose(x).findings if f.cause == "memory_management"]
+    texts = [a.text for a in f.advice]
+    assert texts and texts[0].startswith("Register the host buffers once, outside the loop")
+    assert not any("cudaMallocAsync" in t for t in texts)
+    x2 = VerdictInputs(has_kernels=True, window_ms=585.0, step_ms=195.0, steps_source="nvtx:x",
+                       utilization=0.09, gap_share={"memory_management": 0.18},
+                       gap_detail={"memory_management": "in cudaMalloc 105 ms"}, framework="cuda")
+    (g,) = [f for f in diagnose(x2).findings if f.cause == "memory_management"]
+    assert [a.text for a in g.advice][0].startswith("Allocate once and reuse")
