@@ -294,6 +294,9 @@ ADVICE: dict[str, tuple[Rule, ...]] = {
                                    "and avoid host↔device round trips inside the loop."))),
         Rule("Overlap the remaining copies with compute: cudaMemcpyAsync on a non-default stream "
              "from pinned memory (or a prefetching loader).", ("gaps.transfer_share",),
+             # the pinned-copy advice already says so for the CUDA-C wording
+             when=lambda x, th: not (pageable_earned(x, th)
+                                     and advice_flavour(getattr(x, "framework", None)) == "cuda"),
              variants=(("neutral", "Overlap the remaining copies with compute: cudaMemcpyAsync "
                                    "on a non-default stream from pinned memory."),)),
     ),

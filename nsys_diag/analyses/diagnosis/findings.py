@@ -500,9 +500,18 @@ def _too_little_in_capture(x, th: Thresholds, capture_ms: float) -> Finding:
     return Finding(code="insufficient_data", cause="too_little_work",
                    severity="warning" if fired else "info", fired=fired, share_of_window=None,
                    per_step_ms=None, threshold=th.min_kernel_time_ns_to_diagnose / 1e6,
-                   evidence=tuple(ev),
+                   evidence=_either(ev),
                    headline=f"Not enough GPU work to diagnose: {capture_ms:.1f} ms of kernel "
-                            f"time in the capture, the GPU busy {pct(busy)}")
+                            f"time in the capture, the GPU busy {pct(busy)} (kernels and "
+                            "copies)")
+
+
+def _either(ev: list[Evidence]) -> tuple[Evidence, ...]:
+    """Rows of a rule that any one of them fires: once one fired, the others are context (their
+    values stand, no 'not met' beside a rule that holds)."""
+    if not any(e.fired for e in ev):
+        return tuple(ev)
+    return tuple(e if e.fired else context(e.metric, e.value, e.source) for e in ev)
 
 
 def too_little_work_finding(x, th: Thresholds) -> Finding | None:
@@ -522,7 +531,7 @@ def too_little_work_finding(x, th: Thresholds) -> Finding | None:
     fired = any(e.fired for e in ev)
     return Finding(code="insufficient_data", cause="too_little_work",
                    severity="warning" if fired else "info", fired=fired, share_of_window=None,
-                   per_step_ms=None, threshold=float(th.min_kernels_to_diagnose), evidence=tuple(ev),
+                   per_step_ms=None, threshold=float(th.min_kernels_to_diagnose), evidence=_either(ev),
                    headline="Not enough GPU work to diagnose: "
                             f"{x.kernel_count if x.kernel_count is not None else '?'} kernels, "
                             f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the window")

@@ -406,7 +406,8 @@ def analyze_steps(nvtx: pd.DataFrame, kernels: pd.DataFrame, *, options: Analyze
     th = th or Thresholds()
     hint = STEP_HINT
     if len(nvtx) == 0:
-        return Unavailable("no NVTX ranges in the trace, so steps cannot be found",
+        where = "the --window range" if options.window_ns is not None else "the trace"
+        return Unavailable(f"no NVTX ranges in {where}, so steps cannot be found",
                            HINT_CAPTURE_STEPS)
     notes: Notes = []
     if options.step_range:
