@@ -137,7 +137,7 @@ def with_savings(findings: list[dict], replay) -> list[dict]:
         return findings
     priced, bounds = savings_of(replay), upper_bounds_of(replay)
     for f in findings:
-        if not f.get("fired"):
+        if not f.get("fired") or f.get("cause") == "compute":  # the no-problem outcome: no fix
             continue
         cause = str(f.get("cause"))
         w = priced.get(cause)

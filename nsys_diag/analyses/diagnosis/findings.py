@@ -484,7 +484,7 @@ def compute_finding(x, th: Thresholds) -> Finding:
     tc = (f"; {pct(x.tc_share_of_kernel_time)} of kernel time on Tensor Cores"
           if x.tc_share_of_kernel_time is not None else "")
     f = make(x, "compute", u, ev, th.high_utilization, u,
-             f"Compute-bound: the GPU is busy computing (GPU utilization {pct(u)}){tc}")
+             f"The GPU is busy computing (GPU utilization {pct(u)}){tc}")
     return replace(f, severity="info")
 
 

@@ -519,7 +519,9 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
                 f"{(x.kernel_time_ms or 0.0):.1f} ms of kernel time in the analysed window).")
     if f.cause == "startup":
         return f"Not enough data for a diagnosis: {f.headline[0].lower()}{f.headline[1:]}."
-    if f.cause in ("compute", "no_dominant_cause"):
+    if f.cause == "compute":  # the finding states the fact; the verdict names it
+        return f"Compute-bound: {f.headline[0].lower()}{f.headline[1:]}."
+    if f.cause == "no_dominant_cause":
         return f.headline + "."
     s = (x.savings or {}).get(f.cause)
     priced = any(e.metric == "replay.saves_share" for e in f.evidence)  # its numbers are rows
