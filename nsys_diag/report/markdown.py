@@ -230,9 +230,10 @@ def render_markdown(view: dict) -> str:
     if secondary:
         blocks.append((1, [f"**Also (secondary verdicts):** {md_text(', '.join(secondary), 200)}"]))
     if vd["scale_advice"]:
-        projection = scaling_line(v.get("scaling"))
-        more = f" ({md_text(projection)})" if projection else ""
-        blocks.append((1, [f"**Will more GPUs help?** {md_text(vd['scale_advice'])}{more}"]))
+        projection = None if vd.get("quantities") else scaling_line(v.get("scaling"))
+        more = f" ({md_text(projection)})" if projection else ""  # unless the advice quotes it
+        blocks.append((1, [f"**Will more GPUs help?** {md_text(vd['scale_advice'], 1000)}"
+                           f"{more}"]))
     numbers = _key_numbers(v)
     if numbers:
         blocks.append((1, [numbers]))

@@ -68,8 +68,8 @@ def _verdict(v: dict) -> list[str]:
            f"  {_c(vd.get('headline'))}"]
     if vd.get("scale_advice"):
         out.append(f"  More GPUs? {_c(vd['scale_advice'])}")
-    projection = scaling_line(v.get("scaling"))
-    if projection:
+    projection = None if vd.get("quantities") else scaling_line(v.get("scaling"))
+    if projection:  # unless the scale advice already quotes the projection (its quantities)
         out.append(f"             {projection}")
     proj = verdict_projection(v)
     if proj is not None:
