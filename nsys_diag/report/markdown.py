@@ -28,8 +28,8 @@ from nsys_diag.report.contract import normalize
 from nsys_diag.report.tables import gap_group_line, gap_groups
 from nsys_diag.report.evidence import (evidence_text, finding_cost, finding_saving, fired_findings,
                                       unfired_summary)
-from nsys_diag.report.roofline_text import (fallback_pairings, gpu_label, peaks_source_text,
-                                            roofline_rows)
+from nsys_diag.report.roofline_text import (fallback_pairings, gpu_label, ncu_kernel_rows,
+                                            peaks_source_text, roofline_rows)
 
 MAX_LINES = 59
 """Hard ceiling (the issue asks for < 60 lines)."""
@@ -39,6 +39,8 @@ MAX_EVIDENCE = 5
 MAX_FIXES = 6
 MAX_WARNINGS = 4
 MAX_FINDINGS = 4
+IDLE_CAUSES_SHOWN = 4
+"""Idle causes named on the GPU-idle line, largest first; the rest are summed as one entry."""
 MAX_GAP_GROUPS = 3
 MAX_ROOFLINE_ROWS = 6
 NAME_LEN = 60
@@ -123,9 +125,13 @@ def _idle_line(v: dict) -> str | None:
         return None
     total = finite(gaps["total_ms"])
     causes = [(label, finite(gaps["by_cause"].get(key))) for key, label in CAUSES]
-    ranked: list[tuple[str, float]] = sorted([(lab, ms) for lab, ms in causes if ms], key=lambda c: -c[1])[:4]
+    every: list[tuple[str, float]] = sorted([(lab, ms) for lab, ms in causes if ms],
+                                            key=lambda c: -c[1])
+    ranked, smaller = every[:IDLE_CAUSES_SHOWN], every[IDLE_CAUSES_SHOWN:]
     if not ranked:
         return f"**GPU idle:** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps."
+    if smaller:  # the rest summed, so the line adds up to the idle total it states
+        ranked.append((f"{len(smaller)} smaller causes", sum(ms for _, ms in smaller)))
     body = " · ".join(f"{lab.lower()} {fmt_ms(ms)}" + (f" ({fmt_share(ms / total)})" if total else "")
                       for lab, ms in ranked)
     return f"**GPU idle** {fmt_ms(total)} in {fmt_count(gaps['count'])} gaps, by cause: {body}"
@@ -150,7 +156,8 @@ def _evidence(v: dict) -> list[str]:
 
 def _findings(v: dict) -> list[str]:
     """Fired findings (severity, cause, cost), then one line for those under threshold."""
-    fired = fired_findings(v)[:MAX_FINDINGS]
+    every = fired_findings(v)
+    fired = every[:MAX_FINDINGS]
     rest = unfired_summary(v)
     if not fired and not rest:
         return []
@@ -162,6 +169,8 @@ def _findings(v: dict) -> list[str]:
                    + (f" ({md_text(cost, 60)})" if cost else "")
                    + f": {md_text(f['headline'] or '', 200)}"
                    + (f" — {md_text(saving, 160)}" if saving else ""))
+    if len(every) > MAX_FINDINGS:
+        out.append(f"- _+{len(every) - MAX_FINDINGS} more fired findings in the HTML report_")
     if rest:
         out.append(f"- _{md_text(rest, 400)}_")
     return out
@@ -193,6 +202,24 @@ def _roofline_table(v: dict) -> list[str]:
         more = f" (+{len(pairs) - 3} more)" if len(pairs) > 3 else ""
         out.append(f"_Not exact pairings (another name or launch config): {shown}{more}_")
     return out
+
+
+def _ncu_kernel_table(v: dict) -> list[str]:
+    """An Nsight Compute CSV read alone without roofline counters: its kernels with the counters
+    it holds (tensor pipe, SM throughput); [] otherwise (the roofline table lists them)."""
+    rows = ncu_kernel_rows(v) if kernels_only(v.get("trace") or {}) else []
+    if not rows:
+        return []
+    out = ["**Kernels (Nsight Compute)**",
+           "| kernel | launches | time | share | tensor pipe | SM throughput |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for r in rows[:MAX_ROOFLINE_ROWS]:
+        out.append(f"| {md_text(r['kernel'], NAME_LEN)} | {r['launches']} | {r['time']} | "
+                   f"{r['share']} | {r['tensor_pipe']} | {r['sm_throughput']} |")
+    if len(rows) > MAX_ROOFLINE_ROWS:
+        out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) | | | | | |")
+    return out + ["", "_Tensor pipe and SM throughput: % of peak (ncu counters); no roofline: the "
+                      "CSV has no FLOP or DRAM-byte counters._"]
 
 
 def _replay(view: dict) -> list[str]:
@@ -238,7 +265,7 @@ def render_markdown(view: dict) -> str:
     if numbers:
         blocks.append((1, [numbers]))
     kernel_only = kernels_only(v.get("trace") or {})
-    roofline = _roofline_table(v)
+    roofline = _roofline_table(v) or _ncu_kernel_table(v)
     if roofline:  # an ncu-only input leads with it; joined, it ranks below the phase table
         blocks.append((1 if kernel_only else 3, roofline))
     table = _phase_table(v)
@@ -256,10 +283,14 @@ def render_markdown(view: dict) -> str:
     longest = _longest_gaps(v)
     if longest:
         blocks.append((4, longest))
-    fixes = [r for r in vd["recommendations"] if r][:MAX_FIXES]
+    recs = [r for r in vd["recommendations"] if r]
+    fixes = recs[:MAX_FIXES]
     if fixes:
+        more = ([f"_(+{len(recs) - MAX_FIXES} more in the HTML report)_"]
+                if len(recs) > MAX_FIXES else [])
         blocks.append((1, ["**What to try, in order**"]
-                       + [f"{i}. {md_text(r, line_start=True)}" for i, r in enumerate(fixes, 1)]))
+                       + [f"{i}. {md_text(r, line_start=True)}" for i, r in enumerate(fixes, 1)]
+                       + more))
     evidence = _evidence(v)
     if evidence:
         blocks.append((4, ["**Evidence**"] + evidence))

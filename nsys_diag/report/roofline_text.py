@@ -200,3 +200,40 @@ def render_roofline_table(roofline_json: dict | None, *, max_rows: int = MAX_ROW
     if rl.get("hint"):
         lines.append(f"  hint: {_t(rl['hint'])}")
     return "\n".join(lines)
+
+
+def ncu_kernel_rows(view: dict) -> list[dict]:
+    """The profiled kernels of an Nsight Compute CSV read alone whose roofline is unavailable
+    (no FLOP/DRAM counters), as words: name, launches, total time, share of profiled time and
+    the counters the CSV does hold (tensor-pipe and SM-throughput % of peak; ``MISSING`` where
+    absent). [] when the roofline is available (its table lists them) or no kernels were read."""
+    if (view.get("roofline") or {}).get("available"):
+        return []
+    rows = []
+    for k in view.get("kernels") or []:
+        tc, sm = k.get("tensor_pipe_pct"), k.get("sm_throughput_pct")
+        rows.append({"kernel": str(k.get("name") or ""), "launches": fmt_count(k.get("count")),
+                     "time": fmt_ns(k.get("total_ns")), "share": fmt_share(k.get("share")),
+                     "tensor_pipe": MISSING if tc is None else fmt_pct(float(tc) / 100.0),
+                     "sm_throughput": MISSING if sm is None else fmt_pct(float(sm) / 100.0)})
+    return rows
+
+
+def render_ncu_kernels(view: dict, *, max_rows: int = MAX_ROWS) -> list[str]:
+    """Terminal lines of ``ncu_kernel_rows`` (none when there are no such rows); the roofline's
+    reason (counters missing) under the table."""
+    rows = ncu_kernel_rows(view)
+    if not rows:
+        return []
+    header = f"  {'Launch':>6} {'Time':>9} {'Share':>6} {'TC pipe':>7} {'SM thr':>6}  Kernel"
+    lines = ["Kernels (Nsight Compute)", header, "  " + "-" * (len(header) - 2)]
+    for r in rows[:max_rows]:
+        lines.append(f"  {r['launches']:>6} {r['time']:>9} {r['share']:>6} {r['tensor_pipe']:>7} "
+                     f"{r['sm_throughput']:>6}  {_t(r['kernel'])}")
+    if len(rows) > max_rows:
+        lines.append(f"  … {len(rows) - max_rows} more kernels in the JSON/HTML report")
+    lines.append("  (TC pipe: tensor-pipe activity, SM thr: SM throughput, % of peak)")
+    reason = (view.get("roofline") or {}).get("reason")
+    if reason:
+        lines.append(f"  {_t(reason)}")
+    return lines

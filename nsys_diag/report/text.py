@@ -17,7 +17,8 @@ from nsys_diag.report.evidence import (evidence_text, finding_cost, finding_savi
 
 NAME_COL = 28
 TOP_GAPS_SHOWN = 5
-RECS_SHOWN = 4
+RECS_SHOWN = 6
+"""The advice shown (the Markdown summary's MAX_FIXES); any more: '+N more' points to the report."""
 EVIDENCE_SHOWN = 5
 FINDINGS_SHOWN = 4
 
@@ -41,10 +42,20 @@ def fit_line(line: str, width: int | None) -> list[str]:
                          break_on_hyphens=False, break_long_words=False, replace_whitespace=False) or [line]
 
 
+def _gpu_name(g: dict) -> str:
+    """A GPU as the header names it: its name, else (the placeholder ``GPU <id>``) the id, that
+    the name is unknown, and the compute capability where the input gives one."""
+    name, gid = g.get("name"), g.get("id")
+    if name and name != f"GPU {gid}":
+        return _c(name, 40)
+    cc = g.get("compute_capability")
+    return f"GPU {_c(gid, 8)}: name unknown" + (f", compute capability {_c(cc, 8)}" if cc else "")
+
+
 def _header(v: dict) -> list[str]:
     t = v.get("trace", {})
     gpus = t.get("gpus") or []
-    names = sorted({_c(g.get("name") or f"GPU {g.get('id')}", 40) for g in gpus})
+    names = sorted({_gpu_name(g) for g in gpus})
     gpu_txt = f"{len(gpus)} GPU" + ("s" if len(gpus) != 1 else "") + (f" ({', '.join(names)})"
                                                                        if names else "")
     w = v.get("window") or {}
@@ -83,6 +94,8 @@ def _verdict(v: dict) -> list[str]:
     if recs:
         out.append("  Try, in order:")
         out += [f"   {i}. {_c(r)}" for i, r in enumerate(recs[:RECS_SHOWN], 1)]
+        if len(recs) > RECS_SHOWN:
+            out.append(f"   (+{len(recs) - RECS_SHOWN} more in the HTML/JSON report)")
     if vd.get("secondary"):
         out.append(f"  Also (secondary verdicts): {_c(', '.join(str(c) for c in vd['secondary']))}")
     return out
@@ -105,6 +118,8 @@ def _findings(v: dict) -> list[str]:
         if saving:
             out.append(f"      {_c(saving)}")
         out += [f"      - {_c(evidence_text(e))}" for e in (f.get("evidence") or [])[:3]]
+    if len(fired) > FINDINGS_SHOWN:
+        out.append(f"  (+{len(fired) - FINDINGS_SHOWN} more fired findings in the HTML/JSON report)")
     if rest:
         out.append(f"  {_c(rest)}")
     return out
@@ -251,6 +266,17 @@ def _roofline(v: dict) -> list[str]:
     return ["", *render_roofline_table(roof).rstrip("\n").split("\n")]
 
 
+def _ncu_kernels(v: dict) -> list[str]:
+    """An Nsight Compute CSV read alone without roofline counters: its kernels and the counters
+    it holds (none for a timeline input: its kernel table is the HTML report's)."""
+    if not kernels_only(v.get("trace") or {}):
+        return []
+    from nsys_diag.report.roofline_text import render_ncu_kernels
+
+    lines = render_ncu_kernels(v)
+    return ["", *lines] if lines else []
+
+
 def render_text(view: dict) -> str:
     """The terminal summary (ends with a newline).
 
@@ -261,5 +287,5 @@ def render_text(view: dict) -> str:
     timeline = [] if kernel_level_only else (_steps(view) + _phases(view) + _gpu(view)
                                              + _gaps(view) + _replay(view) + _processes(view))
     lines = (_header(view) + _verdict(view) + _findings(view) + timeline + _roofline(view)
-             + _quality(view))
+             + _ncu_kernels(view) + _quality(view))
     return "\n".join(lines) + "\n"

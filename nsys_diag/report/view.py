@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from nsys_diag._version import __version__
-from nsys_diag.analyses.diagnosis.pricing import savings_of, unpriced_reason, upper_bounds_of
+from nsys_diag.analyses.diagnosis.pricing import OUTCOMES, savings_of, unpriced_reason, upper_bounds_of
 from nsys_diag.analyses.steps.step_phases import per_step_phase_ms
 from nsys_diag.model.jsonsafe import jsonable
 from nsys_diag.model.vocabulary import (HINT_CAPTURE_CUDA, HINT_NCU, hint_for,
@@ -137,7 +137,7 @@ def with_savings(findings: list[dict], replay) -> list[dict]:
         return findings
     priced, bounds = savings_of(replay), upper_bounds_of(replay)
     for f in findings:
-        if not f.get("fired") or f.get("cause") == "compute":  # the no-problem outcome: no fix
+        if not f.get("fired") or f.get("cause") in OUTCOMES:  # no fix of the run to price
             continue
         cause = str(f.get("cause"))
         w = priced.get(cause)

@@ -46,9 +46,15 @@ own code after a sync can at best overlap the GPU's work, which is what deferrin
 the window/step end (``no_host_sync``) replays — an upper bound, since code that needs the
 sync's result cannot run ahead of it. Shown beside the finding ("not priced … up to"), never
 used to choose the verdict."""
-UNPRICED_WHY = {"host_cpu": "no what-if of the replay removes the host's own code"}
+UNPRICED_WHY = {"host_cpu": "no what-if of the replay removes the host's own code",
+                "startup": "start-up is one-off: its fix is a capture of the steady state, not a "
+                           "change to the run that the replay could price"}
 """Why a fired cause has no price, where a cause has its own reason (else ``UNPRICED``)."""
 UNPRICED = "no what-if of the replay changes this cause in this trace"
+OUTCOMES = frozenset(("compute", "too_little_work"))
+"""Finding causes that are outcomes, not costs: the GPU busy computing (the no-problem outcome)
+and too little GPU work to judge (the abstention). Nothing is priced or 'not priced' for them:
+there is no fix of the run to price."""
 
 
 @dataclass(frozen=True)

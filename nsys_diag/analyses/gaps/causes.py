@@ -82,7 +82,6 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, cast
 
 import numpy as np
 import pandas as pd
@@ -286,34 +285,79 @@ NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
 
 def _cpu_describer(api: pd.DataFrame):
     """``describe(gs, ge) -> str``: what CPU threads of the process were doing in CUDA during a
-    gap [gs, ge) — the longest overlapping call.
+    gap [gs, ge) — the longest overlapping call (``_cpu_overlap``'s text)."""
+    overlap = _cpu_overlap(api)
+    return lambda gs, ge: overlap(gs, ge)[1]
+
+
+def _cpu_overlap(api: pd.DataFrame):
+    """``overlap(gs, ge) -> (ns, text, calls)``: the CUDA call of the process that overlaps the
+    gap [gs, ge) longest — its overlap (ns), ``in <name> for <share> of the gap (+N other
+    calls)`` and how many calls overlap the gap.
 
     perf (bench): with calls sorted by start, a call overlapping a gap started at most the longest
     call's duration before it, so a gap looks at that slice of the 2M calls, not at all of them.
     """
     if not len(api):
-        return lambda gs, ge: NO_API_CALL
+        return lambda gs, ge: (0, NO_API_CALL, 0)
     s = api["start_ns"].to_numpy(np.int64)
     e = api["end_ns"].to_numpy(np.int64)
     longest = _longest_call_ns(s, e) if iv.is_sorted(s) else None
 
-    def describe(gs: int, ge: int) -> str:
+    def overlap(gs: int, ge: int) -> tuple[int, str, int]:
         a, b = 0, s.size
         if longest is not None:
             a = int(np.searchsorted(s, gs - longest, side="left"))  # earlier calls end by gs
             b = int(np.searchsorted(s, ge, side="left"))  # rows from b start at/after ge
         ov = np.minimum(e[a:b], ge) - np.maximum(s[a:b], gs)
         if ov.size == 0 or ov.max() <= 0:
-            return NO_API_CALL
+            return 0, NO_API_CALL, 0
         hit = np.flatnonzero(ov > 0)
         j = hit[int(np.argmax(ov[hit]))]
         name = api["name"].iloc[a + int(j)]
-        frac = ov[j] / max(ge - gs, 1)
         more = f" (+{hit.size - 1} other calls)" if hit.size > 1 else ""
-        part = f"{frac:.0%}" if frac >= 0.01 else "<1%"
-        return f"in {name} for {part} of the gap{more}"
+        return (int(ov[j]), f"in {name} for {_part(int(ov[j]), gs, ge)} of the gap{more}",
+                int(hit.size))
 
-    return describe
+    return overlap
+
+
+def _part(ns: int, gs: int, ge: int) -> str:
+    frac = ns / max(ge - gs, 1)
+    return f"{frac:.0%}" if frac >= 0.01 else "<1%"
+
+
+def _io_activity(io: EvidenceRows, gs: int, ge: int) -> tuple[int, str, int]:
+    """The OS-runtime file/network call name (``host_io`` evidence: launching threads) whose calls
+    overlap the gap [gs, ge) longest in sum: (ns, ``in <name> ×N for <share> of the gap``, the
+    I/O calls of other names in the gap); (0, '', 0) when none overlaps. The calls of one thread do not
+    overlap each other, so the sum is capped at the gap only for calls on several threads."""
+    if not io.starts.size:
+        return 0, "", 0
+    a = int(np.searchsorted(io.ends, gs, side="right")) if iv.is_sorted(io.ends) else 0
+    b = int(np.searchsorted(io.starts, ge, side="left"))
+    ov = np.minimum(io.ends[a:b], ge) - np.maximum(io.starts[a:b], gs)
+    hit = ov > 0
+    if not hit.any():
+        return 0, "", 0
+    by_label = np.bincount(io.label[a:b][hit], weights=ov[hit])
+    k = int(np.argmax(by_label))
+    ns = min(int(by_label[k]), ge - gs)
+    n = int((io.label[a:b][hit] == k).sum())
+    times = f" ×{n}" if n > 1 else ""
+    return ns, f"in {io.labels[k]}{times} for {_part(ns, gs, ge)} of the gap", int(hit.sum()) - n
+
+
+def _gap_activity(cpu, io: EvidenceRows, gs: int, ge: int) -> str:
+    """What the host was doing in a gap: the longest CUDA call (``_cpu_overlap``), unless the
+    launching threads' file/network calls of one name cover more of it (a gap the host spends
+    in 800 short ``pwrite64`` calls is named by them, not by a 10 µs launch)."""
+    api_ns, api_text, api_calls = cpu(gs, ge)
+    io_ns, io_text, io_calls = _io_activity(io, gs, ge)
+    if io_ns <= api_ns:
+        return api_text
+    others = api_calls + io_calls
+    return io_text + (f" (+{others} other calls)" if others > 0 else "")
 
 
 def _longest_call_ns(s: np.ndarray, e: np.ndarray, chunk: int = 1 << 18) -> int:
@@ -503,8 +547,9 @@ def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.Data
     top = []
     has_phases = is_available(phases)
     order = _longest_first(ge - gs, TOP_GAPS)
-    describe_cpu = _cpu_describer(api) if order.size else None
+    cpu = _cpu_overlap(api) if order.size else None
     by_id = {d.device_id: d for d in devices}
+    io_row = ROW_CAUSES.index("host_io")
     for j in order:  # ≤ 10 gaps
         cause = GAP_CAUSES[int(np.argmax(mat[j]))] if mat[j].sum() else "other"
         phase = None
@@ -514,7 +559,7 @@ def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.Data
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
         rows = gap_evidence_rows(mat[j], int(gs[j]), int(ge[j]), by_id[int(dev[j])], cpu_samples)
-        top.append(Gap(int(gs[j]), int(ge[j] - gs[j]), int(dev[j]), cause,
-                       cast(Callable[[int, int], str], describe_cpu)(int(gs[j]), int(ge[j])), phase,
+        activity = _gap_activity(cpu, by_id[int(dev[j])].rows[io_row], int(gs[j]), int(ge[j]))
+        top.append(Gap(int(gs[j]), int(ge[j] - gs[j]), int(dev[j]), cause, activity, phase,
                        tuple(rows)))
     return tuple(top)

@@ -239,14 +239,14 @@ def phase_spans(phases) -> PhaseSpans | None:
 
 def split_by_phase(rows: EvidenceRows, spans: PhaseSpans) -> EvidenceRows:
     """``rows`` cut at the phase spans: each piece inside a span is labelled ``in <phase>``, the
-    pieces outside every span keep the row's own label with ", outside every NVTX range".
+    pieces outside every span keep the row's own label with ", outside every NVTX range". No
+    spans at all (an export without NVTX ranges on the launching threads): the rows as they are —
+    "outside every range" would name ranges the capture does not have.
     Vectorised: each row meets the contiguous run of spans that overlap it (two searches)."""
     ps, pe, pnames = spans
-    if not len(rows):
+    if not len(rows) or not ps.size:
         return rows
     out_labels = tuple(lab + ", outside every NVTX range" for lab in rows.labels)
-    if not ps.size:
-        return EvidenceRows.build(rows.starts, rows.ends, rows.label, out_labels)
     rs, re_ = rows.starts, rows.ends
     lo = np.searchsorted(pe, rs, side="right")
     hi = np.searchsorted(ps, re_, side="left")

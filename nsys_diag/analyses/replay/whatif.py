@@ -22,8 +22,9 @@ the difference (issue 25, item 4; eleven of its list).
   saving is at most their overlap with the rest of the step, never more than their duration.
 * ``no_alloc_in_loop`` — memory-management calls (``cudaMalloc*``, ``cudaFree*``, pools …) take
   no time and wait for nothing.
-* ``instant_host_io`` — the OS-runtime file, socket and poll calls (``-t osrt``) inside the CPU
-  segments take no time.
+* ``instant_host_io`` — the OS-runtime file and network calls (``-t osrt``; the gap causes'
+  ``HOST_IO_RE``: read/write/open/fsync/send/recv families, not poll/select, sleeps or futex)
+  inside the CPU segments take no time.
 * ``async_pinned_copies`` — host copies from or to pageable memory, and synchronous host
   copies, run at the fastest pinned bandwidth of their direction the trace shows (copies of at
   least 1 MiB), else at the GPU's host link (``transfers.link_for_gpu``), and their calls stop

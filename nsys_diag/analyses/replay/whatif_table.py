@@ -29,7 +29,7 @@ WHAT_IFS = {
     "hidden_communication": ("collectives overlap the backward compute of the same step "
                              "(DDP-style)", "communication"),
     "no_alloc_in_loop": ("no memory allocation or free inside the step", "memory_management"),
-    "instant_host_io": ("host file, socket and poll calls (OS runtime) take no time", "host_io"),
+    "instant_host_io": ("host file and network calls (OS runtime) take no time", "host_io"),
     "instant_host_communication": ("the host's time in communication calls (MPI, NCCL NVTX "
                                    "ranges) takes no time", "communication"),
     "no_overhead_phases": ("the overhead phases' host time (logging, checkpoints) takes no time",
