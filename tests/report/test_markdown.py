@@ -133,3 +133,23 @@ def test_end_to_end_worked_example(tmp_path):
     assert md.startswith("### nsys-diag: Input bound")
     assert "| data\\_loading | data | 420 ms | 52% |" in md
     assert len(md.splitlines()) < 60
+
+
+def test_the_idle_line_sums_the_causes_it_does_not_name():
+    """Six causes: the four largest by name, the other two as one entry, so the line adds up to
+    the idle total it states."""
+    v = input_bound_view()
+    md = render_markdown(v)
+    line = next(ln for ln in md.splitlines() if ln.startswith("**GPU idle**"))
+    assert "2 smaller causes 157 ms" in line  # launch 96 + transfer 61
+    named = re.findall(r"(\d[\d,.]*) (ms|s) \(", line)
+    total = sum(float(x.replace(",", "")) * (1000 if u == "s" else 1) for x, u in named)
+    assert total == pytest.approx(sum(v["gaps"]["by_cause"].values()), rel=0.01)
+
+
+def test_advice_left_out_is_counted():
+    v = input_bound_view()
+    v["verdict"]["recommendations"] = [f"Fix number {i}." for i in range(1, 9)]
+    md = render_markdown(v)
+    assert "6. Fix number 6." in md and "Fix number 7." not in md
+    assert "_(+2 more in the HTML report)_" in md
