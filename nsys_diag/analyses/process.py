@@ -314,6 +314,9 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
     window_ms = window.duration_ns / 1e6
     outside = outside_window(bundle, gpid, has_kernels, window)
     pageable = _pageable_rates(transfers, steps_ok, steps.mean_ms if steps_ok else None, window_ms)
+    # the file's load warnings lower confidence as the process's own items do (the report
+    # shows both beside the verdict)
+    warnings, no_steps_warnings = dq.warning_counts((*quality, *dq.from_load_warnings(bundle.warnings)))
     return VerdictInputs(
         has_kernels=bool(has_kernels),
         window_ms=window.duration_ns / 1e6,
@@ -336,10 +339,7 @@ def verdict_inputs(bundle, *, gpid: int | None = None, steps, phases, util, gaps
         kernel_level_only=(bundle.meta.format == "ncu-csv"),
         comm_exposed_share=comm_share, comm_hidden_share=comm_hidden,
         memory_peak_share=mem_peak,
-        # the file's load warnings lower confidence as the process's own items do (the report
-        # shows both beside the verdict)
-        data_warnings=sum(1 for q in (*quality, *dq.from_load_warnings(bundle.warnings))
-                          if q.severity == "warning"),
+        data_warnings=warnings, no_steps_warnings=no_steps_warnings,
         capture_hints=(() if has_kernels else (WIDEN_WINDOW_HINT,) if outside is not None
                        else tuple(dq.capture_hints(bundle))),
         window_selection_empty=outside is not None,

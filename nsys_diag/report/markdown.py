@@ -286,11 +286,11 @@ def render_markdown(view: dict) -> str:
     recs = [r for r in vd["recommendations"] if r]
     fixes = recs[:MAX_FIXES]
     if fixes:
-        more = ([f"_(+{len(recs) - MAX_FIXES} more in the HTML report)_"]
-                if len(recs) > MAX_FIXES else [])
+        left_out = ([f"_(+{len(recs) - MAX_FIXES} more in the HTML report)_"]
+                    if len(recs) > MAX_FIXES else [])
         blocks.append((1, ["**What to try, in order**"]
                        + [f"{i}. {md_text(r, line_start=True)}" for i, r in enumerate(fixes, 1)]
-                       + more))
+                       + left_out))
     evidence = _evidence(v)
     if evidence:
         blocks.append((4, ["**Evidence**"] + evidence))

@@ -32,6 +32,17 @@ INFO_LOAD_CODES = frozenset({"noise_lines", "converted_report", "ncu_noise_lines
                              "ncu_decimal_mark_assumed", "no_gpu_info", "gpu_metric_units",
                              "ncu_na_values", "gpu_named", "not_streamed", "not_in_format"})
 """Loader warnings that do not affect conclusions (shown as info)."""
+NO_STEPS_CODES = frozenset({"no_nvtx", "no_steps"})
+"""Warnings that there are no steps (no NVTX ranges, no step found). A diagnosis takes them into
+its confidence once, through the no-steps cap (``verdict._confidence``: a verdict on the whole
+window is at most ``medium``), not again as data warnings; an abstention counts them as any other
+warning."""
+
+
+def warning_counts(items) -> tuple[int, int]:
+    """(warnings, of them the ``NO_STEPS_CODES`` ones) among ``items`` (``QualityItem``)."""
+    warnings = [q for q in items if q.severity == "warning"]
+    return len(warnings), sum(1 for q in warnings if q.code in NO_STEPS_CODES)
 
 CAPTURE_BASE = NSYS_CAPTURE_COMMAND
 

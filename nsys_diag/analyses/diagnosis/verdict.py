@@ -422,7 +422,8 @@ def _saves(x: VerdictInputs, f: Finding) -> float:
 def _confidence(x: VerdictInputs, th: Thresholds, conf: str, chosen: Finding) -> str:
     if chosen.code == "insufficient_data":  # abstaining: only the data-quality warnings lower it
         return _lower(conf) if x.data_warnings else conf
-    if x.data_warnings and conf != "low":
+    # the warnings that there are no steps count once, as the no-steps cap below
+    if x.data_warnings - x.no_steps_warnings > 0 and conf != "low":
         conf = _lower(conf)
     few = x.steps_source is None or (x.analysed_steps is not None
                                     and x.analysed_steps < th.min_steps_for_high_confidence)

@@ -39,6 +39,7 @@ class VerdictInputs:
     scaling: tuple = ()  # (gpus, step ms, efficiency, exposed ms, basis) of scaling[] beyond 1 GPU
     memory_peak_share: float | None = None
     data_warnings: int = 0
+    no_steps_warnings: int = 0  # of them, those that there are no steps (the no-steps cap's)
     capture_hints: tuple = ()
     missing: tuple = ()  # human list of what was not captured (for insufficient_data)
     launch_calls_without_kernels: int | None = None  # API launches, no kernel rows (blind)

@@ -229,6 +229,17 @@ def test_data_quality_warnings_lower_confidence():
     assert (hi.confidence, lo.confidence) == ("high", "medium")
 
 
+def test_no_steps_warnings_count_once_through_the_no_steps_cap():
+    """A whole-window diagnosis (no NVTX, no steps) of a leading cause (medium): the "no steps"
+    warnings cap it at medium; they do not lower it a second time. Any other warning does."""
+    kw = dict(utilization=0.05, gap_share={"host_cpu": 0.5, "sync": 0.3}, steps_source=None, step_ms=None,
+              analysed_steps=None, phase_share={}, phase_ms={})
+    capped = diagnose(_x(**kw, data_warnings=2, no_steps_warnings=2), TH)
+    assert capped.code == "overhead_bound" and capped.confidence == "medium"
+    lowered = diagnose(_x(**kw, data_warnings=3, no_steps_warnings=2), TH)
+    assert lowered.confidence == "low"
+
+
 def test_thresholds_are_read_from_the_thresholds_object():
     x = _x(utilization=0.6, gap_share={"input": 0.2})
     assert diagnose(x, TH).code != "input_bound"
