@@ -227,7 +227,7 @@ def _replay(view: dict) -> list[str]:
     waits = waits_on_text(view)
     if not waits:
         return []
-    out = [f"**What the step waits on** (causal replay, {md_text(fidelity_text(view), 80)}): "
+    out = [f"**What the step waits on** (causal replay, {md_text(fidelity_text(view), 160)}): "
            f"{md_text(waits, 320)}"]
     pace = pace_note(view)
     if pace:

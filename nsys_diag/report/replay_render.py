@@ -167,7 +167,22 @@ def fidelity_text(view: dict) -> str:
     f = r.get("fidelity") or {}
     err = finite(f.get("error_pct"))
     return (f"replayed {fmt_ms(f.get('replayed_ms'))} vs {fmt_ms(f.get('measured_ms'))} measured"
-            + (f" ({err:+.1f}%)" if err is not None else ""))
+            + (f" ({err:+.1f}%)" if err is not None else "") + _replayed_what(view, f))
+
+
+def _replayed_what(view: dict, f: dict) -> str:
+    """What the fidelity figures are of: ``, the mean of 3 replayed steps`` (not the analysed
+    mean step the what-ifs are priced on), or — a window replay that covers only the start of the
+    analysed window (its operation budget) — ``, the first 6.8 s of the 6.96 s window``."""
+    steps = [s for s in f.get("steps") or [] if isinstance(s, dict)]
+    if f.get("basis") == "steps":
+        n = len(steps)
+        return f", the mean of {n} replayed step{'s' if n != 1 else ''}" if n else ""
+    measured = finite(f.get("measured_ms"))
+    window = finite((view.get("window") or {}).get("duration_ms"))
+    if measured is not None and window is not None and window > measured * 1.005:
+        return f", the first {fmt_ms(measured)} of the {fmt_ms(window)} window"
+    return ""
 
 
 def capture_hints(view: dict) -> list[str]:

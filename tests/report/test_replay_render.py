@@ -130,3 +130,19 @@ def test_a_window_priced_projection_is_labelled_as_the_window(tmp_path):
                            generated_at="t")
     assert projection(stepped)["per"] == "step"
     assert "Projected step if fixed" in render_text(stepped)
+
+
+def test_the_fidelity_says_what_its_figures_are_of():
+    """The replayed steps' mean (not the analysed mean step the what-ifs are priced on), or the
+    part of the window a budgeted window replay covers."""
+    from nsys_diag.report.replay_render import fidelity_text
+
+    steps = {"available": True, "fidelity": {
+        "basis": "steps", "measured_ms": 252.0, "replayed_ms": 252.0, "error_pct": 0.0,
+        "steps": [{"index": 0}, {"index": 1}, {"index": 3}]}}
+    assert fidelity_text({"replay": steps}).endswith(", the mean of 3 replayed steps")
+    part = {"available": True, "fidelity": {"basis": "window", "measured_ms": 6800.0,
+                                            "replayed_ms": 6800.0, "error_pct": 0.0, "steps": []}}
+    text = fidelity_text({"replay": part, "window": {"duration_ms": 6960.0}})
+    assert text.endswith(", the first 6.8 s of the 6.96 s window")
+    assert fidelity_text({"replay": part, "window": {"duration_ms": 6800.0}}).endswith("(+0.0%)")

@@ -98,6 +98,9 @@ LARGER_BATCH = re.compile(r"larger (?:per-GPU )?batch|batch size|raise the batch
 """Advice that asks for a larger batch: never offered beside an input-bound verdict (the GPU
 already waits for its input; a larger batch makes each wait longer)."""
 
+PARTIAL_REPLAY_SHARE = 0.005
+"""A replay without steps that covers less of the analysed window than 1 − this (its operation
+budget for a large export: ``app/replay.op_budget``) says which part its saving is of."""
 NOT_COMPETING = ("compute", "startup", "too_little_work")
 """Causes that never win by cost: compute is the no-problem outcome, start-up and too little work
 are abstain rules applied before the costs."""
@@ -528,8 +531,10 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     priced = any(e.metric == "replay.saves_share" for e in f.evidence)  # its numbers are rows
     if s is not None and s.prices and priced:
         step = s.saves_ms + s.step_ms_after
-        of = "mean step" if s.per == "step" else "window (no steps)"
-        return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of the "
-                f"{_ms(step)} ms {of} ({_pct(s.saves_share)}; {s.change}); GPU "
-                f"utilization {_pct(x.utilization)}.")
+        of = f"the {_ms(step)} ms " + ("mean step" if s.per == "step" else "window (no steps)")
+        if s.per == "window" and x.window_ms > step * (1 + PARTIAL_REPLAY_SHARE):
+            of = (f"the first {_ms(step)} ms of the {_ms(x.window_ms)} ms window, the part the "
+                  "replay covers (no steps)")
+        return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of {of} "
+                f"({_pct(s.saves_share)}; {s.change}); GPU utilization {_pct(x.utilization)}.")
     return f"{f.headline}; GPU utilization {_pct(x.utilization)}."

@@ -375,6 +375,19 @@ def test_largest_saving_wins_over_largest_cost():
     assert v.secondary == ("input_bound",)
 
 
+def test_a_window_replay_of_part_of_the_window_says_which_part_its_saving_is_of():
+    """No steps: the replay prices the window it replayed (the first 6,000 ms of 8,000 ms, its
+    operation budget); the headline says so rather than calling 6,000 ms 'the window'."""
+    part = dataclasses.replace(_save("no_host_sync", 1500.0, step=6000.0), basis="window")
+    kw = dict(utilization=0.3, gap_share={"sync": 0.4}, steps_source=None, step_ms=None,
+              analysed_steps=None)
+    v = diagnose(_x(**kw, window_ms=8000.0, savings=_priced(sync=part)), TH)
+    assert ("saves 1,500 ms of the first 6,000 ms of the 8,000 ms window, the part the replay "
+            "covers (no steps)") in v.headline
+    whole = diagnose(_x(**kw, window_ms=6010.0, savings=_priced(sync=part)), TH)
+    assert "saves 1,500 ms of the 6,000 ms window (no steps)" in whole.headline
+
+
 def test_a_saving_below_the_bar_falls_to_the_gpu_side_order():
     small = _priced(input=_save("overlapped_input", 50.0))  # 6% of the step
     mem = dict(metrics={"dram_bandwidth": 0.85}, has_counters=True, underfilled_share=0.7,
