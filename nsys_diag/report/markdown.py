@@ -186,13 +186,8 @@ def _roofline_table(v: dict) -> list[str]:
     basis = "timeline" if rl.get("time_basis") == "timeline" else "ncu"
     gpu = f" — {md_text(gpu_label(rl), 60)}" if rl.get("gpu") or rl.get("peaks_source") else ""
     out = [f"**Roofline (Nsight Compute{gpu})** · time: {basis}",
-           "| kernel | time | FLOP/B | FLOP/s | DRAM B/s | bound | SOL % |",
-           "|---|---:|---:|---:|---:|---|---:|"]
-    for r in rows[:MAX_ROOFLINE_ROWS]:
-        out.append(f"| {md_text(r['kernel'], NAME_LEN)} | {r['time']} | {r['ai']} | {r['flops']} | "
-                   f"{r['bytes']} | {r['bound']} | {r['sol']} |")
-    if len(rows) > MAX_ROOFLINE_ROWS:
-        out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) | | | | | | |")
+           *_kernel_table(("time", "FLOP/B", "FLOP/s", "DRAM B/s", "bound", "SOL %"),
+                          rows, ("time", "ai", "flops", "bytes", "bound", "sol"), left=("bound",))]
     # a blank line first: a text line right under a table would read as one more table row
     out += ["", f"_Peaks from {md_text(peaks_source_text(rl), 260)}_"]
     pairs = fallback_pairings(rl)
@@ -204,6 +199,22 @@ def _roofline_table(v: dict) -> list[str]:
     return out
 
 
+def _kernel_table(columns: tuple[str, ...], rows: list[dict], keys: tuple[str, ...],
+                  left: tuple[str, ...] = ()) -> list[str]:
+    """A Markdown table of kernel rows: the kernel name (escaped, cut to ``NAME_LEN``), then
+    ``columns`` read from ``keys`` (display strings, right-aligned unless in ``left``); at most
+    ``MAX_ROOFLINE_ROWS`` rows, the rest counted in a last row."""
+    align = "".join("---|" if c in left else "---:|" for c in columns)
+    out = ["| kernel | " + " | ".join(columns) + " |", "|---|" + align]
+    for r in rows[:MAX_ROOFLINE_ROWS]:
+        out.append(f"| {md_text(r['kernel'], NAME_LEN)} | " + " | ".join(str(r[k]) for k in keys)
+                   + " |")
+    if len(rows) > MAX_ROOFLINE_ROWS:
+        out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) |"
+                   + " |" * len(columns))
+    return out
+
+
 def _ncu_kernel_table(v: dict) -> list[str]:
     """An Nsight Compute CSV read alone without roofline counters: its kernels with the counters
     it holds (tensor pipe, SM throughput); [] otherwise (the roofline table lists them)."""
@@ -211,13 +222,8 @@ def _ncu_kernel_table(v: dict) -> list[str]:
     if not rows:
         return []
     out = ["**Kernels (Nsight Compute)**",
-           "| kernel | launches | time | share | tensor pipe | SM throughput |",
-           "|---|---:|---:|---:|---:|---:|"]
-    for r in rows[:MAX_ROOFLINE_ROWS]:
-        out.append(f"| {md_text(r['kernel'], NAME_LEN)} | {r['launches']} | {r['time']} | "
-                   f"{r['share']} | {r['tensor_pipe']} | {r['sm_throughput']} |")
-    if len(rows) > MAX_ROOFLINE_ROWS:
-        out.append(f"| … {len(rows) - MAX_ROOFLINE_ROWS} more kernels (see the HTML report) | | | | | |")
+           *_kernel_table(("launches", "time", "share", "tensor pipe", "SM throughput"), rows,
+                          ("launches", "time", "share", "tensor_pipe", "sm_throughput"))]
     return out + ["", "_Tensor pipe and SM throughput: % of peak (ncu counters); no roofline: the "
                       "CSV has no FLOP or DRAM-byte counters._"]
 
