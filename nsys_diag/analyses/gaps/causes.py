@@ -327,14 +327,16 @@ def _part(ns: int, gs: int, ge: int) -> str:
     return f"{frac:.0%}" if frac >= 0.01 else "<1%"
 
 
-def _io_activity(io: EvidenceRows, gs: int, ge: int) -> tuple[int, str, int]:
+def _io_activity(io: EvidenceRows, gs: int, ge: int, longest: int) -> tuple[int, str, int]:
     """The OS-runtime file/network call name (``host_io`` evidence: launching threads) whose calls
     overlap the gap [gs, ge) longest in sum: (ns, ``in <name> ×N for <share> of the gap``, the
     I/O calls of other names in the gap); (0, '', 0) when none overlaps. The calls of one thread do not
-    overlap each other, so the sum is capped at the gap only for calls on several threads."""
+    overlap each other, so the sum is capped at the gap only for calls on several threads.
+    ``longest``: the longest call (ns): rows are sorted by start, so only those from ``gs −
+    longest`` on can overlap the gap (perf: a slice, not every row, per gap)."""
     if not io.starts.size:
         return 0, "", 0
-    a = int(np.searchsorted(io.ends, gs, side="right")) if iv.is_sorted(io.ends) else 0
+    a = int(np.searchsorted(io.starts, gs - longest, side="left"))
     b = int(np.searchsorted(io.starts, ge, side="left"))
     ov = np.minimum(io.ends[a:b], ge) - np.maximum(io.starts[a:b], gs)
     hit = ov > 0
@@ -348,12 +350,18 @@ def _io_activity(io: EvidenceRows, gs: int, ge: int) -> tuple[int, str, int]:
     return ns, f"in {io.labels[k]}{times} for {_part(ns, gs, ge)} of the gap", int(hit.sum()) - n
 
 
-def _gap_activity(cpu, io: EvidenceRows, gs: int, ge: int) -> str:
+def _with_longest(rows: EvidenceRows) -> tuple[EvidenceRows, int]:
+    """``rows`` with their longest row (ns; 0 when empty), for ``_io_activity``'s slice."""
+    return rows, (_longest_call_ns(rows.starts, rows.ends) if rows.starts.size else 0)
+
+
+def _gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int) -> str:
     """What the host was doing in a gap: the longest CUDA call (``_cpu_overlap``), unless the
     launching threads' file/network calls of one name cover more of it (a gap the host spends
     in 800 short ``pwrite64`` calls is named by them, not by a 10 µs launch)."""
     api_ns, api_text, api_calls = cpu(gs, ge)
-    io_ns, io_text, io_calls = _io_activity(io, gs, ge)
+    rows, longest = io
+    io_ns, io_text, io_calls = _io_activity(rows, gs, ge, longest)
     if io_ns <= api_ns:
         return api_text
     others = api_calls + io_calls
@@ -550,6 +558,7 @@ def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.Data
     cpu = _cpu_overlap(api) if order.size else None
     by_id = {d.device_id: d for d in devices}
     io_row = ROW_CAUSES.index("host_io")
+    io = {d: _with_longest(by_id[d].rows[io_row]) for d in by_id} if order.size else {}
     for j in order:  # ≤ 10 gaps
         cause = GAP_CAUSES[int(np.argmax(mat[j]))] if mat[j].sum() else "other"
         phase = None
@@ -559,7 +568,7 @@ def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.Data
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
         rows = gap_evidence_rows(mat[j], int(gs[j]), int(ge[j]), by_id[int(dev[j])], cpu_samples)
-        activity = _gap_activity(cpu, by_id[int(dev[j])].rows[io_row], int(gs[j]), int(ge[j]))
+        activity = _gap_activity(cpu, io[int(dev[j])], int(gs[j]), int(ge[j]))
         top.append(Gap(int(gs[j]), int(ge[j] - gs[j]), int(dev[j]), cause, activity, phase,
                        tuple(rows)))
     return tuple(top)
