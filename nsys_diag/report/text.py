@@ -42,20 +42,25 @@ def fit_line(line: str, width: int | None) -> list[str]:
                          break_on_hyphens=False, break_long_words=False, replace_whitespace=False) or [line]
 
 
-def _gpu_name(g: dict) -> str:
-    """A GPU as the header names it: its name, else (the placeholder ``GPU <id>``) the id, that
-    the name is unknown, and the compute capability where the input gives one."""
-    name, gid = g.get("name"), g.get("id")
-    if name and name != f"GPU {gid}":
-        return _c(name, 40)
-    cc = g.get("compute_capability")
-    return f"GPU {_c(gid, 8)}: name unknown" + (f", compute capability {_c(cc, 8)}" if cc else "")
+def _gpu_names(gpus: list[dict]) -> list[str]:
+    """The GPUs as the header names them: the distinct names; the GPUs whose name the input does
+    not give (the ``GPU <id>`` placeholder) as one entry, ``name unknown`` (``names unknown`` for
+    several), with their compute capability where the input gives one."""
+    known = sorted({_c(g["name"], 40) for g in gpus
+                    if g.get("name") and g["name"] != f"GPU {g.get('id')}"})
+    unknown = [g for g in gpus if not g.get("name") or g["name"] == f"GPU {g.get('id')}"]
+    if unknown:
+        caps = sorted({_c(g["compute_capability"], 8) for g in unknown
+                       if g.get("compute_capability")})
+        word = "names unknown" if len(unknown) > 1 else "name unknown"
+        known.append(word + (f", compute capability {', '.join(caps)}" if caps else ""))
+    return known
 
 
 def _header(v: dict) -> list[str]:
     t = v.get("trace", {})
     gpus = t.get("gpus") or []
-    names = sorted({_gpu_name(g) for g in gpus})
+    names = _gpu_names(gpus)
     gpu_txt = f"{len(gpus)} GPU" + ("s" if len(gpus) != 1 else "") + (f" ({', '.join(names)})"
                                                                        if names else "")
     w = v.get("window") or {}

@@ -53,3 +53,13 @@ def test_rows_only_without_a_roofline():
     assert rows == [{"kernel": "k", "launches": "3", "time": "3 µs", "share": "100%",
                      "tensor_pipe": "—", "sm_throughput": "40.0%"}]
     assert ncu_kernel_rows({"roofline": {"available": True}, "kernels": kernels}) == []
+
+
+def test_gpus_without_names_are_one_entry_and_named_ones_stay():
+    from nsys_diag.report.text import _gpu_names
+
+    unnamed = [{"id": 0, "name": "GPU 0"}, {"id": 1, "name": "GPU 1"}]
+    assert _gpu_names(unnamed) == ["names unknown"]
+    mixed = [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}, {"id": 1, "name": "",
+                                                         "compute_capability": "9.0"}]
+    assert _gpu_names(mixed) == ["NVIDIA H100 80GB HBM3", "name unknown, compute capability 9.0"]
