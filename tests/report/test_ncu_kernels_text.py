@@ -63,3 +63,4 @@ def test_gpus_without_names_are_one_entry_and_named_ones_stay():
     mixed = [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}, {"id": 1, "name": "",
                                                          "compute_capability": "9.0"}]
     assert _gpu_names(mixed) == ["NVIDIA H100 80GB HBM3", "name unknown, compute capability 9.0"]
+

@@ -191,3 +191,21 @@ def test_real_trace_views_validate(name):
     v = analyze_path(str(shared_trace(f"nsys/{name}.sqlite")), generated_at=GEN)
     _assert_valid(v)
     to_json(v)  # no NaN anywhere
+
+
+def test_an_export_without_nvtx_warns_once_that_steps_cannot_be_found(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from nsys_diag.cli import main
+    from nsys_diag.synth import programs
+
+    """'no NVTX ranges' and 'no steps found: no NVTX ranges' say the same: the view keeps the
+    first (the confidence counts it once either way)."""
+    db = programs.write_case("host_writes", tmp_path / "h.sqlite")
+    js = tmp_path / "h.json"
+    res = CliRunner().invoke(main, ["analyze", str(db), "--no-html", "--json", str(js)])
+    assert res.exit_code == 0, res.output
+    codes = [q["code"] for q in json.loads(js.read_text())["data_quality"]]
+    assert "no_nvtx" in codes and "no_steps" not in codes
