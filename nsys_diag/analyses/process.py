@@ -437,7 +437,8 @@ def finish_process(bundle: TraceBundle, gpid: int, devices: tuple[int, ...], win
     """The ``ProcessAnalysis`` of process ``gpid`` from its analyses' ``results``
     (``PROCESS_RESULTS``): throughput, verdict inputs and verdict, MFU and scaling. The same
     ending for the in-memory run (``suite.analyze_process``) and the streamed one."""
-    r = {**results, "quality": list(results["quality"]) + dq.memory_quality(results["memory"])}
+    r = {**results, "quality": dq.without_repeats(results["quality"], bundle.warnings)
+         + dq.memory_quality(results["memory"])}
     pid, pname = process_identity(bundle, gpid)
     gpu_fill = process_gpu_fill(bundle.launch_shapes, bundle.gpus, bundle.sm_limits, gpid,
                                 devices, trace_format=bundle.meta.format,

@@ -96,15 +96,11 @@ def _kernels_block(kres) -> dict:
 
 
 def _quality(suite, head) -> list[dict]:
-    """The file's and the headline process's data-quality items, each once; ``no_steps`` left
-    out when the file has no NVTX ranges at all (``no_nvtx`` already says steps cannot be
-    found — one warning, not two that say the same)."""
+    """The file's and the headline process's data-quality items, each once."""
     items, seen = [], set()
-    every = list(suite.data_quality) + list(head.data_quality)
-    no_nvtx = any(q.code == "no_nvtx" for q in every)
-    for q in every:
+    for q in list(suite.data_quality) + list(head.data_quality):
         key = (q.code, q.message)
-        if key in seen or (no_nvtx and q.code == "no_steps"):
+        if key in seen:
             continue
         seen.add(key)
         items.append(q.to_json())

@@ -39,6 +39,15 @@ window is at most ``medium``), not again as data warnings; an abstention counts 
 warning."""
 
 
+def without_repeats(items, load_warnings) -> list[QualityItem]:
+    """A process's ``items`` without ``no_steps`` when the file's load warnings already say it
+    holds no NVTX ranges at all (``no_nvtx``: steps cannot be found — one warning, not two that
+    say the same)."""
+    if any(w.code == "no_nvtx" for w in load_warnings):
+        return [q for q in items if q.code != "no_steps"]
+    return list(items)
+
+
 def warning_counts(items) -> tuple[int, int]:
     """(warnings, of them the ``NO_STEPS_CODES`` ones) among ``items`` (``QualityItem``)."""
     warnings = [q for q in items if q.severity == "warning"]
