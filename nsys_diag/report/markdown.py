@@ -218,7 +218,7 @@ def _kernel_table(columns: tuple[str, ...], rows: list[dict], keys: tuple[str, .
 def _ncu_kernel_table(v: dict) -> list[str]:
     """An Nsight Compute CSV read alone without roofline counters: its kernels with the counters
     it holds (tensor pipe, SM throughput); [] otherwise (the roofline table lists them)."""
-    rows = ncu_kernel_rows(v) if kernels_only(v.get("trace") or {}) else []
+    rows = ncu_kernel_rows(v)
     if not rows:
         return []
     out = ["**Kernels (Nsight Compute)**",

@@ -5,6 +5,7 @@ renderers; pure, on the view dict.
 """
 from __future__ import annotations
 
+from nsys_diag.analyses.diagnosis.pricing import covers_part_of
 from nsys_diag.model.jsonsafe import finite
 from nsys_diag.model.vocabulary import CRITICAL_PATH_KIND_LABELS
 from nsys_diag.report.formatting import fmt_ms, fmt_pct
@@ -180,7 +181,7 @@ def _replayed_what(view: dict, f: dict) -> str:
         return f", the mean of {n} replayed step{'s' if n != 1 else ''}" if n else ""
     measured = finite(f.get("measured_ms"))
     window = finite((view.get("window") or {}).get("duration_ms"))
-    if measured is not None and window is not None and window > measured * 1.005:
+    if covers_part_of(window, measured):
         return f", the first {fmt_ms(measured)} of the {fmt_ms(window)} window"
     return ""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ns, fmt_number, fmt_pct,
                                          fmt_rate, fmt_ratio, fmt_share)
 from nsys_diag.model.text import terminal_line
+from nsys_diag.report.render_common import kernels_only
 
 _BOUND_LABEL = {"memory": "memory", "compute": "compute", "latency": "latency",
                 "under_occupied": "under-occupied", "balanced": "balanced", "unknown": "unknown"}
@@ -206,8 +207,9 @@ def ncu_kernel_rows(view: dict) -> list[dict]:
     """The profiled kernels of an Nsight Compute CSV read alone whose roofline is unavailable
     (no FLOP/DRAM counters), as words: name, launches, total time, share of profiled time and
     the counters the CSV does hold (tensor-pipe and SM-throughput % of peak; ``MISSING`` where
-    absent). [] when the roofline is available (its table lists them) or no kernels were read."""
-    if (view.get("roofline") or {}).get("available"):
+    absent). [] for a timeline input (its kernel table is the HTML report's), when the roofline
+    is available (its table lists them) or when no kernels were read."""
+    if not kernels_only(view.get("trace") or {}) or (view.get("roofline") or {}).get("available"):
         return []
     rows = []
     for k in view.get("kernels") or []:

@@ -273,9 +273,7 @@ def _roofline(v: dict) -> list[str]:
 
 def _ncu_kernels(v: dict) -> list[str]:
     """An Nsight Compute CSV read alone without roofline counters: its kernels and the counters
-    it holds (none for a timeline input: its kernel table is the HTML report's)."""
-    if not kernels_only(v.get("trace") or {}):
-        return []
+    it holds (``roofline_text.ncu_kernel_rows``: none otherwise)."""
     from nsys_diag.report.roofline_text import render_ncu_kernels
 
     lines = render_ncu_kernels(v)

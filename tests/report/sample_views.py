@@ -488,3 +488,11 @@ ALL_VIEWS = {
     "sparse": sparse_view,
     "hostile": hostile_view,
 }
+
+
+def input_bound_with_advice(n: int) -> dict:
+    """``input_bound_view`` whose verdict recommends ``n`` numbered fixes ("Fix number 1." …):
+    for the caps on the advice the summaries show."""
+    view = input_bound_view()
+    view["verdict"]["recommendations"] = [f"Fix number {i}." for i in range(1, n + 1)]
+    return view

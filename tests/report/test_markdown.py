@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from sample_views import ALL_VIEWS, GENERATED_AT, HOSTILE_KERNEL, hostile_view, input_bound_view, large_view
+from sample_views import (ALL_VIEWS, GENERATED_AT, HOSTILE_KERNEL, hostile_view, input_bound_view,
+                          input_bound_with_advice, large_view)
 
 from nsys_diag.report.markdown import MAX_LINES, md_text, render_markdown
 
@@ -148,8 +149,6 @@ def test_the_idle_line_sums_the_causes_it_does_not_name():
 
 
 def test_advice_left_out_is_counted():
-    v = input_bound_view()
-    v["verdict"]["recommendations"] = [f"Fix number {i}." for i in range(1, 9)]
-    md = render_markdown(v)
+    md = render_markdown(input_bound_with_advice(8))
     assert "6. Fix number 6." in md and "Fix number 7." not in md
     assert "_(+2 more in the HTML report)_" in md

@@ -46,13 +46,17 @@ def test_the_header_does_not_present_the_placeholder_as_a_name(ncu_outputs):
     assert f"compute capability {gpu['compute_capability']}" in text.splitlines()[0]
 
 
-def test_rows_only_without_a_roofline():
+def test_rows_only_for_an_ncu_csv_without_a_roofline():
     kernels = [{"name": "k", "count": 3, "total_ns": 3_000, "share": 1.0,
                 "tensor_pipe_pct": None, "sm_throughput_pct": 40.0}]
-    rows = ncu_kernel_rows({"roofline": {"available": False}, "kernels": kernels})
+    ncu = {"format": "ncu-csv"}
+    rows = ncu_kernel_rows({"trace": ncu, "roofline": {"available": False}, "kernels": kernels})
     assert rows == [{"kernel": "k", "launches": "3", "time": "3 µs", "share": "100%",
                      "tensor_pipe": "—", "sm_throughput": "40.0%"}]
-    assert ncu_kernel_rows({"roofline": {"available": True}, "kernels": kernels}) == []
+    assert ncu_kernel_rows({"trace": ncu, "roofline": {"available": True}, "kernels": kernels}) == []
+    timeline = {"format": "nsys-sqlite"}
+    assert ncu_kernel_rows({"trace": timeline, "roofline": {"available": False},
+                            "kernels": kernels}) == []
 
 
 def test_gpus_without_names_are_one_entry_and_named_ones_stay():

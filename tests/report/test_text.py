@@ -136,12 +136,8 @@ def test_the_replay_line_states_the_priced_change_whole(tmp_path):
 
 
 def test_six_recommendations_are_shown_and_the_rest_counted():
-    from sample_views import input_bound_view
+    from sample_views import input_bound_with_advice
 
-    from nsys_diag.report.text import render_text
-
-    v = input_bound_view()
-    v["verdict"]["recommendations"] = [f"Fix number {i}." for i in range(1, 9)]
-    out = render_text(v)
+    out = render_text(input_bound_with_advice(8))
     assert "   6. Fix number 6." in out and "Fix number 7." not in out
     assert "(+2 more in the HTML/JSON report)" in out

@@ -51,6 +51,18 @@ UNPRICED_WHY = {"host_cpu": "no what-if of the replay removes the host's own cod
                            "change to the run that the replay could price"}
 """Why a fired cause has no price, where a cause has its own reason (else ``UNPRICED``)."""
 UNPRICED = "no what-if of the replay changes this cause in this trace"
+PARTIAL_REPLAY_SHARE = 0.005
+"""A replay without steps that covers less of the analysed window than 1 − this (its operation
+budget for a large export: ``app/replay.op_budget``) says which part its figures are of."""
+
+
+def covers_part_of(window_ms: float | None, replayed_ms: float | None) -> bool:
+    """A window replay of ``replayed_ms`` covers only the start of the ``window_ms`` analysed
+    window (``PARTIAL_REPLAY_SHARE``); False when either is unknown."""
+    return (window_ms is not None and replayed_ms is not None
+            and window_ms > replayed_ms * (1 + PARTIAL_REPLAY_SHARE))
+
+
 OUTCOMES = frozenset(("compute", "too_little_work"))
 """Finding causes that are outcomes, not costs: the GPU busy computing (the no-problem outcome)
 and too little GPU work to judge (the abstention). Nothing is priced or 'not priced' for them:

@@ -79,7 +79,7 @@ from nsys_diag.analyses.diagnosis.findings import (
 from nsys_diag.analyses.diagnosis.findings import ms_text as _ms
 from nsys_diag.analyses.diagnosis.advice import (Rule, advice_flavour, build_findings, with_advice,
                                                  worded)
-from nsys_diag.analyses.diagnosis.pricing import (Saving, as_not_limiting, made_of_words,
+from nsys_diag.analyses.diagnosis.pricing import (Saving, as_not_limiting, covers_part_of, made_of_words,
                                                   not_limiting, per_of, top_savings_words,
                                                   unpriced_reason)
 from nsys_diag.model.thresholds import Thresholds
@@ -98,9 +98,6 @@ LARGER_BATCH = re.compile(r"larger (?:per-GPU )?batch|batch size|raise the batch
 """Advice that asks for a larger batch: never offered beside an input-bound verdict (the GPU
 already waits for its input; a larger batch makes each wait longer)."""
 
-PARTIAL_REPLAY_SHARE = 0.005
-"""A replay without steps that covers less of the analysed window than 1 − this (its operation
-budget for a large export: ``app/replay.op_budget``) says which part its saving is of."""
 NOT_COMPETING = ("compute", "startup", "too_little_work")
 """Causes that never win by cost: compute is the no-problem outcome, start-up and too little work
 are abstain rules applied before the costs."""
@@ -532,7 +529,7 @@ def _headline(f: Finding, x: VerdictInputs) -> str:
     if s is not None and s.prices and priced:
         step = s.saves_ms + s.step_ms_after
         of = f"the {_ms(step)} ms " + ("mean step" if s.per == "step" else "window (no steps)")
-        if s.per == "window" and x.window_ms > step * (1 + PARTIAL_REPLAY_SHARE):
+        if s.per == "window" and covers_part_of(x.window_ms, step):
             of = (f"the first {_ms(step)} ms of the {_ms(x.window_ms)} ms window, the part the "
                   "replay covers (no steps)")
         return (f"{f.headline}; the replay: fixing it saves {_ms(s.saves_ms)} ms of {of} "

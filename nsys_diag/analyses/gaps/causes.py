@@ -283,13 +283,6 @@ class GapsResult:
 NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
 
 
-def _cpu_describer(api: pd.DataFrame):
-    """``describe(gs, ge) -> str``: what CPU threads of the process were doing in CUDA during a
-    gap [gs, ge) — the longest overlapping call (``_cpu_overlap``'s text)."""
-    overlap = _cpu_overlap(api)
-    return lambda gs, ge: overlap(gs, ge)[1]
-
-
 def _cpu_overlap(api: pd.DataFrame):
     """``overlap(gs, ge) -> (ns, text, calls)``: the CUDA call of the process that overlaps the
     gap [gs, ge) longest — its overlap (ns), ``in <name> for <share> of the gap (+N other
