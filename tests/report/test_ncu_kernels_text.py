@@ -19,7 +19,7 @@ def ncu_outputs(tmp_path_factory):
     csv = programs.write_case("ncu_raw_no_flops", d / "k.csv")
     md, js = d / "k.md", d / "k.json"
     res = CliRunner().invoke(main, ["analyze", str(csv), "--no-html", "--md", str(md),
-                                    "--json", str(js)], env={"SOURCE_DATE_EPOCH": "0"})
+                                    "--json", str(js)], env={"SOURCE_DATE_EPOCH": "0", "COLUMNS": "250"})
     assert res.exit_code == 0, res.output
     return res.output, md.read_text(), json.loads(js.read_text())
 

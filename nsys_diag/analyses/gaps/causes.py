@@ -18,7 +18,8 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
     1. ``startup`` — before the process's first kernel (its first kernel over the whole export,
        not just the window) while no copy or memset of the process runs on that device (a copy
        before the first kernel is the program's own work — an input upload, a model's weights —
-       and goes to ``transfer``), or inside one-off initialisation: module/library loading and JIT
+       and goes to ``transfer``; so does a launching thread's file or network call, which goes to
+       ``host_io``, as the replay prices it), or inside one-off initialisation: module/library loading and JIT
        linking (``cuModuleLoad*``, ``cuLibraryLoad*``, ``cuLink*``), context creation
        (``cuCtxCreate*``, ``cuDevicePrimaryCtxRetain``, ``cuInit``, ``cudaSetDevice``; the
        ``cudaFree(0)``-style first runtime call precedes the first kernel), handle creation
@@ -92,7 +93,7 @@ from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, gap_evidence_rows,
                                            other_phase_ns, other_top_frames)
 from nsys_diag.analyses.gaps.evidence import (GapEvidence, cut_at, gap_evidence, phase_spans,
-                                             split_by_phase, startup_without_copies)
+                                             split_by_phase, startup_without_own_work)
 from nsys_diag.analyses.gaps.evidence import launched_late as _launched_late
 from nsys_diag.analyses.gaps.rows import LAUNCH_API_RE, SYNC_API_RE, EvidenceRows
 from nsys_diag.analyses.gaps.rows import name_mask as _name_mask
@@ -461,8 +462,9 @@ def device_causes(ev: GapEvidence, host: dict[str, EvidenceRows]
     devices, mats = [], []
     for d, gs, ge, launch in ev.devices:  # handful of devices
         plain, uvm = ev.copies[d]
-        copy_cover = iv.union_merged(*plain.cover, *uvm.cover)
-        own = {"startup": startup_without_copies(host["startup"], copy_cover)}
+        own_work = iv.union_merged(*iv.union_merged(*plain.cover, *uvm.cover),
+                                   *host["host_io"].cover)
+        own = {"startup": startup_without_own_work(host["startup"], own_work)}
         rows = tuple(plain if c == "transfer" else uvm if c == "unified_memory"
                      else own.get(c, host[c]) for c in ROW_CAUSES)
         unions: list = []

@@ -49,19 +49,21 @@ def startup_rows(first_kernel: int | None, window_start_ns: int, api: pd.DataFra
     return EvidenceRows.concat(*parts)
 
 
-def startup_without_copies(rows: EvidenceRows, copy_cover: tuple[np.ndarray, np.ndarray]
-                           ) -> EvidenceRows:
-    """Start-up rows of one device with the program's own GPU work taken out of "before the first
-    kernel": while a copy or memset runs on the device (``copy_cover``, merged), the GPU is doing
-    the program's work (a benchmark's input upload, a model's weights), not starting up — that
-    time goes to the later causes (``transfer``). One-off initialisation rows are kept whole."""
-    if not len(rows) or not copy_cover[0].size or BEFORE_FIRST_KERNEL not in rows.labels:
+def startup_without_own_work(rows: EvidenceRows, own_work: tuple[np.ndarray, np.ndarray]
+                             ) -> EvidenceRows:
+    """Start-up rows of one device with the program's own work taken out of "before the first
+    kernel": while a copy or memset runs on the device, or a launching thread is in a file or
+    network call (``own_work``: both covers, merged), the program is doing its work (a benchmark's
+    input upload, a model's weights, reading its input files), not starting up — that time goes
+    to the later causes (``transfer``, ``host_io``: what the replay prices as copies and host
+    I/O). One-off initialisation rows are kept whole."""
+    if not len(rows) or not own_work[0].size or BEFORE_FIRST_KERNEL not in rows.labels:
         return rows
     code = rows.labels.index(BEFORE_FIRST_KERNEL)
     own = rows.label == code
     if not own.any():
         return rows
-    ps, pe = iv.subtract_merged(*iv.merge_intervals(rows.starts[own], rows.ends[own]), *copy_cover)
+    ps, pe = iv.subtract_merged(*iv.merge_intervals(rows.starts[own], rows.ends[own]), *own_work)
     rest = EvidenceRows.build(rows.starts[~own], rows.ends[~own], rows.label[~own], rows.labels)
     return EvidenceRows.concat(EvidenceRows.build(ps, pe, np.full(ps.size, code, np.int64),
                                                   rows.labels), rest)

@@ -65,14 +65,14 @@ def test_labelled_rows_strip_op_ids_and_find_the_best_overlap():
 def test_startup_before_the_first_kernel_leaves_out_the_programs_copies():
     import numpy as np
 
-    from nsys_diag.analyses.gaps.evidence import BEFORE_FIRST_KERNEL, startup_without_copies
+    from nsys_diag.analyses.gaps.evidence import BEFORE_FIRST_KERNEL, startup_without_own_work
     from nsys_diag.analyses.gaps.rows import EvidenceRows
 
     rows = EvidenceRows.build(np.array([0, 10]), np.array([100, 20]), np.array([0, 1]),
                               (BEFORE_FIRST_KERNEL, "cuInit"))
-    out = startup_without_copies(rows, (np.array([30, 60]), np.array([50, 200])))
+    out = startup_without_own_work(rows, (np.array([30, 60]), np.array([50, 200])))
     pieces = sorted((int(s), int(e), out.labels[int(c)])
                     for s, e, c in zip(out.starts, out.ends, out.label))
     assert pieces == [(0, 30, BEFORE_FIRST_KERNEL), (10, 20, "cuInit"),
                       (50, 60, BEFORE_FIRST_KERNEL)]
-    assert startup_without_copies(rows, (np.zeros(0, np.int64), np.zeros(0, np.int64))) is rows
+    assert startup_without_own_work(rows, (np.zeros(0, np.int64), np.zeros(0, np.int64))) is rows
