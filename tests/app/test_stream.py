@@ -396,3 +396,27 @@ def test_replans_while_a_chunk_is_read_ahead_keep_the_answers(monkeypatch, name)
     streamed = _view(path, memory_budget="1G")
     assert seen["replans_ahead"] >= 1 and streamed["trace"]["chunks"]["count"] >= 4
     assert_same(whole, _without_chunks(streamed))
+
+
+@pytest.mark.parametrize("name", ["overhead_bound.sqlite", "multi_gpu.sqlite"])
+def test_chunks_without_nvtx_ranges_label_host_time_as_in_memory(name, tmp_path):
+    """One NVTX range left, at the end of the export (no steps: the whole GPU span analysed):
+    the chunks before it overlap no range, yet their host time is labelled "outside every NVTX
+    range" as the in-memory run labels it — each chunk is analysed against the process's NVTX
+    ranges from the skeleton (``engine.driver``), not only those overlapping it."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / name
+    shutil.copy(SAMPLES / name, path)
+    con = sqlite3.connect(path)
+    (keep,) = con.execute("SELECT rowid FROM NVTX_EVENTS WHERE end IS NOT NULL "
+                          "ORDER BY start DESC LIMIT 1").fetchone()
+    con.execute("DELETE FROM NVTX_EVENTS WHERE rowid != ?", (keep,))
+    con.commit()
+    con.close()
+    whole = _view(path, memory_budget="none")
+    assert "outside every NVTX range" in whole["gaps"]["by_cause_detail"]["host_cpu"]
+    streamed = _view(path, chunk_rows=400)
+    assert streamed["trace"]["chunks"]["count"] > 4
+    assert_same(whole, _without_chunks(streamed))
