@@ -38,6 +38,7 @@ from nsys_diag.analyses.diagnosis.pricing import made_of, savings_of, unavailabl
 from nsys_diag.analyses.diagnosis.verdict import Verdict, VerdictInputs, diagnose
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.analyses.roofline.results import ROOFLINE_SPEC  # the section spec only
+from nsys_diag.model.vocabulary import gpu_placeholder
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -128,21 +129,24 @@ class AnalysisSuite:
 
 # ------------------------------------------------------------------------------------ helpers
 def _gpu_list(bundle: TraceBundle) -> list[dict]:
-    """trace.gpus: the GPUs table plus any device id seen in GPU work but absent from it."""
+    """trace.gpus: the GPUs table plus any device id seen in GPU work but absent from it. A GPU
+    the input does not name is ``GPU <id>`` (``gpu_placeholder``) with ``name_known`` false."""
     g = bundle.gpus
     rows = {}
     for r in g.to_dict("records"):  # one row per GPU
         cc = f"{r['cc_major']}.{r['cc_minor']}" if r["cc_major"] >= 0 else None
         bw = r["memory_bandwidth_bytes_per_s"]
         rows[int(r["device_id"])] = {
-            "id": int(r["device_id"]), "name": str(r["name"]) or f"GPU {int(r['device_id'])}",
+            "id": int(r["device_id"]), "name": str(r["name"]) or gpu_placeholder(int(r["device_id"])),
+            "name_known": bool(str(r["name"])),
             "sm_count": int(r["sm_count"]) if r["sm_count"] >= 0 else None,
             "memory_bytes": int(r["total_memory_bytes"]) if r["total_memory_bytes"] >= 0 else None,
             "memory_bandwidth_bytes_per_s": float(bw) if bw == bw else None,
             "compute_capability": cc}
     for d in device_ids(bundle.kernels, bundle.memcpy, bundle.memset):
         if d not in rows:
-            rows[d] = {"id": d, "name": f"GPU {d}", "sm_count": None, "memory_bytes": None,
+            rows[d] = {"id": d, "name": gpu_placeholder(d), "name_known": False,
+                       "sm_count": None, "memory_bytes": None,
                        "memory_bandwidth_bytes_per_s": None, "compute_capability": None}
     return [rows[k] for k in sorted(rows)]
 

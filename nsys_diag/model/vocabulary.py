@@ -88,6 +88,13 @@ GAP_CAUSE_LABELS = tuple((c.name, c.label)
 GAP_CAUSE_BY_NAME = {c.name: c for c in GAP_CAUSE_TABLE}
 """Each gap cause's row of ``GAP_CAUSE_TABLE`` by its name."""
 
+
+def gpu_placeholder(device_id: int) -> str:
+    """The name a GPU gets when the input does not name it (``trace.gpus[].name``; its
+    ``name_known`` is false): ``GPU <id>``."""
+    return f"GPU {int(device_id)}"
+
+
 # ---------------------------------------------------------------------------- verdict codes
 VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
                  "overhead_bound", "launch_bound", "communication_bound", "insufficient_data",

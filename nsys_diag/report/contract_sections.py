@@ -47,8 +47,11 @@ ROW_SPECS: dict[str, Node] = {"transfer_kind": TRANSFER_KIND, "gpu_device": GPU_
 
 TRACE = Obj({
     "path": "str", "format": "str", "nsys_version": "str?", "schema_version": "str?",
-    "gpus": List(Obj({"id": "int", "name": "str", "sm_count": "int?", "memory_bytes": "int?",
-                      "memory_bandwidth_bytes_per_s": "num?", "compute_capability": "str?"})),
+    "gpus": List(Obj({"id": "int", "name": "str", "name_known": "bool", "sm_count": "int?",
+                      "memory_bytes": "int?", "memory_bandwidth_bytes_per_s": "num?",
+                      "compute_capability": "str?"},
+                     doc="name_known: false when the input does not name the GPU (its name is "
+                         "then the placeholder 'GPU <id>')")),
     "processes": List(Obj({"pid": "int", "name": "str"})),
     "capture_span_ns": "int", "session_start_utc_ns": "int?",
     "tables": Map("int", doc="rows per table of the export"),

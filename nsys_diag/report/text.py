@@ -44,11 +44,11 @@ def fit_line(line: str, width: int | None) -> list[str]:
 
 def _gpu_names(gpus: list[dict]) -> list[str]:
     """The GPUs as the header names them: the distinct names; the GPUs whose name the input does
-    not give (the ``GPU <id>`` placeholder) as one entry, ``name unknown`` (``names unknown`` for
-    several), with their compute capability where the input gives one."""
-    known = sorted({_c(g["name"], 40) for g in gpus
-                    if g.get("name") and g["name"] != f"GPU {g.get('id')}"})
-    unknown = [g for g in gpus if not g.get("name") or g["name"] == f"GPU {g.get('id')}"]
+    not give (``name_known`` false: the name is a placeholder) as one entry, ``name unknown``
+    (``names unknown`` for several), with their compute capability where the input gives one."""
+    named = [bool(g.get("name")) and g.get("name_known", True) for g in gpus]
+    known = sorted({_c(g["name"], 40) for g, ok in zip(gpus, named) if ok})
+    unknown = [g for g, ok in zip(gpus, named) if not ok]
     if unknown:
         caps = sorted({_c(g["compute_capability"], 8) for g in unknown
                        if g.get("compute_capability")})

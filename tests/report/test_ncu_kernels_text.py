@@ -41,6 +41,7 @@ def test_every_profiled_kernel_is_listed_in_markdown_and_terminal(ncu_outputs):
 def test_the_header_does_not_present_the_placeholder_as_a_name(ncu_outputs):
     text, _, doc = ncu_outputs
     gpu = doc["trace"]["gpus"][0]
+    assert gpu["name_known"] is False
     assert "(GPU 0)" not in text.splitlines()[0]
     assert "name unknown" in text.splitlines()[0]
     assert f"compute capability {gpu['compute_capability']}" in text.splitlines()[0]
@@ -62,8 +63,11 @@ def test_rows_only_for_an_ncu_csv_without_a_roofline():
 def test_gpus_without_names_are_one_entry_and_named_ones_stay():
     from nsys_diag.report.text import _gpu_names
 
-    unnamed = [{"id": 0, "name": "GPU 0"}, {"id": 1, "name": "GPU 1"}]
+    unnamed = [{"id": 0, "name": "GPU 0", "name_known": False},
+               {"id": 1, "name": "GPU 1", "name_known": False}]
     assert _gpu_names(unnamed) == ["names unknown"]
+    # the flag decides, not the text: an input may name a GPU anything
+    assert _gpu_names([{"id": 0, "name": "GPU 0", "name_known": True}]) == ["GPU 0"]
     mixed = [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}, {"id": 1, "name": "",
                                                          "compute_capability": "9.0"}]
     assert _gpu_names(mixed) == ["NVIDIA H100 80GB HBM3", "name unknown, compute capability 9.0"]

@@ -98,7 +98,7 @@ from nsys_diag.analyses.gaps.evidence import launched_late as _launched_late
 from nsys_diag.analyses.gaps.rows import LAUNCH_API_RE, SYNC_API_RE, EvidenceRows
 from nsys_diag.analyses.gaps.rows import name_mask as _name_mask
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSES
+from nsys_diag.model.vocabulary import GAP_CAUSES, gpu_placeholder
 
 __all__ = ["LAUNCH_API_RE", "SYNC_API_RE", "GapEvidence", "GapIntervals", "gap_evidence", "analyze_gaps",
            "analyze_utilization", "_launched_late", "_name_mask"]
@@ -174,7 +174,7 @@ def analyze_utilization(busy: dict[int, DeviceBusy], window: Window,
     rows = []
     for d, b in sorted(busy.items()):  # handful of devices
         # perf (bench): copy-only = copy − copy∩compute, no complement of 2M kernel intervals
-        rows.append(DeviceUtilization(d, names.get(d, f"GPU {d}"), window.duration_ns,
+        rows.append(DeviceUtilization(d, names.get(d, gpu_placeholder(d)), window.duration_ns,
                                       b.compute_ns, b.copy_ns, b.busy_ns, b.copy_only_ns))
     return UtilizationResult(window.duration_ns, tuple(rows))
 

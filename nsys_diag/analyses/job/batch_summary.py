@@ -105,9 +105,10 @@ def _kernel_families(view: dict, per_step_div: int | None) -> tuple[list[dict], 
 
 
 def _gpu_models(trace: dict) -> list[str]:
-    """Distinct GPU model names of the trace (``trace.gpus[].name``), sorted."""
+    """Distinct GPU model names of the trace (``trace.gpus[].name``), sorted; GPUs the input
+    does not name (``name_known`` false: a ``GPU <id>`` placeholder) are no model."""
     return sorted({str(g.get("name"))[:200] for g in trace.get("gpus") or []
-                   if isinstance(g, dict) and g.get("name")})
+                   if isinstance(g, dict) and g.get("name") and g.get("name_known", True)})
 
 
 def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
