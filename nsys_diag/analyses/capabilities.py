@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import process_rows, unique_ints
+from nsys_diag.analyses.timeline.arrays import process_rows, unique_ints
 from nsys_diag.analyses.base import is_available
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions

@@ -26,7 +26,7 @@ import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.timeline.spacing import Spacing, median_spacing, spacing_of
-from nsys_diag.analyses.arrays import all_equal, contiguous_run
+from nsys_diag.analyses.timeline.arrays import all_equal, contiguous_run
 from nsys_diag.model.jsonsafe import fnum
 from nsys_diag.analyses.base import Unavailable, is_available
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare

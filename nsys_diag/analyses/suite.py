@@ -25,7 +25,7 @@ import pandas as pd
 # the analyses the suite runs: importing them registers their declarations
 from nsys_diag.analyses import communication, gpu_metrics, memory, transfers  # noqa: F401
 from nsys_diag.analyses.diagnosis import data_quality as dq
-from nsys_diag.analyses.arrays import all_equal, process_rows
+from nsys_diag.analyses.timeline.arrays import all_equal, process_rows
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.capabilities import analysed_process_ids
 from nsys_diag.analyses.engine.declaration import WholeProcess, whole_declarations
@@ -43,7 +43,7 @@ from nsys_diag.analyses.selection import (check_selected_steps, check_step_range
 from nsys_diag.analyses.steps import nvtx_ranges, phases_spans  # noqa: F401
 from nsys_diag.analyses.timeline import lanes  # noqa: F401
 from nsys_diag.analyses.steps.detection import StepsResult, analyze_steps
-from nsys_diag.analyses.taskgraph import Task, run_tasks
+from nsys_diag.analyses.engine.taskgraph import Task, run_tasks
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
 from nsys_diag.model.thresholds import Thresholds
@@ -60,7 +60,7 @@ PARALLEL_MIN_ROWS = 200_000
 GPU-metric and Tensor Core analyses run on two worker threads while this thread does the busy
 intervals, phases, lanes and the small analyses (perf, bench: numpy and pandas release the GIL
 in their array loops; same results: ``_process_tasks`` is a task graph,
-``analyses/taskgraph.py``). The NVTX ranges read no other result and are the longest task
+``analyses/engine/taskgraph.py``). The NVTX ranges read no other result and are the longest task
 (~0.3 s CPU at 2M kernels): they start first, beside the kernel table, instead of running last
 on this thread while the workers idle."""
 

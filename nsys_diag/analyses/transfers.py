@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import exact_sum
+from nsys_diag.analyses.timeline.arrays import exact_sum
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.engine.declaration import Declaration, declare
 from nsys_diag.analyses.engine.context import over_one_span

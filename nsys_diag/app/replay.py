@@ -37,7 +37,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import process_rows
+from nsys_diag.analyses.timeline.arrays import process_rows
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.process import diagnose_with_replay, scaling_with_replay
 from nsys_diag.analyses.replay import (MAX_STEPS, NO_REPLAY_ENV, analyze_replay,

@@ -35,7 +35,7 @@ from nsys_diag.analyses.gaps.causes import GapsResult
 from nsys_diag.analyses.process import AnalysisSuite, ProcessAnalysis
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.steps.phases import PhasesResult
-from nsys_diag.analyses.arrays import process_rows
+from nsys_diag.analyses.timeline.arrays import process_rows
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.vocabulary import GAP_CAUSES
 

@@ -10,7 +10,7 @@ import pytest
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.gaps.causes import _launched_late
 from nsys_diag.analyses.gpu_metrics import canonical_samples
-from nsys_diag.analyses.arrays import take_rows
+from nsys_diag.analyses.timeline.arrays import take_rows
 
 
 def _slow_merge(s, e):

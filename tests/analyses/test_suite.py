@@ -183,7 +183,7 @@ def test_suite_result_is_not_frozen_but_results_are():
 
 
 def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
-    """The per-process analyses form a task graph (analyses/taskgraph.py): every dependency is
+    """The per-process analyses form a task graph (analyses/engine/taskgraph.py): every dependency is
     declared and the pooled (worker-thread) tasks are the kernel table, NVTX ranges, gap evidence,
     gaps, GPU metrics and Tensor Core levels — the same split whatever order the tasks are listed
     in."""
@@ -192,7 +192,7 @@ def test_process_analyses_are_a_valid_task_graph_with_the_heavy_work_pooled():
     from nsys_diag.analyses import suite as S
     from nsys_diag.analyses.timeline.busy import choose_window
     from nsys_diag.analyses.steps.detection import analyze_steps
-    from nsys_diag.analyses.taskgraph import run_tasks, topological_order
+    from nsys_diag.analyses.engine.taskgraph import run_tasks, topological_order
     from nsys_diag.model.thresholds import Thresholds
 
     bundle = _two_process_bundle()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from nsys_diag.analyses.arrays import take_rows
+from nsys_diag.analyses.timeline.arrays import take_rows
 from nsys_diag.analyses.base import Unavailable
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, WholeProcess
 from nsys_diag.analyses.engine.globals import ProcessGlobals

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
-from nsys_diag.analyses.arrays import take_rows
+from nsys_diag.analyses.timeline.arrays import take_rows
 
 FIRST_LO = int(np.iinfo(np.int64).min)
 """``lo`` of the first chunk: it owns every row that starts before the second chunk."""

@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol, cast
 
 import numpy as np
 
-from nsys_diag.analyses.arrays import process_rows, take_rows
+from nsys_diag.analyses.timeline.arrays import process_rows, take_rows
 from nsys_diag.analyses.timeline.busy import device_ids, gpu_activity_span
 from nsys_diag.analyses.engine.context import chunk_inputs
 from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, safe_cut

@@ -35,7 +35,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import take_rows
+from nsys_diag.analyses.timeline.arrays import take_rows
 from nsys_diag.analyses.engine.context import ChunkInputs
 from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI
 from nsys_diag.analyses.gaps.rows import NON_BLOCKING_SYNC_RE, ApiNames, name_mask

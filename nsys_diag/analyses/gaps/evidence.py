@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
-from nsys_diag.analyses.arrays import all_equal
+from nsys_diag.analyses.timeline.arrays import all_equal
 from nsys_diag.analyses.gaps.rows import (ATEN_RE, COMM_DOMAINS, COMM_NAME_RE, EMPTY, HOST_IO_RE,
                                          INIT_RANGE_RE, NON_BLOCKING_SYNC_RE, ApiNames,
                                          EvidenceRows, fixed, labelled, name_mask)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from nsys_diag.analyses.arrays import take_rows, unique_ints
+from nsys_diag.analyses.timeline.arrays import take_rows, unique_ints
 from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, declare
 from nsys_diag.model.jsonsafe import fnum, ratio
 from nsys_diag.analyses.kernels.catalog import CATEGORIES, catalogue

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
-from nsys_diag.analyses.arrays import all_equal
+from nsys_diag.analyses.timeline.arrays import all_equal
 from nsys_diag.analyses.gpu_metrics import CANONICAL_KEYS, metric_key_index
 
 RESOLVE_PERIODS = 2

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
-from nsys_diag.analyses.arrays import all_equal, unique_ints
+from nsys_diag.analyses.timeline.arrays import all_equal, unique_ints
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.engine.declaration import Declaration, declare
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nsys_diag.analyses.arrays import process_rows
+from nsys_diag.analyses.timeline.arrays import process_rows
 from nsys_diag.analyses.timeline.busy import choose_window, device_busy, device_ids
 from nsys_diag.analyses.capabilities import analysed_process_ids
 from nsys_diag.analyses.engine.context import ChunkInputs, chunk_inputs

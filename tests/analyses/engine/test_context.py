@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nsys_diag.analyses.arrays import process_rows
+from nsys_diag.analyses.timeline.arrays import process_rows
 from nsys_diag.analyses.engine.context import whole_span
 from nsys_diag.analyses.engine.cuts import FIRST_LO, LAST_HI, chunk_frames
 from nsys_diag.analyses.engine.declaration import WholeProcess

@@ -1,11 +1,11 @@
-"""Small numpy helpers of the 2M-row hot paths (``analyses/arrays.py``)."""
+"""Small numpy helpers of the 2M-row hot paths (``analyses/timeline/arrays.py``)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from nsys_diag.analyses.arrays import all_equal, contiguous_run, exact_sum, unique_ints
+from nsys_diag.analyses.timeline.arrays import all_equal, contiguous_run, exact_sum, unique_ints
 
 
 def test_all_equal():
@@ -51,7 +51,7 @@ def test_contiguous_run_on_random_masks_matches_the_index_array(seed):
 @pytest.mark.parametrize("mask", [[True, True, False], [False, True, True, False],
                                   [True, False, True], [False, False, False], [True, True, True]])
 def test_take_rows_is_loc_and_reset_index(mask):
-    from nsys_diag.analyses.arrays import take_rows
+    from nsys_diag.analyses.timeline.arrays import take_rows
 
     df = pd.DataFrame({"a": np.arange(len(mask)), "b": list("xyzw")[:len(mask)]})
     m = np.array(mask, bool)

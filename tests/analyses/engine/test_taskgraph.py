@@ -1,4 +1,4 @@
-"""The suite's task graph (``analyses/taskgraph.py``): dependency order, not queue order."""
+"""The suite's task graph (``analyses/engine/taskgraph.py``): dependency order, not queue order."""
 from __future__ import annotations
 
 import random
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from nsys_diag.analyses.taskgraph import Task, TaskGraphError, run_tasks, topological_order
+from nsys_diag.analyses.engine.taskgraph import Task, TaskGraphError, run_tasks, topological_order
 
 
 def _graph(log: list | None = None) -> list[Task]:
