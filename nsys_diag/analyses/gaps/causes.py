@@ -92,7 +92,8 @@ from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, gap_evidence_rows,
                                            other_phase_ns, other_top_frames)
-from nsys_diag.analyses.gaps.evidence import (GapEvidence, cut_at, gap_evidence, phase_spans,
+from nsys_diag.analyses.gaps.evidence import (GapEvidence, LaunchingRanges, cut_at, gap_evidence,
+                                             phase_spans,
                                              split_by_phase, startup_without_own_work)
 from nsys_diag.analyses.gaps.evidence import launched_late as _launched_late
 from nsys_diag.analyses.gaps.rows import LAUNCH_API_RE, SYNC_API_RE, EvidenceRows
@@ -349,13 +350,45 @@ def _with_longest(rows: EvidenceRows) -> tuple[EvidenceRows, int]:
     return rows, (_longest_call_ns(rows.starts, rows.ends) if rows.starts.size else 0)
 
 
-def _gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int) -> str:
+def _range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[int, str]:
+    """The innermost nested NVTX range of the launching threads (``LaunchingRanges``) that covers
+    at least half of the gap [gs, ge): (its overlap in ns, ``in <range> (NVTX) for <share> of the
+    gap``); (0, '') when none does. A range is named only inside the step phase that covers the
+    gap (the table's phase column names the phase; the ranges around it say less)."""
+    if not ranges.starts.size:
+        return 0, ""
+    a = int(np.searchsorted(ranges.starts, gs - ranges.longest_ns, side="left"))
+    b = int(np.searchsorted(ranges.starts, ge, side="left"))
+    rs, re_ = ranges.starts[a:b], ranges.ends[a:b]
+    ov = np.minimum(re_, ge) - np.maximum(rs, gs)
+    ok = 2 * ov >= ge - gs
+    if is_available(phases) and phases.inst_starts_ns.size and ok.any():
+        ps, pe = phases.inst_starts_ns, phases.inst_ends_ns
+        covering = 2 * (np.minimum(pe, ge) - np.maximum(ps, gs)) >= ge - gs
+        if covering.any():  # only ranges nested in the phase instance: shorter than it
+            ok &= (re_ - rs) < int((pe - ps)[covering].min())
+    if not ok.any():
+        return 0, ""
+    hit = np.flatnonzero(ok)
+    j = int(hit[np.argmin((re_ - rs)[hit])])  # the first of equal lengths
+    return int(ov[j]), f"in {ranges.text(a + j)} (NVTX) for {_part(int(ov[j]), gs, ge)} of the gap"
+
+
+def _gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,
+                  nvtx: tuple[int, str] = (0, "")) -> str:
     """What the host was doing in a gap: the longest CUDA call (``_cpu_overlap``), unless the
     launching threads' file/network calls of one name cover more of it (a gap the host spends
-    in 800 short ``pwrite64`` calls is named by them, not by a 10 µs launch)."""
+    in 800 short ``pwrite64`` calls is named by them, not by a 10 µs launch). When neither
+    covers half of the gap, the innermost NVTX range that covers more (``_range_activity``,
+    ``nvtx``) names it: a gap spent compiling, in no CUDA call, is named by its range."""
     api_ns, api_text, api_calls = cpu(gs, ge)
     rows, longest = io
     io_ns, io_text, io_calls = _io_activity(rows, gs, ge, longest)
+    call_ns, call_text = (api_ns, api_text) if io_ns <= api_ns else (io_ns, io_text)
+    range_ns, range_text = nvtx
+    if 2 * call_ns < ge - gs and range_ns > call_ns:
+        calls = api_calls + io_calls
+        return range_text + (f" (+{calls} calls)" if calls > 1 else " (+1 call)" if calls else "")
     if io_ns <= api_ns:
         return api_text
     others = api_calls + io_calls
@@ -510,7 +543,7 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
                               samples_available=samples_ok, osrt_available=ev.osrt_available,
                               host_io_min_ns=th.host_io_min_call_ns, other_phases=in_phase)
               if by_cause[c] > 0 else None for c in GAP_CAUSES}
-    top = top_gaps(gs, ge, dev, mat, devices, phases, api, cpu_samples)
+    top = top_gaps(gs, ge, dev, mat, devices, phases, api, cpu_samples, ev.ranges)
     return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),
                       total_ns=float(dur.sum()) / n_dev, by_cause_ns=by_cause,
                       histogram=gap_histogram(dur), top=top, per_device=tuple(per_device),
@@ -545,8 +578,11 @@ def gap_histogram(dur: np.ndarray) -> tuple:
 
 
 def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.DataFrame,
-              cpu_samples: pd.DataFrame | None) -> tuple[Gap, ...]:
-    """The ``TOP_GAPS`` longest gaps with their cause, phase, CPU activity and evidence."""
+             cpu_samples: pd.DataFrame | None,
+             ranges: LaunchingRanges | None = None) -> tuple[Gap, ...]:
+    """The ``TOP_GAPS`` longest gaps with their cause, phase, CPU activity and evidence
+    (``ranges``: the launching threads' NVTX ranges, ``GapEvidence.ranges``)."""
+    ranges = ranges if ranges is not None else LaunchingRanges.none()
     top = []
     has_phases = is_available(phases)
     order = _longest_first(ge - gs, TOP_GAPS)
@@ -563,7 +599,8 @@ def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.Data
             if ov[k] > 0:
                 phase = phases.rows[int(phases.inst_row[k])].name
         rows = gap_evidence_rows(mat[j], int(gs[j]), int(ge[j]), by_id[int(dev[j])], cpu_samples)
-        activity = _gap_activity(cpu, io[int(dev[j])], int(gs[j]), int(ge[j]))
+        activity = _gap_activity(cpu, io[int(dev[j])], int(gs[j]), int(ge[j]),
+                                 _range_activity(ranges, int(gs[j]), int(ge[j]), phases))
         top.append(Gap(int(gs[j]), int(ge[j] - gs[j]), int(dev[j]), cause, activity, phase,
                        tuple(rows)))
     return tuple(top)

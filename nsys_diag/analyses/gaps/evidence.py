@@ -227,6 +227,55 @@ def outer_nvtx_spans(nvtx: pd.DataFrame | None, threads: np.ndarray) -> PhaseSpa
     return s[top], e[top], tuple(named[str(t)] for t in texts[top])
 
 
+@dataclass(frozen=True)
+class LaunchingRanges:
+    """The NVTX ranges (any domain) of the threads that enqueue GPU work that lie inside another
+    such range (the outermost ones are steps or the program's top-level loop: ``outer_nvtx_spans``
+    names host time by them), sorted by start (ns), with their texts and the longest range's
+    duration (``longest_ns``: a gap at ``gs`` meets only the ranges that start from
+    ``gs − longest_ns`` on). Texts as codes into ``names`` (perf: an export with a million
+    ``emit_nvtx`` op ranges builds no string per range); ``text(i)`` is range i's, normalised
+    (``, seq = N`` / ``, op_id = N`` stripped)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    codes: np.ndarray
+    names: tuple[str, ...]
+    longest_ns: int = 0
+
+    @staticmethod
+    def none() -> "LaunchingRanges":
+        return LaunchingRanges(EMPTY, EMPTY, EMPTY, ())
+
+    def text(self, i: int) -> str:
+        return normalize_name(self.names[int(self.codes[i])])
+
+    @staticmethod
+    def of(nvtx: pd.DataFrame | None, threads: np.ndarray) -> "LaunchingRanges":
+        """The closed ranges of ``threads`` in ``nvtx`` (the process's NVTX rows)."""
+        if nvtx is None or not len(nvtx) or not threads.size:
+            return LaunchingRanges.none()
+        s, e = nvtx["start_ns"].to_numpy(np.int64), nvtx["end_ns"].to_numpy(np.int64)
+        keep = np.isin(nvtx["global_tid"].to_numpy(np.int64), threads) & (e > s)
+        if "closed" in nvtx:
+            keep &= nvtx["closed"].to_numpy(bool)
+        if not keep.any():
+            return LaunchingRanges.none()
+        idx = np.flatnonzero(keep)
+        idx = idx[np.lexsort((-e[idx], s[idx]))]
+        inner = np.zeros(idx.size, bool)
+        inner[1:] = s[idx][1:] < np.maximum.accumulate(e[idx])[:-1]  # inside an earlier range
+        idx = idx[inner]
+        if not idx.size:
+            return LaunchingRanges.none()
+        text = nvtx["text"]
+        cat = text.array if isinstance(text.dtype, pd.CategoricalDtype) else \
+            pd.Categorical(text.astype(str))
+        return LaunchingRanges(s[idx], e[idx], np.asarray(cat.codes, np.int64)[idx],
+                               tuple(str(c) for c in cat.categories),
+                               int((e[idx] - s[idx]).max()))
+
+
 def phase_spans(phases) -> PhaseSpans | None:
     """The step phases' instances (``PhasesResult``) as ``PhaseSpans``, named by their canonical
     phase (their own name when it maps to none); None without phases."""
@@ -337,6 +386,8 @@ class GapEvidence:
     """launch: the kernel/graph launch calls that overlap a gap longer than ``launch_gap_max_ns``."""
     osrt_available: bool = False
     nvtx_spans: PhaseSpans = (EMPTY, EMPTY, ())  # host_cpu's phases when there are no step phases
+    ranges: "LaunchingRanges" = field(default_factory=lambda: LaunchingRanges.none())
+    """Every NVTX range of the launching threads: what the top-gap table's "CPU was" may name."""
 
 
 def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.DataFrame,
@@ -368,7 +419,8 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
         host_io=host_io_rows(osrt, api, th.host_io_min_call_ns, names),
         first_kernel_ns=first,
         osrt_available=osrt is not None and len(osrt) > 0,
-        nvtx_spans=outer_nvtx_spans(nvtx, enqueuing_threads(api, names)))
+        nvtx_spans=outer_nvtx_spans(nvtx, threads := enqueuing_threads(api, names)),
+        ranges=LaunchingRanges.of(nvtx, threads))
 
 
 def enqueuing_threads(api: pd.DataFrame, names: ApiNames) -> np.ndarray:

@@ -51,7 +51,8 @@ from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, de
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
                                            other_frame_counts, other_phase_ns, top_frames,
                                            weights_detail)
-from nsys_diag.analyses.gaps.evidence import BEFORE_FIRST_KERNEL, GapEvidence, gap_evidence
+from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, GapEvidence, LaunchingRanges,
+                                              gap_evidence)
 from nsys_diag.analyses.gaps.rows import (HOST_IO_RE, ApiNames, EvidenceRows, fixed, labelled,
                                          name_mask)
 from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
@@ -207,7 +208,8 @@ def chunk_evidence(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | No
                       osrt=f.get("osrt"))
     return replace(ev, startup=_startup(ev, first_kernel_ns, ci.window.start_ns),
                    host_io=_host_io(f.get("osrt"), io_threads, th.host_io_min_call_ns),
-                   first_kernel_ns=first_kernel_ns)
+                   first_kernel_ns=first_kernel_ns,
+                   ranges=LaunchingRanges.of(f.get("nvtx"), np.asarray(io_threads, np.int64)))
 
 
 def _label_ns(devices: list[DeviceCauses]) -> dict[str, tuple[tuple[int, str, int], ...]]:
@@ -259,7 +261,7 @@ def partial_gaps(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | None
                                         tuple(int(x) for x in dc.totals))
             for dc in devices}
     gs, ge, dev, mat = all_gaps(devices, mats)
-    top = top_gaps(gs, ge, dev, mat, devices, ci.phases, f["api"], samples)
+    top = top_gaps(gs, ge, dev, mat, devices, ci.phases, f["api"], samples, ev.ranges)
     launch_gaps = sum(int((dc.launch & (m[:, LAUNCH] > 0)).sum()) for dc, m in zip(devices, mats))
     frames, n_samples = other_frame_counts(samples, devices) if samples_seen else ({}, 0)
     inner, edge = _io_calls(devices, ci.lo_ns, ci.hi_ns)

@@ -340,3 +340,57 @@ def test_a_gap_spent_in_many_short_writes_is_named_by_them_not_by_a_launch():
     assert g.top[0].cpu_activity == "in pwrite64() ×80 for 40% of the gap (+1 other calls)"
     g = _gaps(k, api=api)  # without OS-runtime rows the CUDA call is all there is
     assert g.top[0].cpu_activity.startswith("in cudaLaunchKernel for <1% of the gap")
+
+
+def _compile_ranges(tid=hf.TID_MAIN):
+    """An outer range around the whole gap with a JIT range nested in it, covering 15 of the
+    gap's 20 ms; ``emit_nvtx``-style suffixes on the nested one."""
+    return hf.nvtx([dict(text="run_model", start_ns=5 * MS, end_ns=35 * MS, global_tid=tid),
+                    dict(text="compileFusion, seq = 12, op_id = 7", start_ns=12 * MS,
+                         end_ns=27 * MS, global_tid=tid)])
+
+
+def test_a_gap_spent_inside_a_nested_range_and_no_cuda_call_is_named_by_the_range():
+    """The launching thread compiles for 15 of the gap's 20 ms inside a nested NVTX range and
+    calls CUDA for 10 µs: "CPU was" names the innermost range covering half the gap, its share
+    and the calls, not the 10 µs launch; the outermost range (a loop, a step) is not named."""
+    k = _two_kernels()
+    api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    g = _gaps(k, api=api, nvtx=_compile_ranges())
+    assert g.top[0].cpu_activity == "in compileFusion (NVTX) for 75% of the gap (+1 call)"
+    outer_only = hf.nvtx([dict(text="run_model", start_ns=5 * MS, end_ns=35 * MS)])
+    assert _gaps(k, api=api, nvtx=outer_only).top[0].cpu_activity.startswith(
+        "in cudaLaunchKernel for <1% of the gap")
+
+
+def test_a_cuda_call_covering_half_the_gap_keeps_the_name_and_other_threads_ranges_do_not_count():
+    k = _two_kernels()
+    sync = hf.api([dict(start_ns=10 * MS, end_ns=21 * MS, name="cudaStreamSynchronize"),
+                   dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    assert _gaps(k, api=sync, nvtx=_compile_ranges()).top[0].cpu_activity.startswith(
+        "in cudaStreamSynchronize for 55% of the gap")
+    api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    elsewhere = _gaps(k, api=api, nvtx=_compile_ranges(tid=OTHER_TID))  # a thread that never launches
+    assert elsewhere.top[0].cpu_activity.startswith("in cudaLaunchKernel")
+
+
+def test_ranges_around_the_step_phase_covering_the_gap_are_not_named():
+    """A gap inside a step's ``forward`` phase: the phase column names it; the step range around
+    it is not "CPU was"; a range nested in the phase is."""
+    nv = hf.nvtx([dict(text="train_step_0", start_ns=0, end_ns=50 * MS),
+                  dict(text="forward", start_ns=2 * MS, end_ns=40 * MS),
+                  dict(text="train_step_1", start_ns=50 * MS, end_ns=100 * MS),
+                  dict(text="forward", start_ns=52 * MS, end_ns=90 * MS)])
+    k = hf.kernels([dict(start_ns=0, end_ns=10 * MS), dict(start_ns=30 * MS, end_ns=60 * MS),
+                    dict(start_ns=80 * MS, end_ns=100 * MS)])
+    api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel"),
+                  dict(start_ns=79 * MS, end_ns=79 * MS + 10 * US, name="cudaLaunchKernel")])
+    steps = analyze_steps(nv, k, th=TH)
+    busy = device_busy(k, C.MEMCPY.empty(), C.MEMSET.empty(), W)
+    phases = analyze_phases(nv, steps, k, busy)
+    in_phase = [t for t in _gaps(k, api=api, nvtx=nv, phases=phases).top if t.phase == "forward"]
+    assert in_phase and all("(NVTX)" not in t.cpu_activity for t in in_phase)
+    nested = pd.concat([nv, hf.nvtx([dict(text="layer_norm", start_ns=12 * MS, end_ns=28 * MS)])])
+    g = _gaps(k, api=api, nvtx=nested.sort_values("start_ns", kind="stable"), phases=phases)
+    (gap,) = [t for t in g.top if t.phase == "forward"]
+    assert gap.cpu_activity.startswith("in layer_norm (NVTX) for 80% of the gap")

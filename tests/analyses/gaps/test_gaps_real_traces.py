@@ -54,3 +54,10 @@ def test_mordred_wait_before_the_first_kernel_is_startup():
     assert g.top[0].cause == "startup"
     assert g.first_kernel_ns is not None and g.first_kernel_ns > 6e9
     assert g.by_cause_detail["startup"].startswith("before the process's first kernel")
+
+
+def test_nvfuser_compile_gap_names_the_compiler_range_the_host_was_in():
+    """The 397 ms start-up gap is spent in NVRTC inside compileFusion, in no CUDA call: "CPU
+    was" names the innermost range covering most of it, not a launch covering <1%."""
+    lead = _gaps("nvfuser_matmul_h200_2024.6").top[0]
+    assert lead.cpu_activity.startswith("in executor_utils::Nvrtc::CompileProgram (NVTX) for 89%")
