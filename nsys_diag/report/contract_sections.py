@@ -50,8 +50,8 @@ TRACE = Obj({
     "gpus": List(Obj({"id": "int", "name": "str", "name_known": "bool", "sm_count": "int?",
                       "memory_bytes": "int?", "memory_bandwidth_bytes_per_s": "num?",
                       "compute_capability": "str?"},
-                     doc="name_known: false when the input does not name the GPU (its name is "
-                         "then the placeholder 'GPU <id>')")),
+                     doc="name_known: false when the name is the placeholder 'GPU <id>' (neither "
+                         "the input nor --gpu names the GPU)")),
     "processes": List(Obj({"pid": "int", "name": "str"})),
     "capture_span_ns": "int", "session_start_utc_ns": "int?",
     "tables": Map("int", doc="rows per table of the export"),

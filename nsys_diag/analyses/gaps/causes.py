@@ -322,27 +322,27 @@ def _part(ns: int, gs: int, ge: int) -> str:
     return f"{frac:.0%}" if frac >= 0.01 else "<1%"
 
 
-def _io_activity(io: EvidenceRows, gs: int, ge: int, longest: int) -> tuple[int, str, int]:
+def _io_activity(io: EvidenceRows, gs: int, ge: int, longest: int) -> tuple[int, str, int, int]:
     """The OS-runtime file/network call name (``host_io`` evidence: launching threads) whose calls
     overlap the gap [gs, ge) longest in sum: (ns, ``in <name> ×N for <share> of the gap``, the
-    I/O calls of other names in the gap); (0, '', 0) when none overlaps. The calls of one thread do not
+    I/O calls of other names in the gap, N); (0, '', 0, 0) when none overlaps. The calls of one thread do not
     overlap each other, so the sum is capped at the gap only for calls on several threads.
     ``longest``: the longest call (ns): rows are sorted by start, so only those from ``gs −
     longest`` on can overlap the gap (perf: a slice, not every row, per gap)."""
     if not io.starts.size:
-        return 0, "", 0
+        return 0, "", 0, 0
     a = int(np.searchsorted(io.starts, gs - longest, side="left"))
     b = int(np.searchsorted(io.starts, ge, side="left"))
     ov = np.minimum(io.ends[a:b], ge) - np.maximum(io.starts[a:b], gs)
     hit = ov > 0
     if not hit.any():
-        return 0, "", 0
+        return 0, "", 0, 0
     by_label = np.bincount(io.label[a:b][hit], weights=ov[hit])
     k = int(np.argmax(by_label))
     ns = min(int(by_label[k]), ge - gs)
     n = int((io.label[a:b][hit] == k).sum())
     times = f" ×{n}" if n > 1 else ""
-    return ns, f"in {io.labels[k]}{times} for {_part(ns, gs, ge)} of the gap", int(hit.sum()) - n
+    return ns, f"in {io.labels[k]}{times} for {_part(ns, gs, ge)} of the gap", int(hit.sum()) - n, n
 
 
 def _with_longest(rows: EvidenceRows) -> tuple[EvidenceRows, int]:
@@ -383,11 +383,11 @@ def _gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,
     ``nvtx``) names it: a gap spent compiling, in no CUDA call, is named by its range."""
     api_ns, api_text, api_calls = cpu(gs, ge)
     rows, longest = io
-    io_ns, io_text, io_calls = _io_activity(rows, gs, ge, longest)
-    call_ns, call_text = (api_ns, api_text) if io_ns <= api_ns else (io_ns, io_text)
+    io_ns, io_text, io_calls, io_own = _io_activity(rows, gs, ge, longest)
+    call_ns = max(api_ns, io_ns)
     range_ns, range_text = nvtx
     if 2 * call_ns < ge - gs and range_ns > call_ns:
-        calls = api_calls + io_calls
+        calls = api_calls + io_calls + io_own
         return range_text + (f" (+{calls} calls)" if calls > 1 else " (+1 call)" if calls else "")
     if io_ns <= api_ns:
         return api_text

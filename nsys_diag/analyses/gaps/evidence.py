@@ -229,13 +229,13 @@ def outer_nvtx_spans(nvtx: pd.DataFrame | None, threads: np.ndarray) -> PhaseSpa
 
 @dataclass(frozen=True)
 class LaunchingRanges:
-    """The NVTX ranges (any domain) of the threads that enqueue GPU work that lie inside another
-    such range (the outermost ones are steps or the program's top-level loop: ``outer_nvtx_spans``
-    names host time by them), sorted by start (ns), with their texts and the longest range's
-    duration (``longest_ns``: a gap at ``gs`` meets only the ranges that start from
-    ``gs − longest_ns`` on). Texts as codes into ``names`` (perf: an export with a million
-    ``emit_nvtx`` op ranges builds no string per range); ``text(i)`` is range i's, normalised
-    (``, seq = N`` / ``, op_id = N`` stripped)."""
+    """The closed NVTX ranges (any domain) of the threads that enqueue GPU work that overlap a
+    span and lie inside another range of the same thread (the outermost ones are a loop or a
+    step: ``outer_nvtx_spans`` names host time by them), the step ranges left out, sorted by start
+    (ns), with the longest range's duration (``longest_ns``: a gap at ``gs`` meets only the
+    ranges that start from ``gs − longest_ns`` on). Texts as codes into ``names`` (perf: an
+    export with a million ``emit_nvtx`` op ranges builds no string per range); ``text(i)`` is
+    range i's, normalised (``, seq = N`` / ``, op_id = N`` stripped)."""
 
     starts: np.ndarray
     ends: np.ndarray
@@ -251,29 +251,58 @@ class LaunchingRanges:
         return normalize_name(self.names[int(self.codes[i])])
 
     @staticmethod
-    def of(nvtx: pd.DataFrame | None, threads: np.ndarray) -> "LaunchingRanges":
-        """The closed ranges of ``threads`` in ``nvtx`` (the process's NVTX rows)."""
+    def of(nvtx: pd.DataFrame | None, threads: np.ndarray, span: tuple[int, int],
+           steps=None) -> "LaunchingRanges":
+        """The ranges of ``threads`` in ``nvtx`` (the process's NVTX rows) that overlap ``span``
+        [lo, hi) — their enclosing ranges overlap it too, so nesting is decided within it (the
+        same for a chunk as for the whole window); ``steps``: a ``StepsResult`` whose ranges
+        are left out (the step is no place the host was in)."""
         if nvtx is None or not len(nvtx) or not threads.size:
             return LaunchingRanges.none()
         s, e = nvtx["start_ns"].to_numpy(np.int64), nvtx["end_ns"].to_numpy(np.int64)
-        keep = np.isin(nvtx["global_tid"].to_numpy(np.int64), threads) & (e > s)
+        tid = nvtx["global_tid"].to_numpy(np.int64)
+        keep = (e > s) & (s < span[1]) & (e > span[0]) & np.isin(tid, threads)
         if "closed" in nvtx:
             keep &= nvtx["closed"].to_numpy(bool)
-        if not keep.any():
-            return LaunchingRanges.none()
         idx = np.flatnonzero(keep)
-        idx = idx[np.lexsort((-e[idx], s[idx]))]
-        inner = np.zeros(idx.size, bool)
-        inner[1:] = s[idx][1:] < np.maximum.accumulate(e[idx])[:-1]  # inside an earlier range
+        if not idx.size:
+            return LaunchingRanges.none()
+        idx = idx[np.lexsort((-e[idx], s[idx], tid[idx]))]  # per thread: by start, outer first
+        inner = _nested_in_same_thread(tid[idx], s[idx], e[idx])
+        inner &= ~_step_ranges(s[idx], e[idx], steps)
         idx = idx[inner]
         if not idx.size:
             return LaunchingRanges.none()
+        idx = idx[np.argsort(s[idx], kind="stable")]
         text = nvtx["text"]
         cat = text.array if isinstance(text.dtype, pd.CategoricalDtype) else \
             pd.Categorical(text.astype(str))
         return LaunchingRanges(s[idx], e[idx], np.asarray(cat.codes, np.int64)[idx],
                                tuple(str(c) for c in cat.categories),
                                int((e[idx] - s[idx]).max()))
+
+
+def _nested_in_same_thread(tid: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per range (sorted by thread, start, longest first): whether an earlier range of its thread
+    contains it (ends at or after its end) — overlapping start/end ranges do not nest."""
+    inner = np.zeros(s.size, bool)
+    bounds = np.flatnonzero(np.diff(tid)) + 1
+    for a, b in zip(np.r_[0, bounds], np.r_[bounds, s.size]):  # a handful of threads
+        if b - a > 1:
+            inner[a + 1:b] = e[a + 1:b] <= np.maximum.accumulate(e[a:b])[:-1]
+    return inner
+
+
+def _step_ranges(s: np.ndarray, e: np.ndarray, steps) -> np.ndarray:
+    """Per range: whether its bounds are a step's (``StepsResult.starts_ns``/``ends_ns``)."""
+    st = getattr(steps, "starts_ns", None)
+    if st is None or not np.asarray(st).size:
+        return np.zeros(s.size, bool)
+    st, en = np.asarray(st, np.int64), np.asarray(steps.ends_ns, np.int64)
+    order = np.argsort(st, kind="stable")
+    st, en = st[order], en[order]
+    i = np.minimum(np.searchsorted(st, s), st.size - 1)
+    return (st[i] == s) & (en[i] == e)
 
 
 def phase_spans(phases) -> PhaseSpans | None:
@@ -387,17 +416,21 @@ class GapEvidence:
     osrt_available: bool = False
     nvtx_spans: PhaseSpans = (EMPTY, EMPTY, ())  # host_cpu's phases when there are no step phases
     ranges: "LaunchingRanges" = field(default_factory=lambda: LaunchingRanges.none())
-    """Every NVTX range of the launching threads: what the top-gap table's "CPU was" may name."""
+    """The nested NVTX ranges of the launching threads in the window: what the top-gap table's
+    "CPU was" may name."""
 
 
 def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.DataFrame,
                  window, *, th, memcpy: pd.DataFrame | None = None,
                  memset: pd.DataFrame | None = None, nvtx: pd.DataFrame | None = None,
-                 osrt: pd.DataFrame | None = None) -> GapEvidence:
+                 osrt: pd.DataFrame | None = None, steps=None,
+                 launch_threads: np.ndarray | None = None) -> GapEvidence:
     """Gaps per device and the evidence of every cause that needs no phases (the definitions:
     ``analyses/gaps/causes.py``). ``kernels``/``api``/``sync``/``memcpy``/``memset``/``nvtx``/``osrt``:
     the process's rows over the whole export; ``busy``: its merged busy intervals in ``window``.
-    Without ``memcpy`` every copy is a plain transfer (no migration can be told apart)."""
+    Without ``memcpy`` every copy is a plain transfer (no migration can be told apart).
+    ``steps`` (left out of ``ranges``) and ``launch_threads`` (the process's enqueuing threads,
+    when ``api`` holds only part of its rows: a streamed chunk) name the top gaps' ranges."""
     lo, hi = window.start_ns, window.end_ns
     # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
     dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi,
@@ -420,7 +453,8 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
         first_kernel_ns=first,
         osrt_available=osrt is not None and len(osrt) > 0,
         nvtx_spans=outer_nvtx_spans(nvtx, threads := enqueuing_threads(api, names)),
-        ranges=LaunchingRanges.of(nvtx, threads))
+        ranges=LaunchingRanges.of(nvtx, threads if launch_threads is None else launch_threads,
+                                  (lo, hi), steps))
 
 
 def enqueuing_threads(api: pd.DataFrame, names: ApiNames) -> np.ndarray:

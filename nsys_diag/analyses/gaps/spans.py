@@ -51,8 +51,7 @@ from nsys_diag.analyses.engine.declaration import Declaration, FinishContext, de
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, label_weights,
                                            other_frame_counts, other_phase_ns, top_frames,
                                            weights_detail)
-from nsys_diag.analyses.gaps.evidence import (BEFORE_FIRST_KERNEL, GapEvidence, LaunchingRanges,
-                                              gap_evidence)
+from nsys_diag.analyses.gaps.evidence import BEFORE_FIRST_KERNEL, GapEvidence, gap_evidence
 from nsys_diag.analyses.gaps.rows import (HOST_IO_RE, ApiNames, EvidenceRows, fixed, labelled,
                                          name_mask)
 from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsResult, UtilizationResult,
@@ -205,11 +204,11 @@ def chunk_evidence(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | No
     f = ci.frames
     ev = gap_evidence(ci.busy, f["kernels"], f["api"], f["sync"], ci.chunk_window, th=th,
                       memcpy=f.get("memcpy"), memset=f.get("memset"), nvtx=f.get("nvtx"),
-                      osrt=f.get("osrt"))
+                      osrt=f.get("osrt"), steps=ci.steps,
+                      launch_threads=np.asarray(io_threads, np.int64))
     return replace(ev, startup=_startup(ev, first_kernel_ns, ci.window.start_ns),
                    host_io=_host_io(f.get("osrt"), io_threads, th.host_io_min_call_ns),
-                   first_kernel_ns=first_kernel_ns,
-                   ranges=LaunchingRanges.of(f.get("nvtx"), np.asarray(io_threads, np.int64)))
+                   first_kernel_ns=first_kernel_ns)
 
 
 def _label_ns(devices: list[DeviceCauses]) -> dict[str, tuple[tuple[int, str, int], ...]]:
@@ -402,7 +401,8 @@ def _whole_evidence(p, busy):
         return None
     f = p.frames
     return gap_evidence(busy, f["kernels"], f["api"], f["sync"], p.window, th=p.th,
-                        memcpy=f["memcpy"], memset=f["memset"], nvtx=f["nvtx"], osrt=f.get("osrt"))
+                        memcpy=f["memcpy"], memset=f["memset"], nvtx=f["nvtx"], osrt=f.get("osrt"),
+                        steps=p.steps)
 
 
 def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:

@@ -394,3 +394,63 @@ def test_ranges_around_the_step_phase_covering_the_gap_are_not_named():
     g = _gaps(k, api=api, nvtx=nested.sort_values("start_ns", kind="stable"), phases=phases)
     (gap,) = [t for t in g.top if t.phase == "forward"]
     assert gap.cpu_activity.startswith("in layer_norm (NVTX) for 80% of the gap")
+
+
+def test_only_ranges_nested_in_a_range_of_their_own_thread_are_named():
+    """Another launching thread's outermost range that starts inside the main thread's range is
+    not nested; nor is a start/end range that only overlaps an earlier one."""
+    k = _two_kernels()
+    launches = [dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel"),
+                dict(start_ns=1 * MS, end_ns=1 * MS + 10 * US, name="cudaLaunchKernel",
+                     global_tid=OTHER_TID)]  # the second thread launches too
+    api = hf.api(launches)
+    other_outer = hf.nvtx([dict(text="run_model", start_ns=5 * MS, end_ns=35 * MS),
+                           dict(text="worker_loop", start_ns=12 * MS, end_ns=27 * MS,
+                                global_tid=OTHER_TID)])
+    assert "(NVTX)" not in _gaps(k, api=api, nvtx=other_outer).top[0].cpu_activity
+    overlapping = hf.nvtx([dict(text="A", start_ns=0, end_ns=20 * MS),
+                           dict(text="B", start_ns=15 * MS, end_ns=60 * MS)])
+    assert "(NVTX)" not in _gaps(k, api=api, nvtx=overlapping).top[0].cpu_activity
+
+
+def test_the_range_names_count_every_call_in_the_gap_file_calls_included():
+    k = _two_kernels()
+    api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    writes = [dict(name="pwrite64", start_ns=12 * MS + i * 100 * US,
+                   end_ns=12 * MS + i * 100 * US + 10 * US) for i in range(80)]
+    g = _gaps(k, api=api, nvtx=_compile_ranges(), osrt=_osrt(writes))
+    assert g.top[0].cpu_activity == "in compileFusion (NVTX) for 75% of the gap (+81 calls)"
+
+
+def test_a_step_range_inside_an_epoch_range_is_not_named():
+    """Steps nested in an ``epoch`` range (no phases): the step is no place the host was in."""
+    nv = hf.nvtx([dict(text="epoch", start_ns=0, end_ns=100 * MS),
+                  *[dict(text=f"train_step_{i}", start_ns=i * 25 * MS, end_ns=(i + 1) * 25 * MS)
+                    for i in range(4)]])
+    k = hf.kernels([dict(start_ns=i * 25 * MS, end_ns=i * 25 * MS + 5 * MS) for i in range(4)])
+    api = hf.api([dict(start_ns=i * 25 * MS - 10 * US, end_ns=i * 25 * MS, name="cudaLaunchKernel")
+                  for i in range(1, 4)])
+    steps = analyze_steps(nv, k, th=TH)
+    assert steps.count >= 3
+    g = _gaps(k, api=api, nvtx=nv)
+    assert "(NVTX)" in g.top[0].cpu_activity  # the steps are the innermost ranges …
+    from nsys_diag.analyses.gaps.evidence import gap_evidence
+    busy = device_busy(k, C.MEMCPY.empty(), C.MEMSET.empty(), W)
+    ev = gap_evidence(busy, k, api, C.SYNC.empty(), W, th=TH, nvtx=nv, steps=steps)
+    g = analyze_gaps(busy, k, api, C.SYNC.empty(), None, W, th=TH, evidence=ev, nvtx=nv)
+    assert all("(NVTX)" not in t.cpu_activity for t in g.top)  # … but given the steps, not named
+
+
+def test_a_read_of_the_launching_thread_before_the_first_kernel_is_host_io_not_startup():
+    """Before the first kernel the launching thread reads its input (5 ms of read() calls): that
+    time is host I/O, the rest of the wait start-up; another thread's read stays start-up."""
+    k = hf.kernels([dict(start_ns=30 * MS, end_ns=100 * MS)])
+    api = hf.api([dict(start_ns=29 * MS, end_ns=29 * MS + 10 * US, name="cudaLaunchKernel")])
+    reads = [dict(name="read", start_ns=10 * MS + i * MS, end_ns=10 * MS + i * MS + 500 * US)
+             for i in range(10)]
+    g = _gaps(k, api=api, osrt=_osrt(reads))
+    assert _ms(g, "host_io") == pytest.approx(5.0)
+    assert _ms(g, "startup") == pytest.approx(30.0 - 5.0, abs=0.02)
+    other = _osrt([{**r, "global_tid": OTHER_TID} for r in reads])
+    g = _gaps(k, api=api, osrt=other)
+    assert _ms(g, "host_io") == 0 and _ms(g, "startup") == pytest.approx(30.0, abs=0.02)
