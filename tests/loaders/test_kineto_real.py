@@ -93,3 +93,11 @@ def test_outputs_follow_the_json_contract(name, tmp_path):
         assert r.exit_code == 0, r.output
         jsonschema.validate(json.loads(r.stdout),
                             json.loads((schemas / f"{schema}.schema.json").read_text()))
+
+
+def test_unnamed_host_time_says_sampling_needs_an_nsys_capture_not_this_one():
+    """torch.profiler cannot sample the CPU: the 'other' time's detail says the sampling needs
+    an Nsight Systems capture, not that "the capture" could have it."""
+    detail = analyze_path(str(DATA / "hta_sampled_rank-0.json.gz"))["gaps"]["by_cause_detail"]["other"]
+    assert detail.endswith("CPU sampling would name it, but it needs an Nsight Systems capture")
+    assert "in the capture" not in detail

@@ -513,11 +513,13 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
                  evidence: GapEvidence | None = None, memcpy: pd.DataFrame | None = None,
                  memset: pd.DataFrame | None = None, nvtx: pd.DataFrame | None = None,
                  osrt: pd.DataFrame | None = None,
-                 cpu_samples: pd.DataFrame | None = None) -> GapsResult:
+                 cpu_samples: pd.DataFrame | None = None,
+                 sampling_in_format: bool = True) -> GapsResult:
     """Gaps and causes for one process (the causes: module docstring). ``phases`` is a
     PhasesResult or Unavailable; ``evidence``: ``gap_evidence`` of the same inputs, when already
     computed; ``memcpy``/``memset``/``nvtx``/``osrt``/``cpu_samples``: the process's rows (None:
-    not captured)."""
+    not captured); ``sampling_in_format``: False when the input format cannot hold CPU samples
+    (``cause_detail``)."""
     ev = evidence if evidence is not None else gap_evidence(
         busy, kernels, api, sync, window, th=th, memcpy=memcpy, memset=memset, nvtx=nvtx, osrt=osrt)
     devices, mats = device_causes(ev, host_rows(ev, phases))
@@ -541,7 +543,8 @@ def analyze_gaps(busy: dict[int, DeviceBusy], kernels: pd.DataFrame, api: pd.Dat
     detail = {c: cause_detail(c, by_cause[c], devices, launch_gaps=launch_gaps,
                               launch_max_ns=th.launch_gap_max_ns, other_frames=frames,
                               samples_available=samples_ok, osrt_available=ev.osrt_available,
-                              host_io_min_ns=th.host_io_min_call_ns, other_phases=in_phase)
+                              host_io_min_ns=th.host_io_min_call_ns, other_phases=in_phase,
+                              sampling_in_format=sampling_in_format)
               if by_cause[c] > 0 else None for c in GAP_CAUSES}
     top = top_gaps(gs, ge, dev, mat, devices, phases, api, cpu_samples, ev.ranges)
     return GapsResult(window_ns=window.duration_ns, min_gap_ns=th.min_gap_ns, count=int(gs.size),

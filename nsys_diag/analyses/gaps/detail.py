@@ -15,7 +15,7 @@ import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.gaps.rows import EvidenceRows
-from nsys_diag.model.vocabulary import GAP_CAUSES
+from nsys_diag.model.vocabulary import GAP_CAUSES, NEEDS_NSYS_CAPTURE
 
 TOP_FRAMES = 5
 """``other_top_frames`` lists at most this many frames."""
@@ -141,11 +141,13 @@ def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
                  launch_gaps: int, launch_max_ns: int, other_frames: list[dict],
                  samples_available: bool, osrt_available: bool, host_io_min_ns: int,
                  other_phases: dict[str, int] | None = None,
-                 launch_weights: dict[str, tuple[int, int]] | None = None) -> str:
+                 launch_weights: dict[str, tuple[int, int]] | None = None,
+                 sampling_in_format: bool = True) -> str:
     """A short description of the strongest evidence behind ``cause``'s ``total_ns`` (per GPU);
     ``other_phases``: ``other_phase_ns`` (the phase holding most ``other`` time is named);
     ``launch_weights``: the long launch calls' ``label_weights`` when ``devices`` is not given
-    (the streamed merge)."""
+    (the streamed merge); ``sampling_in_format``: False for an input that cannot hold CPU
+    samples (a PyTorch profiler trace: the sampling then needs an Nsight Systems capture)."""
     if cause == "launch":
         calls = launch_weights if launch_weights is not None else label_weights(devices, cause)
         return launch_detail(total_ns, launch_gaps, launch_max_ns, calls)
@@ -157,7 +159,8 @@ def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
                     f"{f['frame']} ({f['share']:.0%} of {f['samples']} samples)")
         covered = ("CUDA call or copy" if in_range else "NVTX range, CUDA call or copy") + \
             (" or OS-runtime call" if osrt_available else "")
-        tail = "" if samples_available else "; CPU sampling in the capture would name it"
+        tail = "" if samples_available else "; CPU sampling in the capture would name it" \
+            if sampling_in_format else f"; CPU sampling would name it, but it {NEEDS_NSYS_CAPTURE}"
         return f"host time{where} that no {covered} covers{tail}"
     return weights_detail(cause, total_ns, label_weights(devices, cause),
                           host_io_min_ns=host_io_min_ns)

@@ -59,7 +59,8 @@ from nsys_diag.analyses.gaps.causes import (HIST_EDGES_NS, TOP_GAPS, Gap, GapsRe
                                      top_gaps,
                                      analyze_gaps, analyze_utilization)
 from nsys_diag.model.thresholds import Thresholds
-from nsys_diag.model.vocabulary import GAP_CAUSES, HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND
+from nsys_diag.model.vocabulary import (GAP_CAUSES, HINT_CAPTURE_CUDA, HINT_CAPTURE_CUDA_COMMAND,
+                                        KINETO_FORMAT)
 from nsys_diag.model.schema_types import Enum, List, Map, Obj, Section
 
 LAUNCH = GAP_CAUSES.index("launch")
@@ -410,7 +411,8 @@ def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
         return Unavailable("no GPU activity to find gaps in", HINT_CAPTURE_CUDA)
     f = p.frames
     return analyze_gaps(busy, f["kernels"], f["api"], f["sync"], phases, p.window, th=p.th,
-                        evidence=evidence, cpu_samples=f.get("cpu_samples"))
+                        evidence=evidence, cpu_samples=f.get("cpu_samples"),
+                        sampling_in_format=p.bundle.meta.format != KINETO_FORMAT)
 
 
 GPU_ROW = Obj({"device_id": "int", "name": "str", "utilization": "share", "compute_busy_ms": "num",
