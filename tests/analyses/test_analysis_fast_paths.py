@@ -217,7 +217,7 @@ def test_gap_causes_equal_the_intersect_subtract_cascade(seed):
 def test_cpu_description_of_a_gap_equals_the_full_scan(sort):
     import handframes as hf
 
-    from nsys_diag.analyses.gaps.causes import NO_API_CALL, _cpu_overlap
+    from nsys_diag.analyses.gaps.activity import NO_API_CALL, cpu_overlap as _cpu_overlap
 
     rng = np.random.default_rng(7)
     s = rng.integers(0, 1_000_000, 300)

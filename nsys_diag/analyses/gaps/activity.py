@@ -1,0 +1,141 @@
+"""What the host was doing in an idle gap (the top-gap table's "CPU was", ``Gap.cpu_activity``):
+the CUDA call that overlaps the gap longest, the launching threads' file or network calls of one
+name when they cover more, or — when no call covers half of the gap — the innermost nested range
+of a launching thread that covers more (``evidence.LaunchingRanges``). Times in ns; each function
+looks at the slice of rows that can overlap the gap (rows sorted by start, the longest row's
+duration known), not at every row.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nsys_diag.analyses.base import is_available
+from nsys_diag.analyses.gaps.evidence import LaunchingRanges
+from nsys_diag.analyses.gaps.rows import EvidenceRows
+from nsys_diag.analyses.timeline import intervals as iv
+
+
+NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
+
+
+def cpu_overlap(api: pd.DataFrame):
+    """``overlap(gs, ge) -> (ns, text, calls)``: the CUDA call of the process that overlaps the
+    gap [gs, ge) longest — its overlap (ns), ``in <name> for <share> of the gap (+N other
+    calls)`` and how many calls overlap the gap.
+
+    perf (bench): with calls sorted by start, a call overlapping a gap started at most the longest
+    call's duration before it, so a gap looks at that slice of the 2M calls, not at all of them.
+    """
+    if not len(api):
+        return lambda gs, ge: (0, NO_API_CALL, 0)
+    s = api["start_ns"].to_numpy(np.int64)
+    e = api["end_ns"].to_numpy(np.int64)
+    longest = longest_call_ns(s, e) if iv.is_sorted(s) else None
+
+    def overlap(gs: int, ge: int) -> tuple[int, str, int]:
+        a, b = 0, s.size
+        if longest is not None:
+            a = int(np.searchsorted(s, gs - longest, side="left"))  # earlier calls end by gs
+            b = int(np.searchsorted(s, ge, side="left"))  # rows from b start at/after ge
+        ov = np.minimum(e[a:b], ge) - np.maximum(s[a:b], gs)
+        if ov.size == 0 or ov.max() <= 0:
+            return 0, NO_API_CALL, 0
+        hit = np.flatnonzero(ov > 0)
+        j = hit[int(np.argmax(ov[hit]))]
+        name = api["name"].iloc[a + int(j)]
+        more = f" (+{hit.size - 1} other calls)" if hit.size > 1 else ""
+        return (int(ov[j]), f"in {name} for {share_text(int(ov[j]), gs, ge)} of the gap{more}",
+                int(hit.size))
+
+    return overlap
+
+
+def share_text(ns: int, gs: int, ge: int) -> str:
+    frac = ns / max(ge - gs, 1)
+    return f"{frac:.0%}" if frac >= 0.01 else "<1%"
+
+
+def io_activity(io: EvidenceRows, gs: int, ge: int, longest: int) -> tuple[int, str, int, int]:
+    """The OS-runtime file/network call name (``host_io`` evidence: launching threads) whose calls
+    overlap the gap [gs, ge) longest in sum: (ns, ``in <name> ×N for <share> of the gap``, the
+    I/O calls of other names in the gap, N); (0, '', 0, 0) when none overlaps. The calls of one thread do not
+    overlap each other, so the sum is capped at the gap only for calls on several threads.
+    ``longest``: the longest call (ns): rows are sorted by start, so only those from ``gs −
+    longest`` on can overlap the gap (perf: a slice, not every row, per gap)."""
+    if not io.starts.size:
+        return 0, "", 0, 0
+    a = int(np.searchsorted(io.starts, gs - longest, side="left"))
+    b = int(np.searchsorted(io.starts, ge, side="left"))
+    ov = np.minimum(io.ends[a:b], ge) - np.maximum(io.starts[a:b], gs)
+    hit = ov > 0
+    if not hit.any():
+        return 0, "", 0, 0
+    by_label = np.bincount(io.label[a:b][hit], weights=ov[hit])
+    k = int(np.argmax(by_label))
+    ns = min(int(by_label[k]), ge - gs)
+    n = int((io.label[a:b][hit] == k).sum())
+    times = f" ×{n}" if n > 1 else ""
+    return ns, f"in {io.labels[k]}{times} for {share_text(ns, gs, ge)} of the gap", int(hit.sum()) - n, n
+
+
+def with_longest(rows: EvidenceRows) -> tuple[EvidenceRows, int]:
+    """``rows`` with their longest row (ns; 0 when empty), for ``io_activity``'s slice."""
+    return rows, (longest_call_ns(rows.starts, rows.ends) if rows.starts.size else 0)
+
+
+def range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[int, str]:
+    """The innermost nested NVTX range of the launching threads (``LaunchingRanges``) that covers
+    at least half of the gap [gs, ge): (its overlap in ns, ``in <range> (NVTX) for <share> of the
+    gap``); (0, '') when none does. A range is named only inside the step phase that covers the
+    gap (the table's phase column names the phase; the ranges around it say less)."""
+    if not ranges.starts.size:
+        return 0, ""
+    a = int(np.searchsorted(ranges.starts, gs - ranges.longest_ns, side="left"))
+    b = int(np.searchsorted(ranges.starts, ge, side="left"))
+    rs, re_ = ranges.starts[a:b], ranges.ends[a:b]
+    ov = np.minimum(re_, ge) - np.maximum(rs, gs)
+    ok = 2 * ov >= ge - gs
+    if is_available(phases) and phases.inst_starts_ns.size and ok.any():
+        ps, pe = phases.inst_starts_ns, phases.inst_ends_ns
+        covering = 2 * (np.minimum(pe, ge) - np.maximum(ps, gs)) >= ge - gs
+        if covering.any():  # only ranges nested in the phase instance: shorter than it
+            ok &= (re_ - rs) < int((pe - ps)[covering].min())
+    if not ok.any():
+        return 0, ""
+    hit = np.flatnonzero(ok)
+    j = int(hit[np.argmin((re_ - rs)[hit])])  # the first of equal lengths
+    return int(ov[j]), f"in {ranges.text(a + j)} (NVTX) for {share_text(int(ov[j]), gs, ge)} of the gap"
+
+
+def gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,
+                  nvtx: tuple[int, str] = (0, "")) -> str:
+    """What the host was doing in a gap: the longest CUDA call (``cpu_overlap``), unless the
+    launching threads' file/network calls of one name cover more of it (a gap the host spends
+    in 800 short ``pwrite64`` calls is named by them, not by a 10 µs launch). When neither
+    covers half of the gap, the innermost NVTX range that covers more (``range_activity``,
+    ``nvtx``) names it: a gap spent compiling, in no CUDA call, is named by its range."""
+    api_ns, api_text, api_calls = cpu(gs, ge)
+    rows, longest = io
+    io_ns, io_text, io_calls, io_own = io_activity(rows, gs, ge, longest)
+    call_ns = max(api_ns, io_ns)
+    range_ns, range_text = nvtx
+    if 2 * call_ns < ge - gs and range_ns > call_ns:
+        calls = api_calls + io_calls + io_own
+        return range_text + (f" (+{calls} calls)" if calls > 1 else " (+1 call)" if calls else "")
+    if io_ns <= api_ns:
+        return api_text
+    others = api_calls + io_calls
+    return io_text + (f" (+{others} other calls)" if others > 0 else "")
+
+
+def longest_call_ns(s: np.ndarray, e: np.ndarray, chunk: int = 1 << 18) -> int:
+    """max(e - s) (0 when empty), in chunks through one small buffer (perf, bench: no 2M-row
+    temporary)."""
+    buf = np.empty(min(chunk, s.size), np.int64)
+    longest = 0
+    for i in range(0, s.size, chunk):  # a handful of chunks
+        n = min(chunk, s.size - i)
+        np.subtract(e[i:i + n], s[i:i + n], out=buf[:n])
+        longest = max(longest, int(buf[:n].max()))
+    return longest
