@@ -52,7 +52,7 @@ __all__ = ["AnalysisSuite", "ProcessAnalysis", "analyze_process", "run_suite"]
 
 PROCESS_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx")
 """Frames split by ``global_pid``."""
-OPTIONAL_PROCESS_FRAMES = ("osrt", "cpu_samples")
+OPTIONAL_PROCESS_FRAMES = ("osrt", "cpu_samples", "cpu_ops")
 """Frames split by ``global_pid`` when the bundle has them (OS-runtime calls, CPU samples: gap
 evidence)."""
 PARALLEL_MIN_ROWS = 200_000

@@ -15,7 +15,9 @@ Mapping (reading and times: ``loaders/kineto_json.py``):
   ``async`` flow events that link them.
 * ``user_annotation`` (``record_function`` ranges, ``ProfilerStep#N``; a ``ProfilerStep#N``
   ``cpu_op`` in older traces; legacy ``Operator`` ranges that are not ``ns::op``s) → NVTX
-  push/pop ranges of the default domain.
+  push/pop ranges of the default domain; the other ``cpu_op`` events (``aten::*`` ops,
+  autograd's ``evaluate_function`` ranges) → ``TraceBundle.cpu_ops`` (NVTX contract, domain
+  ``cpu_op``): they name the host's time in a gap, never steps or phases.
   ``gpu_user_annotation`` duplicates them on the GPU timeline and is not read (only counted).
 * ``M`` events → THREADS / PROCESSES; ``deviceProperties`` → GPUS and SM_LIMITS (no clock or
   bandwidth: -1/NaN); ``distributedInfo`` → ``RANK`` / ``WORLD_SIZE`` in ``meta.environment``.
@@ -131,7 +133,7 @@ def load_kineto(path: str | Path) -> TraceBundle:
         meta=meta, kernels=frames["kernel"], memcpy=frames["memcpy"], memset=frames["memset"],
         sync=frames["sync"], api=api, nvtx=nvtx, threads=threads, processes=processes,
         gpus=gpus, sm_limits=limits, launch_shapes=_launch_shapes(frames["kernel"]),
-        warnings=warnings)
+        cpu_ops=_cpu_ops(ev), warnings=warnings)
 
 
 def _main_pid(ev: Events) -> int:
@@ -312,6 +314,13 @@ def _join_warnings(ops, unmatched: dict[str, int], total: dict[str, int]) -> lis
     return out
 
 
+def _step_ops(ev: Events, ops: Group) -> np.ndarray:
+    """Per ``cpu_op`` event: whether it is read as an NVTX range (``_nvtx``): a ``ProfilerStep#N``
+    (older traces), or, in the 1.8–1.9 schema, any ``Operator`` without ``::``."""
+    pick = (lambda n: "::" not in n) if ev.legacy else (lambda n: bool(_STEP.match(n)))
+    return np.array([pick(n) for n in ops.name], bool)
+
+
 def _nvtx(ev: Events) -> pd.DataFrame:
     """``user_annotation`` ranges and ``ProfilerStep#N`` ``cpu_op`` ranges (older traces; in the
     1.8–1.9 schema, where ``record_function`` ranges are ``Operator`` events too, every
@@ -323,14 +332,30 @@ def _nvtx(ev: Events) -> pd.DataFrame:
         parts.append(ann)
     ops = ev.groups.get("cpu_op")
     if ops is not None and len(ops):
-        pick = (lambda n: "::" not in n) if ev.legacy else (lambda n: bool(_STEP.match(n)))
-        steps = ops.take(np.array([pick(n) for n in ops.name], bool))
+        steps = ops.take(_step_ops(ev, ops))
         if len(steps) and ann is not None and len(ann):
             seen = set(zip(ann.name, ann.ts.tolist()))
             steps = steps.take(np.array([(n, t) not in seen for n, t in
                                          zip(steps.name, steps.ts.tolist())], bool))
         if len(steps):
             parts.append(steps)
+    return _range_frame(parts, "")
+
+
+def _cpu_ops(ev: Events) -> pd.DataFrame:
+    """The host operator ranges (``cpu_op`` events that ``_nvtx`` does not read: ``aten::*``
+    ops, autograd's ``evaluate_function`` ranges …) in the NVTX contract, domain ``cpu_op``
+    (``TraceBundle.cpu_ops``)."""
+    ops = ev.groups.get("cpu_op")
+    if ops is None or not len(ops):
+        return C.NVTX.empty()
+    rest = ops.take(~_step_ops(ev, ops))
+    return _range_frame([rest] if len(rest) else [], "cpu_op")
+
+
+def _range_frame(parts: list[Group], domain: str) -> pd.DataFrame:
+    """Complete events as closed push/pop ranges of ``domain`` (the NVTX contract), sorted by
+    start, longest first."""
     if not parts:
         return C.NVTX.empty()
     name = [n for g in parts for n in g.name]
@@ -338,7 +363,7 @@ def _nvtx(ev: Events) -> pd.DataFrame:
     pid, tid = cat("pid"), cat("tid")
     gtid = global_tid(pid, tid)
     df = pd.DataFrame({"start_ns": cat("ts"), "end_ns": cat("end"), "closed": True,
-                       "text": pd.Categorical(name), "domain": "", "kind": "push_pop",
+                       "text": pd.Categorical(name), "domain": domain, "kind": "push_pop",
                        "global_tid": gtid, "end_global_tid": gtid, "global_pid": global_pid(pid),
                        "pid": pid, "tid": tid, "payload": np.nan})
     return C.NVTX.validate(df.sort_values(["start_ns", "end_ns"], ascending=[True, False],

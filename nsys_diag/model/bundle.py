@@ -81,6 +81,11 @@ class TraceBundle:
     the whole load and the streamed skeleton alike; not in ``FRAMES`` (never split by chunk)."""
     sm_limits: pd.DataFrame = field(default_factory=C.SM_LIMITS.empty)
     """Per GPU, what one SM can hold (``C.SM_LIMITS``, from the export); not in ``FRAMES``."""
+    cpu_ops: pd.DataFrame = field(default_factory=C.NVTX.empty)
+    """A PyTorch profiler trace's host operator ranges (``cpu_op`` events other than its steps:
+    ``aten::mm``, ``autograd::engine::evaluate_function: …``) in the NVTX contract, domain
+    ``cpu_op``; empty for other inputs. They name the host's time in a gap (``gaps/activity``),
+    never steps or phases; not in ``FRAMES``."""
 
     FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx", "nvtx_marks", "threads",
               "processes", "gpus", "gpu_metrics", "gpu_memory", "ncu_launches", "ncu_metrics",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import pathlib
 
 import pytest
@@ -33,7 +34,11 @@ def assert_bad_input(path, reason, hint=None):
 
 def test_garbage_bytes(tmp_path):
     p = tmp_path / "garbage.bin"
-    p.write_bytes(os.urandom(64).replace(b"SQLite", b"x") + b"\x00\xff" * 100)
+    # seeded, and not opening like JSON or gzip (a PyTorch profiler trace is sniffed by its
+    # first bytes: unseeded bytes made this test fail now and then)
+    data = random.Random(26).randbytes(64).replace(b"SQLite", b"x")
+    assert data[:1] not in (b"{", b"[", b" ", b"\t", b"\r", b"\n", b"\x1f")
+    p.write_bytes(data + b"\x00\xff" * 100)
     assert_bad_input(p, "not an nsys SQLite export nor an ncu CSV", "nsys export --type sqlite")
 
 

@@ -222,3 +222,39 @@ def test_cut_or_damaged_bytes_give_a_typed_error_or_a_bundle(tmp_path):
             assert e.exit_code == 3
             outcomes.add("error")
     assert "error" in outcomes  # every cut is refused; some damaged bytes still parse
+
+
+def _kernel(ts, dur, corr):
+    return {"ph": "X", "cat": "kernel", "name": "void gemm_kernel(float*)", "pid": 0, "tid": 7,
+            "ts": ts, "dur": dur, "args": {"correlation": corr, "device": 0, "stream": 7}}
+
+
+def _launch(ts, corr, tid=11):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": tid,
+            "ts": ts, "dur": 5, "args": {"correlation": corr}}
+
+
+def test_host_operators_are_kept_apart_and_name_the_host_time_in_a_gap(tmp_path):
+    """The host spends 8 of a 10.1 ms gap in ``aten::item`` (its ``aten::_local_scalar_dense``
+    child 6 ms) on the launching thread: the operators are no NVTX ranges (no steps, no phases)
+    but ``TraceBundle.cpu_ops``, and the top gap's "CPU was" names the innermost one covering
+    half the gap, as a host operator."""
+    ev = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 10,
+           "tid": 11, "ts": i * 20_000, "dur": 20_000} for i in range(3)]
+    ev += [_launch(i * 20_000 + 10, i + 1) for i in range(3)]
+    ev += [_kernel(i * 20_000 + 100, 9_900, i + 1) for i in range(3)]  # busy 0.1–10 ms a step
+    ev += [{"ph": "X", "cat": "cpu_op", "name": "aten::item", "pid": 10, "tid": 11,
+            "ts": 31_000, "dur": 8_000},
+           {"ph": "X", "cat": "cpu_op", "name": "aten::_local_scalar_dense", "pid": 10,
+            "tid": 11, "ts": 32_000, "dur": 6_000},
+           {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 99,  # no launches
+            "ts": 30_500, "dur": 9_000}]
+    path = _write(tmp_path / "ops.json", {"schemaVersion": 1, "traceEvents": ev})
+    b = load_trace(path)
+    assert sorted(b.cpu_ops["text"].astype(str)) == ["aten::_local_scalar_dense", "aten::item",
+                                                     "aten::mm"]
+    assert set(b.cpu_ops["domain"]) == {"cpu_op"}
+    assert all(t.startswith("ProfilerStep#") for t in b.nvtx["text"].astype(str))
+    v = analyze_path(str(path))
+    top = max(v["gaps"]["top"], key=lambda g: g["duration_ms"])
+    assert top["cpu_activity"] == "in aten::_local_scalar_dense (cpu_op) for 59% of the gap (+1 call)"

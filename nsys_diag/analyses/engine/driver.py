@@ -37,7 +37,8 @@ edges: the rows a sequence-dependent gap cause needs there (``sync_edges``: the 
 before the chunk, the next enqueue call after it)."""
 EDGE_MARGIN_MIN_NS = 1_000_000
 
-PROCESS_EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "osrt", "cpu_samples")
+PROCESS_EVENT_FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "osrt", "cpu_samples",
+                        "cpu_ops")
 """Frames of a chunk's bundle split by ``global_pid`` (NVTX comes from the skeleton)."""
 
 Reader = Callable[[int, int], TraceBundle]

@@ -85,9 +85,10 @@ def with_longest(rows: EvidenceRows) -> tuple[EvidenceRows, int]:
 
 
 def range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[int, str]:
-    """The innermost nested NVTX range of the launching threads (``LaunchingRanges``) that covers
-    at least half of the gap [gs, ge): (its overlap in ns, ``in <range> (NVTX) for <share> of the
-    gap``); (0, '') when none does. A range is named only inside the step phase that covers the
+    """The innermost range of the launching threads (``LaunchingRanges``: nested NVTX ranges, a
+    PyTorch profiler trace's host operators) that covers at least half of the gap [gs, ge): (its
+    overlap in ns, ``in <range> (NVTX) for <share> of the gap``, ``(cpu_op)`` for an operator);
+    (0, '') when none does. A range is named only inside the step phase that covers the
     gap (the table's phase column names the phase; the ranges around it say less)."""
     if not ranges.starts.size:
         return 0, ""
@@ -105,7 +106,7 @@ def range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[i
         return 0, ""
     hit = np.flatnonzero(ok)
     j = int(hit[np.argmin((re_ - rs)[hit])])  # the first of equal lengths
-    return int(ov[j]), f"in {ranges.text(a + j)} (NVTX) for {share_text(int(ov[j]), gs, ge)} of the gap"
+    return int(ov[j]), f"in {ranges.text(a + j)} for {share_text(int(ov[j]), gs, ge)} of the gap"
 
 
 def gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,

@@ -229,57 +229,80 @@ def outer_nvtx_spans(nvtx: pd.DataFrame | None, threads: np.ndarray) -> PhaseSpa
 
 @dataclass(frozen=True)
 class LaunchingRanges:
-    """The closed NVTX ranges (any domain) of the threads that enqueue GPU work that overlap a
-    span and lie inside another range of the same thread (the outermost ones are a loop or a
-    step: ``outer_nvtx_spans`` names host time by them), the step ranges left out, sorted by start
-    (ns), with the longest range's duration (``longest_ns``: a gap at ``gs`` meets only the
-    ranges that start from ``gs − longest_ns`` on). Texts as codes into ``names`` (perf: an
-    export with a million ``emit_nvtx`` op ranges builds no string per range); ``text(i)`` is
-    range i's, normalised (``, seq = N`` / ``, op_id = N`` stripped)."""
+    """Where a launching thread's host time can be named, sorted by start (ns): its closed NVTX
+    ranges (any domain) that overlap a span and lie inside another range of the same thread
+    (the outermost ones are a loop or a step: ``outer_nvtx_spans`` names host time by them), the
+    step ranges left out, and — from a PyTorch profiler trace — its host operator ranges
+    (``cpu_op`` events, any depth: ``aten::mm``, ``autograd::engine::evaluate_function: …``).
+    ``longest_ns``: the longest range (a gap at ``gs`` meets only the ranges that start from
+    ``gs − longest_ns`` on). Texts as codes into ``names`` (perf: an export with a million
+    ``emit_nvtx`` op ranges builds no string per range); ``text(i)`` is range i's, normalised
+    (``, seq = N`` / ``, op_id = N`` stripped) and marked ``(NVTX)`` or ``(cpu_op)``."""
 
     starts: np.ndarray
     ends: np.ndarray
     codes: np.ndarray
     names: tuple[str, ...]
     longest_ns: int = 0
+    is_op: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    """Per range: a host operator (``cpu_op``) rather than an NVTX range."""
 
     @staticmethod
     def none() -> "LaunchingRanges":
         return LaunchingRanges(EMPTY, EMPTY, EMPTY, ())
 
     def text(self, i: int) -> str:
-        return normalize_name(self.names[int(self.codes[i])])
+        kind = "cpu_op" if self.is_op.size and self.is_op[i] else "NVTX"
+        return f"{normalize_name(self.names[int(self.codes[i])])} ({kind})"
 
     @staticmethod
     def of(nvtx: pd.DataFrame | None, threads: np.ndarray, span: tuple[int, int],
-           steps=None) -> "LaunchingRanges":
-        """The ranges of ``threads`` in ``nvtx`` (the process's NVTX rows) that overlap ``span``
-        [lo, hi) — their enclosing ranges overlap it too, so nesting is decided within it (the
-        same for a chunk as for the whole window); ``steps``: a ``StepsResult`` whose ranges
-        are left out (the step is no place the host was in)."""
-        if nvtx is None or not len(nvtx) or not threads.size:
+           steps=None, cpu_ops: pd.DataFrame | None = None) -> "LaunchingRanges":
+        """The ranges of ``threads`` in ``nvtx`` (the process's NVTX rows) and ``cpu_ops`` (its
+        ``TraceBundle.cpu_ops``) that overlap ``span`` [lo, hi) — their enclosing ranges overlap
+        it too, so nesting is decided within it (the same for a chunk as for the whole window);
+        ``steps``: a ``StepsResult`` whose ranges are left out (a step is no place the host
+        was in)."""
+        found = [(rows, op) for rows, op in (
+            (_range_rows(nvtx, threads, span, steps, nested=True), False),
+            (_range_rows(cpu_ops, threads, span, None, nested=False), True)) if rows]
+        if not found:
             return LaunchingRanges.none()
-        s, e = nvtx["start_ns"].to_numpy(np.int64), nvtx["end_ns"].to_numpy(np.int64)
-        tid = nvtx["global_tid"].to_numpy(np.int64)
-        keep = (e > s) & (s < span[1]) & (e > span[0]) & np.isin(tid, threads)
-        if "closed" in nvtx:
-            keep &= nvtx["closed"].to_numpy(bool)
-        idx = np.flatnonzero(keep)
-        if not idx.size:
-            return LaunchingRanges.none()
+        offsets = np.cumsum([0] + [len(r[3]) for r, _ in found])[:-1]
+        s = np.concatenate([r[0] for r, _ in found])
+        e = np.concatenate([r[1] for r, _ in found])
+        codes = np.concatenate([r[2] + off for (r, _), off in zip(found, offsets)])
+        is_op = np.concatenate([np.full(r[0].size, op, bool) for r, op in found])
+        order = np.argsort(s, kind="stable")
+        return LaunchingRanges(s[order], e[order], codes[order],
+                               tuple(n for r, _ in found for n in r[3]),
+                               int((e - s).max()), is_op[order])
+
+
+def _range_rows(frame: pd.DataFrame | None, threads: np.ndarray, span: tuple[int, int], steps,
+                nested: bool):
+    """(starts, ends, codes, names) of ``frame``'s closed ranges of ``threads`` overlapping
+    ``span`` — only those nested in a range of their own thread (``nested``), never a step's —
+    or None when there are none."""
+    if frame is None or not len(frame) or not threads.size:
+        return None
+    s, e = frame["start_ns"].to_numpy(np.int64), frame["end_ns"].to_numpy(np.int64)
+    tid = frame["global_tid"].to_numpy(np.int64)
+    keep = (e > s) & (s < span[1]) & (e > span[0]) & np.isin(tid, threads)
+    if "closed" in frame:
+        keep &= frame["closed"].to_numpy(bool)
+    idx = np.flatnonzero(keep)
+    if nested and idx.size:
         idx = idx[np.lexsort((-e[idx], s[idx], tid[idx]))]  # per thread: by start, outer first
-        inner = _nested_in_same_thread(tid[idx], s[idx], e[idx])
-        inner &= ~_step_ranges(s[idx], e[idx], steps)
-        idx = idx[inner]
-        if not idx.size:
-            return LaunchingRanges.none()
-        idx = idx[np.argsort(s[idx], kind="stable")]
-        text = nvtx["text"]
-        cat = text.array if isinstance(text.dtype, pd.CategoricalDtype) else \
-            pd.Categorical(text.astype(str))
-        return LaunchingRanges(s[idx], e[idx], np.asarray(cat.codes, np.int64)[idx],
-                               tuple(str(c) for c in cat.categories),
-                               int((e[idx] - s[idx]).max()))
+        idx = idx[_nested_in_same_thread(tid[idx], s[idx], e[idx])
+                  & ~_step_ranges(s[idx], e[idx], steps)]
+    if not idx.size:
+        return None
+    text = frame["text"]
+    cat = text.array if isinstance(text.dtype, pd.CategoricalDtype) else \
+        pd.Categorical(text.astype(str))
+    return (s[idx], e[idx], np.asarray(cat.codes, np.int64)[idx],
+            tuple(str(c) for c in cat.categories))
 
 
 def _nested_in_same_thread(tid: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -424,13 +447,15 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
                  window, *, th, memcpy: pd.DataFrame | None = None,
                  memset: pd.DataFrame | None = None, nvtx: pd.DataFrame | None = None,
                  osrt: pd.DataFrame | None = None, steps=None,
-                 launch_threads: np.ndarray | None = None) -> GapEvidence:
+                 launch_threads: np.ndarray | None = None,
+                 cpu_ops: pd.DataFrame | None = None) -> GapEvidence:
     """Gaps per device and the evidence of every cause that needs no phases (the definitions:
     ``analyses/gaps/causes.py``). ``kernels``/``api``/``sync``/``memcpy``/``memset``/``nvtx``/``osrt``:
     the process's rows over the whole export; ``busy``: its merged busy intervals in ``window``.
     Without ``memcpy`` every copy is a plain transfer (no migration can be told apart).
-    ``steps`` (left out of ``ranges``) and ``launch_threads`` (the process's enqueuing threads,
-    when ``api`` holds only part of its rows: a streamed chunk) name the top gaps' ranges."""
+    ``steps`` (left out of ``ranges``), ``launch_threads`` (the process's enqueuing threads,
+    when ``api`` holds only part of its rows: a streamed chunk) and ``cpu_ops`` (a PyTorch
+    profiler trace's host operator ranges) name the top gaps' ranges."""
     lo, hi = window.start_ns, window.end_ns
     # perf (bench): the busy intervals are already merged: no re-clip / re-merge of 2M intervals
     dev_gaps = {d: iv.find_gaps_merged(b.compute_starts, b.compute_ends, lo, hi,
@@ -454,7 +479,7 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
         osrt_available=osrt is not None and len(osrt) > 0,
         nvtx_spans=outer_nvtx_spans(nvtx, threads := enqueuing_threads(api, names)),
         ranges=LaunchingRanges.of(nvtx, threads if launch_threads is None else launch_threads,
-                                  (lo, hi), steps))
+                                  (lo, hi), steps, cpu_ops))
 
 
 def enqueuing_threads(api: pd.DataFrame, names: ApiNames) -> np.ndarray:

@@ -206,7 +206,7 @@ def chunk_evidence(ci: ChunkInputs, *, th: Thresholds, first_kernel_ns: int | No
     ev = gap_evidence(ci.busy, f["kernels"], f["api"], f["sync"], ci.chunk_window, th=th,
                       memcpy=f.get("memcpy"), memset=f.get("memset"), nvtx=f.get("nvtx"),
                       osrt=f.get("osrt"), steps=ci.steps,
-                      launch_threads=np.asarray(io_threads, np.int64))
+                      launch_threads=np.asarray(io_threads, np.int64), cpu_ops=f.get("cpu_ops"))
     return replace(ev, startup=_startup(ev, first_kernel_ns, ci.window.start_ns),
                    host_io=_host_io(f.get("osrt"), io_threads, th.host_io_min_call_ns),
                    first_kernel_ns=first_kernel_ns)
@@ -403,7 +403,7 @@ def _whole_evidence(p, busy):
     f = p.frames
     return gap_evidence(busy, f["kernels"], f["api"], f["sync"], p.window, th=p.th,
                         memcpy=f["memcpy"], memset=f["memset"], nvtx=f["nvtx"], osrt=f.get("osrt"),
-                        steps=p.steps)
+                        steps=p.steps, cpu_ops=f.get("cpu_ops"))
 
 
 def _whole_gaps(p, busy, phases, evidence) -> GapsResult | Unavailable:
