@@ -1,7 +1,7 @@
 """What the host was doing in an idle gap (the top-gap table's "CPU was", ``Gap.cpu_activity``):
-the CUDA call that overlaps the gap longest, the launching threads' file or network calls of one
-name when they cover more, or — when no call covers half of the gap — the innermost nested range
-of a launching thread that covers more (``evidence.LaunchingRanges``). Times in ns; each function
+the CUDA call name whose calls overlap the gap longest in sum, the launching threads' file or
+network calls of one name when they cover more, or — when no call covers half of the gap — the
+innermost nested range of a launching thread that covers more (``evidence.LaunchingRanges``). Times in ns; each function
 looks at the slice of rows that can overlap the gap (rows sorted by start, the longest row's
 duration known), not at every row.
 """
@@ -20,9 +20,12 @@ NO_API_CALL = "no CUDA API call (CPU work outside CUDA)"
 
 
 def cpu_overlap(api: pd.DataFrame):
-    """``overlap(gs, ge) -> (ns, text, calls)``: the CUDA call of the process that overlaps the
-    gap [gs, ge) longest — its overlap (ns), ``in <name> for <share> of the gap (+N other
-    calls)`` and how many calls overlap the gap.
+    """``overlap(gs, ge) -> (ns, text, calls)``: the CUDA call name of the process whose calls
+    overlap the gap [gs, ge) longest in sum — their overlap (ns; capped at the gap: calls of
+    several threads may overlap), ``in <name> ×N for <share> of the gap (+M other calls)`` (no
+    ``×`` for one call) and how many calls overlap the gap. One long wait is named by itself;
+    838 short calls of one name that cover more of the gap than any single call are named
+    together, not by the longest of them.
 
     perf (bench): with calls sorted by start, a call overlapping a gap started at most the longest
     call's duration before it, so a gap looks at that slice of the 2M calls, not at all of them.
@@ -32,6 +35,10 @@ def cpu_overlap(api: pd.DataFrame):
     s = api["start_ns"].to_numpy(np.int64)
     e = api["end_ns"].to_numpy(np.int64)
     longest = longest_call_ns(s, e) if iv.is_sorted(s) else None
+    names = api["name"]
+    cat = names.array if isinstance(names.dtype, pd.CategoricalDtype) else \
+        pd.Categorical(names.astype(str))
+    codes = np.asarray(cat.codes, np.int64)
 
     def overlap(gs: int, ge: int) -> tuple[int, str, int]:
         a, b = 0, s.size
@@ -42,10 +49,14 @@ def cpu_overlap(api: pd.DataFrame):
         if ov.size == 0 or ov.max() <= 0:
             return 0, NO_API_CALL, 0
         hit = np.flatnonzero(ov > 0)
-        j = hit[int(np.argmax(ov[hit]))]
-        name = api["name"].iloc[a + int(j)]
-        more = f" (+{hit.size - 1} other calls)" if hit.size > 1 else ""
-        return (int(ov[j]), f"in {name} for {share_text(int(ov[j]), gs, ge)} of the gap{more}",
+        hit_codes = codes[a:b][hit]
+        by_name = np.bincount(np.maximum(hit_codes, 0), weights=ov[hit])
+        k = int(np.argmax(by_name))
+        n = int((hit_codes == k).sum())
+        ns = min(int(by_name[k]), ge - gs)
+        times = f" ×{n}" if n > 1 else ""
+        more = f" (+{hit.size - n} other calls)" if hit.size > n else ""
+        return (ns, f"in {cat.categories[k]}{times} for {share_text(ns, gs, ge)} of the gap{more}",
                 int(hit.size))
 
     return overlap
@@ -111,11 +122,12 @@ def range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[i
 
 def gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,
                   nvtx: tuple[int, str] = (0, "")) -> str:
-    """What the host was doing in a gap: the longest CUDA call (``cpu_overlap``), unless the
-    launching threads' file/network calls of one name cover more of it (a gap the host spends
-    in 800 short ``pwrite64`` calls is named by them, not by a 10 µs launch). When neither
-    covers half of the gap, the innermost NVTX range that covers more (``range_activity``,
-    ``nvtx``) names it: a gap spent compiling, in no CUDA call, is named by its range."""
+    """What the host was doing in a gap: the CUDA calls of one name that cover most of it
+    (``cpu_overlap``), unless the launching threads' file/network calls of one name cover more
+    (a gap the host spends in 800 short ``pwrite64`` calls is named by them, not by a 10 µs
+    launch). When neither covers half of the gap, the innermost range that covers more
+    (``range_activity``, ``nvtx``) names it: a gap spent compiling, in no CUDA call, is named
+    by its range."""
     api_ns, api_text, api_calls = cpu(gs, ge)
     rows, longest = io
     io_ns, io_text, io_calls, io_own = io_activity(rows, gs, ge, longest)

@@ -454,3 +454,19 @@ def test_a_read_of_the_launching_thread_before_the_first_kernel_is_host_io_not_s
     other = _osrt([{**r, "global_tid": OTHER_TID} for r in reads])
     g = _gaps(k, api=api, osrt=other)
     assert _ms(g, "host_io") == 0 and _ms(g, "startup") == pytest.approx(30.0, abs=0.02)
+
+
+def test_many_short_calls_of_one_name_are_named_together_not_by_the_longest_call():
+    """A 20 ms gap: 40 cudaMemcpy calls of 200 µs (8 ms in sum) and one 1 ms cudaMalloc — the
+    copies are what the host was in, ×40 for 40% of the gap; a single long wait still wins."""
+    k = _two_kernels()
+    copies = [dict(start_ns=10 * MS + i * 400 * US, end_ns=10 * MS + i * 400 * US + 200 * US,
+                   name="cudaMemcpy") for i in range(40)]
+    api = hf.api(copies + [dict(start_ns=27 * MS, end_ns=28 * MS, name="cudaMalloc")])
+    assert _gaps(k, api=api).top[0].cpu_activity == \
+        "in cudaMemcpy ×40 for 40% of the gap (+1 other calls)"
+    wait = hf.api(copies[:10] + [dict(start_ns=26 * MS, end_ns=29 * MS + 500 * US,
+                                      name="cudaStreamSynchronize")])
+    # 10 × 200 µs = 2 ms of copies against one 3.5 ms wait: the wait covers more
+    assert _gaps(k, api=wait).top[0].cpu_activity == \
+        "in cudaStreamSynchronize for 18% of the gap (+10 other calls)"
