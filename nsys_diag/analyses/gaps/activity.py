@@ -1,9 +1,9 @@
 """What the host was doing in an idle gap (the top-gap table's "CPU was", ``Gap.cpu_activity``):
 the CUDA call name whose calls overlap the gap longest in sum, the launching threads' file or
 network calls of one name when they cover more, or — when no call covers half of the gap — the
-innermost nested range of a launching thread that covers more (``evidence.LaunchingRanges``). Times in ns; each function
-looks at the slice of rows that can overlap the gap (rows sorted by start, the longest row's
-duration known), not at every row.
+innermost range of a launching thread that covers more (``evidence.launching_ranges``). Times
+in ns; each function looks at the slice of rows that can overlap the gap (rows sorted by start,
+the longest row's duration known), not at every row.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from nsys_diag.analyses.base import is_available
-from nsys_diag.analyses.gaps.evidence import LaunchingRanges
 from nsys_diag.analyses.gaps.rows import EvidenceRows
+from nsys_diag.analyses.steps.detection import normalize_name
 from nsys_diag.analyses.timeline import intervals as iv
 
 
@@ -48,18 +48,27 @@ def cpu_overlap(api: pd.DataFrame):
         ov = np.minimum(e[a:b], ge) - np.maximum(s[a:b], gs)
         if ov.size == 0 or ov.max() <= 0:
             return 0, NO_API_CALL, 0
-        hit = np.flatnonzero(ov > 0)
-        hit_codes = codes[a:b][hit]
-        by_name = np.bincount(np.maximum(hit_codes, 0), weights=ov[hit])
-        k = int(np.argmax(by_name))
-        n = int((hit_codes == k).sum())
-        ns = min(int(by_name[k]), ge - gs)
-        times = f" ×{n}" if n > 1 else ""
-        more = f" (+{hit.size - n} other calls)" if hit.size > n else ""
-        return (ns, f"in {cat.categories[k]}{times} for {share_text(ns, gs, ge)} of the gap{more}",
-                int(hit.size))
+        k, ns, n, calls = _top_label(codes[a:b], ov, gs, ge)
+        more = f" (+{calls - n} other calls)" if calls > n else ""
+        return ns, _named(cat.categories[k], n, ns, gs, ge) + more, calls
 
     return overlap
+
+
+def _top_label(label: np.ndarray, ov: np.ndarray, gs: int, ge: int) -> tuple[int, int, int, int]:
+    """Of the rows with overlaps ``ov`` (ns) with the gap [gs, ge) and label codes ``label``: (the
+    label whose rows overlap it longest in sum, that sum capped at the gap — rows of several
+    threads may overlap each other —, its rows that overlap, all rows that overlap)."""
+    hit = ov > 0
+    codes = label[hit]
+    by_label = np.bincount(np.maximum(codes, 0), weights=ov[hit])
+    k = int(np.argmax(by_label))
+    return k, min(int(by_label[k]), ge - gs), int((codes == k).sum()), int(codes.size)
+
+
+def _named(name: str, n: int, ns: int, gs: int, ge: int) -> str:
+    """``in <name> ×N for <share> of the gap`` (no ``×`` for one call)."""
+    return f"in {name}{f' ×{n}' if n > 1 else ''} for {share_text(ns, gs, ge)} of the gap"
 
 
 def share_text(ns: int, gs: int, ge: int) -> str:
@@ -67,46 +76,27 @@ def share_text(ns: int, gs: int, ge: int) -> str:
     return f"{frac:.0%}" if frac >= 0.01 else "<1%"
 
 
-def io_activity(io: EvidenceRows, gs: int, ge: int, longest: int) -> tuple[int, str, int, int]:
+def io_activity(io: EvidenceRows, gs: int, ge: int) -> tuple[int, str, int, int]:
     """The OS-runtime file/network call name (``host_io`` evidence: launching threads) whose calls
     overlap the gap [gs, ge) longest in sum: (ns, ``in <name> ×N for <share> of the gap``, the
-    I/O calls of other names in the gap, N); (0, '', 0, 0) when none overlaps. The calls of one thread do not
-    overlap each other, so the sum is capped at the gap only for calls on several threads.
-    ``longest``: the longest call (ns): rows are sorted by start, so only those from ``gs −
-    longest`` on can overlap the gap (perf: a slice, not every row, per gap)."""
-    if not io.starts.size:
+    I/O calls of other names in the gap, N); (0, '', 0, 0) when none overlaps. The calls of one
+    thread do not overlap each other, so the sum is capped at the gap only for calls on several
+    threads."""
+    a, ov = io.overlaps(gs, ge)
+    if not (ov > 0).any():
         return 0, "", 0, 0
-    a = int(np.searchsorted(io.starts, gs - longest, side="left"))
-    b = int(np.searchsorted(io.starts, ge, side="left"))
-    ov = np.minimum(io.ends[a:b], ge) - np.maximum(io.starts[a:b], gs)
-    hit = ov > 0
-    if not hit.any():
-        return 0, "", 0, 0
-    by_label = np.bincount(io.label[a:b][hit], weights=ov[hit])
-    k = int(np.argmax(by_label))
-    ns = min(int(by_label[k]), ge - gs)
-    n = int((io.label[a:b][hit] == k).sum())
-    times = f" ×{n}" if n > 1 else ""
-    return ns, f"in {io.labels[k]}{times} for {share_text(ns, gs, ge)} of the gap", int(hit.sum()) - n, n
+    k, ns, n, calls = _top_label(io.label[a:a + ov.size], ov, gs, ge)
+    return ns, _named(io.labels[k], n, ns, gs, ge), calls - n, n
 
 
-def with_longest(rows: EvidenceRows) -> tuple[EvidenceRows, int]:
-    """``rows`` with their longest row (ns; 0 when empty), for ``io_activity``'s slice."""
-    return rows, (longest_call_ns(rows.starts, rows.ends) if rows.starts.size else 0)
-
-
-def range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[int, str]:
-    """The innermost range of the launching threads (``LaunchingRanges``: nested NVTX ranges, a
-    PyTorch profiler trace's host operators) that covers at least half of the gap [gs, ge): (its
-    overlap in ns, ``in <range> (NVTX) for <share> of the gap``, ``(cpu_op)`` for an operator);
-    (0, '') when none does. A range is named only inside the step phase that covers the
-    gap (the table's phase column names the phase; the ranges around it say less)."""
-    if not ranges.starts.size:
-        return 0, ""
-    a = int(np.searchsorted(ranges.starts, gs - ranges.longest_ns, side="left"))
-    b = int(np.searchsorted(ranges.starts, ge, side="left"))
-    rs, re_ = ranges.starts[a:b], ranges.ends[a:b]
-    ov = np.minimum(re_, ge) - np.maximum(rs, gs)
+def range_activity(ranges: EvidenceRows, gs: int, ge: int, phases) -> tuple[int, str]:
+    """The innermost range of the launching threads (``evidence.launching_ranges``: nested NVTX
+    ranges, a PyTorch profiler trace's host operators) that covers at least half of the gap
+    [gs, ge): (its overlap in ns, ``in <range> (NVTX) for <share> of the gap``, ``(cpu_op)`` for
+    an operator); (0, '') when none does. A range is named only inside the step phase that
+    covers the gap (the table's phase column names the phase; the ranges around it say less)."""
+    a, ov = ranges.overlaps(gs, ge)
+    rs, re_ = ranges.starts[a:a + ov.size], ranges.ends[a:a + ov.size]
     ok = 2 * ov >= ge - gs
     if is_available(phases) and phases.inst_starts_ns.size and ok.any():
         ps, pe = phases.inst_starts_ns, phases.inst_ends_ns
@@ -117,11 +107,11 @@ def range_activity(ranges: LaunchingRanges, gs: int, ge: int, phases) -> tuple[i
         return 0, ""
     hit = np.flatnonzero(ok)
     j = int(hit[np.argmin((re_ - rs)[hit])])  # the first of equal lengths
-    return int(ov[j]), f"in {ranges.text(a + j)} for {share_text(int(ov[j]), gs, ge)} of the gap"
+    name = normalize_name(ranges.labels[int(ranges.label[a + j])])
+    return int(ov[j]), f"in {name} for {share_text(int(ov[j]), gs, ge)} of the gap"
 
 
-def gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,
-                  nvtx: tuple[int, str] = (0, "")) -> str:
+def gap_activity(cpu, io: EvidenceRows, gs: int, ge: int, nvtx: tuple[int, str] = (0, "")) -> str:
     """What the host was doing in a gap: the CUDA calls of one name that cover most of it
     (``cpu_overlap``), unless the launching threads' file/network calls of one name cover more
     (a gap the host spends in 800 short ``pwrite64`` calls is named by them, not by a 10 µs
@@ -129,8 +119,7 @@ def gap_activity(cpu, io: tuple[EvidenceRows, int], gs: int, ge: int,
     (``range_activity``, ``nvtx``) names it: a gap spent compiling, in no CUDA call, is named
     by its range."""
     api_ns, api_text, api_calls = cpu(gs, ge)
-    rows, longest = io
-    io_ns, io_text, io_calls, io_own = io_activity(rows, gs, ge, longest)
+    io_ns, io_text, io_calls, io_own = io_activity(io, gs, ge)
     call_ns = max(api_ns, io_ns)
     range_ns, range_text = nvtx
     if 2 * call_ns < ge - gs and range_ns > call_ns:

@@ -18,9 +18,9 @@ Causes (the one definition; ``model/vocabulary.py`` GAP_CAUSES lists them in thi
     1. ``startup`` — before the process's first kernel (its first kernel over the whole export,
        not just the window) while no copy or memset of the process runs on that device (a copy
        before the first kernel is the program's own work — an input upload, a model's weights —
-       and goes to ``transfer``; so does a launching thread's file or network call, which goes to
-       ``host_io``, as the replay prices it), or inside one-off initialisation: module/library loading and JIT
-       linking (``cuModuleLoad*``, ``cuLibraryLoad*``, ``cuLink*``), context creation
+       and goes to ``transfer``; so does a launching thread's file or network call, which goes
+       to ``host_io``, as the replay prices it), or inside one-off initialisation: module/library
+       loading and JIT linking (``cuModuleLoad*``, ``cuLibraryLoad*``, ``cuLink*``), context creation
        (``cuCtxCreate*``, ``cuDevicePrimaryCtxRetain``, ``cuInit``, ``cudaSetDevice``; the
        ``cudaFree(0)``-style first runtime call precedes the first kernel), handle creation
        (``cublasCreate*``, ``cublasLt*Create``, ``cudnnCreate*``, ``cusparseCreate*``,
@@ -90,11 +90,10 @@ import pandas as pd
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.base import is_available
 from nsys_diag.analyses.timeline.busy import DeviceBusy, Window
-from nsys_diag.analyses.gaps.activity import (cpu_overlap, gap_activity, range_activity, with_longest)
+from nsys_diag.analyses.gaps.activity import cpu_overlap, gap_activity, range_activity
 from nsys_diag.analyses.gaps.detail import (ROW_CAUSES, DeviceCauses, cause_detail, gap_evidence_rows,
                                            other_phase_ns, other_top_frames)
-from nsys_diag.analyses.gaps.evidence import (GapEvidence, LaunchingRanges, cut_at, gap_evidence,
-                                             phase_spans,
+from nsys_diag.analyses.gaps.evidence import (GapEvidence, cut_at, gap_evidence, phase_spans,
                                              split_by_phase, startup_without_own_work)
 from nsys_diag.analyses.gaps.evidence import launched_late as _launched_late
 from nsys_diag.analyses.gaps.rows import LAUNCH_API_RE, SYNC_API_RE, EvidenceRows
@@ -458,17 +457,17 @@ def gap_histogram(dur: np.ndarray) -> tuple:
 
 def top_gaps(gs, ge, dev, mat, devices: list[DeviceCauses], phases, api: pd.DataFrame,
              cpu_samples: pd.DataFrame | None,
-             ranges: LaunchingRanges | None = None) -> tuple[Gap, ...]:
+             ranges: EvidenceRows | None = None) -> tuple[Gap, ...]:
     """The ``TOP_GAPS`` longest gaps with their cause, phase, CPU activity and evidence
-    (``ranges``: the launching threads' NVTX ranges, ``GapEvidence.ranges``)."""
-    ranges = ranges if ranges is not None else LaunchingRanges.none()
+    (``ranges``: the launching threads' ranges, ``GapEvidence.ranges``)."""
+    ranges = ranges if ranges is not None else EvidenceRows.none()
     top = []
     has_phases = is_available(phases)
     order = _longest_first(ge - gs, TOP_GAPS)
     cpu = cpu_overlap(api) if order.size else None
     by_id = {d.device_id: d for d in devices}
     io_row = ROW_CAUSES.index("host_io")
-    io = {d: with_longest(by_id[d].rows[io_row]) for d in by_id} if order.size else {}
+    io = {d: by_id[d].rows[io_row] for d in by_id}
     for j in order:  # ≤ 10 gaps
         cause = GAP_CAUSES[int(np.argmax(mat[j]))] if mat[j].sum() else "other"
         phase = None

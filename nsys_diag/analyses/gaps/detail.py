@@ -159,8 +159,12 @@ def cause_detail(cause: str, total_ns: float, devices: list[DeviceCauses], *,
                     f"{f['frame']} ({f['share']:.0%} of {f['samples']} samples)")
         covered = ("CUDA call or copy" if in_range else "NVTX range, CUDA call or copy") + \
             (" or OS-runtime call" if osrt_available else "")
-        tail = "" if samples_available else "; CPU sampling in the capture would name it" \
-            if sampling_in_format else f"; CPU sampling would name it, but it {NEEDS_NSYS_CAPTURE}"
+        if samples_available:
+            tail = ""
+        elif sampling_in_format:
+            tail = "; CPU sampling in the capture would name it"
+        else:
+            tail = f"; CPU sampling would name it, but it {NEEDS_NSYS_CAPTURE}"
         return f"host time{where} that no {covered} covers{tail}"
     return weights_detail(cause, total_ns, label_weights(devices, cause),
                           host_io_min_ns=host_io_min_ns)

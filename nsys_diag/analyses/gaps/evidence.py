@@ -227,82 +227,46 @@ def outer_nvtx_spans(nvtx: pd.DataFrame | None, threads: np.ndarray) -> PhaseSpa
     return s[top], e[top], tuple(named[str(t)] for t in texts[top])
 
 
-@dataclass(frozen=True)
-class LaunchingRanges:
-    """Where a launching thread's host time can be named, sorted by start (ns): its closed NVTX
-    ranges (any domain) that overlap a span and lie inside another range of the same thread
-    (the outermost ones are a loop or a step: ``outer_nvtx_spans`` names host time by them), the
-    step ranges left out, and — from a PyTorch profiler trace — its host operator ranges
-    (``cpu_op`` events, any depth: ``aten::mm``, ``autograd::engine::evaluate_function: …``).
-    ``longest_ns``: the longest range (a gap at ``gs`` meets only the ranges that start from
-    ``gs − longest_ns`` on). Texts as codes into ``names`` (perf: an export with a million
-    ``emit_nvtx`` op ranges builds no string per range); ``text(i)`` is range i's, normalised
-    (``, seq = N`` / ``, op_id = N`` stripped) and marked ``(NVTX)`` or ``(cpu_op)``."""
-
-    starts: np.ndarray
-    ends: np.ndarray
-    codes: np.ndarray
-    names: tuple[str, ...]
-    longest_ns: int = 0
-    is_op: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    """Per range: a host operator (``cpu_op``) rather than an NVTX range."""
-
-    @staticmethod
-    def none() -> "LaunchingRanges":
-        return LaunchingRanges(EMPTY, EMPTY, EMPTY, ())
-
-    def text(self, i: int) -> str:
-        kind = "cpu_op" if self.is_op.size and self.is_op[i] else "NVTX"
-        return f"{normalize_name(self.names[int(self.codes[i])])} ({kind})"
-
-    @staticmethod
-    def of(nvtx: pd.DataFrame | None, threads: np.ndarray, span: tuple[int, int],
-           steps=None, cpu_ops: pd.DataFrame | None = None) -> "LaunchingRanges":
-        """The ranges of ``threads`` in ``nvtx`` (the process's NVTX rows) and ``cpu_ops`` (its
-        ``TraceBundle.cpu_ops``) that overlap ``span`` [lo, hi) — their enclosing ranges overlap
-        it too, so nesting is decided within it (the same for a chunk as for the whole window);
-        ``steps``: a ``StepsResult`` whose ranges are left out (a step is no place the host
-        was in)."""
-        found = [(rows, op) for rows, op in (
-            (_range_rows(nvtx, threads, span, steps, nested=True), False),
-            (_range_rows(cpu_ops, threads, span, None, nested=False), True)) if rows]
-        if not found:
-            return LaunchingRanges.none()
-        offsets = np.cumsum([0] + [len(r[3]) for r, _ in found])[:-1]
-        s = np.concatenate([r[0] for r, _ in found])
-        e = np.concatenate([r[1] for r, _ in found])
-        codes = np.concatenate([r[2] + off for (r, _), off in zip(found, offsets)])
-        is_op = np.concatenate([np.full(r[0].size, op, bool) for r, op in found])
-        order = np.argsort(s, kind="stable")
-        return LaunchingRanges(s[order], e[order], codes[order],
-                               tuple(n for r, _ in found for n in r[3]),
-                               int((e - s).max()), is_op[order])
+def launching_ranges(nvtx: pd.DataFrame | None, threads: np.ndarray, span: tuple[int, int],
+                     steps=None, cpu_ops: pd.DataFrame | None = None) -> EvidenceRows:
+    """Where a launching thread's host time can be named (the top-gap table's "CPU was"): its
+    closed NVTX ranges (any domain) that overlap ``span`` [lo, hi) and lie inside another range
+    of the same thread — the outermost ones are a loop or a step (``outer_nvtx_spans`` names host
+    time by them); enclosing ranges overlap the span too, so nesting is decided within it, the
+    same for a chunk as for the whole window — less the ranges of ``steps`` (a ``StepsResult``:
+    a step is no place the host was in), and, from a PyTorch profiler trace, its host operator
+    ranges (``cpu_ops``: ``TraceBundle.cpu_ops``, any depth). Labelled ``<text> (NVTX)`` /
+    ``<text> (cpu_op)`` with the text as written: ``normalize_name`` strips ``, seq = N`` /
+    ``, op_id = N`` from the one label shown (perf: an export of a million ``emit_nvtx`` op ranges
+    normalises no label per range)."""
+    return EvidenceRows.concat(_range_rows(nvtx, threads, span, steps, "NVTX"),
+                               _range_rows(cpu_ops, threads, span, None, "cpu_op"))
 
 
 def _range_rows(frame: pd.DataFrame | None, threads: np.ndarray, span: tuple[int, int], steps,
-                nested: bool):
-    """(starts, ends, codes, names) of ``frame``'s closed ranges of ``threads`` overlapping
-    ``span`` — only those nested in a range of their own thread (``nested``), never a step's —
-    or None when there are none."""
+                kind: str) -> EvidenceRows:
+    """``frame``'s closed ranges of ``threads`` overlapping ``span`` labelled ``<text> (kind)``;
+    NVTX ranges only where nested in a range of their own thread and not a step's."""
     if frame is None or not len(frame) or not threads.size:
-        return None
+        return EvidenceRows.none()
     s, e = frame["start_ns"].to_numpy(np.int64), frame["end_ns"].to_numpy(np.int64)
     tid = frame["global_tid"].to_numpy(np.int64)
     keep = (e > s) & (s < span[1]) & (e > span[0]) & np.isin(tid, threads)
     if "closed" in frame:
         keep &= frame["closed"].to_numpy(bool)
     idx = np.flatnonzero(keep)
-    if nested and idx.size:
+    if kind == "NVTX" and idx.size:
         idx = idx[np.lexsort((-e[idx], s[idx], tid[idx]))]  # per thread: by start, outer first
         idx = idx[_nested_in_same_thread(tid[idx], s[idx], e[idx])
                   & ~_step_ranges(s[idx], e[idx], steps)]
     if not idx.size:
-        return None
+        return EvidenceRows.none()
     text = frame["text"]
-    cat = text.array if isinstance(text.dtype, pd.CategoricalDtype) else \
-        pd.Categorical(text.astype(str))
-    return (s[idx], e[idx], np.asarray(cat.codes, np.int64)[idx],
-            tuple(str(c) for c in cat.categories))
+    cat = text if isinstance(text.dtype, pd.CategoricalDtype) else text.astype("category")
+    used, codes = np.unique(cat.cat.codes.to_numpy()[idx], return_inverse=True)
+    names = cat.cat.categories
+    return EvidenceRows.build(s[idx], e[idx], codes,
+                              tuple(f"{names[c] if c >= 0 else '?'} ({kind})" for c in used))
 
 
 def _nested_in_same_thread(tid: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -438,9 +402,8 @@ class GapEvidence:
     """launch: the kernel/graph launch calls that overlap a gap longer than ``launch_gap_max_ns``."""
     osrt_available: bool = False
     nvtx_spans: PhaseSpans = (EMPTY, EMPTY, ())  # host_cpu's phases when there are no step phases
-    ranges: "LaunchingRanges" = field(default_factory=lambda: LaunchingRanges.none())
-    """The nested NVTX ranges of the launching threads in the window: what the top-gap table's
-    "CPU was" may name."""
+    ranges: EvidenceRows = field(default_factory=EvidenceRows.none)
+    """``launching_ranges``: what the top-gap table's "CPU was" may name."""
 
 
 def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.DataFrame,
@@ -478,8 +441,8 @@ def gap_evidence(busy: dict, kernels: pd.DataFrame, api: pd.DataFrame, sync: pd.
         first_kernel_ns=first,
         osrt_available=osrt is not None and len(osrt) > 0,
         nvtx_spans=outer_nvtx_spans(nvtx, threads := enqueuing_threads(api, names)),
-        ranges=LaunchingRanges.of(nvtx, threads if launch_threads is None else launch_threads,
-                                  (lo, hi), steps, cpu_ops))
+        ranges=launching_ranges(nvtx, threads if launch_threads is None else launch_threads,
+                                (lo, hi), steps, cpu_ops))
 
 
 def enqueuing_threads(api: pd.DataFrame, names: ApiNames) -> np.ndarray:

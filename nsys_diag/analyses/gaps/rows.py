@@ -191,20 +191,24 @@ class EvidenceRows:
         return int(self.starts.size)
 
     def best(self, gs: int, ge: int) -> tuple[str, int] | None:
-        """(label, overlap ns) of the row overlapping ``[gs, ge)`` the most; None when none does.
-        Looks only at the rows that can overlap (rows sorted by start, cut by the longest row)."""
-        if not self.starts.size:
-            return None
-        longest = self._longest()
-        a = int(np.searchsorted(self.starts, gs - longest, side="left"))
-        b = int(np.searchsorted(self.starts, ge, side="left"))
-        ov = np.minimum(self.ends[a:b], ge) - np.maximum(self.starts[a:b], gs)
+        """(label, overlap ns) of the row overlapping ``[gs, ge)`` the most; None when none does."""
+        a, ov = self.overlaps(gs, ge)
         if ov.size == 0 or ov.max() <= 0:
             return None
         j = int(np.argmax(ov))
         return self.labels[int(self.label[a + j])], int(ov[j])
 
-    def _longest(self) -> int:
+    def overlaps(self, gs: int, ge: int) -> tuple[int, np.ndarray]:
+        """(a, ov): the overlap (ns, ≤ 0 for none) with ``[gs, ge)`` of rows ``a, a+1, …`` — only
+        the rows that can overlap it (rows sorted by start, cut by the longest row)."""
+        if not self.starts.size:
+            return 0, EMPTY
+        a = int(np.searchsorted(self.starts, gs - self.longest_ns(), side="left"))
+        b = int(np.searchsorted(self.starts, ge, side="left"))
+        return a, np.minimum(self.ends[a:b], ge) - np.maximum(self.starts[a:b], gs)
+
+    def longest_ns(self) -> int:
+        """The longest row (ns; 0 when empty), computed once."""
         cache = self.__dict__.setdefault("_cache", {})  # frozen: no attribute assignment
         if "longest" not in cache:
             cache["longest"] = int((self.ends - self.starts).max()) if self.starts.size else 0
