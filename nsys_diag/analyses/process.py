@@ -136,9 +136,10 @@ def _gpu_list(bundle: TraceBundle) -> list[dict]:
     for r in g.to_dict("records"):  # one row per GPU
         cc = f"{r['cc_major']}.{r['cc_minor']}" if r["cc_major"] >= 0 else None
         bw = r["memory_bandwidth_bytes_per_s"]
+        name = str(r["name"])
         rows[int(r["device_id"])] = {
-            "id": int(r["device_id"]), "name": str(r["name"]) or gpu_placeholder(int(r["device_id"])),
-            "name_known": bool(str(r["name"])),
+            "id": int(r["device_id"]), "name": name or gpu_placeholder(int(r["device_id"])),
+            "name_known": bool(name),
             "sm_count": int(r["sm_count"]) if r["sm_count"] >= 0 else None,
             "memory_bytes": int(r["total_memory_bytes"]) if r["total_memory_bytes"] >= 0 else None,
             "memory_bandwidth_bytes_per_s": float(bw) if bw == bw else None,

@@ -103,7 +103,7 @@ def load_kineto(path: str | Path) -> TraceBundle:
     frames = {kind: contract.validate(joined[kind] if len(joined[kind]) else contract.empty(),
                                       source=src)
               for kind, (_, contract) in ops.items()}
-    nvtx = _nvtx(ev)
+    nvtx, cpu_ops = _host_ranges(ev)
     end = max([int(f["end_ns"].max()) for f in (*frames.values(), api, nvtx) if len(f)]
               or [0])
     gpus, limits = _devices(doc, frames, warnings)
@@ -133,7 +133,7 @@ def load_kineto(path: str | Path) -> TraceBundle:
         meta=meta, kernels=frames["kernel"], memcpy=frames["memcpy"], memset=frames["memset"],
         sync=frames["sync"], api=api, nvtx=nvtx, threads=threads, processes=processes,
         gpus=gpus, sm_limits=limits, launch_shapes=_launch_shapes(frames["kernel"]),
-        cpu_ops=_cpu_ops(ev), warnings=warnings)
+        cpu_ops=cpu_ops, warnings=warnings)
 
 
 def _main_pid(ev: Events) -> int:
@@ -314,43 +314,32 @@ def _join_warnings(ops, unmatched: dict[str, int], total: dict[str, int]) -> lis
     return out
 
 
-def _step_ops(ev: Events, ops: Group) -> np.ndarray:
-    """Per ``cpu_op`` event: whether it is read as an NVTX range (``_nvtx``): a ``ProfilerStep#N``
-    (older traces), or, in the 1.8–1.9 schema, any ``Operator`` without ``::``."""
-    pick = (lambda n: "::" not in n) if ev.legacy else (lambda n: bool(_STEP.match(n)))
-    return np.array([pick(n) for n in ops.name], bool)
-
-
-def _nvtx(ev: Events) -> pd.DataFrame:
-    """``user_annotation`` ranges and ``ProfilerStep#N`` ``cpu_op`` ranges (older traces; in the
-    1.8–1.9 schema, where ``record_function`` ranges are ``Operator`` events too, every
-    ``Operator`` range without ``::`` in its name: not an ``aten::`` op), each range once (a
-    step written in both categories is kept from ``user_annotation``)."""
+def _host_ranges(ev: Events) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(NVTX, host operators), both in the NVTX contract. NVTX: ``user_annotation`` ranges and
+    ``ProfilerStep#N`` ``cpu_op`` ranges (older traces; in the 1.8–1.9 schema, where
+    ``record_function`` ranges are ``Operator`` events too, every ``Operator`` range without
+    ``::`` in its name: not an ``aten::`` op), each range once (a step written in both categories
+    is kept from ``user_annotation``). Host operators (``TraceBundle.cpu_ops``, domain
+    ``cpu_op``): the other ``cpu_op`` events (``aten::*`` ops, autograd's ``evaluate_function``
+    ranges …)."""
     parts = []
     ann = ev.groups.get("annotation")
     if ann is not None and len(ann):
         parts.append(ann)
     ops = ev.groups.get("cpu_op")
-    if ops is not None and len(ops):
-        steps = ops.take(_step_ops(ev, ops))
-        if len(steps) and ann is not None and len(ann):
-            seen = set(zip(ann.name, ann.ts.tolist()))
-            steps = steps.take(np.array([(n, t) not in seen for n, t in
-                                         zip(steps.name, steps.ts.tolist())], bool))
-        if len(steps):
-            parts.append(steps)
-    return _range_frame(parts, "")
-
-
-def _cpu_ops(ev: Events) -> pd.DataFrame:
-    """The host operator ranges (``cpu_op`` events that ``_nvtx`` does not read: ``aten::*``
-    ops, autograd's ``evaluate_function`` ranges …) in the NVTX contract, domain ``cpu_op``
-    (``TraceBundle.cpu_ops``)."""
-    ops = ev.groups.get("cpu_op")
     if ops is None or not len(ops):
-        return C.NVTX.empty()
-    rest = ops.take(~_step_ops(ev, ops))
-    return _range_frame([rest] if len(rest) else [], "cpu_op")
+        return _range_frame(parts, ""), C.NVTX.empty()
+    pick = (lambda n: "::" not in n) if ev.legacy else (lambda n: bool(_STEP.match(n)))
+    is_step = np.array([pick(n) for n in ops.name], bool)
+    steps = ops.take(is_step)
+    if len(steps) and ann is not None and len(ann):
+        seen = set(zip(ann.name, ann.ts.tolist()))
+        steps = steps.take(np.array([(n, t) not in seen for n, t in
+                                     zip(steps.name, steps.ts.tolist())], bool))
+    if len(steps):
+        parts.append(steps)
+    rest = ops.take(~is_step)
+    return _range_frame(parts, ""), _range_frame([rest] if len(rest) else [], "cpu_op")
 
 
 def _range_frame(parts: list[Group], domain: str) -> pd.DataFrame:

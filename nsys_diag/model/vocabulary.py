@@ -95,6 +95,12 @@ def gpu_placeholder(device_id: int) -> str:
     return f"GPU {int(device_id)}"
 
 
+def gpu_named(gpu: dict) -> bool:
+    """Whether a ``trace.gpus[]`` row carries a real name: non-empty and not the placeholder
+    (``name_known`` false; a row without the key, from an older JSON, counts as named)."""
+    return bool(gpu.get("name")) and bool(gpu.get("name_known", True))
+
+
 # ---------------------------------------------------------------------------- verdict codes
 VERDICT_CODES = ("compute_bound", "compute_bound_no_tensor_cores", "input_bound", "memory_bound",
                  "overhead_bound", "launch_bound", "communication_bound", "insufficient_data",

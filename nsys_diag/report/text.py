@@ -11,6 +11,7 @@ from nsys_diag.report.replay_render import (projection as verdict_projection, ve
                                             waits_on_text, what_if_rows)
 from nsys_diag.report.formatting import (MISSING, fmt_count, fmt_ms, fmt_pct, fmt_share, scaling_line)
 from nsys_diag.model.text import terminal_line
+from nsys_diag.model.vocabulary import gpu_named
 from nsys_diag.report.tables import gap_groups, step_list
 from nsys_diag.report.evidence import (evidence_text, finding_cost, finding_saving, fired_findings,
                                       unfired_summary)
@@ -46,7 +47,7 @@ def _gpu_names(gpus: list[dict]) -> list[str]:
     """The GPUs as the header names them: the distinct names; the GPUs whose name the input does
     not give (``name_known`` false: the name is a placeholder) as one entry, ``name unknown``
     (``names unknown`` for several), with their compute capability where the input gives one."""
-    named = [bool(g.get("name")) and g.get("name_known", True) for g in gpus]
+    named = [gpu_named(g) for g in gpus]
     known = sorted({_c(g["name"], 40) for g, ok in zip(gpus, named) if ok})
     unknown = [g for g, ok in zip(gpus, named) if not ok]
     if unknown:

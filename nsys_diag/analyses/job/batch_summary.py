@@ -36,7 +36,7 @@ from nsys_diag.analyses.job.compare_predicted import predicted_vs_measured
 from nsys_diag.analyses.job.compare_window import comparability, window_rate_metrics
 from nsys_diag.analyses.kernels.names import normalize_kernel_name
 from nsys_diag.analyses.job.ranks import RankInput
-from nsys_diag.model.vocabulary import EXPLAIN_OTHER, PHASE_DISPLAY_ORDER
+from nsys_diag.model.vocabulary import EXPLAIN_OTHER, PHASE_DISPLAY_ORDER, gpu_named
 
 SUMMARY_VERSION = 3
 TOP_KERNELS = 40
@@ -108,7 +108,7 @@ def _gpu_models(trace: dict) -> list[str]:
     """Distinct GPU model names of the trace (``trace.gpus[].name``), sorted; GPUs the input
     does not name (``name_known`` false: a ``GPU <id>`` placeholder) are no model."""
     return sorted({str(g.get("name"))[:200] for g in trace.get("gpus") or []
-                   if isinstance(g, dict) and g.get("name") and g.get("name_known", True)})
+                   if isinstance(g, dict) and gpu_named(g)})
 
 
 def summarize_view(view: dict, *, rank_evidence: Sequence[dict] = ()) -> dict:
