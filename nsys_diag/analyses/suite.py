@@ -43,6 +43,7 @@ from nsys_diag.analyses.selection import (check_selected_steps, check_step_range
 from nsys_diag.analyses.steps import nvtx_ranges, phases_spans  # noqa: F401
 from nsys_diag.analyses.timeline import lanes  # noqa: F401
 from nsys_diag.analyses.steps.detection import StepsResult, analyze_steps
+from nsys_diag.analyses.steps.operator_phases import with_operator_phases
 from nsys_diag.analyses.engine.taskgraph import Task, run_tasks
 from nsys_diag.model.bundle import TraceBundle
 from nsys_diag.model.options import AnalyzeOptions
@@ -123,6 +124,8 @@ def analyze_process(bundle: TraceBundle, gpid: int, options: AnalyzeOptions, th:
         where = f" in process {pid}" if gpid != -1 and len(bundle.processes) > 1 else ""
         check_steps(options, _detected_steps(f["nvtx"], kernels, steps0, options, th), where)
         check_selected_steps(options, steps0)
+    f["nvtx"], steps0 = with_operator_phases(f["nvtx"], f.get("cpu_ops"), steps0,
+                                             options.phase_map)
     window = choose_window(steps0, kernels, memcpy, memset, user_window=options.window_ns,
                            capture=(bundle.meta.capture_start_ns, bundle.meta.capture_end_ns))
     r = run_tasks(_process_tasks(bundle, f, pid, devices, steps0, window, options, th, roofline),

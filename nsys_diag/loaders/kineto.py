@@ -17,7 +17,9 @@ Mapping (reading and times: ``loaders/kineto_json.py``):
   ``cpu_op`` in older traces; legacy ``Operator`` ranges that are not ``ns::op``s) → NVTX
   push/pop ranges of the default domain; the other ``cpu_op`` events (``aten::*`` ops,
   autograd's ``evaluate_function`` ranges) → ``TraceBundle.cpu_ops`` (NVTX contract, domain
-  ``cpu_op``): they name the host's time in a gap, never steps or phases.
+  ``cpu_op``): they name the host's time in a gap and, where no range names forward/backward,
+  the analyses infer those two phases from them (``analyses/steps/operator_phases.py``); never
+  steps.
   ``gpu_user_annotation`` duplicates them on the GPU timeline and is not read (only counted).
 * ``M`` events → THREADS / PROCESSES; ``deviceProperties`` → GPUS and SM_LIMITS (no clock or
   bandwidth: -1/NaN); ``distributedInfo`` → ``RANK`` / ``WORLD_SIZE`` in ``meta.environment``.
