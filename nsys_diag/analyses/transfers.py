@@ -36,6 +36,7 @@ from nsys_diag.analyses.engine.context import over_one_span
 from nsys_diag.model.jsonsafe import fnum, ns_to_ms, ratio
 from nsys_diag.analyses.kernels.table import filter_window
 from nsys_diag.model.thresholds import Thresholds
+from nsys_diag.model.api_names import BLOCKING_COPY_LAUNCH_RE, BLOCKING_MEMSET_LAUNCH_RE
 from nsys_diag.model.vocabulary import HINT_CAPTURE_CUDA
 from nsys_diag.model.schema_types import List, Obj, Section
 from typing import TYPE_CHECKING
@@ -206,8 +207,6 @@ class TransfersResult:
         return out
 
 
-_SYNC_MEMCPY_RE = re.compile(r"^(?:cuda|cu)Memcpy(?!.*Async)", re.IGNORECASE)
-_SYNC_MEMSET_RE = re.compile(r"^(?:cuda|cu)Memset(?!.*Async)", re.IGNORECASE)
 
 
 def _api_matches(api: pd.Series, pattern: re.Pattern) -> np.ndarray:
@@ -348,7 +347,7 @@ def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame,
     if len(mc):
         pageable = ((mc["src_kind"].astype(str).to_numpy() == "pageable")
                     | (mc["dst_kind"].astype(str).to_numpy() == "pageable"))
-        sync = _api_matches(mc["launch_api"], _SYNC_MEMCPY_RE)
+        sync = _api_matches(mc["launch_api"], BLOCKING_COPY_LAUNCH_RE)
         api_str = mc["launch_api"]
         is_async = _api_matches(api_str, re.compile(r"Async", re.IGNORECASE))
     counts = np.maximum(mc["copy_count"].to_numpy(dtype=np.int64), 1) if len(mc) else np.zeros(0)
@@ -360,7 +359,7 @@ def copy_flag_counts(mc: pd.DataFrame, ms: pd.DataFrame,
         pageable_async_count=int(counts[pageable & is_async].sum()),
         pageable_time_ns=exact_sum(_inside(mc, window)[pageable]) if len(mc) else 0,
         sync_copies=int(counts[sync].sum()),
-        sync_memsets=int(_api_matches(ms["launch_api"], _SYNC_MEMSET_RE).sum()) if len(ms) else 0,
+        sync_memsets=int(_api_matches(ms["launch_api"], BLOCKING_MEMSET_LAUNCH_RE).sum()) if len(ms) else 0,
         memset_count=int(len(ms)),
         memset_bytes=exact_sum(ms["bytes"].to_numpy(dtype=np.int64)) if len(ms) else 0,
         memset_time_ns=exact_sum(ms_dur),

@@ -43,6 +43,7 @@ from nsys_diag.analyses.process import diagnose_with_replay, scaling_with_replay
 from nsys_diag.analyses.replay import (MAX_STEPS, NO_REPLAY_ENV, analyze_replay,
                                        representative_steps)
 from nsys_diag.analyses.steps.detection import StepsResult
+from nsys_diag.analyses.steps.operator_phases import with_operator_phases
 from nsys_diag.loaders.nsys_specs import KERNEL_TABLE, RUNTIME_TABLE
 
 FRAMES = ("kernels", "memcpy", "memset", "sync", "api", "nvtx", "osrt")
@@ -267,6 +268,10 @@ def replay_process(path: str, p, bundle=None, gpus: pd.DataFrame | None = None,
     steps = p.steps
     if isinstance(steps, StepsResult) and steps.count:
         steps = _step_rows(steps, f["nvtx"])
+        cpu_ops = getattr(bundle, "cpu_ops", None)  # a PyTorch profiler trace: the same phases
+        if cpu_ops is not None and f["nvtx"] is not None:  # as the process analysis inferred
+            f["nvtx"], steps = with_operator_phases(f["nvtx"], process_rows(cpu_ops, p.global_pid),
+                                                    steps, phase_map)
     extra = read_replay_columns(path, windows, api=f["api"], kernel_streams=True,
                                 expected_kernels=_kernels_in(bundle, windows), zones=zones) \
         if export_tables else _loaded_links(bundle)

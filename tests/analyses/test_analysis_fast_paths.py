@@ -275,9 +275,21 @@ def test_name_group_stats_equal_pandas_groupby(n_names):
     assert got["first_row"].tolist() == [int(np.argmax(codes == c)) for c in want.index]
 
 
-def test_catalogue_of_a_few_names_equals_the_vectorised_match(monkeypatch):
-    from test_kernel_catalog import CASES
+def _catalogue_cases() -> list:
+    """The kernel-catalogue cases of ``kernels/test_kernel_catalog.py``, loaded by path (that
+    folder is on ``sys.path`` only when pytest collected it first)."""
+    import importlib.util
 
+    spec = importlib.util.spec_from_file_location(
+        "_kernel_catalog_cases", Path(__file__).parent / "kernels" / "test_kernel_catalog.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CASES
+
+
+def test_catalogue_of_a_few_names_equals_the_vectorised_match(monkeypatch):
+    CASES = _catalogue_cases()
     from nsys_diag.analyses.kernels import catalog as kc
 
     names = [c[0] for c in CASES]

@@ -101,3 +101,16 @@ def test_unnamed_host_time_says_sampling_needs_an_nsys_capture_not_this_one():
     detail = analyze_path(str(DATA / "hta_sampled_rank-0.json.gz"))["gaps"]["by_cause_detail"]["other"]
     assert detail.endswith("CPU sampling would name it, but it needs an Nsight Systems capture")
     assert "in the capture" not in detail
+
+
+def test_rocm_trace_names_its_hip_calls_as_their_cuda_twins():
+    """HTA's MI250 trace: a 6.5 ms hipLaunchKernel holds the GPU idle in backward. The gap is a
+    launch cause (the call the gap table's 'CPU was' names), not host time 'that no CUDA call
+    covers'; the replay reads the inferred phases the phase table shows."""
+    doc = analyze_path(str(DATA / "hta_mi250_rocm.json.gz"))
+    top = doc["gaps"]["top"][0]
+    assert top["cause"] == "launch" and "hipLaunchKernel" in top["cpu_activity"]
+    assert doc["gaps"]["by_cause"]["launch"] > 6.0 > doc["gaps"]["by_cause"]["other"]
+    assert "hipLaunchKernel 6.6 ms" in doc["gaps"]["by_cause_detail"]["launch"]
+    phases = {r["phase"] for r in doc["replay"]["critical_path"] if r["kind"] == "host_cpu"}
+    assert {"forward", "backward", "optimizer"} <= phases

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nsys_diag.model.api_names import GRAPH_LAUNCH_APIS
+
 FRAMEWORKS = ("pytorch", "jax", "tensorflow", "tensorrt", "openmp_offload", "openacc", "stdpar",
               "cuda", "unknown")
 """Every ``program.framework`` value, in the order ties are broken."""
@@ -207,10 +209,6 @@ def detect_program(s: ProgramSignals) -> ProgramResult:
     return ProgramResult(framework=framework, framework_share=share, libraries=tuple(libraries),
                          techniques=tuple(_techniques(s, libs, total)),
                          flash_attention_share=flash, evidence=tuple(evidence))
-
-
-GRAPH_LAUNCH_APIS = ("cudaGraphLaunch", "cuGraphLaunch")
-"""API name prefixes of CUDA graph launches."""
 
 
 def _graph_apis(s: ProgramSignals) -> list[str]:

@@ -1,5 +1,6 @@
-"""The vocabulary and containers of the idle-gap evidence: the call-name patterns each cause tests
-(``name_mask``: once per *category*, never per row; ``ApiNames``: every API pattern in one pass)
+"""The vocabulary and containers of the idle-gap evidence: the name patterns each cause tests (the
+CUDA/HIP call families from ``model/api_names.py``, the NVTX, communication and OS-call names here;
+``name_mask``: once per *category*, never per row; ``ApiNames``: every API pattern in one pass)
 and ``EvidenceRows`` — labelled intervals (ns) with their merged cover, what a cause's precedence
 step uses. ``analyses/gaps/evidence.py`` builds each cause's rows from these.
 """
@@ -13,32 +14,13 @@ import pandas as pd
 
 from nsys_diag.analyses.timeline import intervals as iv
 from nsys_diag.analyses.steps.detection import normalize_name
+from nsys_diag.model.api_names import (ENQUEUE_API_RE, INIT_API_RE, KERNEL_LAUNCH_API_RE,
+                                      LAUNCH_API_RE, MEM_API_RE, SYNC_API_RE)
 
 # ------------------------------------------------------------------------------------ names
-SYNC_API_RE = re.compile(
-    r"^(?:cuda(?:Stream|Device|Event|Ctx|Thread)Synchronize|cu(?:Stream|Ctx|Event)Synchronize"
-    r"|cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
-    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
-    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
-"""Blocking CUDA calls (no ``Async`` suffix)."""
 NON_BLOCKING_SYNC_RE = re.compile(r"Query|WaitEvent|WaitValue")
 """CUPTI synchronization records of calls that never block the host (``cudaEventQuery``,
 ``cudaStreamQuery``, ``cudaStreamWaitEvent`` — a wait the GPU does): not ``sync`` evidence."""
-LAUNCH_API_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
-"""Calls that enqueue GPU work."""
-KERNEL_LAUNCH_API_RE = re.compile(r"^cu(?:da)?\w*Launch\w*$")
-"""Calls that launch a kernel or a graph (no copies): a long one holds the GPU idle."""
-ENQUEUE_API_RE = re.compile(
-    LAUNCH_API_RE.pattern + "|" + r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
-    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
-    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
-"""Calls that put work on the GPU, asynchronous or not: the end of a host_cpu interval."""
-INIT_API_RE = re.compile(
-    r"^(?:cuModuleLoad\w*|cuLibraryLoad\w*|cuLink\w*|cuCtxCreate\w*|cuDevicePrimaryCtxRetain"
-    r"|cuInit|cudaSetDevice|cublasCreate\w*|cublasLt\w*Create|cudnnCreate\w*|cusparseCreate\w*"
-    r"|ncclCommInit\w*|nvrtc\w*|nvJitLink\w*)$")
-"""One-off initialisation calls: module/library loading and JIT linking, context creation,
-library handle creation, NCCL communicator set-up, runtime compilation."""
 INIT_RANGE_RE = re.compile(
     r"(?:^(?:cublasCreate\w*|cublasLt\w*Create|cudnnCreate\w*|cusparseCreate\w*|ncclCommInit\w*"
     r"|MPI_Init\w*)$)|nvrtc|nvjitlink|compilefusion|compileprogram", re.IGNORECASE)
@@ -51,12 +33,6 @@ COMM_NAME_RE = re.compile(
     r"|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier", re.IGNORECASE)
 """NVTX/API names of collectives and point-to-point communication. ``aten::*`` names never match
 (``aten::broadcast_tensors`` is a local op), see ``comm_name_mask``."""
-MEM_API_RE = re.compile(
-    r"^(?:cudaMalloc\w*|cudaFree\w*|cudaHostAlloc|cudaHostRegister|cudaHostUnregister"
-    r"|cudaMemPool\w*|cuMemAlloc\w*|cuMemFree\w*|cuMemHostAlloc\w*|cuMemHostRegister\w*"
-    r"|cuMemHostUnregister|cuMemCreate|cuMemMap\w*|cuMemUnmap|cuMemRelease|cuMemAddressReserve"
-    r"|cuMemAddressFree|cuMemSetAccess|cuMemPool\w*)$")
-"""Host-side memory management: device, host (pinned/registered), managed and pool allocation."""
 HOST_IO_RE = re.compile(
     r"^(?:read|write|readv|writev|preadv?\w*|pwritev?\w*|fread|fwrite|open\w*|fopen\w*|close"
     r"|fclose|recv\w*|send\w*|accept4?|connect|fsync|fdatasync|sync_file_range|msync)$")

@@ -1,4 +1,5 @@
-"""What each CUDA API call does in the causal model, by its name (never by ``syncType``, whose
+"""What each CUDA (or HIP) API call does in the causal model, by its name (the call families of
+``model/api_names.py``; HIP's ``hip…`` spellings get the roles of their CUDA twins) (never by ``syncType``, whose
 numbering changes across nsys versions, NSYS_SQLITE.md §2.6).
 
 Roles
@@ -27,33 +28,20 @@ launches and other calls, ``memory_management`` for ``memory`` (``cudaFree`` kee
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
+
+from nsys_diag.model.api_names import (BLOCKING_COPY_RE, DEVICE_SYNC_RE, EVENT_SYNC_RE,
+                                      LAUNCH_API_RE, MEM_API_RE, STREAM_SYNC_RE)
 
 ROLES = ("other", "launch", "memory", "device_sync", "stream_sync", "event_sync", "sync_copy")
 """Every role, by code (the index)."""
 OTHER, LAUNCH, MEMORY, DEVICE_SYNC, STREAM_SYNC, EVENT_SYNC, SYNC_COPY = range(len(ROLES))
 
-_DEVICE_SYNC_RE = re.compile(
-    r"^(?:cuda(?:Device|Thread)Synchronize|cuCtxSynchronize\w*|cudaFree|cudaFreeHost"
-    r"|cuMemFree(?:_v\d+)?|cuMemFreeHost)$")
-_STREAM_SYNC_RE = re.compile(r"^cu(?:da)?StreamSynchronize\w*$")
-_EVENT_SYNC_RE = re.compile(r"^cu(?:da)?EventSynchronize\w*$")
-_SYNC_COPY_RE = re.compile(
-    r"^(?:cudaMemcpy(?:2D|3D|ToSymbol|FromSymbol|Peer|ToArray|FromArray)?"
-    r"|cudaMemset(?:2D|3D)?|cuMemcpy(?:HtoD|DtoH|DtoD|Peer|2D|3D)?(?:_v\d+)?"
-    r"|cuMemsetD(?:8|16|32)(?:_v\d+)?)$")
-_LAUNCH_RE = re.compile(r"^cu(?:da)?(?:\w*Launch\w*|Memcpy\w*Async\w*|Memset\w*Async\w*)$")
-_MEMORY_RE = re.compile(
-    r"^(?:cudaMalloc\w*|cudaFree\w*|cudaHostAlloc|cudaHostRegister|cudaHostUnregister"
-    r"|cudaMemPool\w*|cuMemAlloc\w*|cuMemFree\w*|cuMemHostAlloc\w*|cuMemHostRegister\w*"
-    r"|cuMemHostUnregister|cuMemCreate|cuMemMap\w*|cuMemUnmap|cuMemRelease|cuMemAddressReserve"
-    r"|cuMemAddressFree|cuMemSetAccess|cuMemPool\w*)$")
-_RULES = ((_DEVICE_SYNC_RE, DEVICE_SYNC), (_STREAM_SYNC_RE, STREAM_SYNC),
-          (_EVENT_SYNC_RE, EVENT_SYNC), (_LAUNCH_RE, LAUNCH), (_SYNC_COPY_RE, SYNC_COPY),
-          (_MEMORY_RE, MEMORY))
+_RULES = ((DEVICE_SYNC_RE, DEVICE_SYNC), (STREAM_SYNC_RE, STREAM_SYNC),
+          (EVENT_SYNC_RE, EVENT_SYNC), (LAUNCH_API_RE, LAUNCH), (BLOCKING_COPY_RE, SYNC_COPY),
+          (MEM_API_RE, MEMORY))
+"""Role rules, first match wins (the families: ``model/api_names.py``)."""
 
 
 def role_of(name: str) -> int:
@@ -74,7 +62,7 @@ def api_roles(names: pd.Series) -> np.ndarray:
 
 def is_memory_name(name: str) -> bool:
     """Whether ``name`` is a memory-management call (``cudaFree`` too, although it syncs)."""
-    return _MEMORY_RE.search(name) is not None
+    return MEM_API_RE.search(name) is not None
 
 
 def call_kind(role: int) -> str:
