@@ -25,7 +25,11 @@ with ``write_nsys_sqlite(path, REPLAY_CASES[name]())``. Durations are integer ns
   normal steps and three outliers among the twelve analysed;
 * ``module_load_at_launch`` — queued GEMM steps; every fourth step a recompiled Triton kernel's
   first ``cuLaunchKernel`` takes 8 ms (its module loaded inside the call, CUDA lazy loading)
-  while the GPU has drained: the gap walk calls that time ``launch``, named by the call.
+  while the GPU has drained: the gap walk calls that time ``launch``, named by the call;
+* ``backward_on_autograd_thread`` — PyTorch's backward shape: ``loss.backward()`` on the step's
+  thread returns when the autograd engine's thread has launched the whole backward — here 400
+  small kernels (5 µs) whose launch calls take 40 µs each, back to back (16 ms), with the GPU
+  nearly idle. The step thread waits for that thread; the export does not record the wait.
 """
 from __future__ import annotations
 
@@ -246,7 +250,30 @@ def module_load_at_launch() -> Scenario:
                            launch_ns=MODULE_LOAD_NS, at=0.0),))),))
 
 
+AUTOGRAD_LAUNCHES = 400
+AUTOGRAD_LAUNCH_NS = 40 * US
+
+
+def backward_on_autograd_thread() -> Scenario:
+    launches_ns = AUTOGRAD_LAUNCHES * AUTOGRAD_LAUNCH_NS
+    return Scenario(
+        name="backward_on_autograd_thread",
+        description="The backward's 400 small kernels are launched by the autograd thread, 40 µs "
+                    "per launch call: the step thread waits in loss.backward() for 16 ms of "
+                    "launches while the GPU idles.",
+        expected_verdict="launch_bound", steps=6, warmup_extra_ns=10 * MS,
+        warmup_phase="forward", gpu="H100",
+        phases=(PhaseSpec("forward", 6 * MS, canonical="forward",
+                          kernels=(KernelSpec("gemm_bf16_sm90", 1 * MS, 4, at=0.0),)),
+                PhaseSpec("backward", launches_ns + 500 * US, canonical="backward", kernels=(
+                    KernelSpec("ew_add", 5 * US, AUTOGRAD_LAUNCHES, thread="autograd",
+                               launch_ns=AUTOGRAD_LAUNCH_NS, at=0.0),)),
+                PhaseSpec("optimizer", 2 * MS, canonical="optimizer",
+                          kernels=(KernelSpec("adam", 200 * US, 4),))))
+
+
 REPLAY_CASES = {"item_per_layer": item_per_layer,
+                "backward_on_autograd_thread": backward_on_autograd_thread,
                 "module_load_at_launch": module_load_at_launch,
                 "allreduce_after_backward": allreduce_after_backward,
                 "microsecond_syncs": microsecond_syncs, "input_bound_loop": input_bound_loop,

@@ -48,7 +48,7 @@ from nsys_diag.analyses.replay.critical_path import (BUSY, HOST_KINDS, HostIo, K
 from nsys_diag.analyses.replay.engine import CyclicModel, replay_window
 from nsys_diag.analyses.replay.model import (ProcessTimeline, process_timeline, window_model,
                                              with_kernel_streams)
-from nsys_diag.analyses.replay.phases import phase_ranges
+from nsys_diag.analyses.replay.phases import phase_ranges, wait_spans
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.transfers import link_for_gpu
 from nsys_diag.model.vocabulary import (HINT_REPLAY, HINT_REPLAY_CUDA_EVENTS,
@@ -343,6 +343,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
     thread_code = np.flatnonzero(pt.threads == steps.global_tid)
     step_thread = int(thread_code[0]) if thread_code.size else -1
     phases = phase_ranges(nvtx, steps.global_tid, steps.is_step_row, phase_map)
+    waits = wait_spans(phases)
     comm = _host_comm(nvtx)
     out: list[StepReplay] = []
     notes: list[str] = []
@@ -360,7 +361,7 @@ def _replay_steps(pt: ProcessTimeline, steps: StepsResult, nvtx: pd.DataFrame, i
         coll = 0
         acc: dict[Key, int] = {}
         for a, b in zip(cuts[:-1], cuts[1:]):
-            m = window_model(pt, a, b, step_thread)
+            m = window_model(pt, a, b, step_thread, waits=waits)
             r = replay_window(m)
             w = W.StepWindow(m, r, pt, step_thread, b, phases, io, link, tc, comm=comm)
             end_r = W.step_end(w, r)
@@ -424,7 +425,7 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     out: list[StepReplay] = []
     raw: dict[str, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
-        m = window_model(pt, a, b, step_thread, bursts=True)
+        m = window_model(pt, a, b, step_thread, bursts=True, waits=wait_spans(phases))
         if not m.n_ops:
             continue
         r = replay_window(m)

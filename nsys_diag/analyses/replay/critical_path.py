@@ -15,6 +15,9 @@ The walk (times are replayed ns; segments before the window start are cut off):
   latency, inter-kernel gap) or ``unexplained``; then the walk follows the edge that set its
   start: the launching call's thread before the call, the stream predecessor or the cross-stream
   one;
+* a call that resumed after another thread's call (``WindowModel.h_join``: the step thread in
+  ``loss.backward()`` waiting for the autograd engine's thread) follows that call, its time after
+  the call's end ``host_cpu``;
 * a thread's first call in the window, or work queued before the window, has no modelled cause:
   the walk continues on the step's thread (the thread that holds the step range) at that time.
 
@@ -68,6 +71,9 @@ class _Walk:
         # plain lists: the walk reads single elements (perf: no numpy scalar per step)
         self.m = _lists(m, ("h_start", "h_end", "h_pred", "h_name", "h_role", "h_thread",
                             "o_start", "o_launch", "o_pred", "o_xs", "o_kind", "o_label"))
+        self.m.h_join = (m.h_join.tolist() if m.h_join is not None
+                         else [-1] * len(self.m.h_start))
+        self.m.gap_end = m.gap_spans()[1].tolist()  # where a call's CPU segment ends (captured)
         self.r = _lists(r, ("h_start", "h_end", "h_by", "h_binding", "o_start", "o_end", "o_by"))
         self.n_ops, self.pt, self.io = m.n_ops, pt, io
         self.phases = (list(phases[0]), list(phases[1]), phases[2])
@@ -130,7 +136,7 @@ class _Walk:
         """CPU segment [a, b] before call ``v`` (replayed), split into host I/O and CPU."""
         m = self.m
         p = m.h_pred[v]
-        c1 = int(m.h_start[v])
+        c1 = int(m.gap_end[v])
         c0 = max(int(m.h_end[p]) if p >= 0 else self.ws, c1 - (b - a))
         io_ns, io_name = self.io_in(m.h_thread[v], c0, c1)
         io_ns = min(io_ns, max(0, b - max(a, self.ws)))
@@ -190,6 +196,11 @@ class _Walk:
         return "before", v, min(t, int(r.h_start[v]))
 
     def step_before(self, v: int, t: int):
+        if self.r.h_by[v] == E.BY_JOIN:  # resumed after another thread's call: follow it
+            j = int(self.m.h_join[v])
+            end_j = int(self.r.h_end[j])
+            self.cpu(int(self.m.h_start[v]), min(end_j, t), t)
+            return "call", j, min(t, end_j)
         p = int(self.m.h_pred[v])
         if p >= 0:
             end_p = int(self.r.h_end[p])

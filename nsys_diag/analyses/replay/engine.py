@@ -7,7 +7,8 @@ Rules (times in ns; ``c`` = captured, ``r`` = replayed):
 
 * call ``i``: ``start_r = end_r(thread predecessor) + captured CPU segment`` (a thread's first
   call in the window: after its anchor on the step's thread, or the window start, by the captured
-  segment); without an awaited operation ``end_r = start_r + own``; with awaited operations ``T``
+  segment); a joined call (``WindowModel.h_join``) starts no earlier than ``end_r(join) +
+  h_jgap``; without an awaited operation ``end_r = start_r + own``; with awaited operations ``T``
   (the latest of their ends) ``end_r = max(start_r, T_r) + own`` where ``own = end_c −
   clip(T_c, start_c, end_c)`` is the call's own time after the work it waited for (its return
   latency, or its whole duration when it did not wait);
@@ -33,7 +34,7 @@ import numpy as np
 from nsys_diag.analyses.replay.model import NO_TIME, WindowModel
 
 # why a node got its time (for the critical-path walk)
-BY_THREAD, BY_PINNED, BY_TARGET = 0, 1, 2  # calls
+BY_THREAD, BY_PINNED, BY_TARGET, BY_JOIN = 0, 1, 2, 3  # calls
 BY_LAUNCH, BY_STREAM, BY_CROSS, BY_QUEUED = 0, 1, 2, 3  # operations
 
 
@@ -65,11 +66,15 @@ def _edges(m: WindowModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # an operation needs its launching call's *start* only: the edge comes from the call's
     # thread predecessor (a synchronous copy waits for its own operation without a cycle)
     before = np.where(m.h_pred >= 0, m.h_pred, m.h_anchor)  # what a call's start follows
+    join = m.h_join if m.h_join is not None else np.full(nh, -1, np.int64)
     launch_pred = np.where(m.o_launch >= 0, before[np.maximum(m.o_launch, 0)], -1)
+    launch_join = np.where(m.o_launch >= 0, join[np.maximum(m.o_launch, 0)], -1)
     src = [before[before >= 0], m.t_op + nh, launch_pred[launch_pred >= 0],
-           m.o_pred[m.o_pred >= 0] + nh, m.o_xs[m.o_xs >= 0] + nh]
+           m.o_pred[m.o_pred >= 0] + nh, m.o_xs[m.o_xs >= 0] + nh, join[join >= 0],
+           launch_join[launch_join >= 0]]
     dst = [np.flatnonzero(before >= 0), m.t_call, np.flatnonzero(launch_pred >= 0) + nh,
-           np.flatnonzero(m.o_pred >= 0) + nh, np.flatnonzero(m.o_xs >= 0) + nh]
+           np.flatnonzero(m.o_pred >= 0) + nh, np.flatnonzero(m.o_xs >= 0) + nh,
+           np.flatnonzero(join >= 0), np.flatnonzero(launch_join >= 0) + nh]
     return before, np.concatenate(src).astype(np.int64), np.concatenate(dst).astype(np.int64)
 
 
@@ -148,16 +153,22 @@ def _evaluate(m: WindowModel, before_a: np.ndarray, order: np.ndarray) -> Replay
     ws = m.start_ns
     o_pred, o_launch, o_xs = m.o_pred.tolist(), m.o_launch.tolist(), m.o_xs.tolist()
     o_delay = m.o_delay.tolist()
+    h_join = m.h_join.tolist() if m.h_join is not None else [-1] * nh
+    h_jgap = m.h_jgap.tolist() if m.h_jgap is not None else [0] * nh
     hs, he, hby, hbind = [0] * nh, [0] * nh, [BY_THREAD] * nh, [-1] * nh
     os_, oe, oby = [0] * no, [0] * no, [BY_LAUNCH] * no
+
+    def call_start(c: int) -> tuple[int, int]:
+        p = h_before[c]
+        start, by = (he[p] + h_gap[c], BY_THREAD) if p >= 0 else (ws + h_gap[c], BY_PINNED)
+        j = h_join[c]
+        if j >= 0 and he[j] + h_jgap[c] > start:
+            start, by = he[j] + h_jgap[c], BY_JOIN
+        return start, by
+
     for v in order.tolist():
         if v < nh:
-            p = h_before[v]
-            if p >= 0:
-                start = he[p] + h_gap[v]
-            else:
-                start = ws + h_gap[v]
-                hby[v] = BY_PINNED
+            start, hby[v] = call_start(v)
             end = start + h_own[v]
             lo, hi = t_lo[v], t_hi[v]
             if lo < hi:
@@ -175,8 +186,7 @@ def _evaluate(m: WindowModel, before_a: np.ndarray, order: np.ndarray) -> Replay
             ready, by = NO_TIME, BY_QUEUED
             c = o_launch[k]
             if c >= 0:
-                p = h_before[c]
-                ready, by = (he[p] if p >= 0 else ws) + h_gap[c], BY_LAUNCH
+                ready, by = call_start(c)[0], BY_LAUNCH
             q = o_pred[k]
             if q >= 0 and oe[q] > ready:
                 ready, by = oe[q], BY_STREAM

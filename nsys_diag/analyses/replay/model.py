@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from nsys_diag.analyses.replay.threads import anchors, joins
 from nsys_diag.analyses.kernels.catalog import classify_category
 from nsys_diag.analyses.replay import roles as R
 
@@ -117,7 +118,9 @@ class WindowModel:
     for another thread's first call, the step thread's last call that ended before it (-1);
     ``h_own``: a call's own time after the work it awaited (its duration when it awaited none);
     ``o_dur``: operation durations; ``o_bytes``: bytes of copies and memsets (0 for kernels);
-    ``o_host``: the host memory of a copy (``HOST_*``).
+    ``o_host``: the host memory of a copy (``HOST_*``). ``h_join``/``h_jgap``: a step-thread
+    call that resumed after another thread's burst (``threads.joins``): its start is also
+    ``end(h_join) + h_jgap``, and its ``h_gap`` is only the CPU segment before that burst began.
     What-ifs change these arrays and replay again."""
 
     start_ns: int
@@ -148,10 +151,29 @@ class WindowModel:
     o_bytes: np.ndarray
     o_host: np.ndarray
     explicit_edges: int = 0
+    h_join: np.ndarray | None = None
+    """Per call: the other thread's call whose end it waited for (``threads.joins``; -1: none)."""
+    h_jgap: np.ndarray | None = None
+    """Per joined call: its captured start after that call's end (ns; 0 elsewhere)."""
+    h_fork: np.ndarray | None = None
+    """Per joined call: the captured start of the burst it waited for, where its ``h_gap`` ends
+    (its own start elsewhere)."""
 
     @property
     def n_ops(self) -> int:
         return int(self.h_idx.size + self.o_idx.size)
+
+    def gap_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """Captured (starts, ends) in ns of each call's CPU segment ``h_gap``: it ends at the
+        call's start, or for a joined call where the burst it waited for began."""
+        end = self.h_fork if self.h_fork is not None else self.h_start
+        return end - self.h_gap, end
+
+    def join_spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """Captured (starts, ends) in ns of each joined call's CPU segment ``h_jgap`` (after the
+        call it waited for; empty elsewhere)."""
+        jgap = self.h_jgap if self.h_jgap is not None else np.zeros_like(self.h_start)
+        return self.h_start - jgap, self.h_start
 
     @property
     def unexplained(self) -> np.ndarray:
@@ -462,30 +484,6 @@ def _cross_stream(o_stream, o_start, o_end, ready) -> np.ndarray:
     return xs
 
 
-def _anchors(h_start, h_end, h_thread, h_pred, step_thread: int, bursts: bool = False
-             ) -> np.ndarray:
-    """Per call: for the first call of a thread other than the step's, the step thread's last
-    call that ended before it starts (the step thread drives the others: a cross-thread cause the
-    export does not record), else -1. ``bursts``: every call of another thread that starts a
-    burst — the step thread ended a call after its thread predecessor ended and before it
-    started — is anchored so too (a window with no steps: the autograd thread's backward is
-    driven by each iteration of the step thread, not by its own previous burst)."""
-    out = np.full(h_start.size, -1, np.int64)
-    mine = np.flatnonzero(h_thread == step_thread)
-    other = (h_thread != step_thread) & (h_pred < 0 if not bursts else True)
-    firsts = np.flatnonzero(other)
-    if not mine.size or not firsts.size:
-        return out
-    by_end = mine[np.argsort(h_end[mine], kind="stable")]
-    j = np.searchsorted(h_end[by_end], h_start[firsts], side="right") - 1
-    ok = j >= 0
-    if bursts:
-        pred = h_pred[firsts]
-        ok &= (pred < 0) | (h_end[by_end[np.maximum(j, 0)]] > h_end[np.maximum(pred, 0)])
-    out[firsts[ok]] = by_end[j[ok]]
-    return out
-
-
 FAULT_STREAM = -2
 """The stream blocking calls see page-fault migrations on: none waits for them."""
 NEVER_SUBMITTED = 1 << 62
@@ -523,11 +521,13 @@ def _fault_anchors(h_start: np.ndarray, h_thread: np.ndarray, thread: int,
 
 
 def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
-                 step_thread: int = -1, bursts: bool = False) -> WindowModel:
+                 step_thread: int = -1, bursts: bool = False,
+                 waits: tuple[np.ndarray, np.ndarray] | None = None) -> WindowModel:
     """The replay inputs of ``[start_ns, end_ns)``: calls starting in it, operations launched by
     them or running in it (the others pinned); ``step_thread``: the thread code the other
     threads' first calls are anchored on; ``bursts``: each burst of their calls too
-    (``_anchors``; an anchored call has no thread predecessor)."""
+    (``threads.anchors``; an anchored call has no thread predecessor); ``waits``: the step thread's
+    spans (ns) in which it blocks on the other threads (``threads.joins``)."""
     h_idx = np.flatnonzero((pt.h_start >= start_ns) & (pt.h_start < end_ns))
     local_of = np.full(pt.h_start.size + 1, -1, np.int64)
     local_of[h_idx] = np.arange(h_idx.size)
@@ -564,15 +564,21 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
     t_call, t_op = _sync_targets(pt, h_idx, h_start, h_end, h_role, o_idx, sync_stream,
                                  launch_t_or, o_end, queued_call)
     h_pred = _chain_pred(h_thread)
-    anchor = _anchors(h_start, h_end, h_thread, h_pred, step_thread, bursts)
+    anchor = anchors(h_start, h_end, h_thread, h_pred, step_thread, bursts)
     h_pred = np.where(anchor >= 0, -1, h_pred)
     before = np.where(h_pred >= 0, h_end[np.maximum(h_pred, 0)],
                       np.where(anchor >= 0, h_end[np.maximum(anchor, 0)], start_ns))
     awaited = np.full(h_start.size, NO_TIME, np.int64)
     np.maximum.at(awaited, t_call, o_end[t_op])
     own = h_end - np.clip(awaited, h_start, h_end)
+    gap = np.maximum(h_start - before, 0)
+    join, fork = joins(h_start, h_end, h_thread, anchor, step_thread, waits)
+    joined = join >= 0
+    jgap = np.where(joined, h_start - h_end[np.maximum(join, 0)], 0)
+    gap = np.where(joined, np.maximum(fork - before, 0), gap)
     return WindowModel(
-        h_gap=np.maximum(h_start - before, 0), h_own=own, h_anchor=anchor,
+        h_gap=gap, h_own=own, h_anchor=anchor, h_join=join, h_jgap=jgap,
+        h_fork=np.where(joined, fork, h_start),
         o_dur=o_end - o_start, o_bytes=pt.o_bytes[o_idx], o_host=pt.o_host[o_idx],
         start_ns=int(start_ns), end_ns=int(end_ns), h_idx=h_idx, h_start=h_start, h_end=h_end,
         h_thread=h_thread, h_pred=h_pred, h_role=h_role,

@@ -77,3 +77,16 @@ def phase_split(ranges: PhaseRanges, a: int, b: int) -> list[tuple[str, int]]:
     if b > t:
         out.append(("", b - t))
     return out
+
+
+WAIT_PHASES = ("backward",)
+"""Canonical phases in which the step thread blocks on the process's other threads: PyTorch's
+``loss.backward()`` returns when the autograd engine's threads have run the whole backward."""
+
+
+def wait_spans(ranges: PhaseRanges) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the phase ranges in which the step thread waits for the process's other
+    threads (``WAIT_PHASES``), sorted by start."""
+    s, e = np.asarray(ranges[0], np.int64), np.asarray(ranges[1], np.int64)
+    keep = np.array([n in WAIT_PHASES for n in ranges[2]], bool)
+    return (s[keep], e[keep]) if keep.size else (s[:0], e[:0])

@@ -222,16 +222,25 @@ def _covered(phases: PhaseRanges, name: str, a: np.ndarray, b: np.ndarray) -> np
     return cover(np.asarray(b, np.int64)) - cover(np.asarray(a, np.int64))
 
 
+def gaps_less(m: WindowModel, cover) -> dict[str, np.ndarray]:
+    """The what-if's ``h_gap`` (and ``h_jgap``): each captured CPU segment less the part
+    ``cover(starts, ends)`` (ns per call) takes from it (``WindowModel.gap_spans`` /
+    ``join_spans``)."""
+    out = {"h_gap": m.h_gap - cover(*m.gap_spans())}
+    if m.h_join is not None and m.h_jgap is not None and (m.h_join >= 0).any():
+        out["h_jgap"] = m.h_jgap - np.where(m.h_join >= 0, cover(*m.join_spans()), 0)
+    return out
+
+
 def without_phase(w: StepWindow, phase: str, calls_too: bool = False) -> tuple[int, int]:
     """(replayed step duration without the CPU time inside ``phase`` ranges, that phase's
     time) in ns: every CPU segment loses its part inside the phase; ``calls_too``: the calls
     made in the phase take no time and wait for nothing either (their GPU work still runs)."""
     m = w.model
-    cut = _covered(w.phases, phase, m.h_start - m.h_gap, m.h_start)
     mine = np.flatnonzero((m.h_thread == w.step_thread) & (m.h_start < w.end_ns))
     tail_from = int(m.h_end[mine[-1]]) if mine.size else m.start_ns
     tail = int(_covered(w.phases, phase, np.array([tail_from]), np.array([w.end_ns]))[0])
-    changes = {"h_gap": m.h_gap - cut}
+    changes = gaps_less(m, lambda a, b: _covered(w.phases, phase, a, b))
     if calls_too:
         inside = _covered(w.phases, phase, m.h_start, m.h_start + 1) > 0
         keep = ~inside[m.t_call] if m.t_call.size else np.zeros(0, bool)
@@ -335,12 +344,15 @@ def _without_host_calls(w: StepWindow, calls: tuple | None) -> int:
     m = w.model
     if calls is None:
         return step_end(w, w.base) - m.start_ns
-    cut = np.zeros(m.h_start.size, np.int64)
-    for t in np.unique(m.h_thread).tolist():
-        pos = np.flatnonzero(m.h_thread == t)
-        cut[pos] = _host_cover(calls, int(w.pt.threads[t]), m.h_start[pos] - m.h_gap[pos],
-                               m.h_start[pos])
-    r = rerun(w, h_gap=m.h_gap - cut)
+
+    def cover(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        cut = np.zeros(m.h_start.size, np.int64)
+        for t in np.unique(m.h_thread).tolist():
+            pos = np.flatnonzero(m.h_thread == t)
+            cut[pos] = _host_cover(calls, int(w.pt.threads[t]), a[pos], b[pos])
+        return cut
+
+    r = rerun(w, **gaps_less(m, cover))
     return after_end(w, r) - m.start_ns
 
 
@@ -486,11 +498,11 @@ def prefetched_managed_memory(w: StepWindow) -> int:
                                    if UVM_HOST_FAULT in pt.labels else -1))
     fs, fe = m.o_start[to_host], m.o_end[to_host]
     mine = (m.h_thread == w.step_thread) & (m.h_start < w.end_ns)
-    cut = np.where(mine, _union_cover(fs, fe, m.h_start - m.h_gap, m.h_start), 0)
     last = np.flatnonzero(mine)
     tail_from = int(m.h_end[last[-1]]) if last.size else m.start_ns
     tail = int(_union_cover(fs, fe, np.array([tail_from]), np.array([w.end_ns]))[0])
-    r = rerun(w, o_dur=np.where(sel, 0, m.o_dur), h_gap=m.h_gap - cut,
+    r = rerun(w, o_dur=np.where(sel, 0, m.o_dur),
+              **gaps_less(m, lambda a, b: np.where(mine, _union_cover(fs, fe, a, b), 0)),
               o_delay=np.where(sel & ~m.unexplained, 0, m.o_delay))
     return after_end(w, r, tail) - m.start_ns
 

@@ -103,11 +103,12 @@ def summarise(base_ns: list[int], after: list[dict[str, int]], weights: list[int
     out = []
     for wid, (change, finding) in WHAT_IFS.items():
         saves = np.maximum(base - np.array([a[wid] for a in after], np.float64), 0.0) / 1e6
-        mean = min(float(np.dot(saves, wts) / wts.sum()), mean_step / 1e6)
+        lo, hi = float(saves[used].min()), float(saves[used].max())
+        # the weighted mean of equal savings can land an ulp outside them: keep it in the range
+        mean = min(max(float(np.dot(saves, wts) / wts.sum()), lo), hi, mean_step / 1e6)
         change = (changes or {}).get(wid, change)
         changed = any(a.get(CHANGED + wid, 0) for a, u in zip(after, used) if u)
-        out.append(WhatIf(wid, change, finding, mean,
-                          (float(saves[used].min()), float(saves[used].max())),
+        out.append(WhatIf(wid, change, finding, mean, (lo, hi),
                           mean / (mean_step / 1e6) if mean_step else 0.0,
                           float(mean_step / 1e6 - mean), bool(changed)))
     return tuple(out)
