@@ -421,11 +421,12 @@ def _replay_window(pt: ProcessTimeline, window: tuple[int, int] | None, nvtx: pd
     step_thread = int(np.argmax(counts)) if counts.size else -1
     phases = phase_ranges(nvtx, int(pt.threads[step_thread]) if step_thread >= 0 else -1, None,
                           phase_map)
+    waits = wait_spans(phases)
     comm = _host_comm(nvtx)
     out: list[StepReplay] = []
     raw: dict[str, int] = {}
     for a, b in zip(cuts[:-1], cuts[1:]):
-        m = window_model(pt, a, b, step_thread, bursts=True, waits=wait_spans(phases))
+        m = window_model(pt, a, b, step_thread, bursts=True, waits=waits)
         if not m.n_ops:
             continue
         r = replay_window(m)

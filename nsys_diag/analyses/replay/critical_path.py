@@ -70,9 +70,8 @@ class _Walk:
                  phases, io: HostIo | None):
         # plain lists: the walk reads single elements (perf: no numpy scalar per step)
         self.m = _lists(m, ("h_start", "h_end", "h_pred", "h_name", "h_role", "h_thread",
-                            "o_start", "o_launch", "o_pred", "o_xs", "o_kind", "o_label"))
-        self.m.h_join = (m.h_join.tolist() if m.h_join is not None
-                         else [-1] * len(self.m.h_start))
+                            "h_join", "o_start", "o_launch", "o_pred", "o_xs", "o_kind",
+                            "o_label"))
         self.m.gap_end = m.gap_spans()[1].tolist()  # where a call's CPU segment ends (captured)
         self.r = _lists(r, ("h_start", "h_end", "h_by", "h_binding", "o_start", "o_end", "o_by"))
         self.n_ops, self.pt, self.io = m.n_ops, pt, io

@@ -66,7 +66,7 @@ def _edges(m: WindowModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # an operation needs its launching call's *start* only: the edge comes from the call's
     # thread predecessor (a synchronous copy waits for its own operation without a cycle)
     before = np.where(m.h_pred >= 0, m.h_pred, m.h_anchor)  # what a call's start follows
-    join = m.h_join if m.h_join is not None else np.full(nh, -1, np.int64)
+    join = m.h_join
     launch_pred = np.where(m.o_launch >= 0, before[np.maximum(m.o_launch, 0)], -1)
     launch_join = np.where(m.o_launch >= 0, join[np.maximum(m.o_launch, 0)], -1)
     src = [before[before >= 0], m.t_op + nh, launch_pred[launch_pred >= 0],
@@ -153,8 +153,7 @@ def _evaluate(m: WindowModel, before_a: np.ndarray, order: np.ndarray) -> Replay
     ws = m.start_ns
     o_pred, o_launch, o_xs = m.o_pred.tolist(), m.o_launch.tolist(), m.o_xs.tolist()
     o_delay = m.o_delay.tolist()
-    h_join = m.h_join.tolist() if m.h_join is not None else [-1] * nh
-    h_jgap = m.h_jgap.tolist() if m.h_jgap is not None else [0] * nh
+    h_join, h_jgap = m.h_join.tolist(), m.h_jgap.tolist()
     hs, he, hby, hbind = [0] * nh, [0] * nh, [BY_THREAD] * nh, [-1] * nh
     os_, oe, oby = [0] * no, [0] * no, [BY_LAUNCH] * no
 

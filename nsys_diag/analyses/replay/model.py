@@ -147,17 +147,17 @@ class WindowModel:
     h_gap: np.ndarray
     h_own: np.ndarray
     h_anchor: np.ndarray
+    h_join: np.ndarray
+    """Per call: the other thread's call whose end it waited for (``threads.joins``; -1: none)."""
+    h_jgap: np.ndarray
+    """Per joined call: its captured start after that call's end (ns; 0 elsewhere)."""
+    h_fork: np.ndarray
+    """Per joined call: the captured start of the burst it waited for, where its ``h_gap`` ends
+    (its own start elsewhere)."""
     o_dur: np.ndarray
     o_bytes: np.ndarray
     o_host: np.ndarray
     explicit_edges: int = 0
-    h_join: np.ndarray | None = None
-    """Per call: the other thread's call whose end it waited for (``threads.joins``; -1: none)."""
-    h_jgap: np.ndarray | None = None
-    """Per joined call: its captured start after that call's end (ns; 0 elsewhere)."""
-    h_fork: np.ndarray | None = None
-    """Per joined call: the captured start of the burst it waited for, where its ``h_gap`` ends
-    (its own start elsewhere)."""
 
     @property
     def n_ops(self) -> int:
@@ -166,14 +166,12 @@ class WindowModel:
     def gap_spans(self) -> tuple[np.ndarray, np.ndarray]:
         """Captured (starts, ends) in ns of each call's CPU segment ``h_gap``: it ends at the
         call's start, or for a joined call where the burst it waited for began."""
-        end = self.h_fork if self.h_fork is not None else self.h_start
-        return end - self.h_gap, end
+        return self.h_fork - self.h_gap, self.h_fork
 
     def join_spans(self) -> tuple[np.ndarray, np.ndarray]:
         """Captured (starts, ends) in ns of each joined call's CPU segment ``h_jgap`` (after the
         call it waited for; empty elsewhere)."""
-        jgap = self.h_jgap if self.h_jgap is not None else np.zeros_like(self.h_start)
-        return self.h_start - jgap, self.h_start
+        return self.h_start - self.h_jgap, self.h_start
 
     @property
     def unexplained(self) -> np.ndarray:

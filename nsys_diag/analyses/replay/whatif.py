@@ -227,7 +227,7 @@ def gaps_less(m: WindowModel, cover) -> dict[str, np.ndarray]:
     ``cover(starts, ends)`` (ns per call) takes from it (``WindowModel.gap_spans`` /
     ``join_spans``)."""
     out = {"h_gap": m.h_gap - cover(*m.gap_spans())}
-    if m.h_join is not None and m.h_jgap is not None and (m.h_join >= 0).any():
+    if (m.h_join >= 0).any():
         out["h_jgap"] = m.h_jgap - np.where(m.h_join >= 0, cover(*m.join_spans()), 0)
     return out
 

@@ -30,6 +30,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from nsys_diag.analyses.base import Unavailable
+from nsys_diag.analyses.gaps.rows import name_mask
 from nsys_diag.analyses.steps.detection import StepsResult
 from nsys_diag.analyses.steps.phase_names import canonical_phase
 from nsys_diag.analyses.timeline import intervals as iv
@@ -72,13 +73,17 @@ def _in_steps(starts: np.ndarray, steps: StepsResult) -> np.ndarray:
     return iv.containing_interval(starts, steps.starts_ns, steps.ends_ns)
 
 
+def _inner_rows(nvtx: pd.DataFrame, steps: StepsResult) -> np.ndarray:
+    """The NVTX rows that are no step but start inside one."""
+    return (_in_steps(nvtx["start_ns"].to_numpy(np.int64), steps) >= 0) \
+        & ~_step_row_mask(nvtx, steps)
+
+
 def _names_a_pass(nvtx: pd.DataFrame, steps: StepsResult, phase_map: PhaseMap | None) -> bool:
     """Whether a non-step NVTX range starting inside a step maps to ``forward`` or ``backward``."""
     if not len(nvtx):
         return False
-    inside = (_in_steps(nvtx["start_ns"].to_numpy(np.int64), steps) >= 0) \
-        & ~_step_row_mask(nvtx, steps)
-    names = pd.unique(nvtx["text"].astype(str).to_numpy()[inside])
+    names = pd.unique(nvtx["text"].astype(str).to_numpy()[_inner_rows(nvtx, steps)])
     return any(canonical_phase(str(n), phase_map) in ("forward", "backward") for n in names)
 
 
@@ -97,11 +102,7 @@ def _per_step_bounds(pos: np.ndarray, s: np.ndarray, e: np.ndarray, n: int
 def _backward_spans(cpu_ops: pd.DataFrame, st_s: np.ndarray, st_e: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per step: the span of its autograd engine operators, clipped to the step (lo ≥ hi: none)."""
-    text = cpu_ops["text"].astype("category")
-    is_bw_name = np.fromiter((bool(AUTOGRAD_OP_RE.match(str(c))) for c in text.cat.categories),
-                             bool, len(text.cat.categories))
-    codes = text.cat.codes.to_numpy()
-    bw = np.flatnonzero((codes >= 0) & is_bw_name[np.maximum(codes, 0)])
+    bw = np.flatnonzero(name_mask(cpu_ops["text"], AUTOGRAD_OP_RE))
     s = cpu_ops["start_ns"].to_numpy(np.int64)[bw]
     e = cpu_ops["end_ns"].to_numpy(np.int64)[bw]
     pos = iv.containing_interval(s, st_s, st_e)
@@ -132,7 +133,7 @@ def _other_ranges(nvtx: pd.DataFrame, steps: StepsResult) -> tuple[np.ndarray, n
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     s = nvtx["start_ns"].to_numpy(np.int64)
     e = nvtx["end_ns"].to_numpy(np.int64)
-    pick = (_in_steps(s, steps) >= 0) & ~_step_row_mask(nvtx, steps) \
+    pick = _inner_rows(nvtx, steps) \
         & (nvtx["global_tid"].to_numpy(np.int64) == steps.global_tid) & (e > s)
     return iv.merge_intervals(s[pick], e[pick])
 
