@@ -570,7 +570,7 @@ def window_model(pt: ProcessTimeline, start_ns: int, end_ns: int,
     np.maximum.at(awaited, t_call, o_end[t_op])
     own = h_end - np.clip(awaited, h_start, h_end)
     gap = np.maximum(h_start - before, 0)
-    join, fork = joins(h_start, h_end, h_thread, anchor, step_thread, waits)
+    join, fork = joins(h_start, h_end, h_thread, h_role, anchor, step_thread, waits)
     joined = join >= 0
     jgap = np.where(joined, h_start - h_end[np.maximum(join, 0)], 0)
     gap = np.where(joined, np.maximum(fork - before, 0), gap)

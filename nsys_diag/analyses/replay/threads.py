@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nsys_diag.analyses.replay.roles import LAUNCH
+
 
 def anchors(h_start, h_end, h_thread, h_pred, step_thread: int, bursts: bool = False
              ) -> np.ndarray:
@@ -32,7 +34,7 @@ def anchors(h_start, h_end, h_thread, h_pred, step_thread: int, bursts: bool = F
     return out
 
 
-def joins(h_start, h_end, h_thread, anchor, step_thread: int,
+def joins(h_start, h_end, h_thread, h_role, anchor, step_thread: int,
            waits: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
     """Per call (local, sorted by thread then start): the other thread's call whose end it
     resumed after (-1: none), and the captured start of that thread's burst (the fork; -1).
@@ -42,13 +44,18 @@ def joins(h_start, h_end, h_thread, anchor, step_thread: int,
     thread's next anchored call) that starts in a ``waits`` span of the step thread, after the
     step-thread call ``p`` it is anchored on, and ends inside the same span before the step
     thread's next call ``v``: ``v`` waited for the burst's last call. When several bursts do so
-    the latest-ending one is the join and the earliest start the fork."""
+    the latest-ending one is the join and the earliest start the fork. Only a burst that enqueues
+    GPU work (a call of role ``launch``, ``roles.py``) is such a wait: the autograd engine's
+    thread launches the backward's kernels, while a thread whose burst launches nothing — a
+    DataLoader's pin-memory thread allocating pinned buffers, a logger — runs beside the step
+    thread, which does not wait for it."""
     n = h_start.size
     join, fork = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
     if waits is None or not len(waits[0]) or step_thread < 0:
         return join, fork
     w_s, w_e = waits
     anchored = np.flatnonzero(anchor >= 0)
+    launches = h_role == LAUNCH
     # a burst: its anchored call up to the next anchored call of its thread, or the thread's end
     thread_end = np.searchsorted(h_thread, h_thread[anchored], side="right")
     stops = np.minimum(np.append(anchored[1:], n), thread_end)
@@ -59,6 +66,8 @@ def joins(h_start, h_end, h_thread, anchor, step_thread: int,
             continue
         k = int(np.searchsorted(w_s, h_start[a], side="right")) - 1
         if k < 0 or h_start[a] >= w_e[k]:
+            continue
+        if not launches[a:stop].any():
             continue
         u = a + int(np.argmax(h_end[a:stop]))
         if h_end[u] > min(h_start[v], w_e[k]):

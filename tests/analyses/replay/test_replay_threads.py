@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from nsys_diag.synth import replay_cases as rc
+from nsys_diag.synth.scenarios import US, ApiCallSpec, KernelSpec
 from tests.analyses.replay.replay_helpers import case_path, replay_trace
 
 LAUNCH_MS = rc.AUTOGRAD_LAUNCHES * rc.AUTOGRAD_LAUNCH_NS / 1e6  # 16 ms of launch calls
@@ -30,6 +31,22 @@ def _renamed_backward() -> object:
     phases = tuple(dataclasses.replace(p, name="layer_stack", canonical="other")
                    if p.canonical == "backward" else p for p in s.phases)
     return dataclasses.replace(s, name="renamed_backward", phases=phases)
+
+
+PIN_CALLS = 300  # 12 ms of cudaHostAlloc on the pin-memory thread
+
+
+def _pin_memory_beside_backward() -> object:
+    """The same loop with the backward launched by the step thread at the phase's end, and a
+    pin-memory thread allocating pinned buffers (300 cudaHostAlloc calls of 40 µs, 12 ms, no
+    GPU work) inside the backward range: the step thread does not wait for it."""
+    s = rc.backward_on_autograd_thread()
+    pin = ApiCallSpec("cudaHostAlloc", rc.AUTOGRAD_LAUNCH_NS, PIN_CALLS, thread="pin_memory",
+                      at=0.0)
+    phases = tuple(dataclasses.replace(
+        p, kernels=(KernelSpec("ew_add", 5 * US, 10, at=0.99),), api_calls=(pin,))
+        if p.canonical == "backward" else p for p in s.phases)
+    return dataclasses.replace(s, name="pin_memory_beside_backward", phases=phases)
 
 
 def test_the_path_follows_the_autograd_thread_through_the_backward(cases):
@@ -57,3 +74,15 @@ def test_without_a_backward_range_no_wait_is_inferred(cases):
     assert _ms(r, "host_cpu", "layer_stack") == pytest.approx(LAUNCH_MS + 0.5, rel=0.05)
     graph = next(w for w in r.what_if if w.id == "no_launch_overhead")
     assert graph.saves_ms_per_step < 1.0  # the step thread's captured time holds the step
+
+
+def test_a_thread_that_launches_no_gpu_work_is_not_waited_for(cases):
+    (r,) = replay_trace(case_path(cases, "pin_memory_beside_backward",
+                                  _pin_memory_beside_backward))
+    assert r.fidelity()["error_pct"] == 0.0
+    # the pin-memory thread's 12 ms of allocations are not what the step waits on ...
+    assert _ms(r, "memory_management", "backward") < 0.1
+    # ... the step thread's own CPU time in the backward is (16.5 ms less its 10 launches)
+    assert _ms(r, "host_cpu", "backward") == pytest.approx(LAUNCH_MS + 0.5, rel=0.05)
+    no_alloc = next(w for w in r.what_if if w.id == "no_alloc_in_loop")
+    assert no_alloc.saves_ms_per_step < 0.1
