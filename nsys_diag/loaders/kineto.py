@@ -39,7 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nsys_diag.loaders.kineto_json import Events, Group, floats, group_events, ints, read_document, triples
+from nsys_diag.loaders.kineto_events import EventCollector, Events, Group
+from nsys_diag.loaders.kineto_json import floats, ints
+from nsys_diag.loaders.kineto_stream import read_events
 from nsys_diag.loaders.nsys_cuda import attach_launch, classify_sync
 from nsys_diag.loaders.nsys_replay import ReplayColumns
 from nsys_diag.model import contracts as C
@@ -77,13 +79,14 @@ def load_kineto(path: str | Path) -> TraceBundle:
     """Read a Kineto trace into a ``TraceBundle`` (module docstring); ``InputError`` (exit 3)
     for a file that is not one, data-quality warnings for what it lacks."""
     src = str(path)
-    doc = read_document(path)
+    collector = EventCollector()
+    doc = read_events(path, collector.add)
     other = doc.get("otherData")
     if isinstance(other, dict) and str(other.get("generator", "")).startswith(OWN_TRACE_GENERATOR):
         raise UnrecognizedFormatError(src, "a timeline written by `nsys-diag analyze "
                                       "--trace-out`, not a PyTorch profiler trace",
                                       "analyze the trace it was made from")
-    ev = group_events(doc)
+    ev = collector.events()
     if not ev.tables:
         raise UnrecognizedFormatError(src, "a trace without events (traceEvents is empty)",
                                       HINT_KINETO_CAPTURE)
@@ -172,7 +175,7 @@ def _flow_correlation(ev: Events) -> None:
     """When GPU work has no ``correlation`` argument, take it from the flow that links it to its
     launch (``ac2g``; legacy ``async``): flow start at the launch, flow end at the GPU event,
     both at the event's (pid, tid, ts). The flow id is written as ``args["correlation"]``."""
-    if not ev.flow_events:
+    if not ev.flow_count:
         return
     f = None
     for kind in ("runtime", "driver", "kernel", "memcpy", "memset", "sync"):
@@ -183,8 +186,7 @@ def _flow_correlation(ev: Events) -> None:
         side = f[f["ph"] == ("s" if kind in ("runtime", "driver") else "f")]
         key = pd.DataFrame({"pid": g.pid, "tid": g.tid, "ts": g.ts, "i": np.arange(len(g))})
         m = key.merge(side.drop_duplicates(["pid", "tid", "ts"]), on=["pid", "tid", "ts"])
-        for i, fid in zip(m["i"].tolist(), m["id"].tolist()):  # bounded: one per linked event
-            g.args[i] = {**g.args[i], "correlation": fid}
+        g.args["correlation"][m["i"].to_numpy()] = m["id"].to_numpy(np.int64)
 
 
 def _gpu_ops(g: Group | None, main_pid: int, kind: str) -> tuple[pd.DataFrame, C.FrameContract]:
@@ -234,7 +236,7 @@ def short_name(name: str) -> str:
 def _kernel_columns(g: Group) -> dict:
     names = pd.Categorical(g.name)
     shorts = [short_name(n) for n in names.categories]
-    grid, block = triples(g.arg("grid")), triples(g.arg("block"))
+    grid, block = g.arg("grid"), g.arg("block")  # (n, 3) int64, -1 rows where absent
     return {
         "name": names, "short_name": pd.Categorical.from_codes(
             names.codes, categories=pd.Index(shorts).unique()) if len(set(shorts)) == len(shorts)

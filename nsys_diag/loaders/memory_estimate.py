@@ -28,6 +28,11 @@ of ``BASE_MEMORY_BYTES``: the parsed events are Python objects (measured peak RS
 with the standard json module: 331 MiB for a 33.6 MiB legacy-schema trace of 45,600 kernels,
 1,150 MiB for 168 MiB, 3,081 MiB for 484 MiB)."""
 
+JSON_PIECES_MEMORY_FACTOR = 3.0
+"""The same for a trace read in pieces (text over ``kineto_stream.WHOLE_TEXT_BYTES``): only the
+events' columns and one piece's parsed events are held (measured 1,167 MiB for 352 MB of text,
+3,087 MiB when that trace was parsed whole)."""
+
 GZIP_JSON_RATIO = 10
 """Assumed decompression ratio of a ``.json.gz`` trace (Kineto text compresses ≈ 8–12×)."""
 
@@ -76,9 +81,8 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
                 return (int(size * LOAD_MEMORY_FACTOR),
                         f"{LOAD_MEMORY_FACTOR:g} × the {format_bytes(size)} SQLite file")
             if looks_like_kineto(head):
-                text = size * (GZIP_JSON_RATIO if head.startswith(GZIP_MAGIC) else 1)
-                return (int(text * JSON_MEMORY_FACTOR),
-                        f"{JSON_MEMORY_FACTOR:g} × the {format_bytes(text)} JSON text")
+                return _kineto_estimate(size * (GZIP_JSON_RATIO if head.startswith(GZIP_MAGIC)
+                                                else 1))
             cells, block = head.count(b","), head
             while block:
                 block = fh.read(1 << 22)
@@ -91,3 +95,13 @@ def _estimate_file(path: str, size: int, _mtime_ns: int) -> tuple[int, str] | No
         return (by_bytes, f"{CSV_BYTES_FACTOR[layout]} × the {format_bytes(size)} CSV file "
                           f"(long cells, {layout} page)")
     return (by_cells, f"{cells:,} CSV cells × {CSV_BYTES_PER_CELL[layout]} B ({layout} page)")
+
+
+def _kineto_estimate(text: int) -> tuple[int, str]:
+    """The estimate of a Kineto trace of ``text`` bytes of JSON: parsed whole, or in pieces."""
+    from nsys_diag.loaders.kineto_stream import WHOLE_TEXT_BYTES  # numpy: a Kineto input only
+
+    if text > WHOLE_TEXT_BYTES:
+        return (int(text * JSON_PIECES_MEMORY_FACTOR), f"{JSON_PIECES_MEMORY_FACTOR:g} × the "
+                f"{format_bytes(text)} JSON text (read in pieces)")
+    return int(text * JSON_MEMORY_FACTOR), f"{JSON_MEMORY_FACTOR:g} × the {format_bytes(text)} JSON text"

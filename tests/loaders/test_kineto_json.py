@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from nsys_diag import synth
-from nsys_diag.loaders.kineto_json import _parse, read_document
+from nsys_diag.loaders.kineto_json import parse_json, read_document
 from nsys_diag.model.errors import InputError
 from nsys_diag.synth.kineto_writer import kineto_document
 from nsys_diag.synth.timeline import build_timeline
@@ -35,9 +35,9 @@ def parser(request, monkeypatch):
 
 def test_same_document_with_either_parser(parser):
     for data in _documents():
-        got, want = _parse(data), json.loads(data)
+        got, want = parse_json(data), json.loads(data)
         assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
-    odd = _parse(ODD)["traceEvents"][0]
+    odd = parse_json(ODD)["traceEvents"][0]
     assert math.isnan(odd["dur"]) and odd["args"]["inf"] == math.inf
     assert odd["name"] == "k\u00e9"
 
