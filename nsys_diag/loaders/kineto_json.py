@@ -112,7 +112,10 @@ def ints(values: list | np.ndarray) -> np.ndarray:
         if bad.any():
             fast[bad] = -1
         return fast.astype(np.int64)
-    return np.array([_one_int(v) for v in values], dtype=np.int64)  # bounded: one per event
+    by_text: dict[str, int] = {}  # perf: string ids repeat ("stream 7"), parsed once each
+    return np.array([(by_text[v] if v in by_text else by_text.setdefault(v, _one_int(v)))
+                     if type(v) is str else _one_int(v) for v in values],  # bounded: per event
+                    dtype=np.int64)
 
 
 def _one_int(v) -> int:

@@ -47,3 +47,10 @@ def test_cut_json_is_a_typed_error_with_either_parser(parser, tmp_path):
     p.write_bytes(_documents()[0][:-40])
     with pytest.raises(InputError, match="truncated JSON"):
         read_document(p)
+
+
+def test_repeated_string_ids_are_parsed_like_the_first():
+    from nsys_diag.loaders.kineto_json import ints
+
+    got = ints(["stream 7", 3, True, "stream 7", "x", 2.0, "stream 7", None, "stream 12"])
+    assert got.tolist() == [7, 3, -1, 7, -1, 2, 7, -1, 12]
