@@ -2,7 +2,7 @@
 trace of any size (up to ``kineto_json.MAX_KINETO_BYTES`` of text) never holds more than one
 slice's parsed events (``read_events``).
 
-A trace whose text fits in ``WHOLE_TEXT_BYTES`` is parsed at once (``kineto_json.read_document``,
+A trace whose text fits in ``WHOLE_TEXT_BYTES`` is parsed at once (``kineto_json.document_from_text``,
 the fastest). A larger one is read ``PIECE_BYTES`` of (gunzipped) text at a time and split where
 the JSON structure says, found with numpy over the bytes (``_Structure``): quotes not escaped by
 an odd run of backslashes open and close strings; brackets and braces outside strings change the
@@ -21,8 +21,7 @@ from typing import BinaryIO, Callable
 
 import numpy as np
 
-from nsys_diag.loaders.kineto_json import (MAX_KINETO_BYTES, document_from_text, parse_json,
-                                           read_document)
+from nsys_diag.loaders.kineto_json import MAX_KINETO_BYTES, document_from_text, parse_json
 from nsys_diag.loaders.sniff import GZIP_MAGIC
 from nsys_diag.model.errors import InputError, UnrecognizedFormatError
 from nsys_diag.model.safe_files import open_regular
@@ -56,7 +55,7 @@ def read_events(path: str | Path, add: Callable[[list], None],
     its ``traceEvents`` to ``add`` in batches, in file order: the whole list at once when the
     text fits ``whole_bytes``, else the elements of each piece of ``piece_bytes`` (module
     docstring; None: ``WHOLE_TEXT_BYTES``, ``PIECE_BYTES``). ``InputError`` (exit 3) as
-    ``kineto_json.read_document``."""
+    ``kineto_json.read_document`` (the same read of the whole file)."""
     whole_bytes = WHOLE_TEXT_BYTES if whole_bytes is None else whole_bytes
     piece_bytes = PIECE_BYTES if piece_bytes is None else piece_bytes
     p = Path(path)
@@ -74,10 +73,11 @@ def read_events(path: str | Path, add: Callable[[list], None],
             break
         head += more
         after_key = _find_events_key(head)
-    if after_key is None:  # no top-level traceEvents early: the whole read says why
+    if after_key is None:  # no top-level traceEvents early: parsed at once, which says why
+        head += text.take(MAX_KINETO_BYTES)
         text.close()
+        doc = document_from_text(p, head)
         del head
-        doc = read_document(p)
         _hand_over(doc, add)
         return doc
     prefix = head[:after_key]

@@ -30,8 +30,8 @@ with the standard json module: 331 MiB for a 33.6 MiB legacy-schema trace of 45,
 
 JSON_PIECES_MEMORY_FACTOR = 3.0
 """The same for a trace read in pieces (text over ``kineto_stream.WHOLE_TEXT_BYTES``): only the
-events' columns and one piece's parsed events are held (measured 1,167 MiB for 352 MB of text,
-3,087 MiB when that trace was parsed whole)."""
+events' columns and one piece's parsed events are held (measured 892 MiB for 352 MB of text,
+3,016 MiB when that trace was parsed whole)."""
 
 GZIP_JSON_RATIO = 10
 """Assumed decompression ratio of a ``.json.gz`` trace (Kineto text compresses ≈ 8–12×)."""

@@ -158,3 +158,19 @@ def test_a_trace_over_the_whole_read_size_is_read_in_pieces(tmp_path, monkeypatc
     batches: list = []
     read_events(path, batches.append)
     assert len(batches) > 1
+
+
+def test_a_trace_whose_events_key_comes_late_is_parsed_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(kineto_stream, "MAX_PREFIX_BYTES", 64)
+    doc = {"otherData": {"note": "x" * 500},
+           "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1.0, "dur": 2.0,
+                            "pid": 0, "tid": 7}]}
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(doc))
+    batches: list = []
+    got = read_events(path, batches.append, whole_bytes=32)
+    assert [e for b in batches for e in b] == doc["traceEvents"]
+    assert got == {**read_document(path), "traceEvents": []}
+    (tmp_path / "none.json").write_text(json.dumps({"otherData": {"note": "x" * 500}}))
+    with pytest.raises(InputError, match="traceEvents"):
+        read_events(tmp_path / "none.json", batches.append, whole_bytes=32)
